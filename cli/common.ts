@@ -1,0 +1,52 @@
+import { CcbError } from "../src/core/errors.ts";
+import { createLogging } from "./logging.ts";
+
+/** Options every subcommand accepts. */
+export const commonArgs = {
+  "log-level": {
+    type: "string",
+    description: "Log level: silent, error, warn, info, debug, trace (env CCB_LOG_LEVEL; default info). Logs go to stderr.",
+    valueHint: "level",
+  },
+  "log-file": {
+    type: "string",
+    description: "Write logs to this file instead of stderr (env CCB_LOG_FILE).",
+    valueHint: "path",
+  },
+} as const;
+
+/** Workspace roots from repeated --workspace flags, else CCB_WORKSPACE (path-list separated), else the cwd. */
+export function workspaceRoots(rawArgs: string[], envValue = process.env.CCB_WORKSPACE): { roots: string[]; source: "flag" | "env" | "cwd" } {
+  const roots: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const a = rawArgs[i] as string;
+    if (a === "--") break;
+    if (a === "--workspace" || a === "-w") {
+      const v = rawArgs[i + 1];
+      if (v === undefined || v.startsWith("-")) throw new CcbError("INVALID_ARGUMENT", "--workspace needs a directory.");
+      roots.push(v);
+      i++;
+    } else if (a.startsWith("--workspace=")) {
+      roots.push(a.slice("--workspace=".length));
+    }
+  }
+  if (roots.length > 0) return { roots, source: "flag" };
+  if (envValue) return { roots: envValue.split(process.platform === "win32" ? ";" : ":").filter(Boolean), source: "env" };
+  return { roots: [process.cwd()], source: "cwd" };
+}
+
+export function setupLogging(args: { "log-level"?: string | undefined; "log-file"?: string | undefined }) {
+  return createLogging({ level: args["log-level"], file: args["log-file"] });
+}
+
+/** Print an error for a person (no stack trace for expected errors) and set the exit code. */
+export function reportFatal(err: unknown): never {
+  if (err instanceof CcbError) {
+    process.stderr.write(`ccb: ${err.message}\n${err.hint ? `${err.hint}\n` : ""}`);
+    process.exit(1);
+  }
+  const e = err as Error;
+  process.stderr.write(`ccb: ${e?.message ?? String(err)}\n`);
+  if (process.env.CCB_LOG_LEVEL === "debug" && e?.stack) process.stderr.write(`${e.stack}\n`);
+  process.exit(1);
+}

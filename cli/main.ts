@@ -1,0 +1,41 @@
+import { defineCommand, runMain } from "citty";
+import { CCB_VERSION } from "../src/core/version.ts";
+
+/**
+ * The `ccb` root command. Subcommands load lazily, so `ccb link` never loads PTYs, Chromium
+ * clients or the workbench.
+ */
+export const main = defineCommand({
+  meta: {
+    name: "ccb",
+    version: CCB_VERSION,
+    description:
+      "A bridge between AI coding agents and a real editor.\n\n" +
+      "  serve    MCP server (stdio / Streamable HTTP) over a shared workspace and a Code OSS workbench\n" +
+      "  ide      make the workbench an IDE for the Claude Code CLI (then run `claude`)\n" +
+      "  acp      Agent Client Protocol coding agent over stdio, for Zed (also `ccb --acp`)\n" +
+      "  link     expose a stdio ACP agent over an authenticated WebSocket\n" +
+      "  stream   headless Chromium screencast of the workbench over WebSocket\n" +
+      "  runtime  fetch and inspect the pinned OpenVSCode Server runtime\n\n" +
+      "Run `ccb <command> --help` for the flags of each command.",
+  },
+  subCommands: {
+    serve: () => import("./commands/serve.ts").then((m) => m.default),
+    ide: () => import("./commands/ide.ts").then((m) => m.default),
+    acp: () => import("./commands/acp.ts").then((m) => m.default),
+    link: () => import("./commands/link.ts").then((m) => m.default),
+    stream: () => import("./commands/stream.ts").then((m) => m.default),
+    runtime: () => import("./commands/runtime.ts").then((m) => m.default),
+  },
+});
+
+/** Zed starts agents as `ccb --acp`: route that to the `acp` subcommand. */
+export function normaliseArgv(argv: string[]): string[] {
+  const i = argv.indexOf("--acp");
+  if (i !== -1 && !argv.slice(0, i).some((a) => !a.startsWith("-"))) {
+    return ["acp", ...argv.slice(0, i), ...argv.slice(i + 1)];
+  }
+  return argv;
+}
+
+await runMain(main, { rawArgs: normaliseArgv(process.argv.slice(2)) });

@@ -1,0 +1,110 @@
+/**
+ * Typed errors of the core, with stable string codes. Each protocol adapter maps them once to its
+ * wire form (MCP isError result, JSON-RPC error, ACP RequestError); the CLI prints them as
+ * actionable messages without stack traces.
+ */
+export const ERROR_CODES = [
+  "PATH_OUTSIDE_WORKSPACE",
+  "INVALID_PATH",
+  "INVALID_ARGUMENT",
+  "NOT_FOUND",
+  "ALREADY_EXISTS",
+  "IS_DIRECTORY",
+  "NOT_DIRECTORY",
+  "NOT_EMPTY",
+  "VERSION_CONFLICT",
+  "TOO_LARGE",
+  "BINARY_FILE",
+  "PERMISSION_DENIED",
+  "BRIDGE_UNAVAILABLE",
+  "BRIDGE_ERROR",
+  "TERMINAL_NOT_FOUND",
+  "TERMINAL_EXITED",
+  "GIT_REFUSED",
+  "GIT_FAILED",
+  "TIMEOUT",
+  "ABORTED",
+  "UNSUPPORTED",
+  "RUNTIME_UNAVAILABLE",
+  "INTEGRITY_FAILED",
+  "CONFIG_INVALID",
+  "INTERNAL",
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export interface CcbErrorOptions {
+  /** What the caller can do next; shown to users and models. */
+  hint?: string;
+  /** Machine-readable details (never secrets). */
+  details?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+export class CcbError extends Error {
+  readonly code: ErrorCode;
+  readonly hint: string | undefined;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: CcbErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "CcbError";
+    this.code = code;
+    this.hint = options.hint;
+    this.details = options.details;
+  }
+
+  /** One line for a person or a model: message, then what to do. */
+  toUserText(): string {
+    return this.hint ? `${this.code}: ${this.message}\n${this.hint}` : `${this.code}: ${this.message}`;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { code: this.code, message: this.message, hint: this.hint, details: this.details };
+  }
+}
+
+export function isCcbError(err: unknown, code?: ErrorCode): err is CcbError {
+  return err instanceof CcbError && (code === undefined || err.code === code);
+}
+
+/** Map Node system errors (ENOENT, EACCES, ...) and aborts to typed errors; keep CcbErrors as they are. */
+export function toCcbError(err: unknown, path?: string): CcbError {
+  if (err instanceof CcbError) return err;
+  const e = err as NodeJS.ErrnoException | undefined;
+  const where = path ?? e?.path ?? "";
+  switch (e?.code) {
+    case "ENOENT":
+      return new CcbError("NOT_FOUND", `No such file or directory: ${where}`, {
+        hint: "Check the path; fs_list shows what exists.",
+        cause: err,
+      });
+    case "EEXIST":
+      return new CcbError("ALREADY_EXISTS", `Already exists: ${where}`, { cause: err });
+    case "EISDIR":
+      return new CcbError("IS_DIRECTORY", `Is a directory: ${where}`, { cause: err });
+    case "ENOTDIR":
+      return new CcbError("NOT_DIRECTORY", `Not a directory: ${where}`, { cause: err });
+    case "ENOTEMPTY":
+      return new CcbError("NOT_EMPTY", `Directory not empty: ${where}`, { cause: err });
+    case "EACCES":
+    case "EPERM":
+      return new CcbError("PERMISSION_DENIED", `Permission denied: ${where}`, { cause: err });
+    case "EFBIG":
+      return new CcbError("TOO_LARGE", `File too large: ${where}`, { cause: err });
+    case "ABORT_ERR":
+      return new CcbError("ABORTED", "The operation was cancelled.", { cause: err });
+    default:
+      break;
+  }
+  if (e && (e as Error).name === "AbortError") {
+    return new CcbError("ABORTED", "The operation was cancelled.", { cause: err });
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new CcbError("INTERNAL", message, { cause: err });
+}
+
+/** Throw ABORTED if the signal has fired. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new CcbError("ABORTED", "The operation was cancelled.");
+}

@@ -1,0 +1,15 @@
+import { z } from "zod";
+import { CcbError } from "../errors.ts";
+import { defineTool, READ_ONLY } from "../tool.ts";
+
+// SKELETON (to be replaced by its owner): registered so the registry compiles.
+export default defineTool({
+  name: "vscode_list_commands",
+  title: "vscode_list_commands",
+  description: "Not implemented yet.",
+  input: z.object({}),
+  annotations: READ_ONLY,
+  async execute() {
+    throw new CcbError("UNSUPPORTED", "vscode_list_commands is not implemented yet");
+  },
+});
