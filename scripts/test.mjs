@@ -35,9 +35,26 @@ if (!process.env.CCB_SKIP_BUILD) {
   if (b.status !== 0) process.exit(b.status ?? 1);
 }
 
-const r = spawnSync(
-  process.execPath,
-  ["--import", "tsx", "--test", "--test-reporter=spec", "--test-concurrency=1", ...passThrough, ...files],
-  { stdio: "inherit", cwd: root, env: { ...process.env, CCB_REPO_ROOT: root } },
-);
-process.exit(r.status ?? 1);
+function runTests(list, env) {
+  const r = spawnSync(
+    process.execPath,
+    ["--import", "tsx", "--test", "--test-reporter=spec", "--test-concurrency=1", ...passThrough, ...list],
+    { stdio: "inherit", cwd: root, env: { ...process.env, CCB_REPO_ROOT: root, ...env } },
+  );
+  return r.status ?? 1;
+}
+
+let status = runTests(files, {});
+
+// The full run also proves the Bun-compiled single binary: compile it and run the smoke suite
+// against it (CCB_TEST_BIN makes test/helpers/cli.ts spawn the binary instead of Node).
+if (filters.length === 0 && !process.env.CCB_TEST_BIN) {
+  const c = spawnSync(process.execPath, [join(root, "scripts/compile.mjs")], { stdio: "inherit", cwd: root });
+  if (c.status !== 0) process.exit(c.status ?? 1);
+  const smoke = files.filter((f) => f.includes("smoke"));
+  if (smoke.length > 0) {
+    console.error("\n== smoke suite against the compiled binary dist/ccb ==");
+    status = runTests(smoke, { CCB_TEST_BIN: join(root, "dist/ccb") }) || status;
+  }
+}
+process.exit(status);
