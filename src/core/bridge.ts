@@ -11,6 +11,14 @@ export interface EditorBridge {
   onEvent(listener: (event: { type: string; [key: string]: unknown }) => void): () => void;
 }
 
+/** The running workbench, when there is one (filled by src/workbench). The URL is host-only: `_meta`, never model-visible text. */
+export interface WorkbenchInfo {
+  /** Browser URL of the workbench (contains the secret /ide/<key> path). */
+  url: string;
+  /** "openvscode" | "code-server". */
+  runtime: string;
+}
+
 export interface BridgeStatus {
   connected: boolean;
   /** Why it is not connected, in words a user or model can act on. */
@@ -25,6 +33,16 @@ export class BridgeSlot {
   #bridge: EditorBridge | undefined;
   #reason = "No workbench is running in this ccb process (start `ccb serve` with the workbench enabled).";
   readonly #listeners = new Set<(status: BridgeStatus) => void>();
+  #workbench: WorkbenchInfo | undefined;
+
+  /** The workbench the bridge belongs to (undefined when none runs). */
+  workbench(): WorkbenchInfo | undefined {
+    return this.#workbench;
+  }
+
+  setWorkbench(info: WorkbenchInfo | undefined): void {
+    this.#workbench = info;
+  }
 
   status(): BridgeStatus {
     return this.#bridge ? { connected: true, reason: "" } : { connected: false, reason: this.#reason };

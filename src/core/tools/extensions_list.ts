@@ -1,15 +1,20 @@
 import { z } from "zod";
-import { CcbError } from "../errors.ts";
-import { defineTool, READ_ONLY } from "../tool.ts";
+import { defineTool } from "../tool.ts";
+import { EDITOR_READ, callBridge } from "./editor_common.ts";
 
-// SKELETON (to be replaced by its owner): registered so the registry compiles.
 export default defineTool({
   name: "extensions_list",
-  title: "extensions_list",
-  description: "Not implemented yet.",
-  input: z.object({}),
-  annotations: READ_ONLY,
-  async execute() {
-    throw new CcbError("UNSUPPORTED", "extensions_list is not implemented yet");
+  title: "List editor extensions",
+  description: "List the extensions installed in the live workbench (id, version, active or not). Needs the editor bridge.",
+  input: z.object({
+    includeBuiltin: z.boolean().optional().describe("Also list the built-in extensions shipped with the workbench (default false)."),
+  }),
+  annotations: EDITOR_READ,
+  needsBridge: true,
+  async execute(args, ctx) {
+    const r = await callBridge(ctx, "extensions.list", { includeBuiltin: args.includeBuiltin ?? false });
+    const list = r.extensions.map(({ path: _path, ...rest }) => rest).sort((a, b) => a.id.localeCompare(b.id));
+    const lines = list.map((e) => `${e.id}@${e.version}${e.builtin ? " (built-in)" : ""}${e.isActive ? " active" : ""}`);
+    return { text: `${list.length} extension(s):\n${lines.join("\n")}`, structured: { extensions: list } };
   },
 });

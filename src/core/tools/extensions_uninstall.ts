@@ -1,15 +1,18 @@
 import { z } from "zod";
-import { CcbError } from "../errors.ts";
-import { defineTool, READ_ONLY } from "../tool.ts";
+import { defineTool } from "../tool.ts";
+import { callBridge } from "./editor_common.ts";
 
-// SKELETON (to be replaced by its owner): registered so the registry compiles.
 export default defineTool({
   name: "extensions_uninstall",
-  title: "extensions_uninstall",
-  description: "Not implemented yet.",
-  input: z.object({}),
-  annotations: READ_ONLY,
-  async execute() {
-    throw new CcbError("UNSUPPORTED", "extensions_uninstall is not implemented yet");
+  title: "Uninstall an editor extension",
+  description: "Uninstall an extension from the live workbench by id (see extensions_list). Built-in extensions cannot be removed. Needs the editor bridge.",
+  input: z.object({
+    id: z.string().min(3).describe("Extension id, publisher.name, e.g. \"esbenp.prettier-vscode\"."),
+  }),
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  needsBridge: true,
+  async execute(args, ctx) {
+    const r = await callBridge(ctx, "extensions.uninstall", { id: args.id });
+    return { text: r.uninstalled ? `Uninstalled ${args.id}.` : `${args.id} was not installed.`, structured: { id: args.id, uninstalled: r.uninstalled } };
   },
 });

@@ -16,6 +16,11 @@ import fsWrite from "./fs_write.ts";
 import gitDiff from "./git_diff.ts";
 import gitRun from "./git_run.ts";
 import gitStatus from "./git_status.ts";
+import languageDefinition from "./language_definition.ts";
+import languageDocumentSymbols from "./language_document_symbols.ts";
+import languageHover from "./language_hover.ts";
+import languageReferences from "./language_references.ts";
+import languageWorkspaceSymbols from "./language_workspace_symbols.ts";
 import terminalCreate from "./terminal_create.ts";
 import terminalKill from "./terminal_kill.ts";
 import terminalList from "./terminal_list.ts";
@@ -45,6 +50,11 @@ export const workspaceTools: readonly AnyToolDef[] = [
   editorSetSelection,
   editorApplyEdits,
   diagnosticsGet,
+  languageDocumentSymbols,
+  languageWorkspaceSymbols,
+  languageDefinition,
+  languageReferences,
+  languageHover,
   vscodeListCommands,
   vscodeExecuteCommand,
   extensionsList,
