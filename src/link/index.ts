@@ -1,0 +1,114 @@
+import { join } from "node:path";
+import { CcbError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
+import { stateDir } from "../util/paths.ts";
+import { selfCommand } from "../util/self.ts";
+import type { AgentCommand } from "./agent-process.ts";
+import { resolveToken } from "./auth.ts";
+import { FrameLog } from "./frame-log.ts";
+import { localPermissionMode, type PermissionMode } from "./permission.ts";
+import { connectRcs, type RcsHandle } from "./rcs.ts";
+import { startLinkServer, type LinkServer } from "./server.ts";
+import { loadTls } from "./tls.ts";
+
+export interface LinkOptions {
+  host: string;
+  port: number;
+  https: boolean;
+  cert?: string | undefined;
+  key?: string | undefined;
+  noAuth: boolean;
+  debug: boolean;
+  permissionMode?: string | undefined;
+  allowOrigins: string[];
+  /** The agent's argv; empty = `ccb acp` itself. */
+  agentArgv: string[];
+  maxMessageBytes?: number;
+  log: Logger;
+  /** Where to tell the person things (token, URL): stderr. */
+  announce: (line: string) => void;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface LinkHandle {
+  server: LinkServer;
+  rcs: RcsHandle | undefined;
+  token: string | undefined;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(["localhost", "127.0.0.1", "::1", "[::1]"]);
+export const DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+
+/** `ccb link`: the WebSocket server, plus the remote control upstream when ACP_RCS_URL is set. */
+export async function startLink(o: LinkOptions): Promise<LinkHandle> {
+  const env = o.env ?? process.env;
+  if (o.noAuth && !LOOPBACK.has(o.host)) {
+    throw new CcbError("INVALID_ARGUMENT", `--no-auth is only allowed on a loopback host, not ${o.host}.`, {
+      hint: "Drop --no-auth (a token is generated for you), or bind --host 127.0.0.1.",
+    });
+  }
+  const localMode: PermissionMode = localPermissionMode(o.permissionMode, env);
+  const maxMessageBytes = o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  const agentFor = (mode: PermissionMode): AgentCommand => {
+    const base = o.agentArgv.length > 0 ? { command: o.agentArgv[0] as string, args: o.agentArgv.slice(1) } : selfCommand(["acp"]);
+    // The local default reaches the agent through its environment; per-session choices through _meta.
+    return { ...base, env: { ACP_PERMISSION_MODE: mode } };
+  };
+  let frameLog: FrameLog | undefined;
+  if (o.debug) {
+    frameLog = new FrameLog(join(stateDir(env), `link-frames-${process.pid}.log`));
+    o.announce(`debug: frames are logged (tokens redacted) to ${frameLog.path}`);
+  }
+
+  let token: string | undefined;
+  if (!o.noAuth) {
+    const t = resolveToken(env);
+    token = t.token;
+    if (t.generated) {
+      o.announce(`token: ${t.token}`);
+      o.announce(`(shown once; also saved with mode 0600 in ${t.file}. Set ACP_AUTH_TOKEN to choose your own.)`);
+    }
+  }
+  const tls = o.https || o.cert || o.key ? await loadTls({ cert: o.cert, key: o.key, host: o.host, env }) : undefined;
+  if (tls) o.announce(`TLS certificate: ${tls.certPath} (${tls.source})`);
+
+  const server = await startLinkServer({
+    host: o.host,
+    port: o.port,
+    token,
+    allowOrigins: o.allowOrigins,
+    tls,
+    agent: agentFor,
+    localMode,
+    maxMessageBytes,
+    log: o.log,
+    frameLog,
+  });
+  o.announce(`listening on ${server.url} (health: ${server.url.replace(/^ws/, "http").replace(/\/acp$/, "/health")}); permission mode ${localMode}`);
+
+  let rcs: RcsHandle | undefined;
+  if (env.ACP_RCS_URL) {
+    if (!env.ACP_RCS_TOKEN) throw new CcbError("CONFIG_INVALID", "ACP_RCS_URL is set but ACP_RCS_TOKEN is not.", { hint: "Set both to register with a remote control server." });
+    rcs = await connectRcs({
+      url: env.ACP_RCS_URL,
+      token: env.ACP_RCS_TOKEN,
+      agent: agentFor(localMode),
+      localMode,
+      maxMessageBytes,
+      log: o.log.child("rcs"),
+      frameLog,
+      ...(env.CCB_RCS_KEEPALIVE_MS ? { keepAliveMs: Number(env.CCB_RCS_KEEPALIVE_MS) } : {}),
+      ...(env.CCB_RCS_BACKOFF_MS ? { backoff: { initialMs: Number(env.CCB_RCS_BACKOFF_MS), maxMs: Number(env.CCB_RCS_BACKOFF_MS) * 8 } } : {}),
+    });
+  }
+
+  return {
+    server,
+    rcs,
+    token,
+    async close() {
+      await Promise.all([server.close(), rcs?.close()]);
+    },
+  };
+}
