@@ -37,7 +37,6 @@ export class Relay {
   #sink: FrameSink | undefined;
   #pending = Buffer.alloc(0);
   #stdoutPaused = false;
-  #inFlightToClient = 0;
   readonly #queued: string[] = [];
 
   constructor(options: RelayOptions, sink?: FrameSink) {
@@ -95,8 +94,13 @@ export class Relay {
     let buf = this.#pending.length ? Buffer.concat([this.#pending, chunk]) : chunk;
     let nl: number;
     while ((nl = buf.indexOf(10)) !== -1) {
-      const line = buf.subarray(0, nl).toString("utf8").trim();
+      const raw = buf.subarray(0, nl);
       buf = buf.subarray(nl + 1);
+      if (raw.length > this.#o.maxMessageBytes) {
+        this.#o.log.warn(`connection ${this.#o.connectionId}: agent message over ${this.#o.maxMessageBytes} bytes; dropped`);
+        continue;
+      }
+      const line = raw.toString("utf8").trim();
       if (line.length > 0) this.#fromAgent(line);
     }
     if (buf.length > this.#o.maxMessageBytes) {
@@ -119,10 +123,6 @@ export class Relay {
       this.#o.log.warn(`connection ${this.#o.connectionId}: the agent wrote a non-JSON-RPC message (not forwarded)`);
       return;
     }
-    if (Buffer.byteLength(line) > this.#o.maxMessageBytes) {
-      this.#o.log.warn(`connection ${this.#o.connectionId}: agent message over ${this.#o.maxMessageBytes} bytes; dropped`);
-      return;
-    }
     if (!this.#sink) {
       this.#queued.push(line);
       if (this.#queued.length > 1000) this.#pauseAgent();
@@ -137,12 +137,16 @@ export class Relay {
       this.#queued.push(text);
       return;
     }
-    this.#inFlightToClient++;
+    const hwm = this.#o.highWaterMark ?? 1 << 20;
+    if (sink.bufferedAmount <= hwm) {
+      sink.send(text, noop);
+      return;
+    }
+    // Over the high-water mark: stop reading the agent until this frame has been flushed.
+    this.#pauseAgent();
     sink.send(text, () => {
-      this.#inFlightToClient--;
-      if (this.#stdoutPaused && sink.bufferedAmount < (this.#o.highWaterMark ?? 1 << 20) / 2) this.#resumeAgent();
+      if (this.#stdoutPaused && sink.bufferedAmount < hwm / 2) this.#resumeAgent();
     });
-    if (sink.bufferedAmount > (this.#o.highWaterMark ?? 1 << 20)) this.#pauseAgent();
   }
 
   #pauseAgent(): void {
@@ -161,6 +165,8 @@ export class Relay {
     this.#sendToClient(JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } }));
   }
 }
+
+function noop(): void {}
 
 function isJsonRpcObject(v: unknown): v is Record<string, unknown> & { method?: string } {
   return typeof v === "object" && v !== null && !Array.isArray(v) && (v as { jsonrpc?: unknown }).jsonrpc === "2.0";

@@ -1,0 +1,24 @@
+import { readFileSync } from "node:fs";
+
+/** Small helpers shared by the benchmarks: percentiles and a consistent report. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i] as number;
+}
+
+export function summarize(samplesMs: number[]): { p50: number; p99: number; mean: number; n: number } {
+  const s = [...samplesMs].sort((a, b) => a - b);
+  return { p50: percentile(s, 50), p99: percentile(s, 99), mean: s.reduce((a, b) => a + b, 0) / s.length, n: s.length };
+}
+
+export const fmt = (ms: number) => `${ms.toFixed(3)} ms`;
+export const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}x`;
+
+/** CPU time (user+system) of a process in ms, from /proc (Linux). */
+export function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / 100;
+}
