@@ -1,0 +1,278 @@
+/**
+ * The OpenVSCode Server runtime: a pinned manifest, a verified download (or mirror, or offline
+ * archive), a safe extraction, and a versioned cache. The workbench launcher asks
+ * `cachedRuntime()` for an installed runtime; `ccb runtime fetch` calls `fetchRuntime()`.
+ */
+import { stat, mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { CcbError, isCcbError } from "../src/core/errors.ts";
+import { silentLogger, type Logger } from "../src/core/log.ts";
+import {
+  discardDir,
+  ccbCacheDir,
+  isInstalled,
+  MARKER_FILE,
+  removeLeftovers,
+  runtimePaths,
+  tempPath,
+  type InstallMarker,
+  type RuntimePaths,
+} from "./cache.ts";
+import { extractArchive, scanArchive } from "./extract.ts";
+import { copyVerified, displayUrl, downloadVerified, ResumableError, type DownloadResult, type ProgressEvent } from "./fetch.ts";
+import { acquireLock } from "./lock.ts";
+import {
+  assetFor,
+  mirrorUrl,
+  resolveManifest,
+  resolvePlatform,
+  type HostInfo,
+  type RuntimeAsset,
+  type RuntimeManifest,
+  type RuntimePlatform,
+} from "./manifest.ts";
+
+export { ccbCacheDir, runtimePaths, type RuntimePaths } from "./cache.ts";
+export { createProgress } from "./progress.ts";
+export type { ProgressEvent } from "./fetch.ts";
+export {
+  PINNED_MANIFEST,
+  RUNTIME_PLATFORMS,
+  hostRuntimePlatform,
+  loadManifest,
+  resolveManifest,
+  unsupportedPlatformError,
+  type RuntimeAsset,
+  type RuntimeManifest,
+  type RuntimePlatform,
+} from "./manifest.ts";
+
+export interface RuntimeOptions {
+  /** A runtime platform name (`linux-x64`, `linux-arm64`, `linux-armhf`); default: this host's. */
+  platform?: string | undefined;
+  /** Default: CCB_RUNTIME_MANIFEST (a JSON file; testing / advanced override), else the pinned manifest. */
+  manifest?: RuntimeManifest | undefined;
+  /** ccb's cache root; default CCB_CACHE_DIR, else $XDG_CACHE_HOME/ccb, else ~/.cache/ccb. */
+  cacheDir?: string | undefined;
+  env?: NodeJS.ProcessEnv | undefined;
+  /** For tests: the host to detect the platform of. */
+  host?: HostInfo | undefined;
+}
+
+export interface FetchRuntimeOptions extends RuntimeOptions {
+  /** Base URL of a GitHub-releases mirror (default CCB_RUNTIME_MIRROR): `<mirror>/<release tag>/<asset file name>`. */
+  mirror?: string | undefined;
+  /** An offline copy of the archive; verified like a download. */
+  fromFile?: string | undefined;
+  /** Re-download and replace an existing install. */
+  force?: boolean | undefined;
+  signal?: AbortSignal | undefined;
+  log?: Logger | undefined;
+  onProgress?: ((p: ProgressEvent) => void) | undefined;
+  /** Called when another process holds the fetch lock and this one waits for it. */
+  onWait?: ((holder: { pid: number }) => void) | undefined;
+}
+
+export interface InstalledRuntime {
+  name: "openvscode-server";
+  version: string;
+  platform: RuntimePlatform;
+  /** The runtime's folder (`…/runtime/openvscode-server-v1.109.5-linux-x64`). */
+  root: string;
+  /** `<root>/bin/openvscode-server`. */
+  binary: string;
+  sha256: string;
+}
+
+export interface FetchRuntimeResult extends InstalledRuntime {
+  status: "installed" | "already-installed";
+  source: "cache" | "download" | "mirror" | "file";
+  /** Where the archive came from (credentials removed); absent for "cache". */
+  from?: string;
+  bytes?: number;
+  resumedBytes?: number;
+}
+
+interface Resolved {
+  manifest: RuntimeManifest;
+  platform: RuntimePlatform;
+  asset: RuntimeAsset;
+  paths: RuntimePaths;
+  cacheDir: string;
+}
+
+function resolveAll(o: RuntimeOptions): Resolved {
+  const env = o.env ?? process.env;
+  const manifest = o.manifest ?? resolveManifest(env);
+  const platform = resolvePlatform(o.platform, o.host ?? process);
+  const asset = assetFor(manifest, platform);
+  const cacheDir = o.cacheDir ?? ccbCacheDir(env);
+  return { manifest, platform, asset, paths: runtimePaths(cacheDir, manifest, asset), cacheDir };
+}
+
+function installed(r: Resolved): InstalledRuntime {
+  return { name: "openvscode-server", version: r.manifest.version, platform: r.platform, root: r.paths.installDir, binary: r.paths.binary, sha256: r.asset.sha256 };
+}
+
+/** The installed runtime for a platform (default: this host), or undefined when it is not in the cache. */
+export function cachedRuntime(o: RuntimeOptions = {}): InstalledRuntime | undefined {
+  const r = resolveAll(o);
+  return isInstalled(r.paths, r.asset) ? installed(r) : undefined;
+}
+
+/** The folder of the installed runtime, or undefined. */
+export function cachedRuntimePath(platform?: string, o: RuntimeOptions = {}): string | undefined {
+  return cachedRuntime({ ...o, platform: platform ?? o.platform })?.root;
+}
+
+/** The installed runtime, or RUNTIME_UNAVAILABLE telling the user how to get it. */
+export function requireRuntime(o: RuntimeOptions = {}): InstalledRuntime {
+  const rt = cachedRuntime(o);
+  if (rt) return rt;
+  const r = resolveAll(o);
+  throw new CcbError("RUNTIME_UNAVAILABLE", `OpenVSCode Server ${r.manifest.version} (${r.platform}) is not installed in ${r.paths.runtimeDir}.`, {
+    hint: "Run `ccb runtime fetch` (behind a firewall: --mirror <url> or --from-file <archive>), or use --runtime code-server / --runtime-root <dir>.",
+  });
+}
+
+export type RuntimeStatus =
+  | {
+      supported: true;
+      name: "openvscode-server";
+      version: string;
+      platform: RuntimePlatform;
+      installed: boolean;
+      root: string;
+      binary: string;
+      cacheDir: string;
+      archive: { url: string; fileName: string; size: number; sha256: string };
+      /** Bytes of an interrupted download waiting to be resumed. */
+      partialBytes: number;
+    }
+  | { supported: false; platform: string; code: string; message: string; hint?: string | undefined };
+
+/** What `ccb runtime status` shows. Unsupported platforms are a status, not an error. */
+export async function runtimeStatus(o: RuntimeOptions = {}): Promise<RuntimeStatus> {
+  let r: Resolved;
+  try {
+    r = resolveAll(o);
+  } catch (err) {
+    if (isCcbError(err, "UNSUPPORTED")) {
+      const host = o.host ?? process;
+      return { supported: false, platform: o.platform ?? `${host.platform}-${host.arch}`, code: err.code, message: err.message, hint: err.hint };
+    }
+    throw err;
+  }
+  const partialBytes = await stat(r.paths.partialFile).then((s) => s.size, () => 0);
+  return {
+    supported: true,
+    name: "openvscode-server",
+    version: r.manifest.version,
+    platform: r.platform,
+    installed: isInstalled(r.paths, r.asset),
+    root: r.paths.installDir,
+    binary: r.paths.binary,
+    cacheDir: r.cacheDir,
+    archive: { url: r.asset.url, fileName: r.asset.fileName, size: r.asset.size, sha256: r.asset.sha256 },
+    partialBytes,
+  };
+}
+
+/**
+ * Fetch, verify and install the runtime. Idempotent: an installed runtime is returned as is
+ * (unless `force`). Safe to run from several processes at once (lock file + atomic rename), and
+ * after a crash or an interrupted download (leftovers are removed, downloads resume).
+ */
+export async function fetchRuntime(o: FetchRuntimeOptions = {}): Promise<FetchRuntimeResult> {
+  const r = resolveAll(o);
+  const log = o.log ?? silentLogger;
+  const env = o.env ?? process.env;
+  if (!o.force && isInstalled(r.paths, r.asset)) return { ...installed(r), status: "already-installed", source: "cache" };
+
+  await mkdir(r.paths.runtimeDir, { recursive: true });
+  const lock = await acquireLock(r.paths.lockFile, {
+    signal: o.signal,
+    onWait: (h) => {
+      log.info(`another ccb process (pid ${h.pid}) is fetching the runtime; waiting for it`);
+      o.onWait?.(h);
+    },
+  });
+  try {
+    if (isInstalled(r.paths, r.asset)) {
+      if (!o.force) return { ...installed(r), status: "already-installed", source: "cache" };
+    }
+    const left = await removeLeftovers(r.paths);
+    if (left.length > 0) log.debug(`removed leftovers of an earlier fetch: ${left.join(", ")}`);
+    return await fetchLocked(r, o, log, env);
+  } finally {
+    await lock.release();
+  }
+}
+
+async function fetchLocked(r: Resolved, o: FetchRuntimeOptions, log: Logger, env: NodeJS.ProcessEnv): Promise<FetchRuntimeResult> {
+  const download = tempPath(r.paths, "download");
+  const mirror = o.mirror ?? env.CCB_RUNTIME_MIRROR;
+  let got: DownloadResult;
+  let source: FetchRuntimeResult["source"];
+  try {
+    if (o.fromFile) {
+      source = "file";
+      log.info(`verifying ${o.fromFile}`);
+      got = await copyVerified(o.fromFile, download, r.asset, o.signal);
+    } else {
+      source = mirror ? "mirror" : "download";
+      const url = mirror ? mirrorUrl(mirror, r.manifest, r.asset) : r.asset.url;
+      // Take over an interrupted download (rename is atomic: only one fetch can win it).
+      await rename(r.paths.partialFile, download).catch(() => undefined);
+      log.info(`downloading ${r.asset.fileName} (${(r.asset.size / 1024 / 1024).toFixed(1)} MB) from ${displayUrl(url)}`);
+      try {
+        got = await downloadVerified({ url, dest: download, expected: r.asset, signal: o.signal, onProgress: o.onProgress, log });
+      } catch (err) {
+        if (err instanceof ResumableError) await rename(download, r.paths.partialFile).catch(() => undefined);
+        throw err;
+      }
+    }
+    log.info(`SHA-256 verified (${r.asset.sha256})`);
+    return { ...(await install(r, download, o.force === true)), status: "installed", source, from: got.finalUrl.startsWith("file://") ? o.fromFile : displayUrl(got.finalUrl), bytes: got.bytes, resumedBytes: got.resumedBytes };
+  } finally {
+    await rm(download, { force: true });
+  }
+}
+
+/** Scan, extract into a temporary folder, check, mark, and rename into place. */
+async function install(r: Resolved, archive: string, replace: boolean): Promise<InstalledRuntime> {
+  const rules = { topLevelDir: r.asset.topLevelDir, maxUnpackedBytes: r.manifest.maxUnpackedBytes };
+  await scanArchive(archive, rules);
+  const tmp = tempPath(r.paths, "extract");
+  await mkdir(tmp, { mode: 0o700 });
+  try {
+    await extractArchive(archive, tmp, rules);
+    const root = join(tmp, r.asset.topLevelDir);
+    const bin = join(root, ...r.manifest.binary.split("/"));
+    const st = await stat(bin).catch(() => undefined);
+    if (!st?.isFile() || (st.mode & 0o111) === 0) {
+      throw new CcbError("INTEGRITY_FAILED", `The runtime archive has no executable ${r.manifest.binary}; nothing was installed.`);
+    }
+    const marker: InstallMarker = {
+      name: r.manifest.name,
+      version: r.manifest.version,
+      platform: r.platform,
+      sha256: r.asset.sha256,
+      installedAt: new Date().toISOString(),
+    };
+    await writeFile(join(root, MARKER_FILE), `${JSON.stringify(marker, null, 2)}\n`);
+    // An incomplete or foreign folder under the install name goes first (we hold the lock).
+    if (replace || !isInstalled(r.paths, r.asset)) await discardDir(r.paths, r.paths.installDir);
+    try {
+      await rename(root, r.paths.installDir);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // Lost a race with a fetch that ignored the lock: keep the winner's install, drop ours.
+      if ((code === "ENOTEMPTY" || code === "EEXIST") && isInstalled(r.paths, r.asset)) return installed(r);
+      throw err;
+    }
+    return installed(r);
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+}
