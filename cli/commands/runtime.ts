@@ -1,10 +1,116 @@
 import { defineCommand } from "citty";
+import { CcbError } from "../../src/core/errors.ts";
+import { createProgress, fetchRuntime, runtimeStatus } from "../../runtime-fetch/index.ts";
+import { formatFetchResult, formatStatus } from "../../runtime-fetch/format.ts";
+import { commonArgs, reportFatal, setupLogging } from "../common.ts";
 
-// Placeholder until its issue lands: says so and exits 2.
-export default defineCommand({
-  meta: { name: "runtime", description: "(not implemented yet)" },
-  run() {
-    process.stderr.write("ccb runtime: not implemented yet\n");
-    process.exit(2);
+const platformArg = {
+  type: "string",
+  description: "Runtime platform: linux-x64, linux-arm64 or linux-armhf (default: this machine's)",
+  valueHint: "platform",
+} as const;
+const jsonArg = { type: "boolean", description: "Print one JSON object on stdout (no progress output)" } as const;
+
+/** With --json, failures are JSON on stdout too; otherwise a message for a person on stderr. */
+function fail(err: unknown, json: boolean): never {
+  if (json) {
+    const e = err instanceof CcbError ? err.toJSON() : { code: "INTERNAL", message: (err as Error)?.message ?? String(err) };
+    process.stdout.write(`${JSON.stringify({ ok: false, error: e })}\n`);
+    process.exit(1);
+  }
+  reportFatal(err);
+}
+
+const fetchCommand = defineCommand({
+  meta: {
+    name: "fetch",
+    description: "Download, verify (size + SHA-256) and install the runtime into the cache; nothing is extracted unless the hash matches",
   },
+  args: {
+    platform: platformArg,
+    mirror: {
+      type: "string",
+      description: "Base URL of a GitHub-releases mirror; fetches <mirror>/<release tag>/<asset file name> (env CCB_RUNTIME_MIRROR)",
+      valueHint: "url",
+    },
+    "from-file": { type: "string", description: "Install from an offline copy of the release archive (still hash-checked)", valueHint: "archive" },
+    force: { type: "boolean", description: "Download and install again even when installed" },
+    json: jsonArg,
+    ...commonArgs,
+  },
+  async run({ args }) {
+    const json = args.json === true;
+    const { log } = setupLogging({ ...args, "log-level": args["log-level"] ?? (json ? "warn" : undefined) });
+    const progress = json ? undefined : createProgress(process.stderr, "ccb runtime fetch");
+    const ac = new AbortController();
+    const onSignal = () => ac.abort();
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+    try {
+      const r = await fetchRuntime({
+        platform: args.platform,
+        mirror: args.mirror,
+        fromFile: args["from-file"],
+        force: args.force === true,
+        signal: ac.signal,
+        log: log.child("runtime"),
+        onProgress: progress ? (p) => progress.update(p) : undefined,
+      });
+      progress?.done();
+      process.stdout.write(json ? `${JSON.stringify({ ok: true, ...r })}\n` : formatFetchResult(r));
+    } catch (err) {
+      progress?.done();
+      fail(err, json);
+    }
+  },
+});
+
+const statusCommand = defineCommand({
+  meta: { name: "status", description: "Show the pinned runtime, whether it is installed, and where (exit 0 either way)" },
+  args: { platform: platformArg, json: jsonArg, ...commonArgs },
+  async run({ args }) {
+    const json = args.json === true;
+    try {
+      const s = await runtimeStatus({ platform: args.platform });
+      process.stdout.write(json ? `${JSON.stringify(s)}\n` : formatStatus(s));
+    } catch (err) {
+      fail(err, json);
+    }
+  },
+});
+
+const pathCommand = defineCommand({
+  meta: { name: "path", description: "Print the installed runtime's folder (or --binary: its executable); exit 1 when not installed" },
+  args: {
+    platform: platformArg,
+    binary: { type: "boolean", description: "Print the path of bin/openvscode-server instead of the folder" },
+    json: jsonArg,
+    ...commonArgs,
+  },
+  async run({ args }) {
+    const json = args.json === true;
+    try {
+      const s = await runtimeStatus({ platform: args.platform });
+      if (!s.supported) throw new CcbError("UNSUPPORTED", s.message, { hint: s.hint });
+      if (!s.installed) {
+        throw new CcbError("RUNTIME_UNAVAILABLE", `OpenVSCode Server ${s.version} (${s.platform}) is not installed (expected in ${s.root}).`, {
+          hint: "Run `ccb runtime fetch` first.",
+        });
+      }
+      process.stdout.write(json ? `${JSON.stringify({ ok: true, root: s.root, binary: s.binary })}\n` : `${args.binary ? s.binary : s.root}\n`);
+    } catch (err) {
+      fail(err, json);
+    }
+  },
+});
+
+export default defineCommand({
+  meta: {
+    name: "runtime",
+    description:
+      "Fetch and inspect the pinned OpenVSCode Server runtime (1.109.5; linux-x64, linux-arm64, linux-armhf).\n" +
+      "Env: CCB_CACHE_DIR (cache root; default $XDG_CACHE_HOME/ccb or ~/.cache/ccb), CCB_RUNTIME_MIRROR (mirror base URL),\n" +
+      "CCB_RUNTIME_MANIFEST (testing/advanced: a JSON manifest replacing the pinned one).",
+  },
+  subCommands: { fetch: fetchCommand, status: statusCommand, path: pathCommand },
 });
