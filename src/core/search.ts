@@ -1,21 +1,29 @@
+import { stat } from "node:fs/promises";
 import type { Workspace } from "./workspace.ts";
-import { CcbError } from "./errors.ts";
-
-// OWNER: search helper. Skeleton: signatures are the contract other parts code against.
+import { CcbError, throwIfAborted, toCcbError } from "./errors.ts";
+import { decideIgnoreCase, normaliseGlobs, buildRegExp, type EngineQuery, type EngineResult } from "./search-common.ts";
+import { searchJs } from "./search-js.ts";
+import { findRgOnPath, rgVersion, searchRg } from "./search-rg.ts";
 
 export interface SearchOptions {
   query: string;
   /** Treat query as a regular expression (default false: literal). */
   regex?: boolean;
+  /** Default: smart case (insensitive unless the query has an upper-case letter). */
   caseSensitive?: boolean;
   /** Folder or file to search (default: all roots). */
   path?: string;
   include?: string[];
   exclude?: string[];
+  /** Default true. */
   respectGitignore?: boolean;
+  /** Default false. */
   includeHidden?: boolean;
   contextLines?: number;
+  /** Default 200. */
   maxResults?: number;
+  /** Force an engine (tests, benchmarks); default: ripgrep when available, else JS. */
+  engine?: "auto" | "ripgrep" | "js";
   signal?: AbortSignal;
 }
 export interface SearchMatch {
@@ -34,10 +42,116 @@ export interface SearchResult {
   engine: "ripgrep" | "js";
 }
 
+export interface EngineInfo {
+  engine: "ripgrep" | "js";
+  rgPath?: string;
+  rgVersion?: string;
+  /** Why ripgrep is not used, when it is not. */
+  reason?: string;
+}
+
+export const DEFAULT_MAX_RESULTS = 200;
+export const MAX_MAX_RESULTS = 10_000;
+const MAX_CONTEXT_LINES = 20;
+
+/**
+ * Text search over the workspace: ripgrep (`rg --json`) when one is available, otherwise a JS
+ * engine with the same semantics (same filter rules, smart case decided here, same line
+ * shaping, hard-linked files skipped). Results are sorted by path and line; when the cap cuts
+ * them `truncated` is true.
+ */
 export class SearchService {
+  #info: Promise<EngineInfo> | undefined;
+
   constructor(readonly workspace: Workspace, readonly options: { rgPath?: string | null } = {}) {}
 
-  async search(_options: SearchOptions): Promise<SearchResult> {
-    throw new CcbError("UNSUPPORTED", "not implemented yet");
+  /** Which engine `search` uses (looked up once). */
+  engineInfo(): Promise<EngineInfo> {
+    this.#info ??= this.#detect();
+    return this.#info;
+  }
+
+  async #detect(): Promise<EngineInfo> {
+    if (this.options.rgPath === null) return { engine: "js", reason: "ripgrep disabled by configuration" };
+    const rgPath = this.options.rgPath ?? (await findRgOnPath());
+    if (!rgPath) return { engine: "js", reason: "no rg on PATH" };
+    const version = await rgVersion(rgPath);
+    if (!version) return { engine: "js", reason: `${rgPath} does not run` };
+    return { engine: "ripgrep", rgPath, rgVersion: version };
+  }
+
+  async search(options: SearchOptions): Promise<SearchResult> {
+    if (typeof options.query !== "string" || options.query === "") {
+      throw new CcbError("INVALID_ARGUMENT", "The search query is empty.", { hint: "Pass the text (or regex: true and a pattern) to look for." });
+    }
+    if (options.query.includes("\n")) {
+      throw new CcbError("INVALID_ARGUMENT", "The query contains a newline; search matches within one line.", { hint: "Search for one line at a time." });
+    }
+    const regex = options.regex ?? false;
+    const ignoreCase = decideIgnoreCase(options.query, regex, options.caseSensitive);
+    if (regex) buildRegExp(options.query, true, ignoreCase); // fail early with a clear message
+    const maxResults = Math.max(1, Math.min(options.maxResults ?? DEFAULT_MAX_RESULTS, MAX_MAX_RESULTS));
+    const contextLines = Math.max(0, Math.min(options.contextLines ?? 0, MAX_CONTEXT_LINES));
+    const globs = normaliseGlobs(options.include, options.exclude);
+    const engine = await this.#pickEngine(options.engine ?? "auto");
+
+    const targets: Array<{ root: string; rel: string; isFile: boolean }> = [];
+    if (options.path !== undefined) {
+      const r = await this.workspace.resolve(options.path, { mustExist: true });
+      const st = await stat(r.abs).catch((e) => Promise.reject(toCcbError(e, options.path)));
+      targets.push({ root: r.root, rel: r.rel, isFile: st.isFile() });
+    } else {
+      for (const root of this.workspace.roots) targets.push({ root, rel: "", isFile: false });
+    }
+
+    const out: SearchMatch[] = [];
+    let truncated = false;
+    let filesSearched = 0;
+    for (const t of targets) {
+      throwIfAborted(options.signal);
+      const q: EngineQuery = {
+        rootAbs: t.root,
+        startRel: t.rel,
+        startIsFile: t.isFile,
+        query: options.query,
+        regex,
+        ignoreCase,
+        include: globs.include,
+        exclude: globs.exclude,
+        respectGitignore: options.respectGitignore ?? true,
+        includeHidden: options.includeHidden ?? false,
+        contextLines,
+        limit: maxResults + 1 - out.length,
+        signal: options.signal,
+      };
+      let r: EngineResult;
+      if (engine.engine === "ripgrep" && engine.rgPath) {
+        r = await searchRg(engine.rgPath, q);
+      } else {
+        r = await searchJs(q);
+      }
+      filesSearched += r.filesSearched ?? 0;
+      for (const m of r.matches) {
+        const sm: SearchMatch = { path: this.workspace.displayRel(t.root, m.rel), line: m.line, column: m.column, text: m.text };
+        if (m.before) sm.before = m.before;
+        if (m.after) sm.after = m.after;
+        out.push(sm);
+      }
+      if (r.stopped || out.length > maxResults) {
+        truncated = true;
+        break;
+      }
+    }
+    out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line));
+    return { matches: truncated ? out.slice(0, maxResults) : out, truncated, filesSearched, engine: engine.engine };
+  }
+
+  async #pickEngine(want: "auto" | "ripgrep" | "js"): Promise<EngineInfo> {
+    if (want === "js") return { engine: "js" };
+    const info = await this.engineInfo();
+    if (want === "ripgrep" && info.engine !== "ripgrep") {
+      throw new CcbError("UNSUPPORTED", `ripgrep is not available: ${info.reason}.`, { hint: "Install ripgrep (Debian: apt-get install ripgrep) or use the default engine." });
+    }
+    return info;
   }
 }

@@ -1,7 +1,7 @@
-import { realpathSync, statSync } from "node:fs";
+import { realpathSync, statSync, type Stats } from "node:fs";
 import { lstat, realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { CcbError } from "./errors.ts";
+import { CcbError, toCcbError } from "./errors.ts";
 
 /** A path that has been proven to lie inside one of the workspace roots. */
 export interface ResolvedPath {
@@ -18,6 +18,12 @@ export interface ResolvedPath {
 export interface ResolveOptions {
   /** Refuse when the path does not exist (NOT_FOUND). */
   mustExist?: boolean;
+  /**
+   * Follow a symlink in the last component (default true). With false, the parent is resolved
+   * and the last component is kept as it is, so delete/move act on a link itself, never on
+   * what it points to (which may be outside the workspace).
+   */
+  followFinal?: boolean;
 }
 
 function isInside(child: string, parent: string): boolean {
@@ -26,15 +32,31 @@ function isInside(child: string, parent: string): boolean {
   return child.startsWith(withSep);
 }
 
+/** Display names of roots: their base names, made unique with a `~N` suffix. */
+function rootNames(roots: readonly string[]): string[] {
+  const seen = new Map<string, number>();
+  return roots.map((r) => {
+    const base = basename(r) || "root";
+    const n = (seen.get(base) ?? 0) + 1;
+    seen.set(base, n);
+    return n === 1 ? base : `${base}~${n}`;
+  });
+}
+
 /**
  * The set of workspace roots and the one place where caller-supplied paths are confined.
  *
  * Every path of every tool (files, search, terminal cwd, git paths, bridge edits) goes through
  * `resolve`: a lexical check first, then the real path of the path or of its nearest existing
  * ancestor must lie inside a root, so `..`, absolute paths and symlinks cannot escape.
+ *
+ * With several roots, paths are displayed as `<root name>/<rel>` and relative inputs of that
+ * form resolve back into the named root; other relative paths resolve against the primary root.
  */
 export class Workspace {
   readonly roots: readonly string[];
+  /** Display name of each root (same order as `roots`). */
+  readonly names: readonly string[];
 
   constructor(roots: readonly string[]) {
     if (roots.length === 0) throw new CcbError("INVALID_ARGUMENT", "At least one workspace root is required.");
@@ -54,6 +76,7 @@ export class Workspace {
       if (!real.includes(rp)) real.push(rp);
     }
     this.roots = real;
+    this.names = rootNames(real);
   }
 
   /** The first root: relative paths resolve against it. */
@@ -62,19 +85,50 @@ export class Workspace {
   }
 
   /** Human/model friendly display of a resolved path (relative to its root, prefixed with the root name when there are several). */
-  display(p: ResolvedPath): string {
-    if (this.roots.length === 1) return p.rel === "" ? "." : p.rel;
-    return p.rel === "" ? basename(p.root) : `${basename(p.root)}/${p.rel}`;
+  display(p: Pick<ResolvedPath, "root" | "rel">): string {
+    return this.displayRel(p.root, p.rel);
+  }
+
+  /** Display of `rel` (`/` separators) inside `root`; resolves back to the same path via `resolve`. */
+  displayRel(root: string, rel: string): string {
+    if (this.roots.length === 1) return rel === "" ? "." : rel;
+    const i = this.roots.indexOf(root);
+    const name = i >= 0 ? (this.names[i] as string) : basename(root);
+    return rel === "" ? name : `${name}/${rel}`;
+  }
+
+  /** The innermost root containing a real absolute path, if any. */
+  rootOf(abs: string): string | undefined {
+    let best: string | undefined;
+    for (const r of this.roots) if (isInside(abs, r) && (!best || r.length > best.length)) best = r;
+    return best;
+  }
+
+  /** True when `abs` is a root or an ancestor of one (deleting or moving it would remove a root). */
+  containsRoot(abs: string): boolean {
+    return this.roots.some((r) => isInside(r, abs));
   }
 
   /**
    * Resolve a caller-supplied path inside the workspace or throw PATH_OUTSIDE_WORKSPACE.
-   * Relative paths resolve against the primary root; other roots are named by absolute paths.
+   * Relative paths resolve against the primary root (or the root they name, with several roots).
    */
   async resolve(input: string, options: ResolveOptions = {}): Promise<ResolvedPath> {
     const lexical = this.lexical(input);
-    const { real, exists } = await realOfNearest(lexical);
-    const root = this.roots.find((r) => isInside(real, r));
+    let real: string;
+    let exists: boolean;
+    try {
+      if (options.followFinal === false && !this.roots.includes(lexical)) {
+        const parent = await realOfNearest(dirname(lexical), input);
+        real = join(parent.real, basename(lexical));
+        exists = parent.exists && (await lstat(real).then(() => true, () => false));
+      } else {
+        ({ real, exists } = await realOfNearest(lexical, input));
+      }
+    } catch (err) {
+      throw toCcbError(err, input);
+    }
+    const root = this.rootOf(real);
     if (!root) {
       throw new CcbError("PATH_OUTSIDE_WORKSPACE", `Path resolves outside the workspace: ${input}`, {
         hint: `Use a path inside ${this.roots.join(", ")}. Symlinks that point outside the workspace are not followed.`,
@@ -92,13 +146,16 @@ export class Workspace {
   /** The lexical step alone: NUL bytes refused, path made absolute and normalised, must lie in a root. */
   lexical(input: string): string {
     if (typeof input !== "string" || input.length === 0) {
-      throw new CcbError("INVALID_PATH", "Path must be a non-empty string.");
+      throw new CcbError("INVALID_PATH", "Path must be a non-empty string.", {
+        hint: 'Pass a path relative to the workspace root (e.g. "src/index.ts") or "." for the root.',
+      });
     }
     if (input.includes("\0")) {
-      throw new CcbError("INVALID_PATH", "Path contains a NUL byte.");
+      throw new CcbError("INVALID_PATH", "Path contains a NUL byte.", { hint: "Remove the NUL character from the path." });
     }
-    const abs = isAbsolute(input) ? resolve(input) : resolve(this.primary, input);
-    const root = this.roots.find((r) => isInside(abs, r)) ?? this.lexicalRootMatch(abs);
+    const named = isAbsolute(input) ? undefined : this.namedRoot(input);
+    const abs = isAbsolute(input) ? resolve(input) : named ? resolve(named.root, named.rest) : resolve(this.primary, input);
+    const root = this.rootOf(abs) ?? this.lexicalRootMatch(abs);
     if (!root) {
       throw new CcbError("PATH_OUTSIDE_WORKSPACE", `Path is outside the workspace: ${input}`, {
         hint: `Use a path inside ${this.roots.join(", ")}.`,
@@ -107,19 +164,42 @@ export class Workspace {
     return abs;
   }
 
+  /** With several roots, a relative path starting with a root's display name belongs to that root. */
+  private namedRoot(input: string): { root: string; rest: string } | undefined {
+    if (this.roots.length < 2) return undefined;
+    const first = input.split(/[/\\]/, 1)[0] as string;
+    const i = this.names.indexOf(first);
+    const root = i >= 0 ? this.roots[i] : undefined;
+    return root === undefined ? undefined : { root, rest: input.slice(first.length).replace(/^[/\\]+/, "") || "." };
+  }
+
   /** Roots are real paths; a caller may name them through a symlinked alias (e.g. /tmp vs /private/tmp). */
   private lexicalRootMatch(abs: string): string | undefined {
     const { real } = realOfNearestSync(abs);
-    return this.roots.find((r) => isInside(real, r));
+    return this.rootOf(real);
   }
 
   isRoot(p: ResolvedPath): boolean {
-    return p.rel === "";
+    return p.rel === "" || this.roots.includes(p.abs);
+  }
+}
+
+/**
+ * Refuse to read a regular file with more than one hard link: its other names may lie outside the
+ * workspace, so it cannot be proven to be inside. Writes are safe (temp file + rename replaces
+ * the directory entry, leaving the other links' inode untouched).
+ */
+export function assertSingleLink(st: Pick<Stats, "isFile" | "nlink">, display: string): void {
+  if (st.isFile() && st.nlink > 1) {
+    throw new CcbError("PATH_OUTSIDE_WORKSPACE", `Refusing to read ${display}: it has ${st.nlink} hard links, and the other names may be outside the workspace.`, {
+      hint: "A hard-linked file cannot be proven to lie inside the workspace. Replace it with a copy (e.g. `cp --remove-destination` or fs_write of new content) to make it readable.",
+      details: { nlink: st.nlink },
+    });
   }
 }
 
 /** Real path of `p`, or of its nearest existing ancestor joined with the missing tail. */
-async function realOfNearest(p: string): Promise<{ real: string; exists: boolean }> {
+async function realOfNearest(p: string, input: string): Promise<{ real: string; exists: boolean }> {
   const tail: string[] = [];
   let cur = p;
   for (;;) {
@@ -128,17 +208,23 @@ async function realOfNearest(p: string): Promise<{ real: string; exists: boolean
       return { real: tail.length ? join(real, ...tail.reverse()) : real, exists: tail.length === 0 };
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ELOOP") {
+        throw new CcbError("INVALID_PATH", `Too many levels of symbolic links: ${input}`, {
+          hint: "A symlink loop is in the path; remove or fix the symlink.",
+        });
+      }
       if (code === "ENOENT" || code === "ENOTDIR") {
         // A dangling symlink: refuse to let a later create follow it somewhere else.
+        let st: Stats | undefined;
         try {
-          const st = await lstat(cur);
-          if (st.isSymbolicLink()) {
-            throw new CcbError("PATH_OUTSIDE_WORKSPACE", `Path is a dangling symlink: ${p}`, {
-              hint: "Remove or fix the symlink first.",
-            });
-          }
-        } catch (inner) {
-          if (inner instanceof CcbError) throw inner;
+          st = await lstat(cur);
+        } catch {
+          st = undefined;
+        }
+        if (st?.isSymbolicLink()) {
+          throw new CcbError("PATH_OUTSIDE_WORKSPACE", `Path goes through a dangling symlink: ${input}`, {
+            hint: "The symlink's target does not exist, so it cannot be proven to stay inside the workspace. Remove or fix the symlink first.",
+          });
         }
         const parent = dirname(cur);
         if (parent === cur) return { real: p, exists: false };

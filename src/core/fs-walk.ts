@@ -1,0 +1,107 @@
+import type { Dirent } from "node:fs";
+import { lstat, readdir } from "node:fs/promises";
+import { join } from "node:path";
+import { throwIfAborted } from "./errors.ts";
+import { ancestorIgnores, checkIgnore, GlobRules, loadIgnoreNode, type IgnoreNode } from "./fs-rules.ts";
+
+export interface WalkOptions {
+  include?: readonly string[];
+  exclude?: readonly string[];
+  /** Honour `.gitignore` files (default true). */
+  respectGitignore?: boolean;
+  /** Include entries whose name starts with `.` (default false). */
+  includeHidden?: boolean;
+  /** 1 = direct children only; undefined = unlimited. */
+  maxDepth?: number;
+  signal?: AbortSignal;
+}
+
+export type EntryKind = "file" | "directory" | "symlink" | "other";
+
+export interface WalkEntry {
+  /** Absolute path. */
+  abs: string;
+  /** Relative to the workspace root, `/` separators. */
+  rel: string;
+  name: string;
+  /** 1 for direct children of the start directory. */
+  depth: number;
+  kind: EntryKind;
+  /** Matched an include glob (as opposed to passing because there are none). */
+  included: boolean;
+}
+
+function kindOf(d: Dirent): EntryKind | undefined {
+  if (d.isSymbolicLink()) return "symlink";
+  if (d.isDirectory()) return "directory";
+  if (d.isFile()) return "file";
+  if (d.isFIFO() || d.isSocket() || d.isBlockDevice() || d.isCharacterDevice()) return "other";
+  return undefined;
+}
+
+async function kindByLstat(abs: string): Promise<EntryKind> {
+  try {
+    const st = await lstat(abs);
+    if (st.isSymbolicLink()) return "symlink";
+    if (st.isDirectory()) return "directory";
+    if (st.isFile()) return "file";
+  } catch {
+    // vanished
+  }
+  return "other";
+}
+
+interface Pending {
+  rel: string;
+  depth: number;
+  ignores: IgnoreNode | undefined;
+}
+
+/**
+ * Breadth-first walk of `startRel` (a directory relative to `rootAbs`) applying the shared
+ * filter rules (see fs-rules.ts). Symlinks are reported but never followed; excluded or ignored
+ * directories are pruned. Breadth-first keeps shallow entries first when a caller stops early.
+ */
+export async function* walk(rootAbs: string, startRel: string, options: WalkOptions = {}): AsyncGenerator<WalkEntry> {
+  const respectGitignore = options.respectGitignore ?? true;
+  const includeHidden = options.includeHidden ?? false;
+  const globs = new GlobRules(options.include, options.exclude);
+  const maxDepth = options.maxDepth ?? Number.POSITIVE_INFINITY;
+  const first: Pending = { rel: startRel, depth: 0, ignores: respectGitignore ? await ancestorIgnores(rootAbs, startRel) : undefined };
+  let level: Pending[] = [first];
+  while (level.length > 0) {
+    const next: Pending[] = [];
+    for (const dir of level) {
+      throwIfAborted(options.signal);
+      const dirAbs = join(rootAbs, dir.rel);
+      let dirents: Dirent[];
+      try {
+        dirents = await readdir(dirAbs, { withFileTypes: true });
+      } catch {
+        continue; // unreadable or vanished: skip, as ripgrep does
+      }
+      const ignores = respectGitignore && dirents.some((d) => d.name === ".gitignore")
+        ? await loadIgnoreNode(rootAbs, dir.rel, dir.ignores)
+        : dir.ignores;
+      dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      const depth = dir.depth + 1;
+      for (const d of dirents) {
+        const rel = dir.rel === "" ? d.name : `${dir.rel}/${d.name}`;
+        const abs = join(dirAbs, d.name);
+        const kind = kindOf(d) ?? (await kindByLstat(abs));
+        const isDir = kind === "directory";
+        if (respectGitignore && isDir && d.name === ".git") continue;
+        const g = globs.decide(rel, d.name, isDir);
+        if (g === "exclude") continue;
+        if (g !== "include") {
+          const ig = respectGitignore ? checkIgnore(ignores, rel, isDir) : "none";
+          if (ig === "ignored") continue;
+          if (ig === "none" && !includeHidden && d.name.startsWith(".")) continue;
+        }
+        yield { abs, rel, name: d.name, depth, kind, included: g === "include" };
+        if (isDir && depth < maxDepth) next.push({ rel, depth, ignores });
+      }
+    }
+    level = next;
+  }
+}

@@ -1,0 +1,83 @@
+import { lstat, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { throwIfAborted } from "./errors.ts";
+import { walk } from "./fs-walk.ts";
+import { BINARY_PROBE_BYTES, buildRegExp, capLine, MAX_SEARCH_FILE_BYTES, type EngineQuery, type EngineResult, type RawMatch } from "./search-common.ts";
+
+/**
+ * The JS search engine: the shared walker (fs-walk.ts, ripgrep's filter semantics) and a
+ * line-by-line match, giving the same results as the ripgrep runner. Used when no `rg` is there.
+ */
+export async function searchJs(q: EngineQuery): Promise<EngineResult> {
+  const re = buildRegExp(q.query, q.regex, q.ignoreCase);
+  const fileRe = buildRegExp(q.query, q.regex, q.ignoreCase, true);
+  const literal = !q.regex && !q.ignoreCase ? q.query : undefined;
+  const matches: RawMatch[] = [];
+  let filesSearched = 0;
+  let stopped = false;
+
+  const searchFile = async (rel: string): Promise<void> => {
+    const abs = join(q.rootAbs, rel);
+    const st = await lstat(abs).catch(() => undefined);
+    if (!st?.isFile() || st.nlink > 1 || st.size > MAX_SEARCH_FILE_BYTES) return;
+    let buf = await readFile(abs).catch(() => undefined);
+    if (!buf) return;
+    filesSearched++;
+    const nul = buf.indexOf(0);
+    if (nul !== -1) {
+      if (nul < BINARY_PROBE_BYTES) return;
+      buf = buf.subarray(0, buf.lastIndexOf(10, nul) + 1);
+    }
+    const text = buf.toString("utf8");
+    if (literal !== undefined ? !text.includes(literal) : !fileRe.test(text)) return;
+    const lines = text.split("\n");
+    if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
+    const n = q.contextLines;
+    for (let i = 0; i < lines.length; i++) {
+      if (stopped) return;
+      const line = lines[i] as string;
+      const m = re.exec(line);
+      if (!m) continue;
+      const match: RawMatch = { rel, line: i + 1, column: m.index + 1, text: capLine(stripCr(line)) };
+      if (n > 0) {
+        match.before = lines.slice(Math.max(0, i - n), i).map((l) => capLine(stripCr(l)));
+        match.after = lines.slice(i + 1, i + 1 + n).map((l) => capLine(stripCr(l)));
+      }
+      matches.push(match);
+      if (matches.length >= q.limit) stopped = true;
+    }
+  };
+
+  if (q.startIsFile) {
+    await searchFile(q.startRel);
+  } else {
+    let batch: string[] = [];
+    const flush = async () => {
+      const files = batch;
+      batch = [];
+      await Promise.all(files.map(searchFile));
+    };
+    for await (const e of walk(q.rootAbs, q.startRel, {
+      include: q.include,
+      exclude: q.exclude,
+      respectGitignore: q.respectGitignore,
+      includeHidden: q.includeHidden,
+      signal: q.signal,
+    })) {
+      if (e.kind !== "file") continue;
+      batch.push(e.rel);
+      if (batch.length >= 32) {
+        await flush();
+        throwIfAborted(q.signal);
+        if (stopped) break;
+      }
+    }
+    if (!stopped) await flush();
+  }
+  throwIfAborted(q.signal);
+  return { matches: stopped ? matches.slice(0, q.limit) : matches, stopped, filesSearched };
+}
+
+function stripCr(line: string): string {
+  return line.endsWith("\r") ? line.slice(0, -1) : line;
+}
