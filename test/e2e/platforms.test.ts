@@ -1,0 +1,161 @@
+import assert from "node:assert/strict";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { repoRoot } from "../helpers/cli.ts";
+import { tmpdirFixture } from "../helpers/tmp.ts";
+
+interface Generated {
+  out: string;
+  version: string;
+  packages: Array<{ name: string; dir: string; target: string | null; binary: boolean }>;
+}
+type GenerateFn = (o: { out: string; bins?: Record<string, string>; only?: string[]; requireBinaries?: boolean }) => Generated;
+const { generate } = (await import(join(repoRoot, "platforms/generate.mjs"))) as { generate: GenerateFn };
+const { TARGETS } = (await import(join(repoRoot, "platforms/targets.mjs"))) as { TARGETS: Array<{ key: string; os: string; cpu: string; libc?: string; exe: string }> };
+const rootPkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { name: string; version: string };
+
+function hostKey(): string {
+  const report = process.report.getReport() as { header?: { glibcVersionRuntime?: string } };
+  const musl = process.platform === "linux" && !report.header?.glibcVersionRuntime;
+  return `${process.platform}-${process.arch}${musl ? "-musl" : ""}`;
+}
+
+function readJson(file: string): Record<string, unknown> {
+  return JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+}
+
+describe("platforms/generate.mjs", () => {
+  test("writes one platform package per target and a dispatcher, all at the root version", async () => {
+    await using d = tmpdirFixture({ prefix: "ccb-platforms-" });
+    const fake = join(d.path, "fake-ccb");
+    writeFileSync(fake, "#!/bin/sh\n");
+    const g = generate({ out: join(d.path, "out"), bins: { "linux-arm64": fake } });
+    assert.equal(g.version, rootPkg.version);
+    assert.deepEqual(
+      g.packages.map((p) => p.name),
+      [...TARGETS.map((t) => `${rootPkg.name}-${t.key}`), rootPkg.name],
+      "platform packages first, the dispatcher last (publish order)",
+    );
+    assert.deepEqual(readJson(join(g.out, "publish-order.json")), JSON.parse(JSON.stringify(g.packages)));
+    for (const t of TARGETS) {
+      const p = readJson(join(g.out, `${rootPkg.name}-${t.key}`, "package.json"));
+      assert.equal(p.version, rootPkg.version);
+      assert.deepEqual(p.os, [t.os]);
+      assert.deepEqual(p.cpu, [t.cpu]);
+      assert.deepEqual(p.libc, t.libc ? [t.libc] : undefined);
+      assert.deepEqual(p.files, ["bin/"]);
+      assert.equal(p.preferUnplugged, true);
+      assert.equal(p.bin, undefined, "platform packages have no bin field");
+      assert.equal(p.scripts, undefined, "no install scripts");
+    }
+    const arm = join(g.out, `${rootPkg.name}-linux-arm64`, "bin/ccb");
+    assert.equal(statSync(arm).mode & 0o111, 0o111);
+    const disp = readJson(join(g.out, rootPkg.name, "package.json"));
+    assert.deepEqual(disp.bin, { ccb: "bin/ccb.mjs" });
+    assert.equal(disp.scripts, undefined);
+    assert.equal(disp.dependencies, undefined);
+    assert.deepEqual(disp.optionalDependencies, Object.fromEntries(TARGETS.map((t) => [`${rootPkg.name}-${t.key}`, rootPkg.version])));
+    assert.equal(readFileSync(join(g.out, rootPkg.name, "bin/ccb.mjs"), "utf8"), readFileSync(join(repoRoot, "platforms/launcher.mjs"), "utf8"));
+    assert.throws(() => generate({ out: join(d.path, "out2"), only: ["linux-x64"], requireBinaries: true }), /no binary for linux-x64/);
+  });
+});
+
+describe("platforms/launcher.mjs", () => {
+  async function dispatcher(d: { path: string }) {
+    const g = generate({ out: join(d.path, "out"), only: [] });
+    return { g, launcher: join(g.out, rootPkg.name, "bin/ccb.mjs"), pkgFile: join(g.out, rootPkg.name, "package.json") };
+  }
+
+  test("CCB_BINARY runs that binary with the arguments; exit codes pass through; a signal death is 128+signum", async () => {
+    await using d = tmpdirFixture({ prefix: "ccb-launcher-" });
+    const { launcher } = await dispatcher(d);
+    const fake = join(d.path, "fake");
+    writeFileSync(fake, '#!/bin/sh\necho "args:$*"\nread line\necho "stdin:$line"\n[ "$1" = term ] && kill -TERM $$\nexit 7\n', { mode: 0o755 });
+    const env = { ...process.env, CCB_BINARY: fake };
+    const r = spawnSync(process.execPath, [launcher, "a", "b c"], { env, input: "hello\n", encoding: "utf8" });
+    assert.equal(r.stdout, "args:a b c\nstdin:hello\n");
+    assert.equal(r.status, 7);
+    const k = spawnSync(process.execPath, [launcher, "term"], { env, input: "x\n", encoding: "utf8" });
+    assert.equal(k.status, 128 + 15);
+  });
+
+  test("a SIGTERM sent to the launcher alone reaches the real process", async () => {
+    await using d = tmpdirFixture({ prefix: "ccb-launcher-" });
+    const { launcher } = await dispatcher(d);
+    const fake = join(d.path, "fake");
+    writeFileSync(fake, "#!/bin/bash\ntrap 'echo got-term; exit 3' TERM\necho ready\nwhile :; do sleep 0.05; done\n", { mode: 0o755 });
+    const child = spawn(process.execPath, [launcher], { env: { ...process.env, CCB_BINARY: fake }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    const code = await new Promise<number | null>((resolve) => {
+      child.stdout.setEncoding("utf8").on("data", (s: string) => {
+        out += s;
+        if (out === "ready\n") child.kill("SIGTERM");
+      });
+      child.on("close", (c) => resolve(c));
+    });
+    assert.equal(out, "ready\ngot-term\n");
+    assert.equal(code, 3);
+  });
+
+  test("a missing platform package: says optional dependencies were omitted, or that there is no build", async () => {
+    await using d = tmpdirFixture({ prefix: "ccb-launcher-" });
+    const { launcher, pkgFile } = await dispatcher(d);
+    const env = { ...process.env };
+    delete env.CCB_BINARY;
+    const r = spawnSync(process.execPath, [launcher, "--version"], { env, encoding: "utf8" });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, new RegExp(`The package ${rootPkg.name}-${hostKey()}@${rootPkg.version}, which holds ccb's binary for ${hostKey()}, is not installed`));
+    assert.match(r.stderr, /--omit=optional/);
+    assert.match(r.stderr, /CCB_BINARY/);
+    // A dispatcher without a build for this host (as on a platform with no target).
+    const pkg = readJson(pkgFile);
+    pkg.repository = { type: "git", url: "git+https://github.com/example/ccb.git" };
+    pkg.optionalDependencies = { [`${rootPkg.name}-plan9-mips`]: rootPkg.version };
+    writeFileSync(pkgFile, JSON.stringify(pkg));
+    const u = spawnSync(process.execPath, [launcher, "--version"], { env, encoding: "utf8" });
+    assert.equal(u.status, 1);
+    assert.match(u.stderr, new RegExp(`has no build for this platform \\(${hostKey()}\\)`));
+    assert.match(u.stderr, /Builds: plan9-mips/);
+    assert.match(u.stderr, new RegExp(`https://github.com/example/ccb/releases/tag/v${rootPkg.version}`));
+  });
+});
+
+describe("npm tarball smoke test (the real compiled binary)", () => {
+  test("npm install ./ccb-X.tgz ./ccb-<platform>-X.tgz, then npx ccb --version", { timeout: 300_000 }, async () => {
+    await using d = tmpdirFixture({ prefix: "ccb-tarball-" });
+    let binary = process.env.CCB_TEST_BIN;
+    if (!binary) {
+      binary = join(d.path, "ccb");
+      execFileSync(process.execPath, [join(repoRoot, "scripts/compile.mjs"), binary], { cwd: repoRoot, stdio: "pipe" });
+    }
+    const key = hostKey();
+    const g = generate({ out: join(d.path, "out"), bins: { [key]: binary }, only: [key] });
+    const pack = (dir: string) =>
+      join(d.path, execFileSync("npm", ["pack", dir, "--pack-destination", d.path, "--silent"], { encoding: "utf8" }).trim().split("\n").pop() as string);
+    const tgzDispatcher = pack(join(g.out, rootPkg.name));
+    const tgzPlatform = pack(join(g.out, `${rootPkg.name}-${key}`));
+    assert.ok(existsSync(tgzDispatcher) && existsSync(tgzPlatform));
+    const app = join(d.path, "app");
+    execFileSync("mkdir", [app]);
+    writeFileSync(join(app, "package.json"), '{"private":true}\n');
+    // Offline with an empty cache: the other platforms' optional packages are skipped, the registry is never asked.
+    execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--cache", join(d.path, "npm-cache"), tgzDispatcher, tgzPlatform], {
+      cwd: app,
+      stdio: "pipe",
+    });
+    const env = { ...process.env };
+    delete env.CCB_BINARY;
+    const v = execFileSync("npx", ["--offline", "--cache", join(d.path, "npm-cache"), "ccb", "--version"], { cwd: app, env, encoding: "utf8" });
+    assert.equal(v.trim(), rootPkg.version);
+    const st = JSON.parse(
+      execFileSync(join(app, "node_modules/.bin/ccb"), ["runtime", "status", "--json", "--platform", "linux-arm64"], {
+        env: { ...env, CCB_CACHE_DIR: join(d.path, "cache") },
+        encoding: "utf8",
+      }),
+    );
+    assert.equal(st.installed, false);
+    assert.equal(st.version, "1.109.5");
+  });
+});
