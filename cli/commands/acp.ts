@@ -1,10 +1,25 @@
 import { defineCommand } from "citty";
+import { commonArgs, reportFatal, setupLogging } from "../common.ts";
 
-// Placeholder until its issue lands: says so and exits 2.
 export default defineCommand({
-  meta: { name: "acp", description: "(not implemented yet)" },
-  run() {
-    process.stderr.write("ccb acp: not implemented yet\n");
-    process.exit(2);
+  meta: {
+    name: "acp",
+    description:
+      "Agent Client Protocol coding agent over stdio (Zed: \"agent_servers\": { \"ccb\": { \"command\": \"ccb\", \"args\": [\"--acp\"] } }).\n" +
+      "Model: the Anthropic Messages API (env ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL).\n" +
+      "Settings: ~/.config/ccb/settings.json (user, $XDG_CONFIG_HOME) and <project>/.ccb/settings.json.\n" +
+      "Sessions: $CCB_DATA_DIR or $XDG_DATA_HOME/ccb or ~/.local/share/ccb (sessions/*.jsonl, permissions/*.json).\n" +
+      "stdout carries only ACP frames; logs go to stderr (or --log-file).",
+  },
+  args: { ...commonArgs },
+  async run({ args }) {
+    try {
+      const { log } = setupLogging(args);
+      const { startAcpAgent } = await import("../../src/protocols/acp/stdio.ts");
+      await startAcpAgent({ log });
+      process.exit(0);
+    } catch (err) {
+      reportFatal(err);
+    }
   },
 });

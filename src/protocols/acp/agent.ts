@@ -1,0 +1,207 @@
+import { existsSync, statSync } from "node:fs";
+import { isAbsolute } from "node:path";
+import * as acp from "@agentclientprotocol/sdk/unstable";
+import type { ClientCapabilities, McpServer } from "@agentclientprotocol/sdk/unstable";
+import { z } from "zod";
+import { CcbError, isCcbError } from "../../core/errors.ts";
+import type { Logger } from "../../core/log.ts";
+import { CCB_VERSION } from "../../core/version.ts";
+import { replayUpdates } from "./history.ts";
+import { sandboxFacts, type SandboxFacts } from "./modes.ts";
+import { newSessionId, Session } from "./session.ts";
+import type { AgentEnv } from "./settings.ts";
+import { SessionStore } from "./store.ts";
+
+export interface AcpAgentOptions {
+  env: AgentEnv;
+  log: Logger;
+  facts?: SandboxFacts;
+}
+
+const PAGE_SIZE = 50;
+
+/** CcbError codes -> JSON-RPC errors, in one place. */
+export function toRequestError(err: unknown, sessionId?: string): Error {
+  if (err instanceof acp.RequestError) return err;
+  if (isCcbError(err)) {
+    switch (err.code) {
+      case "NOT_FOUND":
+        return sessionId ? acp.RequestError.sessionNotFound(sessionId) : acp.RequestError.resourceNotFound();
+      case "INVALID_ARGUMENT":
+      case "INVALID_PATH":
+      case "PATH_OUTSIDE_WORKSPACE":
+      case "NOT_DIRECTORY":
+        return acp.RequestError.invalidParams({ code: err.code }, err.message);
+      case "PERMISSION_DENIED":
+        return new acp.RequestError(-32603, err.message, { code: err.code });
+      default:
+        return acp.RequestError.internalError({ code: err.code }, err.message);
+    }
+  }
+  return acp.RequestError.internalError(undefined, (err as Error)?.message ?? String(err));
+}
+
+function checkCwd(cwd: string): string {
+  if (!isAbsolute(cwd)) throw new CcbError("INVALID_ARGUMENT", `cwd must be an absolute path: ${cwd}`);
+  if (!existsSync(cwd) || !statSync(cwd).isDirectory()) throw new CcbError("INVALID_ARGUMENT", `cwd is not an existing directory: ${cwd}`);
+  return cwd;
+}
+
+/** The ACP agent app (SDK 2.x). Connect it to stdio with `startAcpAgent`, or in-process in tests. */
+export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
+  const log = options.log;
+  const facts = options.facts ?? sandboxFacts();
+  const store = new SessionStore(options.env.dataDir);
+  const sessions = new Map<string, Session>();
+  let caps: ClientCapabilities = {};
+
+  const wrap = async <T>(fn: () => Promise<T> | T, sessionId?: string): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isCcbError(err)) log.error(`request failed: ${(err as Error)?.stack ?? String(err)}`);
+      throw toRequestError(err, sessionId);
+    }
+  };
+  const active = (sessionId: string): Session => {
+    const s = sessions.get(sessionId);
+    if (!s) throw new CcbError("NOT_FOUND", `Session not found: ${sessionId}`);
+    return s;
+  };
+  const open = async (client: acp.AgentContext, id: string, cwd: string, mcpServers: McpServer[], fromStore: boolean) => {
+    const previous = sessions.get(id);
+    if (previous) {
+      sessions.delete(id);
+      await previous.close();
+    }
+    const stored = fromStore ? store.read(id) : undefined;
+    const s = await Session.open(
+      { client, caps, env: options.env, store, log, facts },
+      { id, cwd, mcpServers, writer: fromStore ? store.writer(id) : store.create(id, cwd), ...(stored ? { records: stored.records, title: stored.title } : {}) },
+    );
+    sessions.set(id, s);
+    return { s, stored };
+  };
+  const announce = (s: Session) => setImmediate(() => s.announceCommands());
+
+  return acp
+    .agent({ name: "ccb" })
+    .onConnect((conn) => {
+      void conn.closed.finally(async () => {
+        const all = [...sessions.values()];
+        sessions.clear();
+        await Promise.all(all.map((s) => s.close().catch(() => undefined)));
+      });
+    })
+    .onRequest(acp.methods.agent.initialize, ({ params }) => {
+      caps = params.clientCapabilities ?? {};
+      return {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        agentCapabilities: {
+          loadSession: true,
+          promptCapabilities: { image: true, embeddedContext: true },
+          mcpCapabilities: { http: true, sse: true },
+          sessionCapabilities: { list: {}, resume: {}, close: {}, fork: {}, delete: {} },
+        },
+        agentInfo: { name: "ccb", title: "ccb", version: CCB_VERSION },
+        authMethods: [
+          {
+            id: "anthropic-api-key",
+            name: "Anthropic API key",
+            description: "Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL) in the agent's environment or in ~/.config/ccb/settings.json.",
+          },
+        ],
+      };
+    })
+    .onRequest(acp.methods.agent.authenticate, () => ({}))
+    .onRequest(acp.methods.agent.session.new, ({ params, client }) =>
+      wrap(async () => {
+        const cwd = checkCwd(params.cwd);
+        const { s } = await open(client, newSessionId(), cwd, params.mcpServers ?? [], false);
+        announce(s);
+        return { sessionId: s.id, modes: s.modes(), configOptions: s.configOptions() };
+      }),
+    )
+    .onRequest(acp.methods.agent.session.load, ({ params, client }) =>
+      wrap(async () => {
+        const cwd = checkCwd(params.cwd);
+        if (!store.exists(params.sessionId)) throw new CcbError("NOT_FOUND", `Session not found: ${params.sessionId}`);
+        const { s, stored } = await open(client, params.sessionId, cwd, params.mcpServers ?? [], true);
+        for (const update of replayUpdates(stored?.records ?? [])) s.notify(update);
+        if (s.title) s.notify({ sessionUpdate: "session_info_update", title: s.title });
+        announce(s);
+        return { modes: s.modes(), configOptions: s.configOptions() };
+      }, params.sessionId),
+    )
+    .onRequest(acp.methods.agent.session.resume, ({ params, client }) =>
+      wrap(async () => {
+        const cwd = checkCwd(params.cwd);
+        if (!store.exists(params.sessionId)) throw new CcbError("NOT_FOUND", `Session not found: ${params.sessionId}`);
+        const { s } = await open(client, params.sessionId, cwd, params.mcpServers ?? [], true);
+        announce(s);
+        return { modes: s.modes(), configOptions: s.configOptions() };
+      }, params.sessionId),
+    )
+    .onRequest(acp.methods.agent.session.fork, ({ params, client }) =>
+      wrap(async () => {
+        const cwd = checkCwd(params.cwd);
+        if (!store.exists(params.sessionId)) throw new CcbError("NOT_FOUND", `Session not found: ${params.sessionId}`);
+        const id = newSessionId();
+        store.fork(params.sessionId, id, cwd).append({ t: "title", title: `Fork of ${store.read(params.sessionId).title ?? params.sessionId}`.slice(0, 80) });
+        const { s } = await open(client, id, cwd, params.mcpServers ?? [], true);
+        announce(s);
+        return { sessionId: id, modes: s.modes(), configOptions: s.configOptions() };
+      }, params.sessionId),
+    )
+    .onRequest(acp.methods.agent.session.list, ({ params }) =>
+      wrap(() => {
+        const all = store.list(params.cwd ?? undefined);
+        const offset = params.cursor ? Number(Buffer.from(params.cursor, "base64url").toString("utf8")) : 0;
+        if (!Number.isInteger(offset) || offset < 0) throw new CcbError("INVALID_ARGUMENT", "Invalid cursor.");
+        const page = all.slice(offset, offset + PAGE_SIZE);
+        const next = offset + PAGE_SIZE < all.length ? Buffer.from(String(offset + PAGE_SIZE)).toString("base64url") : undefined;
+        return { sessions: page.map((p) => ({ sessionId: p.sessionId, cwd: p.cwd, title: p.title ?? null, updatedAt: p.updatedAt })), ...(next ? { nextCursor: next } : {}) };
+      }),
+    )
+    .onRequest(acp.methods.agent.session.close, ({ params }) =>
+      wrap(async () => {
+        const s = active(params.sessionId);
+        sessions.delete(params.sessionId);
+        await s.close();
+        return {};
+      }, params.sessionId),
+    )
+    .onRequest(acp.methods.agent.session.delete, ({ params }) =>
+      wrap(async () => {
+        const s = sessions.get(params.sessionId);
+        if (s) {
+          sessions.delete(params.sessionId);
+          await s.close();
+        }
+        if (!store.delete(params.sessionId) && !s) throw new CcbError("NOT_FOUND", `Session not found: ${params.sessionId}`);
+        return {};
+      }, params.sessionId),
+    )
+    .onRequest(acp.methods.agent.session.setMode, ({ params }) =>
+      wrap(() => {
+        active(params.sessionId).setMode(params.modeId);
+        return {};
+      }, params.sessionId),
+    )
+    .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) =>
+      wrap(() => ({ configOptions: active(params.sessionId).setConfigOption(params.configId, String(params.value)) }), params.sessionId),
+    )
+    .onRequest(
+      "session/set_model",
+      z.object({ sessionId: z.string(), modelId: z.string() }),
+      ({ params }) =>
+        wrap(() => {
+          active(params.sessionId).setConfigOption("model", params.modelId);
+          return {};
+        }, params.sessionId),
+    )
+    .onRequest(acp.methods.agent.session.prompt, ({ params, signal }) => wrap(() => active(params.sessionId).prompt(params.prompt, signal), params.sessionId))
+    .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
+      sessions.get(params.sessionId)?.cancel();
+    });
+}

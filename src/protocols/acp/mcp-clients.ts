@@ -1,0 +1,87 @@
+import type { McpServer } from "@agentclientprotocol/sdk/unstable";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { z } from "zod";
+import type { Logger } from "../../core/log.ts";
+import { CCB_VERSION } from "../../core/version.ts";
+import { shortTitle, textContent } from "./converters.ts";
+import { defineAgentTool, truncateForModel, type AgentTool } from "./tools/types.ts";
+
+/** MCP servers passed in session/new, connected with the MCP SDK client; their tools are offered to the model as mcp__<server>__<tool>. */
+export class McpConnections {
+  private constructor(private readonly clients: { name: string; client: Client }[], readonly tools: AgentTool[], readonly failures: string[]) {}
+
+  static async connect(servers: McpServer[], cwd: string, log: Logger, signal?: AbortSignal): Promise<McpConnections> {
+    const clients: { name: string; client: Client }[] = [];
+    const tools: AgentTool[] = [];
+    const failures: string[] = [];
+    await Promise.all(
+      servers.map(async (server) => {
+        const client = new Client({ name: "ccb-acp", version: CCB_VERSION });
+        try {
+          await client.connect(transportFor(server, cwd, log), { timeout: 30_000, ...(signal ? { signal } : {}) });
+          const listed = await client.listTools(undefined, { timeout: 30_000 });
+          clients.push({ name: server.name, client });
+          for (const t of listed.tools) tools.push(mcpTool(server.name, t, client));
+          log.info(`MCP server ${server.name}: ${listed.tools.length} tools`);
+        } catch (err) {
+          failures.push(`${server.name}: ${(err as Error).message}`);
+          log.warn(`MCP server ${server.name} failed to connect: ${(err as Error).message}`);
+          await client.close().catch(() => undefined);
+        }
+      }),
+    );
+    return new McpConnections(clients, tools, failures);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.clients.map((c) => c.client.close().catch(() => undefined)));
+  }
+}
+
+function transportFor(server: McpServer, cwd: string, log: Logger): Transport {
+  if ("type" in server && server.type === "http") {
+    return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: Object.fromEntries(server.headers.map((h) => [h.name, h.value])) } });
+  }
+  if ("type" in server && server.type === "sse") {
+    return new SSEClientTransport(new URL(server.url), { requestInit: { headers: Object.fromEntries(server.headers.map((h) => [h.name, h.value])) } });
+  }
+  if (!("command" in server)) throw new Error(`unsupported MCP server transport ${"type" in server ? String(server.type) : "?"}`);
+  const s = server;
+  const transport = new StdioClientTransport({
+    command: s.command,
+    args: s.args,
+    env: { ...getDefaultEnvironment(), ...Object.fromEntries(s.env.map((e) => [e.name, e.value])) },
+    cwd,
+    stderr: "pipe",
+  });
+  transport.stderr?.on("data", (d: Buffer) => log.debug(`[mcp ${s.name}] ${d.toString("utf8").trimEnd()}`));
+  return transport;
+}
+
+export function mcpToolName(server: string, tool: string): string {
+  return `mcp__${server}__${tool}`.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64);
+}
+
+function mcpTool(server: string, t: { name: string; description?: string | undefined; inputSchema: Record<string, unknown>; annotations?: { readOnlyHint?: boolean | undefined } | undefined }, client: Client): AgentTool {
+  const name = mcpToolName(server, t.name);
+  return defineAgentTool<Record<string, unknown>>({
+    name,
+    description: t.description ?? `Tool ${t.name} of MCP server ${server}.`,
+    schema: z.record(z.string(), z.unknown()),
+    jsonSchema: t.inputSchema,
+    kind: t.annotations?.readOnlyHint ? "read" : "other",
+    title: (i) => shortTitle(`${server}: ${t.name} ${JSON.stringify(i)}`),
+    locations: () => [],
+    access: () => ({ category: t.annotations?.readOnlyHint ? "read" : "other", ruleKey: name }),
+    async run(input, ctx) {
+      const r = await client.callTool({ name: t.name, arguments: input }, undefined, { signal: ctx.signal, timeout: 600_000 });
+      const parts = (r.content as { type: string; text?: string }[] | undefined) ?? [];
+      const text = parts.map((p) => (p.type === "text" ? (p.text ?? "") : `[${p.type} content]`)).join("\n") || JSON.stringify(r.structuredContent ?? {});
+      return { text: truncateForModel(text), isError: r.isError === true, content: [textContent(truncateForModel(text))] };
+    },
+  });
+}

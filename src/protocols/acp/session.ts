@@ -1,0 +1,239 @@
+import { randomUUID } from "node:crypto";
+import type * as acp from "@agentclientprotocol/sdk/unstable";
+import type { ClientCapabilities, ContentBlock, McpServer, PromptResponse, SessionConfigOption, SessionModeState, SessionUpdate } from "@agentclientprotocol/sdk/unstable";
+import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
+import { createCore, type Core } from "../../core/core.ts";
+import { CcbError } from "../../core/errors.ts";
+import type { Logger } from "../../core/log.ts";
+import { availableCommands, loadCommands, type SlashCommand } from "./commands.ts";
+import { shortTitle, todosToPlan, type Todo } from "./converters.ts";
+import { lastTurn, modelHistory, repairHistory } from "./history.ts";
+import { runTurn } from "./loop.ts";
+import type { McpConnections } from "./mcp-clients.ts";
+import type { ModelClient } from "./model.ts";
+import { ModelError } from "./model-error.ts";
+import { bypassRefusal, configOptions, isModeId, isThoughtLevel, modeState, type ModeId, type SandboxFacts, type SessionConfig } from "./modes.ts";
+import { PermissionRules } from "./permissions.ts";
+import { loadModelSettings, type AgentEnv, type ModelSettings } from "./settings.ts";
+import type { SessionStore, SessionWriter, StoreRecord } from "./store.ts";
+import { createClientIO, type ClientIO } from "./tools/io.ts";
+import { BUILTIN_TOOLS } from "./tools/index.ts";
+import type { AgentTool } from "./tools/types.ts";
+import { TurnOutlet } from "./turn.ts";
+
+export interface SessionDeps {
+  client: acp.AgentContext;
+  caps: ClientCapabilities;
+  env: AgentEnv;
+  store: SessionStore;
+  log: Logger;
+  facts: SandboxFacts;
+}
+
+export function newSessionId(): string {
+  return `ccb-${randomUUID()}`;
+}
+
+/** One ACP session: its workspace core, config, conversation, store, MCP clients and FIFO prompt queue. */
+export class Session {
+  readonly core: Core;
+  readonly io: ClientIO;
+  readonly rules: PermissionRules;
+  readonly settings: ModelSettings;
+  readonly commands: SlashCommand[];
+  readonly client: acp.AgentContext;
+  readonly log: Logger;
+  config: SessionConfig;
+  history: MessageParam[] = [];
+  title: string | undefined;
+  private turnNo = 0;
+  private mcp: McpConnections | undefined;
+  private model: ModelClient | undefined;
+  private tail: Promise<void> = Promise.resolve();
+  private readonly active = new Set<AbortController>();
+  private closed = false;
+
+  private constructor(
+    readonly id: string,
+    readonly cwd: string,
+    private readonly writer: SessionWriter,
+    private readonly deps: SessionDeps,
+  ) {
+    this.client = deps.client;
+    this.log = deps.log.child(id.slice(0, 12));
+    this.core = createCore({ roots: [cwd], log: this.log });
+    this.io = createClientIO(deps.client, deps.caps, this.core, id, cwd);
+    this.rules = PermissionRules.forProject(deps.env.dataDir, cwd);
+    this.settings = loadModelSettings(deps.env, cwd);
+    this.commands = loadCommands(cwd, deps.env.home, deps.env.configDir);
+    const wanted = this.settings.permissionMode;
+    const mode: ModeId = wanted && isModeId(wanted) && !(wanted === "bypassPermissions" && bypassRefusal(deps.facts)) ? wanted : "default";
+    this.config = { mode, model: this.settings.model, models: this.settings.models, thought: this.settings.thinking };
+  }
+
+  /** A new session (or a fork / a stored one when `records` are given). */
+  static async open(deps: SessionDeps, opts: { id: string; cwd: string; mcpServers: McpServer[]; writer: SessionWriter; records?: StoreRecord[]; title?: string | undefined }): Promise<Session> {
+    const s = new Session(opts.id, opts.cwd, opts.writer, deps);
+    if (opts.records) s.restore(opts.records);
+    s.title = opts.title;
+    if (opts.mcpServers.length > 0) {
+      const { McpConnections } = await import("./mcp-clients.ts");
+      s.mcp = await McpConnections.connect(opts.mcpServers, opts.cwd, s.log);
+    }
+    return s;
+  }
+
+  private restore(records: StoreRecord[]): void {
+    this.history = modelHistory(records);
+    this.turnNo = lastTurn(records);
+    for (const r of records) {
+      if (r.t === "mode" && isModeId(r.modeId) && !(r.modeId === "bypassPermissions" && bypassRefusal(this.deps.facts))) this.config.mode = r.modeId;
+      if (r.t === "config") this.applyConfig(r.configId, r.value, false);
+    }
+  }
+
+  tools(): AgentTool[] {
+    return [...BUILTIN_TOOLS, ...(this.mcp?.tools ?? [])];
+  }
+
+  append(record: StoreRecord): void {
+    if (!this.closed) this.writer.append(record);
+  }
+
+  nextTurn(): number {
+    return ++this.turnNo;
+  }
+
+  pushMessage(turn: number, message: MessageParam): void {
+    this.history = repairHistory([...this.history, message]);
+    this.append({ t: "message", turn, message });
+  }
+
+  /** The model client, loaded on first use (keeps start-up light). */
+  async modelClient(): Promise<ModelClient> {
+    if (!this.model) {
+      const { ModelClient } = await import("./model.ts");
+      this.model = new ModelClient(this.settings, this.log);
+    }
+    return this.model;
+  }
+
+  modes(): SessionModeState {
+    return modeState(this.config.mode, this.deps.facts);
+  }
+
+  configOptions(): SessionConfigOption[] {
+    return configOptions(this.config, this.deps.facts);
+  }
+
+  /** Session-level update (not tied to a turn). */
+  notify(update: SessionUpdate): void {
+    this.client.notify("session/update", { sessionId: this.id, update }).catch((err: Error) => this.log.debug(`update not sent: ${err.message}`));
+  }
+
+  announceCommands(): void {
+    this.notify({ sessionUpdate: "available_commands_update", availableCommands: availableCommands(this.commands) });
+  }
+
+  setMode(mode: string, outlet?: TurnOutlet): void {
+    if (!isModeId(mode)) throw new CcbError("INVALID_ARGUMENT", `Unknown mode "${mode}". Modes: default, acceptEdits, plan, dontAsk, bypassPermissions, auto.`);
+    if (mode === "bypassPermissions") {
+      const refused = bypassRefusal(this.deps.facts);
+      if (refused) throw new CcbError("PERMISSION_DENIED", refused);
+    }
+    this.config.mode = mode;
+    this.append({ t: "mode", modeId: mode });
+    const emit = (u: SessionUpdate) => (outlet ? outlet.emit(u) : this.notify(u));
+    emit({ sessionUpdate: "current_mode_update", currentModeId: mode });
+    emit({ sessionUpdate: "config_option_update", configOptions: this.configOptions() });
+  }
+
+  /** session/set_config_option: returns the full list and announces it. */
+  setConfigOption(configId: string, value: string): SessionConfigOption[] {
+    if (configId === "mode") {
+      this.setMode(value);
+      return this.configOptions();
+    }
+    this.applyConfig(configId, value, true);
+    this.append({ t: "config", configId, value });
+    const options = this.configOptions();
+    this.notify({ sessionUpdate: "config_option_update", configOptions: options });
+    return options;
+  }
+
+  private applyConfig(configId: string, value: string, strict: boolean): void {
+    if (configId === "model") {
+      if (!value.trim()) throw new CcbError("INVALID_ARGUMENT", "Model must be a non-empty string.");
+      this.config.model = value;
+      if (!this.config.models.includes(value)) this.config.models = [...this.config.models, value];
+    } else if (configId === "thought_level") {
+      if (!isThoughtLevel(value)) {
+        if (strict) throw new CcbError("INVALID_ARGUMENT", `Unknown thought level "${value}": use off, low, medium or high.`);
+        return;
+      }
+      this.config.thought = value;
+    } else if (strict) {
+      throw new CcbError("INVALID_ARGUMENT", `Unknown config option "${configId}". Options: mode, model, thought_level.`);
+    }
+  }
+
+  setPlan(outlet: TurnOutlet, turn: number, todos: Todo[]): void {
+    const u = todosToPlan(todos);
+    outlet.emit(u);
+    this.append({ t: "update", turn, update: u });
+  }
+
+  maybeTitle(text: string, outlet: TurnOutlet): void {
+    if (this.title || !text.trim()) return;
+    this.title = shortTitle(text.split("\n")[0] ?? text).slice(0, 80);
+    this.append({ t: "title", title: this.title });
+    outlet.emit({ sessionUpdate: "session_info_update", title: this.title, updatedAt: new Date().toISOString() });
+  }
+
+  /** session/prompt: queued FIFO behind running prompts; cancelled ones answer "cancelled" exactly once. */
+  async prompt(prompt: ContentBlock[], requestSignal: AbortSignal): Promise<PromptResponse> {
+    if (this.closed) throw new CcbError("NOT_FOUND", `Session ${this.id} is closed.`);
+    const ac = new AbortController();
+    const onRequestAbort = () => ac.abort();
+    requestSignal.addEventListener("abort", onRequestAbort, { once: true });
+    this.active.add(ac);
+    const previous = this.tail;
+    let release!: () => void;
+    this.tail = new Promise<void>((r) => (release = r));
+    try {
+      await previous;
+      if (ac.signal.aborted) return { stopReason: "cancelled" };
+      const outlet = new TurnOutlet(this.client, this.id, this.log);
+      try {
+        const stopReason = await runTurn(this, outlet, prompt, ac.signal);
+        return { stopReason: ac.signal.aborted ? "cancelled" : stopReason };
+      } catch (err) {
+        if (ac.signal.aborted) return { stopReason: "cancelled" };
+        if (err instanceof ModelError) {
+          outlet.emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: err.message } });
+          return { stopReason: "end_turn" };
+        }
+        throw err;
+      } finally {
+        outlet.close();
+      }
+    } finally {
+      requestSignal.removeEventListener("abort", onRequestAbort);
+      this.active.delete(ac);
+      release();
+    }
+  }
+
+  /** session/cancel: the running prompt and every queued one end as cancelled. */
+  cancel(): void {
+    for (const ac of this.active) ac.abort();
+  }
+
+  async close(): Promise<void> {
+    this.cancel();
+    await this.tail.catch(() => undefined);
+    this.closed = true;
+    await this.mcp?.close();
+    await this.core.dispose();
+  }
+}

@@ -1,0 +1,32 @@
+import { Readable, Writable } from "node:stream";
+import type { Logger } from "../../core/log.ts";
+import { resolveAgentEnv } from "./settings.ts";
+
+export interface StartAcpOptions {
+  log: Logger;
+  env?: NodeJS.ProcessEnv;
+  input?: NodeJS.ReadableStream & Readable;
+  output?: NodeJS.WritableStream & Writable;
+}
+
+/**
+ * `ccb acp`: ACP over stdio. stdout carries only protocol frames (logs go to stderr; tools run with
+ * piped stdio or PTYs). Resolves when the client closes stdin. A bad environment (empty PATH/HOME)
+ * throws a CcbError before anything is read, which the CLI prints and exits on.
+ */
+export async function startAcpAgent(options: StartAcpOptions): Promise<void> {
+  const env = resolveAgentEnv(options.env ?? process.env);
+  const input = options.input ?? process.stdin;
+  const output = options.output ?? process.stdout;
+  output.on("error", (err: NodeJS.ErrnoException) => {
+    // the client went away (EPIPE): end the connection, not with a crash
+    options.log.debug(`stdout closed: ${err.code ?? err.message}`);
+    input.destroy();
+  });
+  const [acp, { createAcpAgent }] = await Promise.all([import("@agentclientprotocol/sdk/unstable"), import("./agent.ts")]);
+  const app = createAcpAgent({ env, log: options.log.child("acp") });
+  const stream = acp.ndJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(input) as ReadableStream<Uint8Array>);
+  const conn = app.connect(stream);
+  options.log.debug(`acp agent ready (data ${env.dataDir})`);
+  await conn.closed;
+}

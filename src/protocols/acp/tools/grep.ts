@@ -1,0 +1,37 @@
+import { z } from "zod";
+import { defineAgentTool, truncateForModel } from "./types.ts";
+import { absPath } from "./paths.ts";
+
+const Input = z.object({
+  pattern: z.string().describe("Regular expression to search for."),
+  path: z.string().optional().describe("File or folder to search (default: the project directory)."),
+  include: z.array(z.string()).optional().describe('Only files matching these globs, e.g. ["*.ts"].'),
+  case_sensitive: z.boolean().optional(),
+  max_results: z.number().int().positive().max(2000).optional().describe("Default 200."),
+});
+
+export const grepTool = defineAgentTool<z.infer<typeof Input>>({
+  name: "grep",
+  description: "Search file contents with a regular expression (respects .gitignore). Returns path:line:text lines.",
+  schema: Input,
+  kind: "search",
+  title: (i) => `Search "${i.pattern}"${i.path ? ` in ${i.path}` : ""}`,
+  locations: (i, ctx) => [{ path: absPath(ctx.cwd, i.path ?? ".") }],
+  access: () => ({ category: "read", ruleKey: "grep" }),
+  async run(i, ctx) {
+    const path = await ctx.io.resolve(i.path ?? ".");
+    const r = await ctx.core.search.search({
+      query: i.pattern,
+      regex: true,
+      path,
+      ...(i.include ? { include: i.include } : {}),
+      caseSensitive: i.case_sensitive ?? true,
+      maxResults: i.max_results ?? 200,
+      respectGitignore: true,
+      signal: ctx.signal,
+    });
+    if (r.matches.length === 0) return { text: `No matches for ${i.pattern}.` };
+    const lines = r.matches.map((m) => `${m.path}:${m.line}:${m.text}`);
+    return { text: truncateForModel(lines.join("\n") + (r.truncated ? `\n[truncated at ${r.matches.length} matches; narrow the search]` : "")), rawOutput: { count: r.matches.length, truncated: r.truncated } };
+  },
+});

@@ -1,0 +1,13 @@
+import { bashTool } from "./bash.ts";
+import { editTool } from "./edit.ts";
+import { gitTool } from "./git.ts";
+import { globTool } from "./glob.ts";
+import { grepTool } from "./grep.ts";
+import { exitPlanTool } from "./plan.ts";
+import { readTool } from "./read.ts";
+import { todoTool } from "./todo.ts";
+import type { AgentTool } from "./types.ts";
+import { writeTool } from "./write.ts";
+
+/** The agent's built-in tools, in the order offered to the model. */
+export const BUILTIN_TOOLS: readonly AgentTool[] = [readTool, writeTool, editTool, globTool, grepTool, bashTool, gitTool, todoTool, exitPlanTool];

@@ -1,0 +1,31 @@
+import { z } from "zod";
+import { CcbError } from "../../../core/errors.ts";
+import { defineAgentTool, truncateForModel } from "./types.ts";
+import { absPath } from "./paths.ts";
+
+const Input = z.object({
+  path: z.string().describe("File to read: absolute, or relative to the project directory."),
+  offset: z.number().int().positive().optional().describe("1-based first line to read."),
+  limit: z.number().int().positive().optional().describe("Number of lines to read (default 2000)."),
+});
+
+export const readTool = defineAgentTool<z.infer<typeof Input>>({
+  name: "read",
+  description: "Read a text file. Returns lines prefixed with their 1-based line numbers. Use offset/limit for large files.",
+  schema: Input,
+  kind: "read",
+  title: (i) => `Read ${i.path}${i.offset ? ` (from line ${i.offset})` : ""}`,
+  locations: (i, ctx) => [{ path: absPath(ctx.cwd, i.path), ...(i.offset ? { line: i.offset } : {}) }],
+  access: () => ({ category: "read", ruleKey: "read" }),
+  async run(i, ctx) {
+    const abs = await ctx.io.resolve(i.path);
+    const text = await ctx.io.readText(abs, ctx.signal);
+    if (text === null) throw new CcbError("NOT_FOUND", `No such file: ${abs}`, { hint: "Use glob to find the right path." });
+    const lines = text.split("\n");
+    const start = (i.offset ?? 1) - 1;
+    const slice = lines.slice(start, start + (i.limit ?? 2000));
+    const numbered = slice.map((l, n) => `${String(start + n + 1).padStart(6)}\t${l}`).join("\n");
+    const more = start + slice.length < lines.length ? `\n[${lines.length - start - slice.length} more lines; use offset ${start + slice.length + 1}]` : "";
+    return { text: truncateForModel(numbered + more), content: [] };
+  },
+});
