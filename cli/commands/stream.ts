@@ -1,10 +1,57 @@
 import { defineCommand } from "citty";
+import { startStream } from "../../src/stream/index.ts";
+import { commonArgs, reportFatal, setupLogging } from "../common.ts";
 
-// Placeholder until its issue lands: says so and exits 2.
 export default defineCommand({
-  meta: { name: "stream", description: "(not implemented yet)" },
-  run() {
-    process.stderr.write("ccb stream: not implemented yet\n");
-    process.exit(2);
+  meta: {
+    name: "stream",
+    description:
+      "Stream a page (normally the workbench URL printed by `ccb serve` or `ccb ide`) from a headless\n" +
+      "Chromium as JPEG frames over WebSocket, with mouse, wheel, keyboard and text input back, for hosts\n" +
+      "that cannot embed the workbench. One viewer at a time; its own random token; loopback only.",
+  },
+  args: {
+    url: { type: "string", description: "Page to stream (required), e.g. the workbench URL", valueHint: "url", required: true },
+    port: { type: "string", description: "Port (0 = any free port)", default: "0" },
+    host: { type: "string", description: "Loopback address to bind", default: "127.0.0.1" },
+    width: { type: "string", description: "Viewport width in CSS pixels", default: "1280" },
+    height: { type: "string", description: "Viewport height in CSS pixels", default: "800" },
+    fps: { type: "string", description: "Most frames per second sent to the viewer", default: "12" },
+    quality: { type: "string", description: "JPEG quality 1-100", default: "60" },
+    chromium: { type: "string", description: "Chromium/Chrome binary (env CHROME_PATH; default /usr/bin/chromium)", valueHint: "path" },
+    "no-sandbox": { type: "boolean", description: "Last resort for containers: run Chromium without its sandbox (as root ccb otherwise runs it as `nobody` / CCB_CHROMIUM_USER)" },
+    ...commonArgs,
+  },
+  async run({ args }) {
+    const { log } = setupLogging(args);
+    const num = (v: string, name: string, min: number, max: number) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < min || n > max) reportFatal(new Error(`--${name} must be an integer ${min}-${max}, not ${v}`));
+      return n;
+    };
+    try {
+      const handle = await startStream({
+        url: args.url,
+        host: args.host,
+        port: num(args.port, "port", 0, 65535),
+        width: num(args.width, "width", 200, 3840),
+        height: num(args.height, "height", 200, 2160),
+        maxFps: num(args.fps, "fps", 1, 30),
+        quality: num(args.quality, "quality", 1, 100),
+        chromePath: args.chromium,
+        noSandbox: args["no-sandbox"] === true || (args as Record<string, unknown>).sandbox === false,
+        log: log.child("stream"),
+      });
+      process.stderr.write(`ccb stream: viewer ${handle.viewerUrl}\nccb stream: websocket ${handle.wsUrl} (token in ?token= or Authorization: Bearer)\n`);
+      let closing = false;
+      const shutdown = () => {
+        if (closing) return;
+        closing = true;
+        void handle.close().then(() => process.exit(0));
+      };
+      for (const s of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(s, shutdown);
+    } catch (err) {
+      reportFatal(err);
+    }
   },
 });

@@ -1,0 +1,124 @@
+import CDP from "chrome-remote-interface";
+import type { Logger } from "../core/log.ts";
+import type { ViewerMessage } from "./protocol.ts";
+
+export interface ScreencastOptions {
+  port: number;
+  width: number;
+  height: number;
+  quality: number;
+  maxFps: number;
+  log: Logger;
+}
+
+const BUTTON_MASK = { none: 0, left: 1, right: 2, middle: 4 } as const;
+
+/**
+ * One page target driven over the Chrome DevTools Protocol: JPEG screencast frames (every frame
+ * acked, at most `maxFps` forwarded) and bounded input. Only the commands below are ever sent:
+ * a viewer cannot navigate the browser or issue arbitrary DevTools commands.
+ */
+export class Screencast {
+  #client: CDP.Client | undefined;
+  #lastFrameAt = 0;
+  #onFrame: ((jpeg: Buffer) => void) | undefined;
+  #buttons = 0;
+  width: number;
+  height: number;
+
+  constructor(readonly o: ScreencastOptions) {
+    this.width = o.width;
+    this.height = o.height;
+  }
+
+  async attach(): Promise<void> {
+    const client = await CDP({ host: "127.0.0.1", port: this.o.port, target: (targets) => targets.find((t) => t.type === "page") });
+    this.#client = client;
+    await client.send("Page.enable");
+    await this.#applySize();
+    client.on("Page.screencastFrame", (params) => {
+      const sessionId = params.sessionId as number;
+      void client.send("Page.screencastFrameAck", { sessionId }).catch(() => {});
+      // Skip frames rendered at a size we no longer emulate (in flight across a resize).
+      const meta = params.metadata as { deviceWidth?: number; deviceHeight?: number } | undefined;
+      if (meta?.deviceWidth && meta.deviceHeight && (Math.abs(meta.deviceWidth - this.width) > 1 || Math.abs(meta.deviceHeight - this.height) > 1)) return;
+      const now = performance.now();
+      if (now - this.#lastFrameAt < 1000 / this.o.maxFps) return;
+      this.#lastFrameAt = now;
+      this.#onFrame?.(Buffer.from(params.data as string, "base64"));
+    });
+  }
+
+  async start(onFrame: (jpeg: Buffer) => void): Promise<void> {
+    this.#onFrame = onFrame;
+    this.#lastFrameAt = 0;
+    await this.#send("Page.startScreencast", { format: "jpeg", quality: this.o.quality, maxWidth: this.width, maxHeight: this.height });
+  }
+
+  async stop(): Promise<void> {
+    this.#onFrame = undefined;
+    await this.#send("Page.stopScreencast").catch(() => {});
+  }
+
+  async input(m: ViewerMessage): Promise<void> {
+    switch (m.type) {
+      case "resize":
+        this.width = m.width;
+        this.height = m.height;
+        await this.#applySize();
+        if (this.#onFrame) {
+          await this.#send("Page.stopScreencast");
+          await this.#send("Page.startScreencast", { format: "jpeg", quality: this.o.quality, maxWidth: this.width, maxHeight: this.height });
+        }
+        return;
+      case "pointer": {
+        const type = m.action === "down" ? "mousePressed" : m.action === "up" ? "mouseReleased" : "mouseMoved";
+        if (m.action === "down") this.#buttons |= BUTTON_MASK[m.button];
+        if (m.action === "up") this.#buttons &= ~BUTTON_MASK[m.button];
+        await this.#send("Input.dispatchMouseEvent", {
+          type,
+          x: Math.min(m.x, this.width),
+          y: Math.min(m.y, this.height),
+          button: m.action === "move" ? "none" : m.button,
+          buttons: this.#buttons,
+          clickCount: m.action === "move" ? 0 : m.clickCount,
+          modifiers: m.modifiers,
+        });
+        return;
+      }
+      case "wheel":
+        await this.#send("Input.dispatchMouseEvent", { type: "mouseWheel", x: m.x, y: m.y, deltaX: m.deltaX, deltaY: m.deltaY });
+        return;
+      case "key":
+        await this.#send("Input.dispatchKeyEvent", {
+          type: m.action === "down" ? (m.text ? "keyDown" : "rawKeyDown") : "keyUp",
+          key: m.key,
+          code: m.code,
+          ...(m.text ? { text: m.text } : {}),
+          modifiers: m.modifiers,
+        });
+        return;
+      case "text":
+        await this.#send("Input.insertText", { text: m.text });
+        return;
+      default: {
+        const never: never = m;
+        throw new Error(`unhandled viewer message ${String(never)}`);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#client?.close().catch(() => {});
+    this.#client = undefined;
+  }
+
+  async #applySize(): Promise<void> {
+    await this.#send("Emulation.setDeviceMetricsOverride", { width: this.width, height: this.height, deviceScaleFactor: 1, mobile: false });
+  }
+
+  async #send(method: string, params?: Record<string, unknown>): Promise<Record<string, unknown>> {
+    if (!this.#client) throw new Error("the screencast is not attached");
+    return this.#client.send(method, params);
+  }
+}
