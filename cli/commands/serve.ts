@@ -1,12 +1,86 @@
 import { defineCommand } from "citty";
-import { commonArgs } from "../common.ts";
+import { CcbError } from "../../src/core/errors.ts";
+import { commonArgs, reportFatal, setupLogging, workspaceRoots } from "../common.ts";
 
-// SKELETON: the MCP front end replaces this.
 export default defineCommand({
-  meta: { name: "serve", description: "MCP server over the shared workspace (not implemented yet)" },
-  args: { ...commonArgs },
-  run() {
-    process.stderr.write("ccb serve: not implemented yet\n");
-    process.exit(2);
+  meta: {
+    name: "serve",
+    description:
+      "MCP server over the shared workspace: files, search, terminals, git and (with a workbench) the live editor.\n" +
+      "Transports: --stdio (default when no transport is given) and/or --http (Streamable HTTP at /mcp, plus /healthz).\n" +
+      "Examples:\n" +
+      "  ccb serve --stdio --workspace ~/src/project\n" +
+      "  ccb serve --http --port 3001 --workspace .            (prints the URL on stderr)\n" +
+      "  CCB_AUTH_TOKEN=... ccb serve --http --host 0.0.0.0 --cert tls.crt --key tls.key",
+  },
+  args: {
+    stdio: { type: "boolean", description: "Serve MCP over stdin/stdout (newline-delimited JSON-RPC; stdout carries only protocol frames). Default when --http is not given." },
+    http: { type: "boolean", description: "Serve MCP over Streamable HTTP at <url>/mcp (sessions), with GET /healthz. May be combined with --stdio." },
+    host: { type: "string", description: "Address to bind for --http (default 127.0.0.1). A non-loopback address is refused unless --cert/--key AND a bearer token are set.", valueHint: "addr" },
+    port: { type: "string", description: "Port for --http (default 0 = any free port). The listening URL is printed on stderr.", valueHint: "n" },
+    workspace: { type: "string", alias: "w", description: "Workspace root; repeat for several roots (env CCB_WORKSPACE, ':'-separated). Default: the current directory (announced on stderr). Every tool path is confined to the roots.", valueHint: "dir" },
+    "auth-token": { type: "string", description: "Bearer token required on /mcp (prefer env CCB_AUTH_TOKEN: flags are visible in ps). Compared in constant time; wrong or missing -> 401.", valueHint: "token" },
+    cert: { type: "string", description: "TLS certificate (PEM file) for --http: serves HTTPS. Needs --key.", valueHint: "file" },
+    key: { type: "string", description: "TLS private key (PEM file) for --http. Needs --cert.", valueHint: "file" },
+    "allow-origin": { type: "string", description: "Browser Origin allowed to call /mcp (exact scheme://host[:port]); repeatable. Other browser Origins get 403; non-browser clients send none.", valueHint: "origin" },
+    "max-body-bytes": { type: "string", description: "Largest accepted /mcp request body in bytes (default 4194304 = 4 MiB); larger -> 413 with a JSON-RPC error.", valueHint: "n" },
+    ...commonArgs,
+  },
+  async run({ args, rawArgs }) {
+    try {
+      const { log } = setupLogging(args);
+      const { roots, source } = workspaceRoots(rawArgs);
+      const wantHttp = Boolean(args.http);
+      const authToken = args["auth-token"] || process.env.CCB_AUTH_TOKEN || undefined;
+      const { runServe } = await import("../../src/protocols/mcp/serve.ts");
+      await runServe({
+        roots,
+        rootsSource: source,
+        stdio: Boolean(args.stdio) || !wantHttp,
+        http: wantHttp
+          ? {
+              host: args.host ?? "127.0.0.1",
+              port: intArg("--port", args.port, 0, 0, 65535),
+              authToken,
+              certFile: args.cert,
+              keyFile: args.key,
+              allowOrigins: repeated(rawArgs, "--allow-origin"),
+              maxBodyBytes: intArg("--max-body-bytes", args["max-body-bytes"], 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+            }
+          : undefined,
+        log,
+        announce: (line) => process.stderr.write(`${line}\n`),
+      });
+      process.exit(0);
+    } catch (err) {
+      reportFatal(err);
+    }
   },
 });
+
+function intArg(flag: string, value: string | undefined, fallback: number, min: number, max: number): number {
+  if (value === undefined || value === "") return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new CcbError("INVALID_ARGUMENT", `${flag} must be an integer from ${min} to ${max}, got "${value}".`);
+  }
+  return n;
+}
+
+/** All values of a repeatable flag (`--flag v` or `--flag=v`). */
+function repeated(rawArgs: string[], flag: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const a = rawArgs[i] as string;
+    if (a === "--") break;
+    if (a === flag) {
+      const v = rawArgs[i + 1];
+      if (v === undefined || v.startsWith("-")) throw new CcbError("INVALID_ARGUMENT", `${flag} needs a value.`);
+      out.push(v);
+      i++;
+    } else if (a.startsWith(`${flag}=`)) {
+      out.push(a.slice(flag.length + 1));
+    }
+  }
+  return out;
+}

@@ -1,0 +1,128 @@
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import type { Core } from "../../core/core.ts";
+import type { Logger } from "../../core/log.ts";
+import type { AnyToolDef } from "../../core/tool.ts";
+import { workspaceTools } from "../../core/tools/registry.ts";
+import { CCB_VERSION } from "../../core/version.ts";
+import { toolErrorResult } from "./errors.ts";
+
+export interface McpServerOptions {
+  core: Core;
+  /** Defaults to the workspace tool registry. */
+  tools?: readonly AnyToolDef[];
+  log?: Logger;
+}
+
+const INSTRUCTIONS =
+  "ccb gives you a confined workspace: files (fs_*), search (fs_search), terminals (terminal_*), git (git_*), " +
+  "and the live editor (editor_*, diagnostics_get, vscode_*, extensions_*) when a workbench is connected. " +
+  "Every path is relative to the workspace root (or absolute inside a root). Call workspace_status first to see the roots " +
+  "and whether the editor bridge is connected. Failed calls return isError results whose text says what to do next.";
+
+/**
+ * The MCP front end of the core: one `Server` per connection (stdio, or one per HTTP session),
+ * listing every tool of the registry and dispatching `tools/call` to it.
+ *
+ * It uses the SDK's protocol-level `Server` rather than `McpServer.registerTool`: `McpServer`
+ * turns an unknown tool and invalid arguments into `isError` results, whereas ccb answers both
+ * with a JSON-RPC InvalidParams (-32602) error that says what is wrong, and maps every failure of a
+ * known tool exactly once (errors.ts). Tool input schemas are the tools' own zod schemas.
+ */
+export function createMcpServer(options: McpServerOptions): Server {
+  const tools = options.tools ?? workspaceTools;
+  const log = options.log ?? options.core.log.child("mcp");
+  const catalog = toolCatalog(tools);
+  const server = new Server(
+    { name: "ccb", title: "ccb workspace", version: CCB_VERSION },
+    { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+  );
+  server.onerror = (err) => log.debug(`protocol: ${err.message}`);
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: catalog.list }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const name = request.params.name;
+    const def = catalog.byName.get(name);
+    if (!def) {
+      throw new InvalidParams(`Unknown tool "${truncate(name, 100)}". Call tools/list to see the available tools.`);
+    }
+    const parsed = await def.input.safeParseAsync(request.params.arguments ?? {});
+    if (!parsed.success) {
+      throw new InvalidParams(`Invalid arguments for tool ${name}: ${formatIssues(parsed.error)}. See the tool's inputSchema in tools/list.`);
+    }
+    try {
+      const result = await def.execute(parsed.data, { core: options.core, signal: extra.signal, log });
+      return {
+        content: [{ type: "text", text: result.text }],
+        ...(result.structured ? { structuredContent: result.structured } : {}),
+        ...(result.meta ? { _meta: result.meta } : {}),
+      };
+    } catch (err) {
+      return toolErrorResult(err, name, log);
+    }
+  });
+  return server;
+}
+
+/** A JSON-RPC InvalidParams error whose message is exactly what the caller needs to fix. */
+class InvalidParams extends Error {
+  readonly code = ErrorCode.InvalidParams;
+}
+
+interface Catalog {
+  list: Tool[];
+  byName: Map<string, AnyToolDef>;
+}
+
+const catalogs = new WeakMap<readonly AnyToolDef[], Catalog>();
+
+/** The tools/list payload, computed once per registry (JSON schemas from the zod input schemas). */
+export function toolCatalog(tools: readonly AnyToolDef[]): Catalog {
+  const cached = catalogs.get(tools);
+  if (cached) return cached;
+  const byName = new Map<string, AnyToolDef>();
+  const list: Tool[] = [];
+  for (const def of tools) {
+    if (byName.has(def.name)) throw new Error(`Duplicate tool name in registry: ${def.name}`);
+    byName.set(def.name, def);
+    list.push({
+      name: def.name,
+      title: def.title,
+      description: def.description,
+      inputSchema: inputJsonSchema(def.input),
+      annotations: { title: def.title, ...def.annotations },
+    });
+  }
+  const catalog = { list, byName };
+  catalogs.set(tools, catalog);
+  return catalog;
+}
+
+function inputJsonSchema(schema: z.ZodObject): Tool["inputSchema"] {
+  const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  delete json.$schema;
+  return { ...json, type: "object" } as Tool["inputSchema"];
+}
+
+/** "path: expected string, received number; limit: too big" — what is wrong, field by field. */
+export function formatIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 10)
+    .map((i) => {
+      const where = i.path.length > 0 ? i.path.map(String).join(".") : "(arguments)";
+      return `${where}: ${i.message}`;
+    })
+    .join("; ");
+}
+
+function truncate(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n)}…` : s;
+}

@@ -1,0 +1,160 @@
+import type { Readable, Writable } from "node:stream";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+
+export interface StdioTransportOptions {
+  /** Longest accepted frame (one line) in bytes; longer lines are dropped with a JSON-RPC error. */
+  maxFrameBytes?: number;
+}
+
+export const DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024;
+
+/**
+ * MCP over newline-delimited JSON on a pair of streams (stdin/stdout by default, injectable).
+ *
+ * Unlike the SDK's StdioServerTransport, a bad frame never ends the connection: malformed JSON is
+ * answered with a JSON-RPC Parse error (-32700), a well-formed value that is not a JSON-RPC message
+ * with Invalid Request (-32600, echoing its id when it has a usable one), and an oversized line is
+ * dropped up to its newline and answered with Invalid Request naming the limit.
+ */
+export class LineStdioTransport implements Transport {
+  onmessage?: (message: JSONRPCMessage) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+
+  readonly #in: Readable;
+  readonly #out: Writable;
+  readonly #max: number;
+  #pending: Buffer[] = [];
+  #pendingBytes = 0;
+  #discarding = false;
+  #closed = false;
+
+  constructor(input: Readable = process.stdin, output: Writable = process.stdout, options: StdioTransportOptions = {}) {
+    this.#in = input;
+    this.#out = output;
+    this.#max = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  }
+
+  async start(): Promise<void> {
+    this.#in.on("data", this.#onData);
+    this.#in.on("end", this.#onEnd);
+    this.#in.on("error", this.#onStreamError);
+    this.#out.on("error", this.#onStreamError);
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.#closed) return;
+    const line = `${JSON.stringify(message)}\n`;
+    if (this.#out.write(line)) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        this.#out.off("drain", done);
+        this.#out.off("close", done);
+        resolve();
+      };
+      this.#out.once("drain", done);
+      this.#out.once("close", done);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#in.off("data", this.#onData);
+    this.#in.off("end", this.#onEnd);
+    this.#in.off("error", this.#onStreamError);
+    this.#out.off("error", this.#onStreamError);
+    this.#in.pause();
+    this.#pending = [];
+    this.onclose?.();
+  }
+
+  readonly #onEnd = (): void => {
+    void this.close();
+  };
+
+  /** EPIPE/ECONNRESET: the peer left. That ends this connection, not the process. */
+  readonly #onStreamError = (err: Error): void => {
+    this.onerror?.(err);
+    void this.close();
+  };
+
+  readonly #onData = (chunk: Buffer | string): void => {
+    let buf = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
+    while (!this.#closed) {
+      const nl = buf.indexOf(0x0a);
+      if (nl === -1) {
+        this.#append(buf);
+        return;
+      }
+      const head = buf.subarray(0, nl);
+      buf = buf.subarray(nl + 1);
+      if (this.#discarding) {
+        this.#discarding = false;
+        continue;
+      }
+      if (this.#pendingBytes + head.length > this.#max) {
+        this.#reset();
+        this.#tooLarge();
+        continue;
+      }
+      const line = this.#pending.length === 0 ? head : Buffer.concat([...this.#pending, head]);
+      this.#reset();
+      this.#frame(line.toString("utf8"));
+    }
+  };
+
+  #append(buf: Buffer): void {
+    if (this.#discarding || buf.length === 0) return;
+    if (this.#pendingBytes + buf.length > this.#max) {
+      this.#reset();
+      this.#discarding = true;
+      this.#tooLarge();
+      return;
+    }
+    this.#pending.push(buf);
+    this.#pendingBytes += buf.length;
+  }
+
+  #reset(): void {
+    this.#pending = [];
+    this.#pendingBytes = 0;
+  }
+
+  #tooLarge(): void {
+    this.#reply(null, ErrorCode.InvalidRequest, `Request too large: a frame may be at most ${this.#max} bytes. Send smaller requests.`);
+  }
+
+  #frame(raw: string): void {
+    const text = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    if (text.trim() === "") return;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      this.#reply(null, ErrorCode.ParseError, "Parse error: the frame is not valid JSON.");
+      return;
+    }
+    const parsed = JSONRPCMessageSchema.safeParse(value);
+    if (!parsed.success) {
+      this.#reply(usableId(value), ErrorCode.InvalidRequest, "Invalid Request: the frame is not a JSON-RPC 2.0 request, notification or response.");
+      return;
+    }
+    this.onmessage?.(parsed.data);
+  }
+
+  #reply(id: string | number | null, code: number, message: string): void {
+    this.onerror?.(new Error(message));
+    // The SDK's message type has no room for `id: null`, which JSON-RPC prescribes for errors about unreadable requests.
+    void this.send({ jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage);
+  }
+}
+
+function usableId(value: unknown): string | number | null {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return null;
+  const id = (value as { id?: unknown }).id;
+  if (typeof id === "string" && id.length <= 256) return id;
+  if (typeof id === "number" && Number.isSafeInteger(id)) return id;
+  return null;
+}

@@ -1,0 +1,105 @@
+import type { ChildProcess } from "node:child_process";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ccbCommand, spawnCcb } from "../helpers/cli.ts";
+
+/** Shared helpers of the `ccb serve` end-to-end tests: spawn the real CLI, connect real SDK clients. */
+
+export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v === undefined) continue;
+    // The server's own settings come from each test, never from the environment of the test run.
+    if (k.startsWith("CCB_") && k !== "CCB_TEST_BIN" && k !== "CCB_REPO_ROOT") continue;
+    env[k] = v;
+  }
+  return { ...env, ...extra };
+}
+
+export interface StdioPeer {
+  client: Client;
+  transport: StdioClientTransport;
+  stderr: () => string;
+  close(): Promise<void>;
+}
+
+/** `ccb serve --stdio` spawned by the SDK's StdioClientTransport, connected with the SDK Client. */
+export async function connectStdio(workspace: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<StdioPeer> {
+  const { command, args } = ccbCommand(["serve", "--stdio", "--workspace", workspace, ...extraArgs]);
+  const transport = new StdioClientTransport({ command, args, env: cleanEnv(env), stderr: "pipe" });
+  let err = "";
+  transport.stderr?.on("data", (d: Buffer) => (err += d.toString("utf8")));
+  const client = new Client({ name: "ccb-e2e", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, transport, stderr: () => err, close: () => client.close() };
+}
+
+export interface HttpServe {
+  child: ChildProcess;
+  /** Base URL, e.g. http://127.0.0.1:41234 */
+  base: string;
+  /** MCP endpoint URL */
+  url: string;
+  stderr: () => string;
+  /** SIGTERM, wait for exit; returns the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** Spawn `ccb serve --http --port 0 ...` and wait for the URL it prints on stderr. */
+export async function startHttpServe(workspace: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<HttpServe> {
+  const child = spawnCcb(["serve", "--http", "--port", "0", "--workspace", workspace, ...extraArgs], { env: cleanEnv(env) });
+  let err = "";
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const base = await new Promise<string>((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      err += d.toString("utf8");
+      const m = /listening on (https?:\/\/\S+)\/mcp/.exec(err);
+      if (m) {
+        child.stderr?.off("data", onData);
+        child.stderr?.on("data", (more: Buffer) => (err += more.toString("utf8")));
+        resolve(m[1] as string);
+      }
+    };
+    child.stderr?.on("data", onData);
+    void exited.then((code) => reject(new Error(`ccb serve exited (${code}) before listening:\n${err}`)));
+  });
+  return {
+    child,
+    base,
+    url: `${base}/mcp`,
+    stderr: () => err,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+export async function connectHttp(url: string, headers: Record<string, string> = {}): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+  const client = new Client({ name: "ccb-e2e-http", version: "1.0.0" });
+  await client.connect(transport);
+  return client;
+}
+
+/** Wait for a child to exit; resolves with its code and signal. */
+export function waitExit(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  return new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+}
+
+/** Resolve when `read()` matches `re`, checking on every `data` event of `stream`. */
+export function waitForOutput(stream: NodeJS.ReadableStream, read: () => string, re: RegExp): Promise<RegExpExecArray> {
+  return new Promise((resolve) => {
+    const check = () => {
+      const m = re.exec(read());
+      if (m) {
+        stream.off("data", check);
+        resolve(m);
+      }
+    };
+    stream.on("data", check);
+    check();
+  });
+}

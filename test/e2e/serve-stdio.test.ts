@@ -1,0 +1,121 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import { workspaceTools } from "../../src/core/tools/registry.ts";
+import { spawnCcb } from "../helpers/cli.ts";
+import { tmpdirFixture } from "../helpers/tmp.ts";
+import { cleanEnv, connectStdio, waitExit, waitForOutput, type StdioPeer } from "./serve-helpers.ts";
+
+const INIT = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+};
+
+describe("ccb serve --stdio with the MCP SDK client", { timeout: 120_000 }, () => {
+  const dir = tmpdirFixture({ git: true });
+  let peer: StdioPeer;
+
+  before(async () => {
+    peer = await connectStdio(dir.path);
+  });
+  after(async () => {
+    await peer.close();
+    dir.cleanup();
+  });
+
+  it("initializes as ccb and lists every registry tool with schema, title and annotations", async () => {
+    assert.equal(peer.client.getServerVersion()?.name, "ccb");
+    const { tools } = await peer.client.listTools();
+    assert.deepEqual(tools.map((t) => t.name).sort(), workspaceTools.map((t) => t.name).sort());
+    for (const t of tools) {
+      assert.equal(t.inputSchema.type, "object", t.name);
+      assert.ok(t.title, t.name);
+      assert.ok(t.description && t.description.length > 0, t.name);
+      for (const k of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const) {
+        assert.equal(typeof t.annotations?.[k], "boolean", `${t.name}.${k}`);
+      }
+    }
+  });
+
+  it("answers an unknown tool with a JSON-RPC InvalidParams error", async () => {
+    await assert.rejects(peer.client.callTool({ name: "definitely_not_a_tool", arguments: {} }), (err: unknown) => {
+      assert.ok(err instanceof McpError, String(err));
+      assert.equal(err.code, -32602);
+      assert.match(err.message, /Unknown tool "definitely_not_a_tool"/);
+      return true;
+    });
+  });
+
+  it("announces the workspace on stderr", async () => {
+    assert.match(peer.stderr(), new RegExp(`workspace ${dir.path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
+  });
+});
+
+describe("ccb serve --stdio process behaviour", { timeout: 120_000 }, () => {
+  const dir = tmpdirFixture();
+  after(() => dir.cleanup());
+
+  it("writes only JSON-RPC frames to stdout, answers bad frames and keeps serving", async () => {
+    const child = spawnCcb(["serve", "--workspace", dir.path, "--log-level", "debug"], { env: cleanEnv() });
+    let out = "";
+    let err = "";
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
+    const lines = [
+      JSON.stringify(INIT),
+      JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+      "this is not json",
+      JSON.stringify({ jsonrpc: "2.0", id: 7, method: 42 }),
+      JSON.stringify({ jsonrpc: "2.0", id: 8, method: "no/such/method" }),
+      JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list" }),
+    ];
+    child.stdin!.write(`${lines.join("\n")}\n`);
+    await waitForOutput(child.stdout!, () => out, /"id":9[,}]/);
+    child.stdin!.end();
+    const exit = await waitExit(child);
+    assert.deepEqual(exit, { code: 0, signal: null });
+    const frames = out.trimEnd().split("\n").map((l) => JSON.parse(l) as { jsonrpc: string; id: unknown; error?: { code: number } });
+    for (const f of frames) assert.equal(f.jsonrpc, "2.0");
+    const byId = new Map(frames.map((f) => [f.id, f]));
+    assert.equal(byId.get(null)?.error?.code, -32700);
+    assert.equal(byId.get(7)?.error?.code, -32600);
+    assert.equal(byId.get(8)?.error?.code, -32601);
+    assert.ok(byId.get(9) && !byId.get(9)?.error);
+    // logs went to stderr, none to stdout
+    assert.match(err, /MCP over stdio ready/);
+  });
+
+  it("defaults to the current directory and says so", async () => {
+    const child = spawnCcb(["serve"], { env: cleanEnv(), cwd: dir.path });
+    let err = "";
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
+    await waitForOutput(child.stderr!, () => err, /ready/);
+    assert.match(err, /workspace .*\(the current directory; pass --workspace to choose\)/);
+    assert.ok(err.includes(dir.path));
+    child.stdin!.end();
+    assert.deepEqual(await waitExit(child), { code: 0, signal: null });
+  });
+
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    it(`exits 0 on ${signal}`, async () => {
+      const child = spawnCcb(["serve", "--stdio", "--workspace", dir.path], { env: cleanEnv() });
+      let err = "";
+      child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
+      await waitForOutput(child.stderr!, () => err, /ready/);
+      child.kill(signal);
+      assert.deepEqual(await waitExit(child), { code: 0, signal: null });
+    });
+  }
+
+  it("refuses a missing workspace with a clear message and exit 1", async () => {
+    const child = spawnCcb(["serve", "--workspace", `${dir.path}/missing`], { env: cleanEnv() });
+    let err = "";
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
+    child.stdin!.end();
+    const exit = await waitExit(child);
+    assert.equal(exit.code, 1);
+    assert.match(err, /Workspace root does not exist/);
+  });
+});
