@@ -41,8 +41,8 @@ export function versionConflict(display: string, expected: string | null, curren
   const message = current === null
     ? `Version conflict on ${display}: it does not exist (expected version ${expected}).`
     : expected === null
-      ? `Version conflict on ${display}: it already exists (expected it not to).`
-      : `Version conflict on ${display}: it changed since version ${expected}.`;
+      ? `Version conflict on ${display}: it already exists (expected it not to); its current version is ${current}.`
+      : `Version conflict on ${display}: it changed since version ${expected}; its current version is ${current}.`;
   return new CcbError("VERSION_CONFLICT", message, {
     hint: current === null
       ? "Pass expectedVersion: null to create it, or omit expectedVersion."
