@@ -416,3 +416,22 @@ export const BridgeConfig = z.object({ url: z.string(), token: z.string(), works
 export type BridgeConfig = z.infer<typeof BridgeConfig>;
 export const BRIDGE_CONFIG_FILE = "ccb-bridge.json";
 export const EXTENSION_ID = "ccb.ccb-bridge";
+
+/**
+ * Rewrite every path of tagged arguments ({"$type":"uri"|"location","path"}) with `resolve`
+ * (ccb confines them to the workspace). Plain file: URIs are refused: they must come as paths.
+ */
+export async function mapTaggedPaths(value: unknown, resolve: (path: string) => Promise<string>, depth = 0): Promise<unknown> {
+  if (depth > 32) throw new TypeError("Command arguments are nested too deeply.");
+  if (Array.isArray(value)) return Promise.all(value.map((v) => mapTaggedPaths(v, resolve, depth + 1)));
+  if (value === null || typeof value !== "object") return value;
+  const obj = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) out[k] = await mapTaggedPaths(v, resolve, depth + 1);
+  if (obj.$type === "uri" || obj.$type === "location") {
+    if (typeof obj.path === "string") out.path = await resolve(obj.path);
+    else if (obj.$type === "location" || typeof obj.uri !== "string") throw new TypeError(`A {"$type":"${String(obj.$type)}"} argument needs a "path".`);
+    else if (/^file:/i.test(obj.uri)) throw new TypeError('Give file URIs as {"$type":"uri","path":"..."} so the path can be checked against the workspace.');
+  }
+  return out;
+}

@@ -1,30 +1,18 @@
 import { z } from "zod";
 import type { Core } from "../core.ts";
 import { CcbError } from "../errors.ts";
+import { mapTaggedPaths } from "../../workbench/contract.ts";
 import { defineTool } from "../tool.ts";
 import { callBridge } from "./editor_common.ts";
 
-/**
- * Confine every path inside tagged arguments ({"$type":"uri"|"location", "path": ...}) before the
- * command runs: a command must not be pointed at a file outside the workspace.
- */
-async function confineArgs(core: Core, value: unknown, depth = 0): Promise<unknown> {
-  if (depth > 32) throw new CcbError("INVALID_ARGUMENT", "Command arguments are nested too deeply.");
-  if (Array.isArray(value)) return Promise.all(value.map((v) => confineArgs(core, v, depth + 1)));
-  if (value === null || typeof value !== "object") return value;
-  const obj = value as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(obj)) out[k] = await confineArgs(core, v, depth + 1);
-  if (obj.$type === "uri" || obj.$type === "location") {
-    if (typeof obj.path === "string") {
-      out.path = (await core.workspace.resolve(obj.path)).abs;
-    } else if (obj.$type === "location" || typeof obj.uri !== "string") {
-      throw new CcbError("INVALID_ARGUMENT", `A {"$type":"${obj.$type}"} argument needs a "path".`);
-    } else if (/^file:/i.test(obj.uri)) {
-      throw new CcbError("INVALID_ARGUMENT", 'Give file URIs as {"$type":"uri","path":"..."} so the path can be checked against the workspace.');
-    }
+/** Confine every path inside tagged arguments before the command runs (the bridge server checks again). */
+async function confineArgs(core: Core, value: unknown): Promise<unknown> {
+  try {
+    return await mapTaggedPaths(value, async (p) => (await core.workspace.resolve(p)).abs);
+  } catch (err) {
+    if (err instanceof TypeError) throw new CcbError("INVALID_ARGUMENT", err.message);
+    throw err;
   }
-  return out;
 }
 
 export default defineTool({

@@ -1,0 +1,32 @@
+#!/usr/bin/env node
+// Builds the VS Code bridge extension (src/workbench/bridge-extension) with the shared bridge
+// contract bundled in, as an unpacked extension folder the launcher copies into the runtime's
+// extensions dir: dist/bridge-extension/<publisher>.<name>-<version>/{package.json,extension.js}.
+// Imported by scripts/build.mjs; also runnable alone.
+import { build } from "esbuild";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const src = join(root, "src/workbench/bridge-extension");
+const manifest = JSON.parse(readFileSync(join(src, "package.json"), "utf8"));
+const folder = `${manifest.publisher}.${manifest.name}-${manifest.version}`;
+const outDir = join(root, "dist/bridge-extension", folder);
+
+rmSync(join(root, "dist/bridge-extension"), { recursive: true, force: true });
+mkdirSync(outDir, { recursive: true });
+await build({
+  absWorkingDir: root,
+  entryPoints: [join(src, "src/extension.ts")],
+  outfile: join(outDir, "extension.js"),
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20",
+  external: ["vscode"],
+  minify: false,
+  sourcemap: false,
+  logLevel: "warning",
+});
+writeFileSync(join(outDir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -1,0 +1,256 @@
+import * as vscode from "vscode";
+import type { DocumentOverlay, ExtensionMethod, ParamsOf, ResultOf } from "../../contract.ts";
+import {
+  BridgeError,
+  diagnostic,
+  documentSymbols,
+  editorInfo,
+  fromTagged,
+  hoverText,
+  location,
+  symbolKind,
+  toRange,
+  toTagged,
+  uriPath,
+} from "./convert.ts";
+
+/** The editor-side implementation of each contract method (params already validated). */
+export type Handlers = { [M in ExtensionMethod]: (params: ParamsOf<M>) => Promise<ResultOf<M>> };
+
+const fileUri = (path: string) => vscode.Uri.file(path);
+
+async function openDoc(path: string): Promise<vscode.TextDocument> {
+  try {
+    return await vscode.workspace.openTextDocument(fileUri(path));
+  } catch (err) {
+    throw new BridgeError("NOT_FOUND", `The editor cannot open ${path}: ${(err as Error).message}`);
+  }
+}
+
+function findDoc(path: string): vscode.TextDocument | undefined {
+  const key = fileUri(path).toString();
+  return vscode.workspace.textDocuments.find((d) => d.uri.toString() === key);
+}
+
+async function show(path: string, options: vscode.TextDocumentShowOptions = {}): Promise<vscode.TextEditor> {
+  const doc = await openDoc(path);
+  return vscode.window.showTextDocument(doc, options);
+}
+
+function overlay(d: vscode.TextDocument, includeText: boolean): DocumentOverlay {
+  return { path: uriPath(d.uri), version: d.version, isDirty: d.isDirty, languageId: d.languageId, text: includeText ? d.getText() : "" };
+}
+
+/** Wait until vscode.extensions changes or `ms` pass (installs land asynchronously). */
+function extensionsChanged(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    const sub = vscode.extensions.onDidChange(done);
+    function done() {
+      clearTimeout(t);
+      sub.dispose();
+      resolve();
+    }
+  });
+}
+
+const base = {
+  async "editor.open"(p) {
+    const e = await show(p.path, { preview: p.preview ?? false, preserveFocus: p.preserveFocus ?? false, ...(p.selection ? { selection: toRange(p.selection) } : {}) });
+    if (p.selection) e.revealRange(toRange(p.selection), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    return editorInfo(e);
+  },
+  async "editor.state"(p) {
+    const includeText = p.includeText ?? true;
+    const docs = vscode.workspace.textDocuments.filter((d) => d.uri.scheme === "file" && d.isDirty);
+    if (p.path && !docs.some((d) => d.uri.fsPath === p.path)) {
+      const d = findDoc(p.path) ?? (await openDoc(p.path).catch(() => undefined));
+      if (d) docs.push(d);
+    }
+    const active = vscode.window.activeTextEditor;
+    return {
+      active: active ? editorInfo(active) : null,
+      visible: vscode.window.visibleTextEditors.map(editorInfo),
+      overlays: docs.map((d) => overlay(d, includeText)),
+      workspaceFolders: (vscode.workspace.workspaceFolders ?? []).map((f) => uriPath(f.uri)),
+      focused: vscode.window.state.focused,
+    };
+  },
+  async "editor.setSelection"(p) {
+    const e = await show(p.path);
+    e.selections = p.selections.map((s) => new vscode.Selection(s.anchor.line, s.anchor.character, s.active.line, s.active.character));
+    const first = e.selections[0];
+    if (first && (p.reveal ?? true)) e.revealRange(first, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    return editorInfo(e);
+  },
+  async "editor.applyEdits"(p) {
+    const doc = await openDoc(p.path);
+    if (p.expectedVersion !== undefined && doc.version !== p.expectedVersion) {
+      throw new BridgeError("VERSION_CONFLICT", `The buffer of ${p.path} is at version ${doc.version}, not ${p.expectedVersion}.`, "Read it again with editor_state and recompute the edits.");
+    }
+    const edit = new vscode.WorkspaceEdit();
+    for (const e of p.edits) edit.replace(doc.uri, toRange(e.range), e.newText);
+    const applied = await vscode.workspace.applyEdit(edit);
+    let saved = false;
+    if (applied && p.save) saved = await doc.save();
+    return { applied, version: doc.version, isDirty: doc.isDirty, saved };
+  },
+  async "editor.openEditors"() {
+    const tabs = vscode.window.tabGroups.all.flatMap((g, groupIndex) =>
+      g.tabs.map((t) => {
+        const input = t.input;
+        const uri = input instanceof vscode.TabInputText ? input.uri : input instanceof vscode.TabInputTextDiff ? input.modified : undefined;
+        const doc = uri ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString()) : undefined;
+        return {
+          ...(uri ? { path: uriPath(uri), uri: uri.toString() } : {}),
+          label: t.label,
+          isActive: t.isActive,
+          isDirty: t.isDirty,
+          isPinned: t.isPinned,
+          isPreview: t.isPreview,
+          groupIndex,
+          viewColumn: g.viewColumn,
+          isGroupActive: g.isActive,
+          ...(doc ? { languageId: doc.languageId } : {}),
+        };
+      }),
+    );
+    return { tabs };
+  },
+  async "document.read"(p) {
+    const d = findDoc(p.path);
+    return d ? overlay(d, true) : null;
+  },
+  async "document.isDirty"(p) {
+    const d = findDoc(p.path);
+    return { isOpen: Boolean(d), isDirty: d?.isDirty ?? false };
+  },
+  async "document.save"(p) {
+    const d = findDoc(p.path);
+    return d ? { isOpen: true, saved: await d.save() } : { isOpen: false, saved: false };
+  },
+  async "diagnostics.get"(p) {
+    if (p.path) {
+      const uri = fileUri(p.path);
+      return { files: [{ path: p.path, diagnostics: vscode.languages.getDiagnostics(uri).map(diagnostic) }] };
+    }
+    const files = vscode.languages
+      .getDiagnostics()
+      .filter(([, ds]) => ds.length > 0)
+      .map(([uri, ds]) => ({ path: uriPath(uri), diagnostics: ds.map(diagnostic) }));
+    return { files };
+  },
+  async "commands.list"(p) {
+    const all = await vscode.commands.getCommands(!(p.includeInternal ?? false));
+    const f = p.filter?.toLowerCase();
+    return { commands: f ? all.filter((c) => c.toLowerCase().includes(f)) : all };
+  },
+  async "commands.execute"(p) {
+    const args = p.args.map(fromTagged);
+    const result: unknown = await vscode.commands.executeCommand(p.command, ...args);
+    return { result: toTagged(result) };
+  },
+  async "extensions.list"(p) {
+    const list = vscode.extensions.all
+      .filter((e) => (p.includeBuiltin ?? false) || !isBuiltin(e))
+      .map((e) => ({
+        id: e.id,
+        version: String((e.packageJSON as { version?: unknown }).version ?? ""),
+        ...(typeof (e.packageJSON as { displayName?: unknown }).displayName === "string" ? { displayName: (e.packageJSON as { displayName: string }).displayName } : {}),
+        isActive: e.isActive,
+        builtin: isBuiltin(e),
+        path: e.extensionUri.fsPath,
+      }));
+    return { extensions: list };
+  },
+  async "extensions.install"(p) {
+    const before = new Set(vscode.extensions.all.map((e) => e.id.toLowerCase()));
+    const changed = extensionsChanged(20_000);
+    const arg = p.vsixPath ? fileUri(p.vsixPath) : p.id;
+    if (!arg) throw new BridgeError("INVALID_ARGUMENT", "Give an id or a .vsix path.");
+    try {
+      await vscode.commands.executeCommand("workbench.extensions.installExtension", arg, { donotSync: true });
+    } catch (err) {
+      throw new BridgeError("BRIDGE_ERROR", `The workbench could not install ${p.id ?? p.vsixPath}: ${(err as Error).message}`);
+    }
+    await changed;
+    const added = vscode.extensions.all.find((e) => !before.has(e.id.toLowerCase()));
+    const id = added?.id ?? p.id?.replace(/@.*$/, "");
+    return { ...(id ? { id } : {}), installed: true };
+  },
+  async "extensions.uninstall"(p) {
+    const had = vscode.extensions.getExtension(p.id);
+    const changed = extensionsChanged(20_000);
+    try {
+      await vscode.commands.executeCommand("workbench.extensions.uninstallExtension", p.id);
+    } catch (err) {
+      const msg = (err as Error).message;
+      if (/not installed/i.test(msg)) return { uninstalled: false };
+      throw new BridgeError("BRIDGE_ERROR", `The workbench could not uninstall ${p.id}: ${msg}`);
+    }
+    if (had) await changed;
+    return { uninstalled: true };
+  },
+  async "language.documentSymbols"(p) {
+    const doc = await openDoc(p.path);
+    const r = await vscode.commands.executeCommand<(vscode.DocumentSymbol | vscode.SymbolInformation)[] | undefined>("vscode.executeDocumentSymbolProvider", doc.uri);
+    return { symbols: documentSymbols(r) };
+  },
+  async "language.workspaceSymbols"(p) {
+    const r = await vscode.commands.executeCommand<vscode.SymbolInformation[] | undefined>("vscode.executeWorkspaceSymbolProvider", p.query);
+    return {
+      symbols: (r ?? []).map((s) => ({
+        name: s.name,
+        kind: symbolKind(s.kind),
+        ...(s.containerName ? { containerName: s.containerName } : {}),
+        location: location(s.location),
+      })),
+    };
+  },
+  async "language.definition"(p) {
+    const doc = await openDoc(p.path);
+    const r = await vscode.commands.executeCommand<(vscode.Location | vscode.LocationLink)[] | undefined>(
+      "vscode.executeDefinitionProvider",
+      doc.uri,
+      new vscode.Position(p.position.line, p.position.character),
+    );
+    return { locations: (r ?? []).map(location) };
+  },
+  async "language.references"(p) {
+    const doc = await openDoc(p.path);
+    const at = new vscode.Position(p.position.line, p.position.character);
+    const r = (await vscode.commands.executeCommand<vscode.Location[] | undefined>("vscode.executeReferenceProvider", doc.uri, at)) ?? [];
+    let locations = r.map(location);
+    if (p.includeDeclaration === false) {
+      const defs = ((await vscode.commands.executeCommand<(vscode.Location | vscode.LocationLink)[] | undefined>("vscode.executeDefinitionProvider", doc.uri, at)) ?? []).map(location);
+      const key = (l: { path: string; range: { start: { line: number; character: number } } }) => `${l.path}:${l.range.start.line}:${l.range.start.character}`;
+      const defKeys = new Set(defs.map(key));
+      locations = locations.filter((l) => !defKeys.has(key(l)));
+    }
+    return { locations };
+  },
+  async "language.hover"(p) {
+    const doc = await openDoc(p.path);
+    const r = await vscode.commands.executeCommand<vscode.Hover[] | undefined>(
+      "vscode.executeHoverProvider",
+      doc.uri,
+      new vscode.Position(p.position.line, p.position.character),
+    );
+    const hovers = r ?? [];
+    const contents = hovers.flatMap((h) => h.contents.map(hoverText)).filter((t) => t.trim() !== "");
+    const first = hovers.find((h) => h.range)?.range;
+    return { contents, ...(first ? { range: { start: { line: first.start.line, character: first.start.character }, end: { line: first.end.line, character: first.end.character } } } : {}) };
+  },
+} satisfies Partial<Handlers>;
+
+export type BaseHandlers = typeof base;
+export const baseHandlers = base;
+
+let userExtensionsDir = "";
+/** The folder user extensions are installed in (this extension's parent): everything else is built in. */
+export function setUserExtensionsDir(dir: string): void {
+  userExtensionsDir = dir;
+}
+function isBuiltin(e: vscode.Extension<unknown>): boolean {
+  return !e.extensionUri.fsPath.startsWith(userExtensionsDir + "/");
+}

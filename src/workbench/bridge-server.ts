@@ -1,0 +1,376 @@
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocket, WebSocketServer, type RawData } from "ws";
+import type { EditorBridge } from "../core/bridge.ts";
+import type { Core } from "../core/core.ts";
+import { CcbError, ERROR_CODES, toCcbError, type ErrorCode } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
+import { CCB_VERSION } from "../core/version.ts";
+import {
+  BRIDGE_PROTOCOL_VERSION,
+  CLOSE_BAD_FRAME,
+  CLOSE_BAD_TOKEN,
+  CLOSE_SHUTDOWN,
+  CLOSE_TIMEOUT,
+  ExtensionFrame,
+  HELLO_TIMEOUT_MS,
+  HelloFrame,
+  MAX_FRAME_BYTES,
+  PING_INTERVAL_MS,
+  SILENCE_TIMEOUT_MS,
+  extensionMethods,
+  isExtensionMethod,
+  isServerMethod,
+  mapTaggedPaths,
+  parseFrame,
+  serverMethods,
+  type BridgeEvent,
+  type ExtensionMethod,
+  type Role,
+  type ServerFrame,
+  type ServerMethod,
+} from "./contract.ts";
+
+export interface BridgeServerOptions {
+  core: Core;
+  log: Logger;
+  /** The bridge token (>= 128 random bits); generated when omitted. */
+  token?: string;
+  /** Override of the silence timeout (tests). */
+  silenceTimeoutMs?: number;
+  helloTimeoutMs?: number;
+  /** Serves requests the extension sends to ccb (terminals); confinement is handled here. */
+  serve?: (method: ServerMethod, params: unknown, conn: BridgeConnection) => Promise<unknown>;
+  /** Why there is no bridge while no extension host is connected (e.g. runtime state). */
+  idleReason?: () => string;
+}
+
+interface Pending {
+  resolve(v: unknown): void;
+  reject(e: unknown): void;
+  cleanup(): void;
+}
+
+/** One extension host's connection (one per open workbench tab). */
+export class BridgeConnection {
+  readonly seq: number;
+  readonly clientId: string;
+  readonly connectedAt = Date.now();
+  /** Server-clock time of the last "focused" report; 0 = never focused. */
+  focusAt = 0;
+  role: Role = "standby";
+  readonly pending = new Map<number, Pending>();
+  #nextId = 1;
+  constructor(
+    readonly ws: WebSocket,
+    seq: number,
+    readonly hello: HelloFrame,
+  ) {
+    this.seq = seq;
+    this.clientId = hello.clientId;
+  }
+  send(frame: ServerFrame): void {
+    if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
+  }
+  nextId(): number {
+    return this.#nextId++;
+  }
+}
+
+/**
+ * The `/bridge` WebSocket endpoint and ccb's EditorBridge. Extension hosts authenticate with a
+ * hello frame; the one focused last serves (others stand by; only a focus gain moves the role, so
+ * it never flaps). It fills core.bridge while a host serves and clears it with a reason otherwise.
+ * Every path that crosses it is confined to the workspace here, whatever the caller did before.
+ */
+export class BridgeServer implements EditorBridge {
+  readonly token: string;
+  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+  readonly #conns = new Set<BridgeConnection>();
+  readonly #listeners = new Set<(event: { type: string; [key: string]: unknown }) => void>();
+  readonly #roleListeners = new Set<(active: BridgeConnection | undefined) => void>();
+  #active: BridgeConnection | undefined;
+  #seq = 0;
+  #closed = false;
+  #o: BridgeServerOptions;
+
+  constructor(options: BridgeServerOptions) {
+    this.#o = { ...options };
+    this.token = options.token ?? randomBytes(32).toString("base64url");
+  }
+
+  /** Set who serves the extension's requests (terminals). */
+  setServe(serve: NonNullable<BridgeServerOptions["serve"]>): void {
+    this.#o.serve = serve;
+  }
+
+  get active(): BridgeConnection | undefined {
+    return this.#active;
+  }
+  get connections(): readonly BridgeConnection[] {
+    return [...this.#conns];
+  }
+
+  /** Upgrade handler for the gateway's `/bridge` route. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (this.#closed) {
+      socket.destroy();
+      return;
+    }
+    // Browser pages have no business here: the extension host's WebSocket sends no Origin.
+    const origin = req.headers.origin;
+    if (origin && origin !== "null" && /^[a-z-]+:\/\//i.test(origin)) {
+      socket.end("HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+      return;
+    }
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws));
+  }
+
+  #accept(ws: WebSocket): void {
+    const log = this.#o.log;
+    let conn: BridgeConnection | undefined;
+    const silenceMs = this.#o.silenceTimeoutMs ?? SILENCE_TIMEOUT_MS;
+    let timer = setTimeout(() => ws.close(CLOSE_TIMEOUT, "hello timeout"), this.#o.helloTimeoutMs ?? HELLO_TIMEOUT_MS);
+    const touch = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => ws.close(CLOSE_TIMEOUT, "silence timeout"), silenceMs);
+    };
+    ws.on("error", (err) => log.debug(`bridge socket: ${err.message}`));
+    ws.on("message", (data: RawData, isBinary: boolean) => {
+      const text = isBinary ? "" : data.toString();
+      if (!conn) {
+        const hello = parseFrame(HelloFrame, text);
+        if (!hello) return ws.close(CLOSE_BAD_FRAME, "expected a hello frame");
+        if (!tokenMatches(hello.token, this.token)) {
+          log.warn("bridge: refused a connection with a wrong token");
+          return ws.close(CLOSE_BAD_TOKEN, "bad token");
+        }
+        if (hello.protocol !== BRIDGE_PROTOCOL_VERSION) return ws.close(CLOSE_BAD_FRAME, `protocol ${BRIDGE_PROTOCOL_VERSION} required`);
+        touch();
+        conn = new BridgeConnection(ws, ++this.#seq, hello);
+        if (hello.focused) conn.focusAt = Date.now();
+        this.#conns.add(conn);
+        log.info(`bridge: extension host ${conn.seq} connected (VS Code ${hello.vscodeVersion})`);
+        conn.send({ type: "welcome", role: "standby", serverVersion: CCB_VERSION, pingIntervalMs: PING_INTERVAL_MS });
+        this.#elect();
+        return;
+      }
+      touch();
+      const frame = parseFrame(ExtensionFrame, text);
+      if (!frame) return ws.close(CLOSE_BAD_FRAME, "bad frame");
+      this.#onFrame(conn, frame);
+    });
+    ws.on("close", (code) => {
+      clearTimeout(timer);
+      if (!conn) return;
+      log.info(`bridge: extension host ${conn.seq} left (${code})`);
+      this.#conns.delete(conn);
+      for (const p of conn.pending.values()) {
+        p.cleanup();
+        p.reject(new CcbError("BRIDGE_UNAVAILABLE", "The editor disconnected before answering.", { hint: "Retry once the workbench is back." }));
+      }
+      conn.pending.clear();
+      this.#elect();
+    });
+  }
+
+  #onFrame(conn: BridgeConnection, frame: ExtensionFrame): void {
+    switch (frame.type) {
+      case "ping":
+        conn.send({ type: "pong" });
+        return;
+      case "focus":
+        if (frame.focused) {
+          conn.focusAt = Date.now();
+          this.#elect();
+        }
+        return;
+      case "event":
+        this.#emit(frame.event);
+        return;
+      case "response": {
+        const p = conn.pending.get(frame.id);
+        if (!p) return;
+        conn.pending.delete(frame.id);
+        p.cleanup();
+        if (frame.error) {
+          const code: ErrorCode = (ERROR_CODES as readonly string[]).includes(frame.error.code) ? (frame.error.code as ErrorCode) : "BRIDGE_ERROR";
+          p.reject(new CcbError(code, frame.error.message, frame.error.hint ? { hint: frame.error.hint } : {}));
+        } else p.resolve(frame.result);
+        return;
+      }
+      case "request":
+        void this.#serveRequest(conn, frame.id, frame.method, frame.params);
+        return;
+      default: {
+        const never: never = frame;
+        return never;
+      }
+    }
+  }
+
+  async #serveRequest(conn: BridgeConnection, id: number, method: string, params: unknown): Promise<void> {
+    try {
+      if (!isServerMethod(method)) throw new CcbError("INVALID_ARGUMENT", `Unknown method ${method}`);
+      const parsed = serverMethods[method].params.safeParse(params);
+      if (!parsed.success) throw new CcbError("INVALID_ARGUMENT", `Invalid params for ${method}`);
+      let result: unknown;
+      if (method === "workspace.resolve") {
+        result = { path: (await this.#o.core.workspace.resolve((parsed.data as { path: string }).path)).abs };
+      } else if (this.#o.serve) {
+        result = await this.#o.serve(method, parsed.data, conn);
+      } else {
+        throw new CcbError("UNSUPPORTED", `${method} is not served here`);
+      }
+      conn.send({ type: "response", id, result });
+    } catch (err) {
+      const e = toCcbError(err);
+      conn.send({ type: "response", id, error: { code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) } });
+    }
+  }
+
+  /** The host focused last serves; with no focus ever reported, the first connected. Only a focus gain or a departure moves the role. */
+  #elect(): void {
+    let best: BridgeConnection | undefined;
+    for (const c of this.#conns) {
+      if (!best || c.focusAt > best.focusAt || (c.focusAt === best.focusAt && c.seq < best.seq)) best = c;
+    }
+    if (best === this.#active) return;
+    const old = this.#active;
+    this.#active = best;
+    if (old && this.#conns.has(old)) {
+      old.role = "standby";
+      old.send({ type: "role", role: "standby" });
+    }
+    if (best) {
+      best.role = "active";
+      best.send({ type: "role", role: "active" });
+      this.#o.log.info(`bridge: extension host ${best.seq} serves`);
+      this.#o.core.bridge.set(this);
+    } else if (!this.#closed) {
+      this.#o.core.bridge.clear(this.#o.idleReason?.() ?? "No workbench tab is connected, so there is no extension host to serve editor requests.");
+    }
+    for (const l of this.#roleListeners) l(best);
+  }
+
+  /** Subscribe to changes of the serving connection. */
+  onActiveChange(listener: (active: BridgeConnection | undefined) => void): () => void {
+    this.#roleListeners.add(listener);
+    return () => this.#roleListeners.delete(listener);
+  }
+
+  /** Send an event frame to the serving extension host (terminal output). */
+  notify(event: BridgeEvent, conn: BridgeConnection | undefined = this.#active): void {
+    conn?.send({ type: "event", event });
+  }
+
+  onEvent(listener: (event: { type: string; [key: string]: unknown }) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #emit(event: BridgeEvent): void {
+    for (const l of this.#listeners) {
+      try {
+        l(event);
+      } catch (err) {
+        this.#o.log.debug(`bridge event listener: ${String(err)}`);
+      }
+    }
+  }
+
+  async call(method: string, params: unknown, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<unknown> {
+    if (!isExtensionMethod(method)) throw new CcbError("INVALID_ARGUMENT", `Unknown editor method: ${method}`);
+    const spec = extensionMethods[method];
+    const checked = spec.params.safeParse(params);
+    if (!checked.success) throw new CcbError("INVALID_ARGUMENT", `Invalid parameters for ${method}: ${checked.error.issues[0]?.message ?? ""}`);
+    const confined = await this.#confine(method, checked.data as Record<string, unknown>);
+    const conn = this.#active;
+    if (!conn) this.#o.core.bridge.require(); // throws BRIDGE_UNAVAILABLE with the reason
+    return this.callOn(conn as BridgeConnection, method, confined, options);
+  }
+
+  /** A call on one given extension host (params already checked and confined by the caller). */
+  async callOn(c: BridgeConnection, method: ExtensionMethod, params: unknown, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<unknown> {
+    const spec = extensionMethods[method];
+    options.signal?.throwIfAborted();
+    const timeoutMs = options.timeoutMs ?? spec.timeoutMs;
+    const id = c.nextId();
+    const raw = await new Promise<unknown>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = () => {
+        c.pending.delete(id);
+        cleanup();
+        reject(new CcbError("ABORTED", `${method} was cancelled.`));
+      };
+      const cleanup = () => {
+        if (timer) clearTimeout(timer);
+        options.signal?.removeEventListener("abort", onAbort);
+      };
+      if (timeoutMs > 0) {
+        timer = setTimeout(() => {
+          c.pending.delete(id);
+          cleanup();
+          reject(new CcbError("TIMEOUT", `The editor did not answer ${method} within ${Math.round(timeoutMs / 1000)} s.`, { hint: "The workbench may be busy; retry." }));
+        }, timeoutMs);
+      }
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+      c.pending.set(id, { resolve, reject, cleanup });
+      c.send({ type: "request", id, method, params });
+    });
+    const result = spec.result.safeParse(raw);
+    if (!result.success) throw new CcbError("BRIDGE_ERROR", `The editor answered ${method} with an unexpected shape.`);
+    return result.data;
+  }
+
+  /** Re-confine every path a call carries (defect 1 of the anchor: bridge writes escaping via symlinks). */
+  async #confine(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const ws = this.#o.core.workspace;
+    const out = { ...params };
+    if (typeof params.path === "string") out.path = (await ws.resolve(params.path)).abs;
+    if (typeof params.vsixPath === "string") out.vsixPath = (await ws.resolve(params.vsixPath, { mustExist: true })).abs;
+    if (method === "commands.execute") {
+      try {
+        out.args = await mapTaggedPaths(params.args, async (p) => (await ws.resolve(p)).abs);
+      } catch (err) {
+        if (err instanceof TypeError) throw new CcbError("INVALID_ARGUMENT", err.message);
+        throw err;
+      }
+    }
+    return out;
+  }
+
+  /** Wait until some extension host serves (or the signal fires). */
+  waitForActive(signal?: AbortSignal): Promise<BridgeConnection> {
+    if (this.#active) return Promise.resolve(this.#active);
+    return new Promise((resolve, reject) => {
+      const off = this.onActiveChange((a) => {
+        if (!a) return;
+        off();
+        signal?.removeEventListener("abort", onAbort);
+        resolve(a);
+      });
+      const onAbort = () => {
+        off();
+        reject(new CcbError("ABORTED", "Stopped waiting for the editor bridge."));
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  async close(reason = "The workbench stopped."): Promise<void> {
+    this.#closed = true;
+    for (const c of this.#conns) c.ws.close(CLOSE_SHUTDOWN, "ccb is shutting down");
+    this.#conns.clear();
+    this.#active = undefined;
+    this.#o.core.bridge.clear(reason);
+    await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
+  }
+}
+
+function tokenMatches(given: string, expected: string): boolean {
+  const a = Buffer.from(given, "utf8");
+  const b = Buffer.from(expected, "utf8");
+  return a.length === b.length && timingSafeEqual(a, b);
+}

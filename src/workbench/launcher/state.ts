@@ -1,0 +1,100 @@
+import { randomBytes } from "node:crypto";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { dirname, join, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { CcbError } from "../../core/errors.ts";
+import { BRIDGE_CONFIG_FILE, EXTENSION_ID, type BridgeConfig } from "../contract.ts";
+import type { LaunchDirs } from "./types.ts";
+
+function inside(child: string, parent: string): boolean {
+  return child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
+}
+
+function real(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
+  }
+}
+
+/**
+ * A fresh per-instance state folder OUTSIDE every workspace root (so file tools cannot plant
+ * extension code or read the bridge token through it): $XDG_STATE_HOME/ccb/workbench/<id>, else the
+ * temp dir when that would fall inside the workspace (e.g. the workspace is $HOME). Removed on close.
+ */
+export function createStateDirs(roots: readonly string[], env: NodeJS.ProcessEnv = process.env): LaunchDirs {
+  const base = env.XDG_STATE_HOME || join(homedir(), ".local/state");
+  const candidates = [join(base, "ccb/workbench"), join(tmpdir(), `ccb-workbench-${process.getuid?.() ?? "u"}`)];
+  for (const parent of candidates) {
+    const realParent = real(parent);
+    if (roots.some((r) => inside(realParent, r) || inside(r, realParent))) continue;
+    mkdirSync(parent, { recursive: true, mode: 0o700 });
+    if (roots.some((r) => inside(real(parent), r))) continue;
+    const state = mkdtempSync(join(parent, `${randomBytes(4).toString("hex")}-`));
+    const dirs: LaunchDirs = {
+      state,
+      userData: join(state, "user-data"),
+      extensions: join(state, "extensions"),
+      serverData: join(state, "server-data"),
+    };
+    for (const d of [dirs.userData, dirs.extensions, dirs.serverData, join(dirs.userData, "User")]) mkdirSync(d, { recursive: true, mode: 0o700 });
+    writeFileSync(
+      join(dirs.userData, "User/settings.json"),
+      `${JSON.stringify(
+        {
+          "telemetry.telemetryLevel": "off",
+          "security.workspace.trust.enabled": false,
+          "workbench.startupEditor": "none",
+          "workbench.enableExperiments": false,
+          "extensions.autoCheckUpdates": false,
+          "extensions.autoUpdate": false,
+          "update.mode": "none",
+          "workbench.tips.enabled": false,
+        },
+        null,
+        2,
+      )}\n`,
+      { mode: 0o600 },
+    );
+    writeFileSync(join(state, "code-server.yaml"), "auth: none\ncert: false\n", { mode: 0o600 });
+    return dirs;
+  }
+  throw new CcbError("CONFIG_INVALID", "Could not find a state folder outside the workspace for the workbench.", {
+    hint: "Set XDG_STATE_HOME to a folder outside the workspace.",
+  });
+}
+
+export function removeStateDirs(dirs: LaunchDirs): void {
+  rmSync(dirs.state, { recursive: true, force: true });
+}
+
+/** The built extension folder (dist/bridge-extension/<publisher.name-version>), or CCB_BRIDGE_EXTENSION_DIR. */
+export function findBuiltExtension(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.CCB_BRIDGE_EXTENSION_DIR) return env.CCB_BRIDGE_EXTENSION_DIR;
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    const candidate = join(dir, "dist/bridge-extension");
+    const direct = join(dir, "bridge-extension");
+    for (const c of [candidate, direct]) {
+      if (!existsSync(c)) continue;
+      const pkg = readdirSync(c).find((n) => n.startsWith(`${EXTENSION_ID}-`) && existsSync(join(c, n, "extension.js")));
+      if (pkg) return join(c, pkg);
+    }
+    dir = dirname(dir);
+  }
+  throw new CcbError("RUNTIME_UNAVAILABLE", "The bridge extension is not built (dist/bridge-extension is missing).", {
+    hint: "Run `node scripts/build.mjs` (npm run build), or set CCB_BRIDGE_EXTENSION_DIR.",
+  });
+}
+
+/** Copy the bridge extension into the runtime's extensions dir with its 0600 config (url + token). */
+export function installBridgeExtension(dirs: LaunchDirs, config: BridgeConfig, env: NodeJS.ProcessEnv = process.env): string {
+  const src = findBuiltExtension(env);
+  const dest = join(dirs.extensions, src.split(sep).pop() as string);
+  rmSync(dest, { recursive: true, force: true });
+  cpSync(src, dest, { recursive: true });
+  writeFileSync(join(dest, BRIDGE_CONFIG_FILE), JSON.stringify(config), { mode: 0o600 });
+  return dest;
+}

@@ -1,0 +1,41 @@
+/** One interface, two runtimes: how to start a Code OSS server and reach it. */
+export type RuntimeKind = "openvscode" | "code-server";
+
+export interface LaunchDirs {
+  /** ccb-owned per-instance folder outside the workspace (0700). */
+  state: string;
+  userData: string;
+  extensions: string;
+  serverData: string;
+}
+
+export interface LaunchInput {
+  port: number;
+  /** The public base path, `/ide/<key>` (no trailing slash). */
+  basePath: string;
+  dirs: LaunchDirs;
+  /** The folder the workbench opens (the primary workspace root). */
+  folder: string;
+}
+
+export interface LaunchCommand {
+  command: string;
+  args: string[];
+  /** Extra environment (merged over the sanitised parent environment). */
+  env: Record<string, string>;
+}
+
+export interface Runtime {
+  kind: RuntimeKind;
+  /** Human description for logs and status (no secrets). */
+  describe: string;
+  /** The runtime's folder (OpenVSCode root or the code-server package). */
+  root: string;
+  command(input: LaunchInput): LaunchCommand;
+  /** Whether the gateway strips `/ide/<key>` before proxying (code-server serves at "/" behind any prefix). */
+  stripPrefix: boolean;
+  /** Path on the runtime's own port answering 200 once it can serve (for readiness and the benchmark). */
+  healthPath(basePath: string): string;
+  /** Path of the workbench page on the runtime (with the base path when not stripped), folder query included. */
+  workbenchPath(basePath: string, folder: string): string;
+}
