@@ -4,6 +4,7 @@ import { z } from "zod";
 import { isCcbError } from "../../core/errors.ts";
 import { mapStopReason, promptText, promptToModel, streamEventToUpdate, textChunk, thoughtChunk, usageUpdate, userChunk } from "./converters.ts";
 import { expandCommand } from "./commands.ts";
+import { repairHistory } from "./history.ts";
 import type { ModelRequest } from "./model.ts";
 import { ModelError } from "./model-error.ts";
 import { contextWindow, THOUGHT_LEVELS } from "./modes.ts";
@@ -58,7 +59,7 @@ export async function runTurn(session: Session, outlet: TurnOutlet, prompt: Cont
         model: session.config.model,
         max_tokens: session.settings.maxTokens,
         system: systemPrompt({ cwd: session.cwd, platform: `${process.platform} ${process.arch}`, date: new Date().toISOString().slice(0, 10), git, mode: session.config.mode, toolNames: tools.map((t) => t.name) }),
-        messages: session.history,
+        messages: repairHistory(session.history),
         tools: apiTools,
       };
       const budget = THOUGHT_LEVELS[session.config.thought];

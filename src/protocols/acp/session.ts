@@ -7,7 +7,7 @@ import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { availableCommands, loadCommands, type SlashCommand } from "./commands.ts";
 import { shortTitle, todosToPlan, type Todo } from "./converters.ts";
-import { lastTurn, modelHistory, repairHistory } from "./history.ts";
+import { lastTurn, modelHistory } from "./history.ts";
 import { runTurn } from "./loop.ts";
 import type { McpConnections } from "./mcp-clients.ts";
 import type { ModelClient } from "./model.ts";
@@ -105,7 +105,7 @@ export class Session {
   }
 
   pushMessage(turn: number, message: MessageParam): void {
-    this.history = repairHistory([...this.history, message]);
+    this.history.push(message);
     this.append({ t: "message", turn, message });
   }
 
