@@ -5,7 +5,6 @@ import { after, before, describe, it } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import WebSocket from "ws";
-import { toolThenText } from "../helpers/acp-scripts.ts";
 import { spawnCcb } from "../helpers/cli.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { stopProcess, waitForOutput } from "../helpers/process.ts";
@@ -24,10 +23,14 @@ describe("ccb link -> ccb acp", () => {
 
   before(async () => {
     api = await startFakeAnthropic({
-      script: toolThenText(
-        (prompt) => (prompt.startsWith("edit") ? [{ name: "edit", input: { path: "notes.txt", old_string: "old", new_string: "new" } }] : undefined),
-        () => "Edited.",
-      ),
+      // Side requests (no tools) get a title; the first turn edits; once a tool result is back, text.
+      script: ({ body }) => {
+        if (!Array.isArray(body.tools) || body.tools.length === 0) return { text: "Title" };
+        const last = body.messages.at(-1);
+        const hasResult = Array.isArray(last?.content) && last.content.some((c: { type: string }) => c.type === "tool_result");
+        if (hasResult) return { text: "Edited." };
+        return { toolUses: [{ name: "edit", input: { path: "notes.txt", old_string: "old", new_string: "new" } }] };
+      },
     });
     link = spawnCcb(["link", "--port", "0", "--host", "127.0.0.1"], {
       env: {
