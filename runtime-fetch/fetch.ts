@@ -76,9 +76,9 @@ export async function downloadVerified(o: DownloadOptions): Promise<DownloadResu
     await truncate(o.dest, 0);
     have = 0;
   }
-  const hash = createHash("sha256");
+  let hash = createHash("sha256");
   await hashPrefix(o.dest, have, hash);
-  const resumedBytes = have;
+  let resumedBytes = have;
   let finalUrl = o.url;
 
   if (have < o.expected.size) {
@@ -103,12 +103,17 @@ export async function downloadVerified(o: DownloadOptions): Promise<DownloadResu
       finalUrl = res.url || o.url;
       if (have > 0 && res.status === 206 && res.headers.get("content-range")?.startsWith(`bytes ${have}-`)) {
         o.log.info(`resuming the download at ${have} of ${o.expected.size} bytes`);
-      } else if (res.status === 200 || (res.status === 416 && have > 0)) {
+      } else if (have > 0 && (res.status === 206 || res.status === 416)) {
+        // A range we did not ask for, or the partial file is not a prefix: start over without one.
+        await res.body?.cancel().catch(() => undefined);
+        await truncate(o.dest, 0);
+        return downloadVerified(o);
+      } else if (res.status === 200) {
         if (have > 0) {
-          // The server does not resume (or the partial file was bad): start over.
-          await res.body?.cancel().catch(() => undefined);
-          await truncate(o.dest, 0);
-          return downloadVerified(o);
+          o.log.info("the server does not resume downloads; starting over");
+          have = 0;
+          resumedBytes = 0;
+          hash = createHash("sha256");
         }
       } else {
         await res.body?.cancel().catch(() => undefined);
