@@ -1,0 +1,82 @@
+import type { BackendChoice } from "./backend.ts";
+
+// The public types of the terminal service (re-exported by manager.ts, the module others import).
+
+export type TerminalBackendKind = "node-pty" | "bun-terminal" | "pipe";
+
+export interface TerminalInfo {
+  id: string;
+  title: string;
+  command: string;
+  args: string[];
+  cwd: string;
+  cols: number;
+  rows: number;
+  pid: number | undefined;
+  backend: TerminalBackendKind;
+  /** False for the pipe fallback: no TTY, no resize. */
+  isPty: boolean;
+  running: boolean;
+  exitCode: number | null;
+  signal: string | null;
+  createdAt: number;
+  /** Where created: a tool, or the workbench's terminal panel. */
+  origin: "tool" | "workbench";
+}
+
+export interface CreateTerminalOptions {
+  /** Program to run; default the user's shell. */
+  command?: string;
+  args?: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+  cols?: number;
+  rows?: number;
+  title?: string;
+  origin?: "tool" | "workbench";
+}
+
+export interface TerminalReadOptions {
+  /** Read raw output from here (a previous `nextOffset`); default the oldest output still held. */
+  offset?: number;
+  /** Include the scrollback above the visible screen. */
+  scrollback?: boolean;
+  /** At most this many characters of raw output (default 256 Ki). */
+  maxBytes?: number;
+  /** When nothing new is there yet, wait up to this long for output or exit. */
+  waitMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface TerminalReadResult {
+  info: TerminalInfo;
+  /** The rendered screen (plus scrollback if asked) as plain text. */
+  screen: string;
+  /** Raw output since `offset`. */
+  output: string;
+  /** Offset to pass next time to read incrementally. */
+  nextOffset: number;
+  /** True when output before `offset` was already dropped from the bounded buffer. */
+  dropped: boolean;
+  /** Where `output` starts (greater than `offset` when output was dropped). */
+  from: number;
+  /** Total output produced so far (the offset at the end of all output). */
+  end: number;
+  /** Cursor position on the screen (0-based). */
+  cursor: { x: number; y: number };
+}
+
+export type TerminalEvent = { type: "created" | "data" | "exit" | "resize"; id: string; data?: string };
+
+export interface TerminalManagerOptions {
+  /** Force a backend (default: CCB_PTY_BACKEND, else the runtime's own). */
+  backend?: BackendChoice;
+  /** Raw output kept per terminal, in characters (default 1 Mi). */
+  bufferSize?: number;
+  /** Lines of scrollback in the rendered screen (default 1000). */
+  scrollback?: number;
+  /** How long `kill` waits after its signal before SIGKILL (default 2000 ms). */
+  killGraceMs?: number;
+  /** Running terminals allowed at once (default 32). */
+  maxTerminals?: number;
+}
