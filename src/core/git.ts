@@ -1,9 +1,34 @@
-import type { Workspace } from "./workspace.ts";
+import { stat } from "node:fs/promises";
+import { isAbsolute, join, resolve as resolvePath } from "node:path";
 import { CcbError } from "./errors.ts";
+import { parseGitArgs, type ParsedGitArgs } from "./git-args.ts";
+import { ccbGlobalConfig, ceilingFor, configOverrides, gitEnv } from "./git-env.ts";
+import { execGit, type ExecResult } from "./git-exec.ts";
+import { checkSequencerTodo, repoInfo, scanConfig, type RepoInfo, type RunGit } from "./git-preflight.ts";
+import { parsePorcelainV2, type GitEntryKind } from "./git-status.ts";
+import { silentLogger, type Logger } from "./log.ts";
+import type { Workspace } from "./workspace.ts";
 
-// OWNER: git helper. Skeleton: signatures are the contract other parts code against.
+/**
+ * Git for tools: parsed status, capped diff, and `run` of any allowed subcommand with an argument
+ * array (never a shell). Every invocation:
+ * - resolves its directory and every path-like argument inside the workspace (PATH_OUTSIDE_WORKSPACE);
+ * - refuses caller arguments that would run programs or set dangerous config (git-args.ts, git-keys.ts);
+ * - checks that the repository lies in the workspace and that no config file it reads holds a key
+ *   that runs a program (git-preflight.ts);
+ * - runs git with a fixed environment and `-c` overrides placed last (git-env.ts): hooks off,
+ *   fsmonitor off, editor/pager/askpass fixed, no system/global config except the user's identity;
+ * - kills the process group on timeout or abort and caps the output.
+ */
 
-export interface GitStatusEntry { path: string; index: string; worktree: string; origPath?: string }
+export interface GitStatusEntry {
+  path: string;
+  index: string;
+  worktree: string;
+  origPath?: string;
+  kind?: GitEntryKind;
+  submodule?: boolean;
+}
 export interface GitStatus {
   repo: string;
   branch: string | null;
@@ -12,19 +37,259 @@ export interface GitStatus {
   behind: number;
   entries: GitStatusEntry[];
   clean: boolean;
+  /** HEAD commit, null before the first commit. */
+  oid?: string | null;
+  detached?: boolean;
 }
-export interface GitRunResult { exitCode: number; stdout: string; stderr: string; truncated: boolean }
+export interface GitRunResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  /** Bytes of stdout git wrote (more than shown when truncated). */
+  stdoutBytes?: number;
+}
+export interface GitDiffResult {
+  diff: string;
+  truncated: boolean;
+  /** Bytes of diff git produced before ccb stopped reading (at least this many when truncated). */
+  bytes?: number;
+  /** Set when truncated: says so and how to narrow the diff. */
+  message?: string;
+}
+
+export interface GitServiceOptions {
+  /** The git executable (default `git` on PATH). */
+  gitPath?: string;
+  log?: Logger;
+}
+
+export const GIT_DEFAULT_TIMEOUT_MS = 120_000;
+export const GIT_MAX_TIMEOUT_MS = 600_000;
+export const GIT_DEFAULT_MAX_BYTES = 1024 * 1024;
+export const GIT_DIFF_DEFAULT_MAX_BYTES = 256 * 1024;
+const READ_TIMEOUT_MS = 60_000;
+
+/** Subcommands that create or name a repository elsewhere, or never run drivers: no config scan. */
+const NO_SCAN = new Set(["config", "init", "init-db", "clone", "version"]);
+
+interface Prepared {
+  dir: string;
+  root: string;
+  info: RepoInfo | null;
+}
 
 export class GitService {
-  constructor(readonly workspace: Workspace) {}
+  readonly gitPath: string;
+  private readonly log: Logger;
+  private commands: Promise<Set<string>> | undefined;
 
-  async status(_options?: { path?: string; signal?: AbortSignal }): Promise<GitStatus> {
-    throw new CcbError("UNSUPPORTED", "not implemented yet");
+  constructor(
+    readonly workspace: Workspace,
+    options: GitServiceOptions = {},
+  ) {
+    this.gitPath = options.gitPath ?? "git";
+    this.log = options.log ?? silentLogger;
   }
-  async diff(_options?: { path?: string; paths?: string[]; staged?: boolean; maxBytes?: number; signal?: AbortSignal }): Promise<{ diff: string; truncated: boolean }> {
-    throw new CcbError("UNSUPPORTED", "not implemented yet");
+
+  async status(options: { path?: string; paths?: string[]; untracked?: boolean; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<GitStatus> {
+    const args = ["status", "--porcelain=v2", "--branch", "-z", "--find-renames", `--untracked-files=${options.untracked === false ? "no" : "all"}`];
+    const r = await this.internal(args, options.path, options.paths, { timeoutMs: options.timeoutMs ?? READ_TIMEOUT_MS, maxBytes: 16 * 1024 * 1024, killOnCap: true, signal: options.signal });
+    if (r.result.stdoutTruncated) throw new CcbError("TOO_LARGE", "git status output is larger than 16 MB.", { hint: "Pass paths to narrow it, or set untracked:false." });
+    const p = parsePorcelainV2(r.result.stdout.toString("utf8"));
+    const toplevel = r.prep.info?.toplevel ?? r.prep.dir;
+    const repo = this.workspace.display(await this.workspace.resolve(toplevel));
+    return {
+      repo,
+      branch: p.branch,
+      upstream: p.upstream,
+      ahead: p.ahead,
+      behind: p.behind,
+      entries: p.entries,
+      clean: p.entries.every((e) => e.kind === "ignored"),
+      oid: p.oid,
+      detached: p.detached,
+    };
   }
-  async run(_args: string[], _options?: { cwd?: string; timeoutMs?: number; maxBytes?: number; signal?: AbortSignal }): Promise<GitRunResult> {
-    throw new CcbError("UNSUPPORTED", "not implemented yet");
+
+  async diff(options: { path?: string; paths?: string[]; staged?: boolean; maxBytes?: number; contextLines?: number; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<GitDiffResult> {
+    const maxBytes = Math.max(1, options.maxBytes ?? GIT_DIFF_DEFAULT_MAX_BYTES);
+    const args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv"];
+    if (options.staged) args.push("--cached");
+    if (options.contextLines !== undefined) args.push(`-U${Math.max(0, Math.floor(options.contextLines))}`);
+    const r = await this.internal(args, options.path, options.paths, { timeoutMs: options.timeoutMs ?? READ_TIMEOUT_MS, maxBytes, killOnCap: true, signal: options.signal });
+    const truncated = r.result.stdoutTruncated;
+    let buf = r.result.stdout;
+    if (truncated) {
+      const nl = buf.lastIndexOf(0x0a);
+      if (nl > 0) buf = buf.subarray(0, nl + 1);
+    }
+    const diff = buf.toString("utf8");
+    if (!truncated) return { diff, truncated, bytes: r.result.stdoutBytes };
+    return {
+      diff,
+      truncated,
+      bytes: r.result.stdoutBytes,
+      message: `The diff is larger than ${maxBytes} bytes and was truncated after ${buf.length} bytes; pass paths to see the rest, or raise maxBytes.`,
+    };
   }
+
+  async run(args: string[], options: { cwd?: string; timeoutMs?: number; maxBytes?: number; signal?: AbortSignal } = {}): Promise<GitRunResult> {
+    const parsed = parseGitArgs(args);
+    if (parsed.sub !== null && !(await this.knownCommands()).has(parsed.sub)) {
+      throw new CcbError("GIT_REFUSED", `Not a built-in git subcommand: ${parsed.sub}.`, {
+        hint: "git_run runs git's own subcommands only: aliases and external git-* programs can run anything.",
+      });
+    }
+    const prep = await this.prepare(options.cwd, parsed, options.signal);
+    const noFile = parsed.sub === "push" || parsed.sub === "send-pack";
+    // The overrides go last before the subcommand (git: the last -c wins); without a subcommand
+    // (`--version`), global options must come last.
+    const argv = parsed.sub === null ? [...overrideArgs(), ...parsed.global] : [...parsed.global, ...overrideArgs(), parsed.sub, ...parsed.rest];
+    const result = await this.exec(argv, prep, {
+      timeoutMs: clampTimeout(options.timeoutMs ?? GIT_DEFAULT_TIMEOUT_MS),
+      maxBytes: Math.max(1, options.maxBytes ?? GIT_DEFAULT_MAX_BYTES),
+      signal: options.signal,
+      noFileProtocol: noFile,
+      what: `git ${parsed.sub ?? args.join(" ")}`,
+    });
+    this.log.debug(`git ${parsed.sub ?? ""} exited ${result.exitCode}`);
+    return {
+      exitCode: result.exitCode ?? -1,
+      stdout: result.stdout.toString("utf8"),
+      stderr: result.stderr.toString("utf8"),
+      truncated: result.stdoutTruncated || result.stderrTruncated,
+      stdoutBytes: result.stdoutBytes,
+    };
+  }
+
+  /** git's own subcommands (built-ins and the scripts in its exec path), asked once. */
+  private knownCommands(): Promise<Set<string>> {
+    this.commands ??= (async () => {
+      const r = await execGit(this.gitPath, ["--list-cmds=builtins,main"], {
+        cwd: this.workspace.primary,
+        env: gitEnv({ globalConfig: await ccbGlobalConfig(this.gitPath) }),
+        timeoutMs: READ_TIMEOUT_MS,
+        maxBytes: 1024 * 1024,
+      });
+      return new Set(r.stdout.toString("utf8").split("\n").map((l) => l.trim()).filter((l) => l.length > 0));
+    })();
+    this.commands.catch(() => {
+      this.commands = undefined;
+    });
+    return this.commands;
+  }
+
+  /** status/diff: fixed arguments plus caller paths, through the same checks as `run`. */
+  private async internal(
+    args: string[],
+    cwd: string | undefined,
+    paths: string[] | undefined,
+    opts: { timeoutMs: number; maxBytes: number; killOnCap: boolean; signal: AbortSignal | undefined },
+  ): Promise<{ result: ExecResult; prep: Prepared }> {
+    const parsed: ParsedGitArgs = { global: [], repoSelect: [], sub: args[0] ?? null, rest: args.slice(1), pathTokens: [], chdirs: [] };
+    const prep = await this.prepare(cwd, parsed, opts.signal);
+    if (!prep.info) {
+      throw new CcbError("GIT_FAILED", `Not a git repository: ${this.workspace.display(await this.workspace.resolve(prep.dir))}`, {
+        hint: 'Pass the path of a directory inside a repository, or create one with git_run ["init"].',
+      });
+    }
+    const specs: string[] = [];
+    for (const p of paths ?? []) specs.push((await this.workspace.resolve(isAbsolute(p) ? p : join(prep.dir, p))).abs);
+    const argv = ["--no-optional-locks", "--literal-pathspecs", ...overrideArgs(), ...args, "--", ...specs];
+    const result = await this.exec(argv, prep, { ...opts, noFileProtocol: false, what: `git ${args[0]}` });
+    if (result.exitCode !== 0 && !result.killedOnCap) {
+      throw new CcbError("GIT_FAILED", `git ${args[0]} failed: ${result.stderr.toString("utf8").trim() || `exit code ${result.exitCode}`}`);
+    }
+    return { result, prep };
+  }
+
+  /** Resolve the directory and path arguments, locate the repository, scan its config. */
+  private async prepare(cwdInput: string | undefined, parsed: ParsedGitArgs, signal: AbortSignal | undefined): Promise<Prepared> {
+    const cwd = await this.workspace.resolve(cwdInput ?? ".", { mustExist: true });
+    if (!(await stat(cwd.abs)).isDirectory()) throw new CcbError("NOT_DIRECTORY", `Not a directory: ${cwdInput}`);
+    let dir = cwd.abs;
+    for (const c of parsed.chdirs) dir = (await this.workspace.resolve(resolvePath(dir, c))).abs;
+    for (const t of parsed.pathTokens) await this.confineToken(dir, t);
+    const run = this.preflightRunner(cwd.root, signal);
+    const info = await repoInfo(run, cwd.abs, parsed.repoSelect);
+    if (info) {
+      for (const p of [info.gitDir, info.commonDir, info.toplevel]) {
+        if (p === null) continue;
+        await this.workspace.resolve(p).catch((err: unknown) => {
+          throw new CcbError("PATH_OUTSIDE_WORKSPACE", `The repository (${p}) lies outside the workspace.`, {
+            hint: "Add the repository as a workspace root (--workspace), or run git in a directory whose repository is inside the workspace.",
+            cause: err,
+          });
+        });
+      }
+      if (parsed.sub === null || !NO_SCAN.has(parsed.sub)) await scanConfig(run, cwd.abs, parsed.repoSelect, info);
+      if (parsed.sub === "rebase" || parsed.sub === "cherry-pick" || parsed.sub === "revert") await checkSequencerTodo(info.gitDir);
+    }
+    return { dir: cwd.abs, root: cwd.root, info };
+  }
+
+  /**
+   * A path-like argument must resolve inside the workspace: absolute paths, `..`, `file://` URLs and
+   * symlinks all go through workspace.resolve. Remote URLs (`https://...`, `host:path`) are not paths.
+   */
+  private async confineToken(dir: string, token: string): Promise<void> {
+    if (token.length === 0) return;
+    let p = token;
+    const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(token);
+    if (scheme) {
+      if (scheme[1]?.toLowerCase() !== "file") return;
+      p = decodeURIComponent(token.slice("file://".length));
+    } else {
+      const colon = token.indexOf(":");
+      const slash = token.indexOf("/");
+      const dosDrive = /^[a-zA-Z]:[\\/]/.test(token);
+      if (colon !== -1 && !dosDrive && (slash === -1 || colon < slash)) return; // host:path, rev:path, :/message
+    }
+    await this.workspace.resolve(isAbsolute(p) ? p : join(dir, p));
+  }
+
+  private preflightRunner(root: string, signal: AbortSignal | undefined): RunGit {
+    return async (argv, cwd) =>
+      execGit(this.gitPath, [...overrideArgs(), ...argv], {
+        cwd,
+        env: gitEnv({ globalConfig: await ccbGlobalConfig(this.gitPath), ceiling: ceilingFor(root) }),
+        timeoutMs: READ_TIMEOUT_MS,
+        maxBytes: 4 * 1024 * 1024,
+        killOnCap: true,
+        signal,
+      });
+  }
+
+  private async exec(
+    argv: string[],
+    prep: Prepared,
+    opts: { timeoutMs: number; maxBytes: number; killOnCap?: boolean; signal: AbortSignal | undefined; noFileProtocol: boolean; what: string },
+  ): Promise<ExecResult> {
+    const env = gitEnv({ globalConfig: await ccbGlobalConfig(this.gitPath), ceiling: ceilingFor(prep.root), noFileProtocol: opts.noFileProtocol });
+    const result = await execGit(this.gitPath, argv, {
+      cwd: prep.dir,
+      env,
+      timeoutMs: opts.timeoutMs,
+      maxBytes: opts.maxBytes,
+      killOnCap: opts.killOnCap ?? false,
+      signal: opts.signal,
+    });
+    if (result.timedOut) {
+      throw new CcbError("TIMEOUT", `${opts.what} did not finish within ${opts.timeoutMs} ms and was killed.`, {
+        hint: "Raise timeoutMs (up to 600000), or narrow the command.",
+        details: { stdout: result.stdout.toString("utf8").slice(0, 4096), stderr: result.stderr.toString("utf8").slice(0, 4096) },
+      });
+    }
+    return result;
+  }
+}
+
+function overrideArgs(): string[] {
+  return configOverrides().flatMap((kv) => ["-c", kv]);
+}
+
+function clampTimeout(ms: number): number {
+  if (!Number.isFinite(ms) || ms <= 0) return GIT_DEFAULT_TIMEOUT_MS;
+  return Math.min(ms, GIT_MAX_TIMEOUT_MS);
 }

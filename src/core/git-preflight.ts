@@ -1,0 +1,151 @@
+import { readdir, readFile, stat } from "node:fs/promises";
+import { isAbsolute, join } from "node:path";
+import { CcbError } from "./errors.ts";
+import type { ExecResult } from "./git-exec.ts";
+import { repoKeyRefusal } from "./git-keys.ts";
+
+/**
+ * Checks made before the caller's git command runs, with git itself as the parser:
+ * where the repository is (its work tree and git directories must lie in the workspace), and
+ * whether any config file it (or one of its submodules) reads holds a key that would run a program.
+ */
+
+export type RunGit = (argv: string[], cwd: string) => Promise<ExecResult>;
+
+export interface RepoInfo {
+  gitDir: string;
+  commonDir: string;
+  /** Null for a bare repository. */
+  toplevel: string | null;
+}
+
+/** Where the repository of `dir` is, or null when `dir` is not in one. */
+export async function repoInfo(run: RunGit, dir: string, repoSelect: string[]): Promise<RepoInfo | null> {
+  const r = await run(
+    [...repoSelect, "rev-parse", "--path-format=absolute", "--absolute-git-dir", "--git-common-dir", "--show-toplevel"],
+    dir,
+  );
+  const lines = r.stdout.toString("utf8").split("\n").filter((l) => l.length > 0);
+  if (lines.length < 2) return null;
+  const [gitDir, commonDir, toplevel] = lines as [string, string, string | undefined];
+  return { gitDir, commonDir, toplevel: r.exitCode === 0 && toplevel ? toplevel : null };
+}
+
+export interface ConfigEntry {
+  origin: string;
+  key: string;
+  value: string | null;
+}
+
+/** Parse `git config -l -z --show-origin [--show-scope]` output. */
+export function parseConfigList(out: string, withScope: boolean): ConfigEntry[] {
+  const parts = out.split("\0");
+  const entries: ConfigEntry[] = [];
+  const step = withScope ? 3 : 2;
+  for (let i = 0; i + step - 1 < parts.length; i += step) {
+    const scope = withScope ? parts[i] : "local";
+    const origin = parts[i + step - 2] as string;
+    const kv = parts[i + step - 1] as string;
+    if (scope === "command") continue;
+    const nl = kv.indexOf("\n");
+    entries.push({ origin, key: nl === -1 ? kv : kv.slice(0, nl), value: nl === -1 ? null : kv.slice(nl + 1) });
+  }
+  return entries;
+}
+
+function refusalFor(entries: ConfigEntry[], where: string): void {
+  for (const e of entries) {
+    const why = repoKeyRefusal(e.key, e.value);
+    if (why) {
+      throw new CcbError("GIT_REFUSED", `The ${where} config sets ${e.key} (${e.origin}), which ${why}; ccb does not run git while it is set.`, {
+        hint: `Remove it, e.g. git_run ["config", "--unset-all", "${e.key}"]${where === "repository" ? "" : " in that submodule"}, or edit the file named above.`,
+        details: { key: e.key, origin: e.origin },
+      });
+    }
+  }
+}
+
+/** Refuse when the repository's effective config, or a submodule's, holds a key that runs a program. */
+export async function scanConfig(run: RunGit, dir: string, repoSelect: string[], info: RepoInfo): Promise<void> {
+  const r = await run([...repoSelect, "config", "--list", "-z", "--includes", "--show-scope", "--show-origin"], dir);
+  if (r.exitCode === 0) refusalFor(parseConfigList(r.stdout.toString("utf8"), true), "repository");
+  for (const gitDir of await submoduleGitDirs(run, info)) {
+    const s = await run(["config", "--file", join(gitDir, "config"), "--list", "-z", "--includes", "--show-origin"], dir);
+    if (s.exitCode === 0) refusalFor(parseConfigList(s.stdout.toString("utf8"), false), "submodule");
+  }
+}
+
+async function isDir(p: string): Promise<boolean> {
+  try {
+    return (await stat(p)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Git directories of submodules: absorbed ones under `<common>/modules/**`, old-style ones at `.gitmodules` paths. */
+async function submoduleGitDirs(run: RunGit, info: RepoInfo): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (modules: string, depth: number): Promise<void> => {
+    if (depth > 6 || found.length > 500) return;
+    let names: string[];
+    try {
+      names = await readdir(modules);
+    } catch {
+      return;
+    }
+    for (const n of names) {
+      const d = join(modules, n);
+      if (!(await isDir(d))) continue;
+      if (await fileExists(join(d, "config"))) {
+        found.push(d);
+        await walk(join(d, "modules"), depth + 1);
+      } else {
+        await walk(d, depth + 1); // submodule names may contain slashes
+      }
+    }
+  };
+  await walk(join(info.commonDir, "modules"), 0);
+  if (info.toplevel && (await fileExists(join(info.toplevel, ".gitmodules")))) {
+    const r = await run(["config", "--file", join(info.toplevel, ".gitmodules"), "-z", "--get-regexp", "^submodule\\..*\\.path$"], info.toplevel);
+    for (const rec of r.stdout.toString("utf8").split("\0")) {
+      const nl = rec.indexOf("\n");
+      if (nl === -1) continue;
+      const p = rec.slice(nl + 1);
+      if (p.length === 0 || isAbsolute(p)) continue;
+      const d = join(info.toplevel, p, ".git");
+      if (await isDir(d)) found.push(d);
+    }
+  }
+  return found;
+}
+
+async function fileExists(p: string): Promise<boolean> {
+  try {
+    await stat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * An in-progress rebase or cherry-pick continues from a todo list in the git directory, which a
+ * file tool can write: refuse to continue one that holds `exec` lines (ccb refuses `rebase --exec`,
+ * so a legitimate todo never has them).
+ */
+export async function checkSequencerTodo(gitDir: string): Promise<void> {
+  for (const f of [join(gitDir, "rebase-merge", "git-rebase-todo"), join(gitDir, "sequencer", "todo")]) {
+    let text: string;
+    try {
+      text = await readFile(f, "utf8");
+    } catch {
+      continue;
+    }
+    if (/^\s*(x|exec)(\s|$)/m.test(text)) {
+      throw new CcbError("GIT_REFUSED", "The in-progress rebase/cherry-pick has `exec` lines in its todo list, which run shell commands.", {
+        hint: 'Abort it with git_run ["rebase", "--abort"] (or cherry-pick --abort), or remove the exec lines.',
+      });
+    }
+  }
+}
