@@ -1,0 +1,166 @@
+// fs_search on a generated tree of ~50k files vs running `rg` directly on the same tree, in the
+// same run. Both must find all 20 needles (complete results). Run: node --import tsx bench/search.bench.ts
+// Env: BENCH_FILES (default 50000), BENCH_N (rg-engine iterations, default 15), BENCH_JS_N (default 5).
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createCore } from "../src/core/core.ts";
+import { silentLogger } from "../src/core/log.ts";
+import fsSearch from "../src/core/tools/fs_search.ts";
+import { findRgOnPath } from "../src/core/search-rg.ts";
+import { fmt, ratio, summarize } from "./lib.ts";
+
+const FILES = Number(process.env.BENCH_FILES ?? 50_000);
+const N = Number(process.env.BENCH_N ?? 15);
+const JS_N = Number(process.env.BENCH_JS_N ?? 5);
+const NEEDLES = 20;
+const NEEDLE = "zqxj_needle_marker";
+
+/** Deterministic PRNG (mulberry32). */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WORDS = "const let function return import export from class interface type async await if else for while switch case break value result error data item list map set get push pop index count total".split(" ");
+
+/** ~FILES files in nested directories (up to 9 levels), plus an ignored folder, with NEEDLES needles in chosen files. */
+function generate(root: string): { files: number; needlePaths: string[] } {
+  const rnd = prng(42);
+  const needleAt = new Set<number>();
+  while (needleAt.size < NEEDLES) needleAt.add(Math.floor(rnd() * FILES));
+  const needlePaths: string[] = [];
+  writeFileSync(join(root, ".gitignore"), "ignored_build/\n*.log\n");
+  mkdirSync(join(root, "ignored_build"));
+  for (let i = 0; i < 200; i++) writeFileSync(join(root, "ignored_build", `b${i}.js`), `${NEEDLE} in an ignored file\n`);
+  let made = 0;
+  let dirIndex = 0;
+  while (made < FILES) {
+    const depth = 1 + Math.floor(rnd() * 9);
+    const parts: string[] = [];
+    for (let d = 0; d < depth; d++) parts.push(`d${d}_${Math.floor(rnd() * 6)}`);
+    parts.push(`pkg${dirIndex++}`);
+    const dir = join(root, ...parts);
+    mkdirSync(dir, { recursive: true });
+    const count = Math.min(FILES - made, 40 + Math.floor(rnd() * 80));
+    for (let f = 0; f < count; f++) {
+      const lines: string[] = [];
+      const nLines = 5 + Math.floor(rnd() * 60);
+      for (let l = 0; l < nLines; l++) {
+        const w: string[] = [];
+        const nWords = 3 + Math.floor(rnd() * 10);
+        for (let k = 0; k < nWords; k++) w.push(WORDS[Math.floor(rnd() * WORDS.length)] as string);
+        lines.push(w.join(" "));
+      }
+      const id = made + f;
+      if (needleAt.has(id)) {
+        lines.splice(Math.floor(rnd() * lines.length), 0, `// ${NEEDLE} #${needlePaths.length}`);
+        needlePaths.push(join(...parts, `f${f}.ts`));
+      }
+      writeFileSync(join(dir, `f${f}.ts`), `${lines.join("\n")}\n`);
+    }
+    made += count;
+  }
+  return { files: made, needlePaths };
+}
+
+function runRgDirect(rg: string, root: string): Promise<{ ms: number; lines: number }> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(rg, ["--no-config", "--no-require-git", "-n", "-F", NEEDLE, "."], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.on("error", reject);
+    child.on("close", () => resolve({ ms: performance.now() - t0, lines: out.split("\n").filter((l) => l.includes(NEEDLE)).length }));
+  });
+}
+
+const rg = await findRgOnPath();
+if (!rg) throw new Error("rg is not on PATH (Debian: apt-get install ripgrep)");
+const root = mkdtempSync(join(tmpdir(), "ccb-bench-search-"));
+try {
+  const g0 = performance.now();
+  const { files, needlePaths } = generate(root);
+  console.log(`generated ${files} files (+200 ignored) with ${needlePaths.length} needles in ${((performance.now() - g0) / 1000).toFixed(1)} s; deepest needle: ${needlePaths.reduce((a, b) => (b.split("/").length > a.split("/").length ? b : a))}`);
+
+  const core = createCore({ roots: [root], log: silentLogger });
+  const ctx = { core, signal: new AbortController().signal, log: silentLogger };
+  const ccbRg = async () => {
+    const t0 = performance.now();
+    const r = await core.search.search({ query: NEEDLE, engine: "ripgrep", maxResults: 1000 });
+    return { ms: performance.now() - t0, found: r.matches.length, truncated: r.truncated };
+  };
+  const ccbTool = async () => {
+    const t0 = performance.now();
+    const r = await fsSearch.execute(fsSearch.input.parse({ query: NEEDLE, maxResults: 1000 }), ctx);
+    return { ms: performance.now() - t0, found: (r.structured?.matches as unknown[]).length, truncated: r.structured?.truncated as boolean };
+  };
+  const ccbJs = async () => {
+    const t0 = performance.now();
+    const r = await core.search.search({ query: NEEDLE, engine: "js", maxResults: 1000 });
+    return { ms: performance.now() - t0, found: r.matches.length, truncated: r.truncated };
+  };
+
+  // Warm the page cache and the engines.
+  await runRgDirect(rg, root);
+  await ccbRg();
+  await ccbJs();
+
+  const direct: number[] = [];
+  const viaRg: number[] = [];
+  const viaTool: number[] = [];
+  let complete = { direct: 0, rg: 0, tool: 0, js: 0 };
+  for (let i = 0; i < N; i++) {
+    const d = await runRgDirect(rg, root);
+    const a = await ccbRg();
+    const t = await ccbTool();
+    direct.push(d.ms);
+    viaRg.push(a.ms);
+    viaTool.push(t.ms);
+    complete = { ...complete, direct: d.lines, rg: a.truncated ? -1 : a.found, tool: t.truncated ? -1 : t.found };
+  }
+  const viaJs: number[] = [];
+  for (let i = 0; i < JS_N; i++) {
+    const j = await ccbJs();
+    viaJs.push(j.ms);
+    complete.js = j.truncated ? -1 : j.found;
+  }
+  await core.dispose();
+
+  const sd = summarize(direct);
+  const sr = summarize(viaRg);
+  const st = summarize(viaTool);
+  const sj = summarize(viaJs);
+  console.log(`rg direct          (n=${N}): p50 ${fmt(sd.p50)} p99 ${fmt(sd.p99)}  needles found ${complete.direct}/${NEEDLES}`);
+  console.log(`SearchService rg   (n=${N}): p50 ${fmt(sr.p50)} p99 ${fmt(sr.p99)}  needles found ${complete.rg}/${NEEDLES}  ratio p50 ${ratio(sr.p50, sd.p50)} p99 ${ratio(sr.p99, sd.p99)} (target <= 1.5x)`);
+  console.log(`fs_search tool     (n=${N}): p50 ${fmt(st.p50)} p99 ${fmt(st.p99)}  needles found ${complete.tool}/${NEEDLES}  ratio p50 ${ratio(st.p50, sd.p50)} p99 ${ratio(st.p99, sd.p99)}`);
+  console.log(`SearchService JS   (n=${JS_N}): p50 ${fmt(sj.p50)} p99 ${fmt(sj.p99)}  needles found ${complete.js}/${NEEDLES}  ratio p50 ${ratio(sj.p50, sd.p50)} p99 ${ratio(sj.p99, sd.p99)} (fallback, no target)`);
+  const allFound = complete.direct === NEEDLES && complete.rg === NEEDLES && complete.tool === NEEDLES && complete.js === NEEDLES;
+  console.log(
+    JSON.stringify({
+      bench: "search",
+      files,
+      needles: NEEDLES,
+      complete: allFound,
+      found: complete,
+      rgDirectP50Ms: +sd.p50.toFixed(2),
+      rgDirectP99Ms: +sd.p99.toFixed(2),
+      ccbRgP50Ms: +sr.p50.toFixed(2),
+      ccbRgP99Ms: +sr.p99.toFixed(2),
+      ratioRgP50: +(sr.p50 / sd.p50).toFixed(3),
+      ratioRgP99: +(sr.p99 / sd.p99).toFixed(3),
+      ratioToolP50: +(st.p50 / sd.p50).toFixed(3),
+      ratioJsP50: +(sj.p50 / sd.p50).toFixed(3),
+    }),
+  );
+  if (!allFound) process.exitCode = 1;
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}
