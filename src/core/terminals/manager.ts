@@ -221,10 +221,13 @@ export class TerminalManager {
     };
   }
 
-  write(id: string, data: string): void {
+  /** Type `data` into the terminal; returns the output offset at that moment (read from there for the response). */
+  write(id: string, data: string): number {
     const t = this.find(id);
     if (!t.info.running) throw this.exitedError(t);
+    const offset = t.ring.end;
     t.proc.write(data);
+    return offset;
   }
 
   resize(id: string, cols: number, rows: number): void {
