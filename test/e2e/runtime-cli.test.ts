@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { FIXTURE_BANNER, FIXTURE_FILE, FIXTURE_TAG, FIXTURE_TOP, fixtureSet } from "../fixtures/runtime/archives.ts";
 import { startMirror, type Mirror } from "../fixtures/runtime/mirror.ts";
-import { runCcb, spawnCcb } from "../helpers/cli.ts";
+import { ccbCommand, runCcb, spawnCcb } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 const fx = fixtureSet();
@@ -88,6 +88,24 @@ describe("ccb runtime (CLI)", () => {
     const again = await s.run(["runtime", "fetch", "--mirror", s.mirrorUrl]);
     assert.match(again.stdout, /is already installed/);
     assert.equal(s.hits().length, 1);
+  });
+
+  test("on a TTY: a progress bar redrawn in place on stderr", async () => {
+    const s = setup();
+    const { command, args } = ccbCommand(["runtime", "fetch", "--mirror", s.mirrorUrl]);
+    const quoted = [command, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+    // util-linux `script` runs the command on a real pseudo-terminal.
+    const out = await new Promise<string>((resolve, reject) => {
+      const c = spawn("script", ["-qefc", quoted, "/dev/null"], { env: { ...s.env, COLUMNS: "120" }, stdio: ["ignore", "pipe", "inherit"] });
+      let text = "";
+      c.stdout.setEncoding("utf8").on("data", (d: string) => (text += d));
+      c.on("error", reject);
+      c.on("close", (code) => (code === 0 ? resolve(text) : reject(new Error(`script exited ${code}: ${text}`))));
+    });
+    assert.match(out, /\rccb runtime fetch \[#+-*\] +\d+% [\d.]+\/[\d.]+ MB/);
+    assert.match(out, /\rccb runtime fetch \[#+\] 100% /);
+    assert.doesNotMatch(out, /ccb runtime fetch: \d+% /, "no plain progress lines on a TTY");
+    assert.match(out, /Installed OpenVSCode Server 0\.0\.0-test/);
   });
 
   test("a tampered archive from CCB_RUNTIME_MIRROR: exit 1, the SHA-256 message, nothing installed", async () => {
