@@ -26,7 +26,7 @@ export interface StdioPeer {
 
 /** `ccb serve --stdio` spawned by the SDK's StdioClientTransport, connected with the SDK Client. */
 export async function connectStdio(workspace: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<StdioPeer> {
-  const { command, args } = ccbCommand(["serve", "--stdio", "--workspace", workspace, ...extraArgs]);
+  const { command, args } = ccbCommand(["serve", "--no-workbench", "--stdio", "--workspace", workspace, ...extraArgs]);
   const transport = new StdioClientTransport({ command, args, env: cleanEnv(env), stderr: "pipe" });
   let err = "";
   transport.stderr?.on("data", (d: Buffer) => (err += d.toString("utf8")));
@@ -48,7 +48,7 @@ export interface HttpServe {
 
 /** Spawn `ccb serve --http --port 0 ...` and wait for the URL it prints on stderr. */
 export async function startHttpServe(workspace: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<HttpServe> {
-  const child = spawnCcb(["serve", "--http", "--port", "0", "--workspace", workspace, ...extraArgs], { env: cleanEnv(env) });
+  const child = spawnCcb(["serve", "--no-workbench", "--http", "--port", "0", "--workspace", workspace, ...extraArgs], { env: cleanEnv(env) });
   let err = "";
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const base = await new Promise<string>((resolve, reject) => {
@@ -102,4 +102,53 @@ export function waitForOutput(stream: NodeJS.ReadableStream, read: () => string,
     stream.on("data", check);
     check();
   });
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** A raw HTTP(S) request (node:http lets a test set Host and Origin, which fetch forbids). */
+export async function rawRequest(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; ca?: string | Buffer } = {},
+): Promise<RawResponse> {
+  const u = new URL(url);
+  const mod = u.protocol === "https:" ? await import("node:https") : await import("node:http");
+  return new Promise((resolve, reject) => {
+    const req = mod.request(
+      { host: u.hostname, port: u.port, path: u.pathname + u.search, method: options.method ?? "GET", headers: options.headers ?? {}, ...(options.ca ? { ca: options.ca } : {}) },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8").on("data", (d: string) => (body += d));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        res.on("error", reject);
+      },
+    );
+    // The server may answer (413) and close before the whole body is sent.
+    req.on("error", reject);
+    if (options.body !== undefined) req.end(options.body);
+    else req.end();
+  });
+}
+
+export const MCP_POST_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+
+export const INITIALIZE = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+});
+
+/** The JSON-RPC messages of an SSE or JSON response body. */
+export function rpcMessages(body: string): Array<{ id?: unknown; result?: unknown; error?: { code: number; message: string } }> {
+  const t = body.trim();
+  if (t.startsWith("{") || t.startsWith("[")) return [JSON.parse(t)].flat();
+  return t
+    .split("\n")
+    .filter((l) => l.startsWith("data: "))
+    .map((l) => JSON.parse(l.slice(6)));
 }

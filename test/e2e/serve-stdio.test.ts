@@ -58,7 +58,7 @@ describe("ccb serve --stdio process behaviour", { timeout: 120_000 }, () => {
   after(() => dir.cleanup());
 
   it("writes only JSON-RPC frames to stdout, answers bad frames and keeps serving", async () => {
-    const child = spawnCcb(["serve", "--workspace", dir.path, "--log-level", "debug"], { env: cleanEnv() });
+    const child = spawnCcb(["serve", "--no-workbench", "--workspace", dir.path, "--log-level", "debug"], { env: cleanEnv() });
     let out = "";
     let err = "";
     child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
@@ -88,7 +88,7 @@ describe("ccb serve --stdio process behaviour", { timeout: 120_000 }, () => {
   });
 
   it("defaults to the current directory and says so", async () => {
-    const child = spawnCcb(["serve"], { env: cleanEnv(), cwd: dir.path });
+    const child = spawnCcb(["serve", "--no-workbench"], { env: cleanEnv(), cwd: dir.path });
     let err = "";
     child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
     await waitForOutput(child.stderr!, () => err, /ready/);
@@ -100,7 +100,7 @@ describe("ccb serve --stdio process behaviour", { timeout: 120_000 }, () => {
 
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     it(`exits 0 on ${signal}`, async () => {
-      const child = spawnCcb(["serve", "--stdio", "--workspace", dir.path], { env: cleanEnv() });
+      const child = spawnCcb(["serve", "--no-workbench", "--stdio", "--workspace", dir.path], { env: cleanEnv() });
       let err = "";
       child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
       await waitForOutput(child.stderr!, () => err, /ready/);
@@ -110,7 +110,7 @@ describe("ccb serve --stdio process behaviour", { timeout: 120_000 }, () => {
   }
 
   it("refuses a missing workspace with a clear message and exit 1", async () => {
-    const child = spawnCcb(["serve", "--workspace", `${dir.path}/missing`], { env: cleanEnv() });
+    const child = spawnCcb(["serve", "--no-workbench", "--workspace", `${dir.path}/missing`], { env: cleanEnv() });
     let err = "";
     child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
     child.stdin!.end();

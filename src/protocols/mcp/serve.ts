@@ -123,21 +123,32 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
 
 /** Run until SIGINT/SIGTERM or (with --stdio) the end of stdin, then shut down cleanly. */
 export async function runServe(options: ServeOptions): Promise<void> {
-  const handle = await startServe(options);
   const log = options.log ?? silentLogger;
-  await new Promise<void>((resolve) => {
-    const stop = (why: string) => {
+  // Handlers go in before anything starts: a signal that arrives while starting up (e.g. right
+  // after the URL was announced) must still shut down cleanly.
+  let stop!: (why: string) => void;
+  const stopped = new Promise<void>((resolve) => {
+    stop = (why: string) => {
       log.debug(`shutting down: ${why}`);
       process.off("SIGINT", onInt);
       process.off("SIGTERM", onTerm);
       resolve();
     };
-    const onInt = () => stop("SIGINT");
-    const onTerm = () => stop("SIGTERM");
-    process.once("SIGINT", onInt);
-    process.once("SIGTERM", onTerm);
-    void handle.stdioClosed.then(() => stop("stdin closed"));
   });
+  const onInt = () => stop("SIGINT");
+  const onTerm = () => stop("SIGTERM");
+  process.once("SIGINT", onInt);
+  process.once("SIGTERM", onTerm);
+  let handle: ServeHandle;
+  try {
+    handle = await startServe(options);
+  } catch (err) {
+    process.off("SIGINT", onInt);
+    process.off("SIGTERM", onTerm);
+    throw err;
+  }
+  void handle.stdioClosed.then(() => stop("stdin closed"));
+  await stopped;
   await handle.close();
 }
 
