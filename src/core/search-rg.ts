@@ -117,7 +117,6 @@ function runRg(rgPath: string, args: string[], q: EngineQuery): Promise<EngineRe
     let stopped = false;
     let aborted = false;
     let stderr = "";
-    let filesSearched: number | undefined;
     // The file being printed: its lines (match and context) and its matches. ripgrep prints
     // each file's results as one block (begin ... end), also when searching in parallel.
     let fileLines = new Map<number, string>();
@@ -173,9 +172,6 @@ function runRg(rgPath: string, args: string[], q: EngineQuery): Promise<EngineRe
         }
       } else if (msg.type === "end") {
         endFile();
-      } else if (msg.type === "summary") {
-        const stats = d.stats as { searches?: number } | undefined;
-        filesSearched = stats?.searches;
       }
     });
     child.on("error", (err) => {
@@ -193,7 +189,8 @@ function runRg(rgPath: string, args: string[], q: EngineQuery): Promise<EngineRe
             hint: "Fix the pattern (the syntax common to JavaScript and Rust regex: no look-around or back-references), or pass regex: false to search literally.",
           }));
         }
-        resolve({ matches: stopped ? matches.slice(0, q.limit) : matches, stopped, filesSearched });
+        // ripgrep's JSON summary counts only files with matches, so no filesSearched here.
+        resolve({ matches: stopped ? matches.slice(0, q.limit) : matches, stopped });
       }, reject);
     });
   });

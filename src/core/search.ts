@@ -101,12 +101,16 @@ export class SearchService {
       const st = await stat(r.abs).catch((e) => Promise.reject(toCcbError(e, options.path)));
       targets.push({ root: r.root, rel: r.rel, isFile: st.isFile() });
     } else {
-      for (const root of this.workspace.roots) targets.push({ root, rel: "", isFile: false });
+      // A root nested inside another root is searched as part of the outer one (not twice).
+      const roots = this.workspace.roots;
+      for (const root of roots) {
+        if (!roots.some((o) => o !== root && root.startsWith(o.endsWith("/") ? o : `${o}/`))) targets.push({ root, rel: "", isFile: false });
+      }
     }
 
     const out: SearchMatch[] = [];
     let truncated = false;
-    let filesSearched = 0;
+    let filesSearched: number | undefined;
     for (const t of targets) {
       throwIfAborted(options.signal);
       const q: EngineQuery = {
@@ -130,7 +134,7 @@ export class SearchService {
       } else {
         r = await searchJs(q);
       }
-      filesSearched += r.filesSearched ?? 0;
+      if (r.filesSearched !== undefined) filesSearched = (filesSearched ?? 0) + r.filesSearched;
       for (const m of r.matches) {
         const sm: SearchMatch = { path: this.workspace.displayRel(t.root, m.rel), line: m.line, column: m.column, text: m.text };
         if (m.before) sm.before = m.before;
@@ -143,7 +147,9 @@ export class SearchService {
       }
     }
     out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line));
-    return { matches: truncated ? out.slice(0, maxResults) : out, truncated, filesSearched, engine: engine.engine };
+    const result: SearchResult = { matches: truncated ? out.slice(0, maxResults) : out, truncated, engine: engine.engine };
+    if (filesSearched !== undefined) result.filesSearched = filesSearched;
+    return result;
   }
 
   async #pickEngine(want: "auto" | "ripgrep" | "js"): Promise<EngineInfo> {

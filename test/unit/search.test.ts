@@ -160,6 +160,14 @@ describe("SearchService semantics", () => {
     }
   });
 
+  it("searches a root nested in another root once", async () => {
+    const nested = new SearchService(new Workspace([root, join(root, "src")]));
+    for (const engine of ["ripgrep", "js"] as const) {
+      const r = await nested.search({ query: "needle at line 3", engine });
+      assert.equal(r.matches.length, 1, JSON.stringify(r.matches));
+    }
+  });
+
   it("picks the engine: rgPath null or a missing rg fall back to JS and say why", async () => {
     const none = new SearchService(new Workspace([root]), { rgPath: null });
     assert.deepEqual(await none.engineInfo(), { engine: "js", reason: "ripgrep disabled by configuration" });
