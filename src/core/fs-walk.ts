@@ -51,6 +51,24 @@ async function kindByLstat(abs: string): Promise<EntryKind> {
   return "other";
 }
 
+const READ_AHEAD = 16;
+
+/** readdir of `dirs`, at most `ahead` in flight beyond the one being consumed; `get(i)` in order. */
+function prefetch(dirs: readonly string[], ahead: number): (i: number) => Promise<Dirent[] | undefined> {
+  const started: Array<Promise<Dirent[] | undefined>> = [];
+  const start = (i: number) => {
+    if (i < dirs.length && started[i] === undefined) {
+      started[i] = readdir(dirs[i] as string, { withFileTypes: true }).catch(() => undefined);
+    }
+  };
+  return (i) => {
+    for (let k = i; k <= i + ahead; k++) start(k);
+    const p = started[i] as Promise<Dirent[] | undefined>;
+    delete started[i];
+    return p;
+  };
+}
+
 interface Pending {
   rel: string;
   depth: number;
@@ -71,15 +89,14 @@ export async function* walk(rootAbs: string, startRel: string, options: WalkOpti
   let level: Pending[] = [first];
   while (level.length > 0) {
     const next: Pending[] = [];
-    for (const dir of level) {
+    // Read the level's directories ahead (a bounded number at a time), consume them in order.
+    const listings = prefetch(level.map((d) => join(rootAbs, d.rel)), READ_AHEAD);
+    for (let i = 0; i < level.length; i++) {
+      const dir = level[i] as Pending;
       throwIfAborted(options.signal);
       const dirAbs = join(rootAbs, dir.rel);
-      let dirents: Dirent[];
-      try {
-        dirents = await readdir(dirAbs, { withFileTypes: true });
-      } catch {
-        continue; // unreadable or vanished: skip, as ripgrep does
-      }
+      const dirents = await listings(i);
+      if (!dirents) continue; // unreadable or vanished: skip, as ripgrep does
       const ignores = respectGitignore && dirents.some((d) => d.name === ".gitignore")
         ? await loadIgnoreNode(rootAbs, dir.rel, dir.ignores)
         : dir.ignores;

@@ -30,6 +30,9 @@ before(() => {
   w("src/local.txt", "needle anchored ignore\n");
   w("src/sub/local.txt", "needle not anchored here\n");
   w("src/sub/deeper/z.py", "x = 'needle'\n");
+  w("src/sub/keep.tmp", "needle kept by the parent's negation\n");
+  w("src/sub/x.tmp", "needle ignored by the root's *.tmp\n");
+  w("src/sub/gen/y.ts", "needle ignored by the parent's gen/\n");
   w("build/out.js", "needle in build\n");
   w(".hidden/h.txt", "needle hidden\n");
   w(".dotfile", "needle dotfile\n");
@@ -94,7 +97,9 @@ describe("SearchService semantics", () => {
     it(`${engine}: honours .gitignore (nested, negation, anchored), hidden, binary, symlinks and hard links`, async () => {
       const r = await service.search({ query: "needle", engine });
       const files = [...new Set(r.matches.map((m) => m.path))];
-      assert.deepEqual(files, ["context.txt", "crlf.txt", "deep/a/b/c/d/e/f/needle.txt", "docs/readme.md", "src/a.ts", "src/b.js", "src/keep.tmp", "src/sub/deeper/z.py", "src/sub/local.txt"]);
+      assert.deepEqual(files, ["context.txt", "crlf.txt", "deep/a/b/c/d/e/f/needle.txt", "docs/readme.md", "src/a.ts", "src/b.js", "src/keep.tmp", "src/sub/deeper/z.py", "src/sub/keep.tmp", "src/sub/local.txt"]);
+      const sub = await service.search({ query: "needle", engine, path: "src/sub" });
+      assert.deepEqual([...new Set(sub.matches.map((m) => m.path))], ["src/sub/deeper/z.py", "src/sub/keep.tmp", "src/sub/local.txt"], "ancestors' rules (negation, dir-only, anchored) apply below a named subdirectory");
       const hidden = await service.search({ query: "needle", engine, includeHidden: true });
       const hp = new Set(hidden.matches.map((m) => m.path));
       assert.ok(hp.has(".hidden/h.txt") && hp.has(".dotfile"));
