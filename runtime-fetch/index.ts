@@ -5,7 +5,7 @@
  */
 import { stat, mkdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { CcbError, isCcbError } from "../src/core/errors.ts";
+import { CcbError, isCcbError, toCcbError } from "../src/core/errors.ts";
 import { silentLogger, type Logger } from "../src/core/log.ts";
 import {
   discardDir,
@@ -184,6 +184,19 @@ export async function runtimeStatus(o: RuntimeOptions = {}): Promise<RuntimeStat
  * after a crash or an interrupted download (leftovers are removed, downloads resume).
  */
 export async function fetchRuntime(o: FetchRuntimeOptions = {}): Promise<FetchRuntimeResult> {
+  if (o.fromFile && o.mirror) throw new CcbError("INVALID_ARGUMENT", "Use either --from-file or --mirror, not both.");
+  try {
+    return await fetchRuntimeUnchecked(o);
+  } catch (err) {
+    const e = toCcbError(err);
+    if (e.code === "PERMISSION_DENIED" && !e.hint) {
+      throw new CcbError(e.code, e.message, { hint: "Set CCB_CACHE_DIR to a folder you can write to.", cause: err });
+    }
+    throw e;
+  }
+}
+
+async function fetchRuntimeUnchecked(o: FetchRuntimeOptions): Promise<FetchRuntimeResult> {
   const r = resolveAll(o);
   const log = o.log ?? silentLogger;
   const env = o.env ?? process.env;

@@ -245,6 +245,14 @@ describe("fetchRuntime against a local mirror", () => {
     assert.equal(s.hits()[0]?.path, `${s.prefix}${ASSET_PATH}`);
   });
 
+  test("a cache path that cannot be created is a typed error (NOT_DIRECTORY); --from-file with --mirror is refused", async () => {
+    const s = setup();
+    writeFileSync(join(s.dir, "file"), "not a folder");
+    await rejectsWith(fetchRuntime({ ...s.opts, cacheDir: join(s.dir, "file", "cache") }), "NOT_DIRECTORY");
+    await rejectsWith(fetchRuntime({ ...s.opts, fromFile: join(s.dir, "x.tar.gz") }), "INVALID_ARGUMENT", /either --from-file or --mirror/);
+    assert.equal(s.hits().length, 0);
+  });
+
   test("cancelling with an AbortSignal stops the download and installs nothing", async () => {
     const s = setup();
     const ac = new AbortController();
@@ -271,13 +279,13 @@ describe("fetchRuntime --from-file", () => {
     const s = setup();
     const file = join(s.dir, "offline.tar.gz");
     writeFileSync(file, fx.tampered);
-    await rejectsWith(fetchRuntime({ ...s.opts, fromFile: file }), "INTEGRITY_FAILED", /SHA-256 mismatch.*the archive was tampered with or truncated; nothing was extracted/);
+    await rejectsWith(fetchRuntime({ ...s.opts, mirror: undefined, fromFile: file }), "INTEGRITY_FAILED", /SHA-256 mismatch.*the archive was tampered with or truncated; nothing was extracted/);
     assert.deepEqual(s.entries(), []);
   });
 
   test("a missing offline archive is NOT_FOUND", async () => {
     const s = setup();
-    await rejectsWith(fetchRuntime({ ...s.opts, fromFile: join(s.dir, "nope.tar.gz") }), "NOT_FOUND");
+    await rejectsWith(fetchRuntime({ ...s.opts, mirror: undefined, fromFile: join(s.dir, "nope.tar.gz") }), "NOT_FOUND");
     rmSync(s.runtimeDir, { recursive: true, force: true });
   });
 });
