@@ -44,6 +44,6 @@ describe("terminals under Bun (bun-terminal backend)", () => {
     // 1,088,895 digits + 200,000 "\r\n": every byte, both as streamed and as counted by offsets.
     assert.deepEqual(r.seq, { id: "t2", streamed: 1_488_895, end: 1_488_895, exitCode: 0, tail: "199999\r\n200000\r\n" });
     assert.deepEqual(r.exit, { exitCode: 7, signal: null, running: false });
-    assert.equal(r.screen, "HELLO world\n\n\n  at-4-3");
+    assert.equal(r.screen, "HELLO world\n\n\n  at-4-3 héllo 世界");
   });
 });

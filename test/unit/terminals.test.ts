@@ -263,6 +263,26 @@ for (const backend of ["node-pty", "pipe"] as const) {
       await rejectsWithCode(m.create({ cwd: "sub/../../x" }), "PATH_OUTSIDE_WORKSPACE");
       await rejectsWithCode(m.create({ cwd: "file.txt" }), "NOT_DIRECTORY");
       await rejectsWithCode(m.create({ cwd: "missing" }), "NOT_FOUND");
+      await rejectsWithCode(m.create({ cwd: "sub\0/../.." }), "INVALID_PATH");
+    });
+
+    it("decodes UTF-8 (multi-byte and wide characters) in output and on the screen", async () => {
+      const t = await m.create({ command: "printf", args: ["héllo 世界 ok\\n"], cols: 40, rows: 4 });
+      await m.waitForExit(t.id);
+      const r = await m.read(t.id);
+      assert.match(r.output, /^héllo 世界 ok\r?\n$/);
+      assert.equal(r.screen, "héllo 世界 ok");
+    });
+
+    it("cancels waits with an AbortSignal", async () => {
+      const t = await m.create({ command: "sleep", args: ["1000"] });
+      const ac = new AbortController();
+      const waiting = m.waitForExit(t.id, ac.signal);
+      const reading = m.read(t.id, { waitMs: 600_000, signal: ac.signal });
+      ac.abort();
+      await rejectsWithCode(waiting, "ABORTED");
+      await rejectsWithCode(reading, "ABORTED");
+      await m.kill(t.id);
     });
 
     it("renders cursor-addressed output and carriage-return overwrites on the screen", async () => {

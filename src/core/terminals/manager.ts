@@ -135,6 +135,7 @@ export class TerminalManager {
       throw new CcbError("INVALID_ARGUMENT", "Arguments must be strings without NUL bytes.");
     }
     const file = resolveProgram(command, env, cwdPath.abs);
+    if (this.disposed) throw new CcbError("UNSUPPORTED", "The terminal manager has shut down.");
     let proc: PtyProcess;
     try {
       proc = backend.spawn({ file, args, cwd: cwdPath.abs, env, cols, rows });
