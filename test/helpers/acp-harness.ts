@@ -50,7 +50,7 @@ export class AgentHarness {
       HOME: o.dataDir,
       CCB_DATA_DIR: o.dataDir,
       XDG_CONFIG_HOME: join(o.dataDir, "config"),
-      CCB_LOG_LEVEL: "warn",
+      CCB_LOG_LEVEL: process.env.ACP_TEST_LOG ?? "warn",
       CCB_RETRY_BASE_MS: "20",
       ...(o.apiUrl ? { ANTHROPIC_BASE_URL: o.apiUrl, ANTHROPIC_API_KEY: "sk-ant-test-key-0123456789" } : {}),
       ...o.env,
@@ -76,7 +76,10 @@ export class AgentHarness {
       tap.write(d);
     });
     child.stdout!.on("end", () => tap.end());
-    child.stderr!.on("data", (d: Buffer) => (h.stderr += d.toString("utf8")));
+    child.stderr!.on("data", (d: Buffer) => {
+      h.stderr += d.toString("utf8");
+      if (process.env.ACP_TEST_LOG) process.stderr.write(d);
+    });
     let app = acp
       .client({ name: "ccb-test" })
       .onNotification(acp.methods.client.session.update, ({ params }) => h.onUpdate(params))

@@ -8,10 +8,11 @@ export function lastToolResults(body: any): { tool_use_id: string; is_error?: bo
   return last.content.filter((b: any) => b.type === "tool_result");
 }
 
+/** The text of the last text block of the last message (the newest prompt). */
 export function lastUserText(body: any): string {
   const last = body?.messages?.at(-1);
   if (!last || typeof last.content === "string") return last?.content ?? "";
-  return last.content.filter((b: any) => b.type === "text").map((b: any) => b.text).join("");
+  return last.content.filter((b: any) => b.type === "text").at(-1)?.text ?? "";
 }
 
 /**

@@ -43,7 +43,7 @@ export interface ModelSettings {
   timeoutMs: number;
 }
 
-export const DEFAULT_MODELS = ["claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5"];
+export const DEFAULT_MODELS = ["claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5"];
 
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v.trim() === "" ? undefined : v;
