@@ -1,10 +1,48 @@
 import { defineCommand } from "citty";
+import { commonArgs, reportFatal, setupLogging, workspaceRoots } from "../common.ts";
 
-// Placeholder until its issue lands: says so and exits 2.
 export default defineCommand({
-  meta: { name: "ide", description: "(not implemented yet)" },
-  run() {
-    process.stderr.write("ccb ide: not implemented yet\n");
-    process.exit(2);
+  meta: {
+    name: "ide",
+    description:
+      "Make the browser workbench the IDE of the Claude Code CLI: starts the workbench and a Claude Code IDE server\n" +
+      "(WebSocket MCP on 127.0.0.1, lock file in ${CLAUDE_CONFIG_DIR:-~/.claude}/ide/<port>.lock), prints the workbench URL.\n" +
+      "Examples:\n" +
+      "  ccb ide -- claude                 run claude in this terminal, connected to the workbench; stop all when it exits\n" +
+      "  ccb ide --workspace ~/src/app --open\n" +
+      "  ccb ide --no-workbench            IDE server only (editor tools say there is no workbench)\n" +
+      "  ccb ide --status                  list running ccb IDE servers",
+  },
+  args: {
+    workspace: { type: "string", alias: "w", description: "Workspace folder; repeat for several (env CCB_WORKSPACE). Default: the current directory. claude connects when run in or under it.", valueHint: "dir" },
+    open: { type: "boolean", description: "Open the workbench URL in the default browser." },
+    workbench: { type: "boolean", default: true, description: "Start the workbench (--no-workbench: IDE server only)." },
+    status: { type: "boolean", description: "List ccb's running IDE servers (from lock files with live pids) and exit." },
+    ...commonArgs,
+  },
+  async run({ args, rawArgs }) {
+    try {
+      const { log } = setupLogging(args);
+      const { runIde, statusLines } = await import("../../src/protocols/ide/run.ts");
+      if (args.status) {
+        process.stdout.write(`${statusLines().join("\n")}\n`);
+        process.exit(0);
+      }
+      const dd = rawArgs.indexOf("--");
+      const command = dd === -1 ? [] : rawArgs.slice(dd + 1);
+      const { roots, source } = workspaceRoots(rawArgs);
+      const code = await runIde({
+        roots,
+        rootsSource: source,
+        open: Boolean(args.open),
+        workbench: args.workbench !== false,
+        command,
+        log,
+        announce: (line) => process.stdout.write(`${line}\n`),
+      });
+      process.exit(code);
+    } catch (err) {
+      reportFatal(err);
+    }
   },
 });

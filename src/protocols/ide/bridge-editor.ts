@@ -6,6 +6,13 @@ import { BridgeEvent, extensionMethods, type ExtensionMethod, type ParamsOf, typ
 import { findTextRange, severityName, textInRange } from "./converters.ts";
 import type { DiffOutcome, EditorEvent, ExecuteOutput, IdeEditor } from "./editor.ts";
 
+/** BRIDGE_UNAVAILABLE for the IDE tools, with what to do about it. */
+export function noEditor(reason: string): CcbError {
+  return new CcbError("BRIDGE_UNAVAILABLE", `No workbench is attached to this IDE server: ${reason}`, {
+    hint: "Editor tools need the workbench: run `ccb ide` without --no-workbench and keep the workbench open in a browser.",
+  });
+}
+
 /**
  * The production IdeEditor: every operation is a typed call through the workbench bridge
  * (src/workbench/contract.ts). Without a connected bridge each call fails with BRIDGE_UNAVAILABLE
@@ -41,7 +48,7 @@ export class BridgeEditor implements IdeEditor {
     if (!this.#slot.status().connected) return;
     let bridge: EditorBridge;
     try {
-      bridge = this.#slot.require();
+      bridge = this.#bridge();
     } catch {
       return;
     }
@@ -72,8 +79,14 @@ export class BridgeEditor implements IdeEditor {
     return () => this.#listeners.delete(listener);
   }
 
+  #bridge(): EditorBridge {
+    const st = this.#slot.status();
+    if (!st.connected) throw noEditor(st.reason);
+    return this.#slot.require();
+  }
+
   async #call<M extends ExtensionMethod>(method: M, params: ParamsOf<M>, signal: AbortSignal): Promise<ResultOf<M>> {
-    const bridge = this.#slot.require();
+    const bridge = this.#bridge();
     const raw = await bridge.call(method, params, { signal });
     const parsed = extensionMethods[method].result.safeParse(raw);
     if (!parsed.success) {
@@ -95,7 +108,7 @@ export class BridgeEditor implements IdeEditor {
   }
 
   async openFile(req: Parameters<IdeEditor["openFile"]>[0], signal: AbortSignal) {
-    this.#slot.require();
+    this.#bridge();
     let selection;
     if (req.startText) {
       const text = await this.#documentText(req.path, signal);
@@ -110,7 +123,7 @@ export class BridgeEditor implements IdeEditor {
   }
 
   async showDiff(req: Parameters<IdeEditor["showDiff"]>[0], signal: AbortSignal): Promise<DiffOutcome> {
-    this.#slot.require();
+    this.#bridge();
     let originalText = "";
     try {
       originalText = await readFile(req.path, "utf8");

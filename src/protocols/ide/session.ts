@@ -1,6 +1,6 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { WebSocket } from "ws";
-import { CcbError, toCcbError } from "../../core/errors.ts";
+import { toCcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import type { Workspace } from "../../core/workspace.ts";
 import { errorResult, type IdeToolResult } from "./converters.ts";
@@ -91,11 +91,4 @@ export async function attachSession(ws: WebSocket, connectionId: number, deps: S
     transport.send({ jsonrpc: "2.0", method, params }).catch((err: Error) => log.debug(`${method} not delivered: ${err.message}`));
   });
   await mcp.connect(transport);
-}
-
-/** Error for tools that need the editor when none is attached. */
-export function noEditor(reason: string): CcbError {
-  return new CcbError("BRIDGE_UNAVAILABLE", `No workbench is attached to this IDE server: ${reason}`, {
-    hint: "Start `ccb ide` without --no-workbench and keep the workbench open in a browser.",
-  });
 }

@@ -1,0 +1,163 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createCore, type Core } from "../../core/core.ts";
+import { CcbError } from "../../core/errors.ts";
+import type { Logger } from "../../core/log.ts";
+import { startIde, type IdeServer } from "./ide.ts";
+import { lockDir, runningServers } from "./lockfile.ts";
+
+/**
+ * `ccb ide`: the workbench (unless --no-workbench) + the IDE server + the lock file; optionally a
+ * command (e.g. `claude`) run in the same terminal with CLAUDE_CODE_SSE_PORT set; everything shut
+ * down when it exits (its exit code becomes ours) or on SIGINT/SIGTERM/SIGHUP.
+ */
+
+export interface RunIdeOptions {
+  roots: string[];
+  rootsSource: "flag" | "env" | "cwd";
+  open: boolean;
+  workbench: boolean;
+  /** The command after `--`, if any. */
+  command: string[];
+  log: Logger;
+  /** Lines for the person (the workbench URL, the port). */
+  announce(line: string): void;
+}
+
+/** A running workbench as `ccb ide` needs it. */
+export interface WorkbenchHandle {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts the workbench for a core (fills core.bridge); undefined when this build has none. */
+export type WorkbenchStarter = (core: Core, log: Logger) => Promise<WorkbenchHandle>;
+
+const LOOPBACK = ["127.0.0.1", "localhost", "::1"];
+
+/** NO_PROXY with the loopback names added (keeping what is there). */
+export function withLoopbackNoProxy(value: string | undefined): string {
+  const parts = (value ?? "")
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean);
+  for (const l of LOOPBACK) if (!parts.includes(l)) parts.push(l);
+  return parts.join(",");
+}
+
+/** The environment for the command run by `ccb ide -- <command>`. */
+export function childEnv(base: NodeJS.ProcessEnv, port: number): NodeJS.ProcessEnv {
+  const noProxy = withLoopbackNoProxy(base.NO_PROXY ?? base.no_proxy);
+  return { ...base, CLAUDE_CODE_SSE_PORT: String(port), ENABLE_IDE_INTEGRATION: "true", NO_PROXY: noProxy, no_proxy: noProxy };
+}
+
+/** `ccb ide --status`: ccb's running IDE servers, one line each (never the token). */
+export function statusLines(env: NodeJS.ProcessEnv = process.env): string[] {
+  const servers = runningServers(lockDir(env));
+  if (servers.length === 0) return ["No ccb IDE servers are running."];
+  return servers.map((s) => `port ${s.port}  pid ${s.body.pid}  ${s.body.ideName}  ${s.body.workspaceFolders.join(", ")}`);
+}
+
+function openBrowser(url: string, log: Logger): void {
+  const cmd = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
+  try {
+    const child = spawn(cmd, [url], { stdio: "ignore", detached: true });
+    child.on("error", (err) => log.warn(`could not open a browser (${cmd}): ${err.message}. Open the URL yourself.`));
+    child.unref();
+  } catch (err) {
+    log.warn(`could not open a browser: ${(err as Error).message}`);
+  }
+}
+
+const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
+/** Catch SIGINT/SIGTERM/SIGHUP from now on; `next` resolves with the first one. */
+function catchSignals(): { next: Promise<NodeJS.Signals>; release(): void } {
+  let resolveNext!: (s: NodeJS.Signals) => void;
+  const next = new Promise<NodeJS.Signals>((r) => (resolveNext = r));
+  const handler = (s: NodeJS.Signals) => resolveNext(s);
+  for (const s of SIGNALS) process.on(s, handler);
+  return { next, release: () => SIGNALS.forEach((s) => process.off(s, handler)) };
+}
+
+/** Runs until the command exits or a signal arrives; returns the process exit code. */
+export async function runIde(options: RunIdeOptions, startWorkbench?: WorkbenchStarter): Promise<number> {
+  const log = options.log;
+  const signals = catchSignals();
+  if (options.rootsSource === "cwd") log.info(`workspace: ${options.roots[0]} (the current directory; use --workspace to choose)`);
+  const core = createCore({ roots: options.roots, log });
+  let workbench: WorkbenchHandle | undefined;
+  let ide: IdeServer | undefined;
+  const shutdown = async () => {
+    await ide?.close().catch((err: Error) => log.warn(`closing the IDE server: ${err.message}`));
+    await workbench?.close().catch((err: Error) => log.warn(`closing the workbench: ${err.message}`));
+    await core.dispose();
+  };
+  try {
+    if (!options.workbench) {
+      core.bridge.clear("ccb ide was started with --no-workbench.");
+    } else if (!startWorkbench) {
+      core.bridge.clear("this ccb build has no workbench.");
+      log.warn("no workbench in this build: the IDE server runs without a live editor (editor tools will say so).");
+    } else {
+      try {
+        workbench = await startWorkbench(core, log.child("workbench"));
+      } catch (err) {
+        const e = err instanceof CcbError ? err : new CcbError("RUNTIME_UNAVAILABLE", (err as Error).message, { cause: err });
+        core.bridge.clear(`the workbench could not start: ${e.message}`);
+        log.warn(`the workbench could not start: ${e.message}${e.hint ? ` (${e.hint})` : ""}. The IDE server runs without it.`);
+      }
+    }
+    ide = await startIde({ core, log: log.child("ide") });
+  } catch (err) {
+    signals.release();
+    await shutdown();
+    throw err;
+  }
+
+  if (workbench) options.announce(`Workbench: ${workbench.url}`);
+  options.announce(`Claude Code IDE server: 127.0.0.1:${ide.port} (${ide.ideName}); run \`claude\` in ${ide.workspaceFolders[0]} or set CLAUDE_CODE_SSE_PORT=${ide.port}`);
+  if (options.open && workbench) openBrowser(workbench.url, log);
+
+  if (options.command.length === 0) {
+    const sig = await signals.next;
+    signals.release();
+    log.info(`${sig}: shutting down`);
+    await shutdown();
+    return 0;
+  }
+
+  signals.release();
+  const [cmd, ...args] = options.command as [string, ...string[]];
+  let child: ChildProcess;
+  try {
+    child = spawn(cmd, args, { stdio: "inherit", env: childEnv(process.env, ide.port) });
+  } catch (err) {
+    await shutdown();
+    throw new CcbError("NOT_FOUND", `Could not run ${cmd}: ${(err as Error).message}`);
+  }
+  // Ctrl-C reaches the command through the terminal; ccb stays up until the command exits.
+  const ignoreInt = () => log.debug("SIGINT: left to the command");
+  const forward = (sig: NodeJS.Signals) => {
+    log.info(`${sig}: stopping ${cmd}`);
+    child.kill(sig);
+  };
+  process.on("SIGINT", ignoreInt);
+  process.on("SIGTERM", forward);
+  process.on("SIGHUP", forward);
+  const code = await new Promise<number>((resolve) => {
+    child.once("error", (err) => {
+      log.error(`could not run ${cmd}: ${err.message}`);
+      resolve(127);
+    });
+    child.once("exit", (c, s) => resolve(c ?? (s ? 128 + signalNumber(s) : 1)));
+  });
+  process.off("SIGINT", ignoreInt);
+  process.off("SIGTERM", forward);
+  process.off("SIGHUP", forward);
+  await shutdown();
+  return code;
+}
+
+function signalNumber(s: NodeJS.Signals): number {
+  return ({ SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15 } as Record<string, number>)[s] ?? 0;
+}

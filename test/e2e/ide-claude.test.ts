@@ -1,0 +1,133 @@
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { startClaude, stopClaude, writeClaudeHome, type PtyProcess } from "../helpers/claude-session.ts";
+import { spawnCcb } from "../helpers/cli.ts";
+import { isSideRequest, startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.ts";
+import { exitOf, Output } from "../helpers/proc-output.ts";
+import { tmpdirFixture } from "../helpers/tmp.ts";
+
+/**
+ * The real Claude Code CLI (interactive, under a pty) against `ccb ide --no-workbench`, with a
+ * scripted fake Messages API: it connects, a model turn calling mcp__ide__getDiagnostics gets the
+ * IDE's answer into its next request, and an Edit's openDiff fails so the CLI falls back to its
+ * terminal diff, which we accept there: the file changes on disk.
+ */
+
+/** Main (tool-carrying) requests, in order, with waiters. */
+function mainRequests() {
+  const list: any[] = [];
+  const waiters: { n: number; resolve: (b: any) => void }[] = [];
+  return {
+    list,
+    push(body: any) {
+      list.push(body);
+      for (const w of [...waiters]) if (list[w.n]) (waiters.splice(waiters.indexOf(w), 1), w.resolve(list[w.n]));
+    },
+    wait(n: number): Promise<any> {
+      if (list[n]) return Promise.resolve(list[n]);
+      return new Promise((resolve) => waiters.push({ n, resolve }));
+    },
+  };
+}
+
+function toolResults(body: any): any[] {
+  const last = body.messages.at(-1);
+  return Array.isArray(last?.content) ? last.content.filter((c: any) => c.type === "tool_result") : [];
+}
+
+function resultText(r: any): string {
+  return typeof r.content === "string" ? r.content : r.content.map((c: any) => c.text ?? "").join("");
+}
+
+describe("real claude CLI against ccb ide --no-workbench", () => {
+  const tmp = tmpdirFixture({ prefix: "ccb-ide-claude-" });
+  const ws = join(tmp.path, "proj");
+  const home = join(tmp.path, "home");
+  const ctmp = join(tmp.path, "tmp");
+  const file = join(ws, "main.ts");
+  const main = mainRequests();
+  let api: FakeAnthropic;
+  let ccb: ReturnType<typeof spawnCcb>;
+  let ccbErr: Output;
+  let claude: PtyProcess | undefined;
+  let claudePid: number | undefined;
+  let lockPath = "";
+
+  before(async () => {
+    for (const d of [ws, home, ctmp]) mkdirSync(d);
+    writeFileSync(file, "export const x = 1;\n");
+    writeClaudeHome(home, ws);
+    api = await startFakeAnthropic({
+      script: ({ body }) => {
+        if (isSideRequest(body)) return { text: "Fake title" };
+        const n = main.list.length;
+        main.push(body);
+        if (n === 0) return { toolUses: [{ name: "mcp__ide__getDiagnostics", input: { uri: `file://${file}` } }] };
+        if (n === 1) return { toolUses: [{ name: "Read", input: { file_path: file } }] };
+        if (n === 2) return { toolUses: [{ name: "Edit", input: { file_path: file, old_string: "x = 1", new_string: "x = 2" } }] };
+        return { text: "Done." };
+      },
+    });
+    ccb = spawnCcb(["ide", "--no-workbench", "--workspace", ws, "--log-level", "debug"], { env: { ...process.env, HOME: home, CLAUDE_CONFIG_DIR: "" } });
+    ccbErr = new Output(ccb.stderr);
+    new Output(ccb.stdout);
+    lockPath = (await ccbErr.waitFor(/lock file (\S+\.lock)/))[1]!;
+  });
+
+  after(async () => {
+    if (claude) await stopClaude(claude, claudePid);
+    ccb.kill("SIGTERM");
+    await exitOf(ccb);
+    await api.close();
+    tmp.cleanup();
+  });
+
+  it("connects (initialize, ide_connected, tools/list) using the lock file in ~/.claude/ide", async () => {
+    assert.equal(lockPath, join(home, ".claude", "ide", lockPath.split("/").pop()!));
+    const port = Number(lockPath.match(/(\d+)\.lock$/)![1]);
+    claude = startClaude({ cwd: ws, home, tmp: ctmp, idePort: port, apiUrl: api.url, allowedTools: ["mcp__ide__getDiagnostics", "Read"] });
+    claudePid = Number((await ccbErr.waitFor(/Claude Code connected \(pid (\d+)\)/))[1]);
+    await ccbErr.waitFor(/request tools\/list/);
+    assert.ok(claudePid > 0);
+  });
+
+  it("a model turn calling mcp__ide__getDiagnostics gets the IDE's answer in its next request", async () => {
+    const p = claude!;
+    await p.waitFor(/for shortcuts/);
+    const from = p.output.length;
+    p.type("please fix main.ts");
+    await p.waitFor(/please\s*fix\s*main\.ts/, from);
+    p.type("\r");
+    const second = await main.wait(1);
+    assert.ok(second.tools.some((t: any) => t.name === "mcp__ide__getDiagnostics"), "the model sees the IDE's getDiagnostics tool");
+    const [r] = toolResults(second);
+    assert.ok(r, "a tool_result came back");
+    assert.equal(r.is_error, true);
+    assert.match(resultText(r), /BRIDGE_UNAVAILABLE: No workbench is attached to this IDE server: ccb ide was started with --no-workbench/);
+  });
+
+  it("an Edit tries openDiff, which fails, so the CLI falls back to its terminal diff; accepting there writes the file", async () => {
+    const p = claude!;
+    await p.waitFor(/Do you want to make this edit/);
+    await ccbErr.waitFor(/request tools\/call openDiff/);
+    await ccbErr.waitFor(/openDiff failed: No workbench/);
+    assert.equal(readFileSync(file, "utf8"), "export const x = 1;\n", "nothing written before the person answers");
+    p.type("\r");
+    const fourth = await main.wait(3);
+    assert.match(resultText(toolResults(fourth)[0]), /has been updated successfully/);
+    assert.equal(readFileSync(file, "utf8"), "export const x = 2;\n");
+  });
+
+  it("claude leaving ends its connection, not the server; SIGTERM removes the lock file", async () => {
+    await stopClaude(claude!, claudePid);
+    claude = undefined;
+    await ccbErr.waitFor(/IDE client disconnected/);
+    assert.equal(ccb.exitCode, null, "ccb ide still runs");
+    assert.equal(existsSync(lockPath), true);
+    ccb.kill("SIGTERM");
+    assert.equal((await exitOf(ccb)).code, 0);
+    assert.equal(existsSync(lockPath), false);
+  });
+});
