@@ -145,7 +145,9 @@ export class GitService {
     const noFile = parsed.sub === "push" || parsed.sub === "send-pack";
     // The overrides go last before the subcommand (git: the last -c wins); without a subcommand
     // (`--version`), global options must come last.
-    const argv = parsed.sub === null ? [...overrideArgs(), ...parsed.global] : [...parsed.global, ...overrideArgs(), parsed.sub, ...parsed.rest];
+    // `git config` never starts programs (its --edit is refused) and must show the files as they are.
+    const overrides = parsed.sub === "config" ? [] : overrideArgs();
+    const argv = parsed.sub === null ? [...overrides, ...parsed.global] : [...parsed.global, ...overrides, parsed.sub, ...parsed.rest];
     const result = await this.exec(argv, prep, {
       timeoutMs: clampTimeout(options.timeoutMs ?? GIT_DEFAULT_TIMEOUT_MS),
       maxBytes: Math.max(1, options.maxBytes ?? GIT_DEFAULT_MAX_BYTES),
