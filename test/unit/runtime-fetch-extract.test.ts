@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -92,6 +93,31 @@ describe("scanArchive and extractArchive accept a well-formed runtime", () => {
       assert.match(readFileSync(join(out, T, "bin/code"), "utf8"), /openvscode-server fixture/);
     });
   });
+});
+
+describe("archives made by GNU tar (the upstream release format)", () => {
+  for (const format of ["gnu", "posix"] as const) {
+    test(`--format=${format}: long names, symlinks, hard links and modes pass the scan and extract`, async () => {
+      await using d = tmpdirFixture({ prefix: "ccb-gnutar-" });
+      const src = join(d.path, "src");
+      const long = `${"node_modules/".repeat(6)}${"a-rather-long-package-name".repeat(4)}`;
+      mkdirSync(join(src, T, "bin"), { recursive: true });
+      mkdirSync(join(src, T, long), { recursive: true });
+      writeFileSync(join(src, T, "bin/openvscode-server"), "#!/bin/sh\n", { mode: 0o755 });
+      writeFileSync(join(src, T, long, "index.js"), "module.exports = 1;\n");
+      execFileSync("ln", ["-s", `../${long}/index.js`, join(src, T, "bin/linked.js")]);
+      execFileSync("ln", [join(src, T, "bin/openvscode-server"), join(src, T, "bin/hard")]);
+      const file = join(d.path, "a.tar.gz");
+      execFileSync("tar", [`--format=${format}`, "-czf", file, "-C", src, T]);
+      const summary = await scanArchive(file, rules);
+      assert.equal(summary.symlinks, 1);
+      const out = join(d.path, "out");
+      mkdirSync(out);
+      await extractArchive(file, out, rules);
+      assert.equal(readFileSync(join(out, T, "bin/linked.js"), "utf8"), "module.exports = 1;\n");
+      assert.equal(statSync(join(out, T, "bin/openvscode-server")).mode & 0o111, 0o111);
+    });
+  }
 });
 
 describe("resolveInArchive", () => {
