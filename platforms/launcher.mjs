@@ -64,7 +64,8 @@ function findBinary() {
     fail(
       `ccb ${pkg.version} has no build for this platform (${key}).\n` +
         `Builds: ${known.map((n) => n.slice(pkg.name.length + 1)).join(", ")}.\n` +
-        `Run from source instead (Node >= 20): git clone the repository, npm install, then node bin/ccb.mjs` +
+        (process.platform === "win32" ? "On Windows, install and run ccb inside WSL2.\n" : "") +
+        `Or run from source (Node >= 20): git clone the repository, npm install, then node bin/ccb.mjs` +
         (release ? `\nReleases: ${release}` : ""),
     );
   }
