@@ -69,6 +69,8 @@ export interface FetchRuntimeOptions extends RuntimeOptions {
   signal?: AbortSignal | undefined;
   log?: Logger | undefined;
   onProgress?: ((p: ProgressEvent) => void) | undefined;
+  /** Give up (keeping the partial download for a resume) when no bytes arrive for this long; default 60 s. */
+  idleTimeoutMs?: number | undefined;
   /** Called when another process holds the fetch lock and this one waits for it. */
   onWait?: ((holder: { pid: number }) => void) | undefined;
 }
@@ -239,7 +241,15 @@ async function fetchLocked(r: Resolved, o: FetchRuntimeOptions, log: Logger, env
       await rename(r.paths.partialFile, download).catch(() => undefined);
       log.info(`downloading ${r.asset.fileName} (${(r.asset.size / 1024 / 1024).toFixed(1)} MB) from ${displayUrl(url)}`);
       try {
-        got = await downloadVerified({ url, dest: download, expected: r.asset, signal: o.signal, onProgress: o.onProgress, log });
+        got = await downloadVerified({
+          url,
+          dest: download,
+          expected: r.asset,
+          signal: o.signal,
+          onProgress: o.onProgress,
+          idleTimeoutMs: o.idleTimeoutMs,
+          log,
+        });
       } catch (err) {
         if (err instanceof ResumableError) await rename(download, r.paths.partialFile).catch(() => undefined);
         throw err;

@@ -253,6 +253,16 @@ describe("fetchRuntime against a local mirror", () => {
     assert.equal(s.hits().length, 0);
   });
 
+  test("a stalled server is given up after the idle timeout; the partial download is kept for a resume", async () => {
+    const s = setup();
+    mirror.routes.set(`${s.prefix}${ASSET_PATH}`, { body: fx.good, pauseAt: 8192, onPause: () => undefined });
+    await rejectsWith(fetchRuntime({ ...s.opts, idleTimeoutMs: 3000 }), "RUNTIME_UNAVAILABLE", /interrupted after \d+ of \d+ bytes \(.*idle timeout/);
+    assert.deepEqual(s.entries(), [`${FIXTURE_TOP}.partial`]);
+    const r = await fetchRuntime(s.opts);
+    assert.equal(r.status, "installed");
+    assert.deepEqual(s.entries(), [FIXTURE_TOP]);
+  });
+
   test("cancelling with an AbortSignal stops the download and installs nothing", async () => {
     const s = setup();
     const ac = new AbortController();
