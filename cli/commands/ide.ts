@@ -1,4 +1,5 @@
 import { defineCommand } from "citty";
+import { CcbError } from "../../src/core/errors.ts";
 import { commonArgs, reportFatal, setupLogging, workspaceRoots } from "../common.ts";
 
 export default defineCommand({
@@ -17,6 +18,10 @@ export default defineCommand({
     workspace: { type: "string", alias: "w", description: "Workspace folder; repeat for several (env CCB_WORKSPACE). Default: the current directory. claude connects when run in or under it.", valueHint: "dir" },
     open: { type: "boolean", description: "Open the workbench URL in the default browser." },
     workbench: { type: "boolean", default: true, description: "Start the workbench (--no-workbench: IDE server only)." },
+    runtime: { type: "string", description: "Workbench runtime: openvscode (default; `ccb runtime fetch` installs it) or code-server (detected from --runtime-root).", valueHint: "openvscode|code-server" },
+    "runtime-root": { type: "string", description: "An existing runtime install: an OpenVSCode Server folder, or the code-server package folder (env CCB_RUNTIME_ROOT).", valueHint: "dir" },
+    "runtime-node": { type: "string", description: "Node 24 binary for code-server (env CCB_RUNTIME_NODE; default: node from PATH).", valueHint: "path" },
+    "headless-client": { type: "boolean", default: true, description: "Also open the workbench in headless Chromium so the editor bridge is live before you open a tab (default on; --no-headless-client to rely on your own tab)." },
     status: { type: "boolean", description: "List ccb's running IDE servers (from lock files with live pids) and exit." },
     ...commonArgs,
   },
@@ -36,6 +41,12 @@ export default defineCommand({
         rootsSource: source,
         open: Boolean(args.open),
         workbench: args.workbench !== false,
+        workbenchOptions: {
+          runtime: runtimeKind(args.runtime),
+          runtimeRoot: args["runtime-root"] || process.env.CCB_RUNTIME_ROOT || undefined,
+          runtimeNode: args["runtime-node"] || process.env.CCB_RUNTIME_NODE || undefined,
+          headlessClient: args["headless-client"] !== false,
+        },
         command,
         log,
         announce: (line) => process.stdout.write(`${line}\n`),
@@ -46,3 +57,9 @@ export default defineCommand({
     }
   },
 });
+
+function runtimeKind(v: string | undefined): "openvscode" | "code-server" | undefined {
+  if (v === undefined || v === "") return undefined;
+  if (v === "openvscode" || v === "code-server") return v;
+  throw new CcbError("INVALID_ARGUMENT", `--runtime must be openvscode or code-server, got "${v}".`);
+}

@@ -34,6 +34,7 @@ export class DiffRegistry {
   readonly #editor: IdeEditor;
   readonly #log: Logger;
   readonly #entries = new Map<string, DiffEntry>();
+  readonly #openListeners = new Set<(e: { diffId: string; tabName: string; path: string }) => void>();
 
   constructor(editor: IdeEditor, log: Logger) {
     this.#editor = editor;
@@ -42,6 +43,12 @@ export class DiffRegistry {
 
   get size(): number {
     return this.#entries.size;
+  }
+
+  /** Called when a diff has been handed to the editor. */
+  onOpen(listener: (e: { diffId: string; tabName: string; path: string }) => void): () => void {
+    this.#openListeners.add(listener);
+    return () => this.#openListeners.delete(listener);
   }
 
   pendingCount(): number {
@@ -71,6 +78,7 @@ export class DiffRegistry {
       shown = this.#editor
         .showDiff({ diffId: entry.id, path: args.path, newContents: args.newContents, tabName: args.tabName }, controller.signal)
         .then((outcome): IdeToolResult => (outcome.kind === "accepted" ? text("FILE_SAVED", outcome.contents) : rejected(entry.tabName)));
+      for (const l of this.#openListeners) l({ diffId: entry.id, tabName: entry.tabName, path: args.path });
       return await Promise.race([shown, settled]);
     } catch (err) {
       // The editor could not show it (no workbench, bridge error): forget it, let the client fall back.

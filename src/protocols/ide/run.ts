@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { createCore, type Core } from "../../core/core.ts";
+import { createCore } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { startIde, type IdeServer } from "./ide.ts";
@@ -16,6 +16,13 @@ export interface RunIdeOptions {
   rootsSource: "flag" | "env" | "cwd";
   open: boolean;
   workbench: boolean;
+  /** Runtime flags for the workbench (as `ccb serve` takes them). */
+  workbenchOptions?: {
+    runtime?: "openvscode" | "code-server" | undefined;
+    runtimeRoot?: string | undefined;
+    runtimeNode?: string | undefined;
+    headlessClient?: boolean | undefined;
+  };
   /** The command after `--`, if any. */
   command: string[];
   log: Logger;
@@ -28,9 +35,6 @@ export interface WorkbenchHandle {
   url: string;
   close(): Promise<void>;
 }
-
-/** Starts the workbench for a core (fills core.bridge); undefined when this build has none. */
-export type WorkbenchStarter = (core: Core, log: Logger) => Promise<WorkbenchHandle>;
 
 const LOOPBACK = ["127.0.0.1", "localhost", "::1"];
 
@@ -80,7 +84,7 @@ function catchSignals(): { next: Promise<NodeJS.Signals>; release(): void } {
 }
 
 /** Runs until the command exits or a signal arrives; returns the process exit code. */
-export async function runIde(options: RunIdeOptions, startWorkbench?: WorkbenchStarter): Promise<number> {
+export async function runIde(options: RunIdeOptions): Promise<number> {
   const log = options.log;
   const signals = catchSignals();
   if (options.rootsSource === "cwd") log.info(`workspace: ${options.roots[0]} (the current directory; use --workspace to choose)`);
@@ -93,30 +97,36 @@ export async function runIde(options: RunIdeOptions, startWorkbench?: WorkbenchS
     await core.dispose();
   };
   try {
-    if (!options.workbench) {
-      core.bridge.clear("ccb ide was started with --no-workbench.");
-    } else if (!startWorkbench) {
-      core.bridge.clear("this ccb build has no workbench.");
-      log.warn("no workbench in this build: the IDE server runs without a live editor (editor tools will say so).");
-    } else {
-      try {
-        workbench = await startWorkbench(core, log.child("workbench"));
-      } catch (err) {
-        const e = err instanceof CcbError ? err : new CcbError("RUNTIME_UNAVAILABLE", (err as Error).message, { cause: err });
-        core.bridge.clear(`the workbench could not start: ${e.message}`);
-        log.warn(`the workbench could not start: ${e.message}${e.hint ? ` (${e.hint})` : ""}. The IDE server runs without it.`);
-      }
-    }
+    if (!options.workbench) core.bridge.clear("ccb ide was started with --no-workbench.");
     ide = await startIde({ core, log: log.child("ide") });
   } catch (err) {
     signals.release();
     await shutdown();
     throw err;
   }
-
-  if (workbench) options.announce(`Workbench: ${workbench.url}`);
   options.announce(`Claude Code IDE server: 127.0.0.1:${ide.port} (${ide.ideName}); run \`claude\` in ${ide.workspaceFolders[0]} or set CLAUDE_CODE_SSE_PORT=${ide.port}`);
-  if (options.open && workbench) openBrowser(workbench.url, log);
+
+  if (options.workbench) {
+    options.announce("Starting the workbench...");
+    const starting = import("./workbench.ts").then((m) => m.startIdeWorkbench(core, log.child("workbench"), options.workbenchOptions ?? {}));
+    const first = await Promise.race([starting.then((w) => ({ w }), (err: unknown) => ({ err })), signals.next.then((sig) => ({ sig }))]);
+    if ("sig" in first) {
+      log.info(`${first.sig}: shutting down`);
+      signals.release();
+      workbench = await starting.catch(() => undefined);
+      await shutdown();
+      return 0;
+    }
+    if ("err" in first) {
+      const e = first.err instanceof CcbError ? first.err : new CcbError("RUNTIME_UNAVAILABLE", (first.err as Error).message, { cause: first.err });
+      core.bridge.clear(`the workbench could not start: ${e.message}`);
+      options.announce(`Workbench unavailable: ${e.message}${e.hint ? ` (${e.hint})` : ""}. The IDE server runs without it; editor tools will say so.`);
+    } else {
+      workbench = first.w;
+      options.announce(`Workbench: ${workbench.url}`);
+      if (options.open) openBrowser(workbench.url, log);
+    }
+  }
 
   if (options.command.length === 0) {
     const sig = await signals.next;

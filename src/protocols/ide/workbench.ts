@@ -1,0 +1,51 @@
+import type { Core } from "../../core/core.ts";
+import { CcbError } from "../../core/errors.ts";
+import type { Logger } from "../../core/log.ts";
+import { Gateway } from "../mcp/gateway.ts";
+import { startWorkbench, type WorkbenchHandle as Workbench } from "../../workbench/index.ts";
+import type { RuntimeKind } from "../../workbench/launcher/types.ts";
+import type { WorkbenchHandle } from "./run.ts";
+
+/**
+ * The workbench of `ccb ide`: the shared Gateway (src/protocols/mcp/gateway.ts) on 127.0.0.1 with
+ * a random port, and the workbench mounted on it (bridge at /bridge, the workbench at /ide/<key>).
+ */
+
+export interface IdeWorkbenchOptions {
+  runtime?: RuntimeKind | undefined;
+  runtimeRoot?: string | undefined;
+  runtimeNode?: string | undefined;
+  headlessClient?: boolean | undefined;
+  env?: NodeJS.ProcessEnv | undefined;
+}
+
+export interface IdeWorkbench extends WorkbenchHandle {
+  workbench: Workbench;
+}
+
+export async function startIdeWorkbench(core: Core, log: Logger, options: IdeWorkbenchOptions): Promise<IdeWorkbench> {
+  const gateway = new Gateway({ host: "127.0.0.1", port: 0, log: log.child("gateway") });
+  const base = await gateway.listen();
+  const workbench = startWorkbench({
+    core,
+    http: { url: base, addRoute: (m, p, h, o) => gateway.addRoute(m, p, h, o), addUpgrade: (p, h, o) => gateway.addUpgrade(p, h, o) },
+    log,
+    runtime: options.runtime,
+    runtimeRoot: options.runtimeRoot,
+    runtimeNode: options.runtimeNode,
+    headlessClient: options.headlessClient,
+    env: options.env,
+  });
+  const close = async () => {
+    await workbench.close();
+    await gateway.close();
+  };
+  await workbench.ready;
+  const url = workbench.url();
+  if (!url) {
+    const reason = workbench.status().reason;
+    await close();
+    throw new CcbError("RUNTIME_UNAVAILABLE", reason || "The workbench did not start.");
+  }
+  return { url, workbench, close };
+}
