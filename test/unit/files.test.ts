@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { execFileSync } from "node:child_process";
@@ -273,6 +274,22 @@ describe("FileService.write", () => {
     assert.equal(readFileSync(join(f.outside, "secret.txt"), "utf8"), "top secret\n");
     assert.ok(!existsSync(join(f.outside, "planted.txt")));
     assert.ok(!existsSync(join(f.outside, "new.txt")));
+  });
+
+  it("breaks a lock left by a dead process, and waits for (then gives up on) a live one", async () => {
+    writeFileSync(join(f.root, "locked.txt"), "x");
+    const dead = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+    const deadPid = dead.pid as number;
+    await new Promise((r) => dead.on("exit", r));
+    writeFileSync(join(f.root, ".locked.txt.ccb-lock"), `${deadPid}\n${hostname()}\n`);
+    await f.files.write("locked.txt", "after stale lock");
+    assert.equal(readFileSync(join(f.root, "locked.txt"), "utf8"), "after stale lock");
+    assert.ok(!existsSync(join(f.root, ".locked.txt.ccb-lock")));
+    writeFileSync(join(f.root, ".locked.txt.ccb-lock"), `${process.pid}\n${hostname()}\n`);
+    const impatient = new FileService(f.ws, { lockTimeoutMs: 100 });
+    await rejectsCode(impatient.write("locked.txt", "blocked"), "TIMEOUT", /ccb-lock/);
+    assert.equal(readFileSync(join(f.root, "locked.txt"), "utf8"), "after stale lock");
+    rmSync(join(f.root, ".locked.txt.ccb-lock"));
   });
 
   it("20 concurrent writers with the same expectedVersion: exactly one wins", async () => {
