@@ -1,5 +1,5 @@
 import { CcbError } from "./errors.ts";
-import { sectionCouldHoldRefusedKey, userKeyRefusal } from "./git-keys.ts";
+import { isLocalUrl, sectionCouldHoldRefusedKey, urlOfKey, userKeyRefusal } from "./git-keys.ts";
 
 /**
  * The argument policy of `git_run`: split the caller's argument array into git's global options and
@@ -76,11 +76,14 @@ const GLOBAL_WITH_VALUE = new Set(["-C", "--git-dir", "--work-tree", "--namespac
 const MERGE_STRATEGIES = new Set(["ort", "recursive", "resolve", "octopus", "ours", "subtree"]);
 const PATH_VALUE_OPTIONS = new Set(["-C", "--git-dir", "--work-tree"]);
 
-function checkConfigAssignment(assignment: string, via: string): void {
+/** Refuse a dangerous key; a local-path URL value (or url.<base> base) becomes a path token to confine. */
+function checkConfigAssignment(assignment: string, via: string, pathTokens: string[]): void {
   const eq = assignment.indexOf("=");
   const key = eq === -1 ? assignment : assignment.slice(0, eq);
   const why = userKeyRefusal(key);
   if (why) refuse(`Refused ${via} ${key}: it ${why}.`);
+  const url = urlOfKey(key, eq === -1 ? null : assignment.slice(eq + 1));
+  if (url !== undefined && isLocalUrl(url)) pathTokens.push(url);
 }
 
 /** Split the caller's arguments and apply the policy. Throws GIT_REFUSED. */
@@ -101,13 +104,13 @@ export function parseGitArgs(args: readonly string[]): ParsedGitArgs {
     if (a === "-c" || a.startsWith("-c")) {
       const value = a === "-c" ? args[++i] : a.slice(2);
       if (value === undefined) refuse("-c needs a key=value argument.");
-      checkConfigAssignment(value, "-c");
+      checkConfigAssignment(value, "-c", pathTokens);
       global.push("-c", value);
       continue;
     }
     if (a === "--config-env" || a.startsWith("--config-env=")) {
       const value = a === "--config-env" ? args[++i] : a.slice("--config-env=".length);
-      if (value !== undefined) checkConfigAssignment(value, "--config-env");
+      if (value !== undefined) checkConfigAssignment(value, "--config-env", pathTokens);
       refuse("Refused --config-env: ccb runs git with a fixed environment, so there is nothing to read from it.", "Pass the value directly with -c key=value (keys that run programs are refused either way).");
     }
     if (a.startsWith("--exec-path=")) refuse("Refused --exec-path=<dir>: it changes where git finds its own programs.");
@@ -200,7 +203,7 @@ function checkSubcommand(sub: string, rest: string[], pathTokens: string[]): voi
 
   switch (sub) {
     case "config":
-      checkConfigCommand(rest);
+      checkConfigCommand(rest, pathTokens);
       break;
     case "clone":
     case "init":
@@ -214,10 +217,10 @@ function checkSubcommand(sub: string, rest: string[], pathTokens: string[]): voi
           const n = longName(t);
           if (n !== undefined && n.length >= 4 && "--config".startsWith(n)) {
             const eq = t.indexOf("=");
-            checkConfigAssignment(eq === -1 ? (pre[k + 1] ?? "") : t.slice(eq + 1), "clone --config");
+            checkConfigAssignment(eq === -1 ? (pre[k + 1] ?? "") : t.slice(eq + 1), "clone --config", pathTokens);
           } else if (shortLetters(t, "obucj").at(-1) === "c") {
             const attached = t.slice(t.indexOf("c") + 1);
-            checkConfigAssignment(attached.length > 0 ? attached : (pre[k + 1] ?? ""), "clone -c");
+            checkConfigAssignment(attached.length > 0 ? attached : (pre[k + 1] ?? ""), "clone -c", pathTokens);
           }
         }
       }
@@ -340,7 +343,7 @@ const NON_PATH_LONG_OPTIONS = new Set([
 ]);
 const NON_PATH_SHORT_OPTIONS = new Set(["-m", "-S", "-G", "-e"]);
 
-function checkConfigCommand(rest: readonly string[]): void {
+function checkConfigCommand(rest: readonly string[], pathTokens: string[]): void {
   const set = new Set(rest);
   const positional: string[] = [];
   for (let k = 0; k < rest.length; k++) {
@@ -367,8 +370,5 @@ function checkConfigCommand(rest: readonly string[]): void {
   }
   // A write: `config key value`, `--add key value`, `--replace-all key value`, `set key value`.
   const key = args[0];
-  if (key !== undefined && args.length >= 2) {
-    const why = userKeyRefusal(key);
-    if (why) refuse(`Refused git config ${key}: it ${why}.`);
-  }
+  if (key !== undefined && args.length >= 2) checkConfigAssignment(`${key}=${args[1]}`, "git config", pathTokens);
 }

@@ -69,6 +69,11 @@ export const USER_REFUSED_KEYS: readonly KeyRule[] = [
   { re: /^trace2\./, why: "writes trace files outside the workspace" },
   { re: /^sendemail\./, why: "configures programs for send-email" },
   { re: /^imap\.tunnel$/, why: RUNS },
+  { re: /^tar\..+\.command$/, why: `${RUNS} (archive compressor)` },
+  { re: /^hook\./, why: "defines hooks in config (newer git), which ccb disables" },
+  { re: /^guitool\./, why: RUNS },
+  { re: /^http\.(.+\.)?cookiefile$/, why: "makes git read and write a cookie file anywhere" },
+  { re: /^format\.outputdirectory$/, why: "makes format-patch write outside the workspace" },
 ];
 
 /**
@@ -87,9 +92,35 @@ export const REPO_REFUSED_KEYS: readonly KeyRule[] = [
   { re: /^remote\..+\.(uploadpack|receivepack)$/, why: `${RUNS} for local remotes` },
   { re: /^remote\..+\.vcs$/, why: "selects a remote-helper program" },
   { re: /^interactive\.difffilter$/, why: RUNS },
+  { re: /^tar\..+\.command$/, why: `${RUNS} (archive compressor)` },
+  { re: /^hook\..+\.(command|event)$/, why: "defines hooks in config (newer git), which ccb disables" },
+  { re: /^http\.(.+\.)?cookiefile$/, why: "makes git read and write a cookie file anywhere" },
+  { re: /^format\.outputdirectory$/, why: "makes format-patch write outside the workspace" },
 ];
 
-/** Reason a caller-supplied key is refused, or undefined when it is allowed. */
+/** Config keys whose value (or, for url.<base>.insteadOf, whose base) is a URL that may name a local path. */
+export function urlOfKey(key: string, value: string | null): string | undefined {
+  const k = key.toLowerCase();
+  if (/^(remote\..+\.(url|pushurl)|submodule\..+\.url)$/.test(k)) return value ?? undefined;
+  const m = /^url\.(.+)\.(insteadof|pushinsteadof)$/i.exec(key);
+  return m ? m[1] : undefined;
+}
+
+/**
+ * Whether a URL names the local file system (git's own rule: `file://`, or no `:` before the
+ * first `/`, so `host:path` and `scheme://` are remote).
+ */
+export function isLocalUrl(url: string): boolean {
+  if (/^file:\/\//i.test(url)) return true;
+  if (/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(url)) return false;
+  if (/^[a-zA-Z][a-zA-Z0-9+.-]*::/.test(url)) return false; // transport::address (remote helpers)
+  if (/^[a-zA-Z]:[\\/]/.test(url)) return true; // DOS drive
+  const colon = url.indexOf(":");
+  const slash = url.indexOf("/");
+  return colon === -1 || (slash !== -1 && slash < colon);
+}
+
+/** Reason a caller-supplied key is refused key is refused, or undefined when it is allowed. */
 export function userKeyRefusal(key: string): string | undefined {
   const k = key.trim().toLowerCase();
   return USER_REFUSED_KEYS.find((r) => r.re.test(k))?.why;

@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
 import { CcbError } from "./errors.ts";
 import type { ExecResult } from "./git-exec.ts";
-import { repoKeyRefusal } from "./git-keys.ts";
+import { isLocalUrl, repoKeyRefusal, urlOfKey } from "./git-keys.ts";
 
 /**
  * Checks made before the caller's git command runs, with git itself as the parser:
@@ -65,10 +65,29 @@ function refusalFor(entries: ConfigEntry[], where: string): void {
   }
 }
 
-/** Refuse when the repository's effective config, or a submodule's, holds a key that runs a program. */
-export async function scanConfig(run: RunGit, dir: string, repoSelect: string[], info: RepoInfo): Promise<void> {
+/**
+ * Refuse when the repository's effective config, or a submodule's, holds a key that runs a program.
+ * With `checkUrl` (transport subcommands), every local-path remote URL (and url.<base>.insteadOf base)
+ * of the repository's config must pass it too.
+ */
+export async function scanConfig(
+  run: RunGit,
+  dir: string,
+  repoSelect: string[],
+  info: RepoInfo,
+  checkUrl?: (url: string, key: string) => Promise<void>,
+): Promise<void> {
   const r = await run([...repoSelect, "config", "--list", "-z", "--includes", "--show-scope", "--show-origin"], dir);
-  if (r.exitCode === 0) refusalFor(parseConfigList(r.stdout.toString("utf8"), true), "repository");
+  if (r.exitCode === 0) {
+    const entries = parseConfigList(r.stdout.toString("utf8"), true);
+    refusalFor(entries, "repository");
+    if (checkUrl) {
+      for (const e of entries) {
+        const url = urlOfKey(e.key, e.value);
+        if (url !== undefined && isLocalUrl(url)) await checkUrl(url, e.key);
+      }
+    }
+  }
   for (const gitDir of await submoduleGitDirs(run, info)) {
     const s = await run(["config", "--file", join(gitDir, "config"), "--list", "-z", "--includes", "--show-origin"], dir);
     if (s.exitCode === 0) refusalFor(parseConfigList(s.stdout.toString("utf8"), false), "submodule");
@@ -126,6 +145,22 @@ async function fileExists(p: string): Promise<boolean> {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** Object alternates (`objects/info/alternates`) let git read objects of another repository: they must lie in the workspace. */
+export async function checkAlternates(info: RepoInfo, check: (abs: string) => Promise<void>): Promise<void> {
+  const objects = join(info.commonDir, "objects");
+  let text: string;
+  try {
+    text = await readFile(join(objects, "info", "alternates"), "utf8");
+  } catch {
+    return;
+  }
+  for (const line of text.split("\n")) {
+    const t = line.trim();
+    if (t.length === 0 || t.startsWith("#")) continue;
+    await check(isAbsolute(t) ? t : join(objects, t));
   }
 }
 

@@ -4,7 +4,7 @@ import { CcbError } from "./errors.ts";
 import { parseGitArgs, type ParsedGitArgs } from "./git-args.ts";
 import { ccbGlobalConfig, ceilingFor, configOverrides, gitEnv } from "./git-env.ts";
 import { execGit, type ExecResult } from "./git-exec.ts";
-import { checkSequencerTodo, repoInfo, scanConfig, type RepoInfo, type RunGit } from "./git-preflight.ts";
+import { checkAlternates, checkSequencerTodo, repoInfo, scanConfig, type RepoInfo, type RunGit } from "./git-preflight.ts";
 import { parsePorcelainV2, type GitEntryKind } from "./git-status.ts";
 import { silentLogger, type Logger } from "./log.ts";
 import type { Workspace } from "./workspace.ts";
@@ -72,6 +72,13 @@ const READ_TIMEOUT_MS = 60_000;
 
 /** Subcommands that create or name a repository elsewhere, or never run drivers: no config scan. */
 const NO_SCAN = new Set(["config", "init", "init-db", "clone", "version"]);
+/** Subcommands that talk to remotes: local-path URLs in the repository config must lie in the workspace. */
+const TRANSPORT = new Set(["fetch", "pull", "push", "ls-remote", "remote", "submodule", "archive", "fetch-pack", "send-pack"]);
+/**
+ * Subcommands for which the `file` transport is off: a local push runs the target repository's
+ * hooks and `archive --remote` its tar filters, in a process that does not inherit ccb's `-c`.
+ */
+const NO_FILE_TRANSPORT = new Set(["push", "send-pack", "archive"]);
 
 interface Prepared {
   dir: string;
@@ -142,7 +149,7 @@ export class GitService {
       });
     }
     const prep = await this.prepare(options.cwd, parsed, options.signal);
-    const noFile = parsed.sub === "push" || parsed.sub === "send-pack";
+    const noFile = parsed.sub !== null && NO_FILE_TRANSPORT.has(parsed.sub);
     // The overrides go last before the subcommand (git: the last -c wins); without a subcommand
     // (`--version`), global options must come last.
     // `git config` never starts programs (its --edit is refused) and must show the files as they are.
@@ -216,16 +223,12 @@ export class GitService {
     const run = this.preflightRunner(cwd.root, signal);
     const info = await repoInfo(run, cwd.abs, parsed.repoSelect);
     if (info) {
-      for (const p of [info.gitDir, info.commonDir, info.toplevel]) {
-        if (p === null) continue;
-        await this.workspace.resolve(p).catch((err: unknown) => {
-          throw new CcbError("PATH_OUTSIDE_WORKSPACE", `The repository (${p}) lies outside the workspace.`, {
-            hint: "Add the repository as a workspace root (--workspace), or run git in a directory whose repository is inside the workspace.",
-            cause: err,
-          });
-        });
+      for (const p of [info.gitDir, info.commonDir, info.toplevel]) if (p !== null) await this.confineRepoPath(p, "the repository");
+      if (parsed.sub === null || !NO_SCAN.has(parsed.sub)) {
+        const checkUrl = parsed.sub !== null && TRANSPORT.has(parsed.sub) ? (url: string, key: string) => this.confineUrl(dir, url, key) : undefined;
+        await scanConfig(run, cwd.abs, parsed.repoSelect, info, checkUrl);
+        await checkAlternates(info, (abs) => this.confineRepoPath(abs, "an object alternate"));
       }
-      if (parsed.sub === null || !NO_SCAN.has(parsed.sub)) await scanConfig(run, cwd.abs, parsed.repoSelect, info);
       if (parsed.sub === "rebase" || parsed.sub === "cherry-pick" || parsed.sub === "revert") await checkSequencerTodo(info.gitDir);
     }
     return { dir: cwd.abs, root: cwd.root, info };
@@ -249,6 +252,24 @@ export class GitService {
       if (colon !== -1 && !dosDrive && (slash === -1 || colon < slash)) return; // host:path, rev:path, :/message
     }
     await this.workspace.resolve(isAbsolute(p) ? p : join(dir, p));
+  }
+
+  private async confineRepoPath(abs: string, what: string): Promise<void> {
+    await this.workspace.resolve(abs).catch((err: unknown) => {
+      throw new CcbError("PATH_OUTSIDE_WORKSPACE", `${what} (${abs}) lies outside the workspace.`, {
+        hint: "Add that directory as a workspace root (--workspace), or run git in a repository that lies wholly inside the workspace.",
+        cause: err,
+      });
+    });
+  }
+
+  private async confineUrl(dir: string, url: string, key: string): Promise<void> {
+    await this.confineToken(dir, url).catch((err: unknown) => {
+      throw new CcbError("PATH_OUTSIDE_WORKSPACE", `The repository config sets ${key} to a local path outside the workspace (${url}).`, {
+        hint: `Point it inside the workspace or at a remote URL, e.g. git_run ["config", "${key}", "<url>"], or remove it.`,
+        cause: err,
+      });
+    });
   }
 
   private preflightRunner(root: string, signal: AbortSignal | undefined): RunGit {

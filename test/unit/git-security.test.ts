@@ -163,7 +163,8 @@ const EXAMPLE_KEYS = [
   "sequence.editor", "alias.st", "include.path", "includeIf.gitdir:/x/.path", "protocol.allow", "protocol.ext.allow",
   "remote.origin.uploadpack", "remote.origin.receivepack", "remote.origin.vcs", "uploadpack.packObjectsHook", "pager.log",
   "web.browser", "browser.firefox.cmd", "man.viewer", "man.konqueror.cmd", "interactive.diffFilter", "submodule.s.update",
-  "init.templateDir", "safe.directory", "trace2.eventTarget", "sendemail.smtpServer", "imap.tunnel",
+  "init.templateDir", "safe.directory", "trace2.eventTarget", "sendemail.smtpServer", "imap.tunnel", "tar.tgz.command",
+  "hook.linter.command", "guitool.x.cmd", "http.cookieFile", "http.https://example.com.cookieFile", "format.outputDirectory",
 ];
 
 function exampleKey(re: RegExp): string {
@@ -214,6 +215,10 @@ test("dangerous keys planted in repository config files block git, with a hint t
     `[core]\n\talternateRefsCommand = ${fx.evil}\n`,
     `[interactive]\n\tdiffFilter = ${fx.evil}\n`,
     `[gpg "ssh"]\n\tdefaultKeyCommand = ${fx.evil}\n`,
+    `[tar "tgz"]\n\tcommand = ${fx.evil}\n`,
+    `[hook "lint"]\n\tcommand = ${fx.evil}\n\tevent = pre-commit\n`,
+    `[http]\n\tcookieFile = ${fx.evil}\n\tsaveCookies = true\n`,
+    `[format]\n\toutputDirectory = ${fx.evil}.d\n`,
   ]) {
     writeFileSync(cfg, base + planted);
     await assert.rejects(fx.git.run(["status"]), refused, planted);
@@ -416,4 +421,70 @@ test("a repository outside the workspace is out of reach: parent repo, .git file
   appendFileSync(join(fx.ws, ".git", "config"), `[core]\n\tworktree = ${other.path}\n`);
   await assert.rejects(fx.git.run(["status"]), outside);
   await assert.rejects(fx.git.run(["-c", `core.worktree=${fx.ws}`, "status"]), refused);
+});
+
+test("archive: a planted tar filter does not run, locally or through --remote on a repository in the workspace", async () => {
+  await using fx = await fixture();
+  const cfg = join(fx.ws, ".git", "config");
+  const base = readFileSync(cfg, "utf8");
+  writeFileSync(cfg, `${base}[tar "tgz"]\n\tcommand = ${fx.evil}\n`);
+  gitMayFail(fx.ws, "archive", "--format=tgz", "HEAD");
+  assert.equal(fx.ran(), true, "control run must execute the planted tar filter");
+  fx.reset();
+  await assert.rejects(fx.git.run(["archive", "--format=tgz", "HEAD"]), refused);
+  writeFileSync(cfg, base);
+
+  const other = join(fx.ws, "other");
+  git(fx.ws, "init", "-q", "-b", "main", other);
+  writeFileSync(join(other, "o.txt"), "o\n");
+  git(other, "add", ".");
+  git(other, "commit", "-q", "-m", "o");
+  appendFileSync(join(other, ".git", "config"), `[tar "tgz"]\n\tcommand = ${fx.evil}\n`);
+  gitMayFail(fx.ws, "archive", "--remote=other", "--format=tgz", "HEAD");
+  assert.equal(fx.ran(), true, "control run must execute the remote side's tar filter");
+  fx.reset();
+  const r = await fx.git.run(["archive", "--remote=other", "--format=tgz", "HEAD"]);
+  assert.notEqual(r.exitCode, 0);
+  assert.match(r.stderr, /transport 'file' not allowed/);
+  assert.equal(fx.ran(), false);
+  assert.equal((await fx.git.run(["archive", "--format=tar", "HEAD"])).exitCode, 0);
+});
+
+test("local paths in remote URLs, url.<base>.insteadOf and object alternates must lie in the workspace", async () => {
+  await using fx = await fixture();
+  await using other = tmpdirFixture({ git: true });
+  writeFileSync(join(other.path, "secret.txt"), "secret\n");
+  git(other.path, "add", ".");
+  git(other.path, "commit", "-q", "-m", "secret");
+  const cfg = join(fx.ws, ".git", "config");
+  const base = readFileSync(cfg, "utf8");
+
+  // set by the caller: refused as a path escape
+  for (const args of [
+    ["config", "remote.o.url", other.path],
+    ["config", "remote.o.pushurl", `file://${other.path}`],
+    ["-c", `url.${other.path}.insteadOf=https://example.invalid/`, "fetch", "https://example.invalid/"],
+    ["clone", "-c", `remote.origin.url=${other.path}`, "https://example.invalid/r", "c"],
+  ]) {
+    await assert.rejects(fx.git.run(args), outside, args.join(" "));
+  }
+  assert.equal((await fx.git.run(["config", "remote.in.url", "./inner.git"])).exitCode, 0);
+  assert.equal((await fx.git.run(["config", "remote.gh.url", "https://example.invalid/r.git"])).exitCode, 0);
+
+  // planted in .git/config: transport subcommands refuse; other subcommands still work
+  writeFileSync(cfg, `${base}[remote "o"]\n\turl = ${other.path}\n`);
+  const control = gitMayFail(fx.ws, "fetch", "o");
+  assert.equal(control.status, 0, "control fetch reads the repository outside");
+  await assert.rejects(fx.git.run(["fetch", "o"]), (e: unknown) => outside(e) && /remote\.o\.url/.test((e as Error).message));
+  await assert.rejects(fx.git.run(["ls-remote", "o"]), outside);
+  writeFileSync(cfg, `${base}[url "${other.path}"]\n\tinsteadOf = https://example.invalid/\n`);
+  await assert.rejects(fx.git.run(["fetch", "https://example.invalid/"]), outside);
+  writeFileSync(cfg, base);
+  assert.equal((await fx.git.run(["status"])).exitCode, 0);
+
+  // an object alternate outside the workspace
+  writeFileSync(join(fx.ws, ".git", "objects", "info", "alternates"), `${join(other.path, ".git", "objects")}\n`);
+  const secretBlob = git(other.path, "rev-parse", "HEAD:secret.txt").trim();
+  assert.equal(git(fx.ws, "cat-file", "-p", secretBlob), "secret\n", "control: plain git reads through the alternate");
+  await assert.rejects(fx.git.run(["cat-file", "-p", secretBlob]), (e: unknown) => outside(e) && /alternate/.test((e as Error).message));
 });
