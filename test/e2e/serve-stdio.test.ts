@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { workspaceTools } from "../../src/core/tools/registry.ts";
@@ -18,6 +20,7 @@ describe("ccb serve --stdio with the MCP SDK client", { timeout: 120_000 }, () =
   let peer: StdioPeer;
 
   before(async () => {
+    writeFileSync(join(dir.path, "README.md"), "# sample\n");
     peer = await connectStdio(dir.path);
   });
   after(async () => {
@@ -48,10 +51,106 @@ describe("ccb serve --stdio with the MCP SDK client", { timeout: 120_000 }, () =
     });
   });
 
+  it("workspace_status returns text and structuredContent (roots, bridge not connected)", async () => {
+    const r = await peer.client.callTool({ name: "workspace_status", arguments: {} });
+    assert.equal(r.isError, undefined);
+    const content = r.content as Array<{ type: string; text: string }>;
+    assert.equal(content[0]?.type, "text");
+    assert.ok(content[0]?.text.includes(dir.path));
+    const sc = r.structuredContent as { roots: Array<{ path: string }>; bridge: { connected: boolean } };
+    assert.equal(sc.roots[0]?.path, dir.path);
+    assert.equal(sc.bridge.connected, false);
+  });
+
+  it("fs_write then fs_read round trip through MCP, with versions", async () => {
+    const w = await peer.client.callTool({ name: "fs_write", arguments: { path: "notes/a.txt", content: "hello\nworld\n", createParents: true } });
+    assert.equal(w.isError, undefined, JSON.stringify(w));
+    const r = await peer.client.callTool({ name: "fs_read", arguments: { path: "notes/a.txt" } });
+    assert.equal(r.isError, undefined, JSON.stringify(r));
+    const sc = r.structuredContent as { content: string; version: string };
+    assert.equal(sc.content, "hello\nworld\n");
+    assert.match(sc.version, /^[0-9a-f]{64}$/);
+  });
+
+  it("invalid arguments to a real tool -> InvalidParams naming the field", async () => {
+    await assert.rejects(peer.client.callTool({ name: "fs_read", arguments: { path: 42 } }), (err: unknown) => {
+      assert.ok(err instanceof McpError);
+      assert.equal(err.code, -32602);
+      assert.match(err.message, /Invalid arguments for tool fs_read: path: /);
+      return true;
+    });
+  });
+
+  it("a core error is an isError result with code, message and hint", async () => {
+    const r = await peer.client.callTool({ name: "fs_read", arguments: { path: "../../etc/passwd" } });
+    assert.equal(r.isError, true);
+    const err = (r.structuredContent as { error: { code: string; message: string; hint?: string } }).error;
+    assert.equal(err.code, "PATH_OUTSIDE_WORKSPACE");
+    assert.ok(err.hint);
+    const text = (r.content as Array<{ text: string }>)[0]?.text ?? "";
+    assert.match(text, /^PATH_OUTSIDE_WORKSPACE: /);
+    assert.doesNotMatch(text, /root:x:0:0/);
+  });
+
+  it("every editor-backed tool answers BRIDGE_UNAVAILABLE (never a fake success) without a workbench", async () => {
+    const bridged = workspaceTools.filter((t) => t.needsBridge);
+    assert.ok(bridged.length >= 11, "the editor tools of seed 004 are registered");
+    const { tools } = await peer.client.listTools();
+    for (const def of bridged) {
+      const listed = tools.find((t) => t.name === def.name);
+      assert.ok(listed, def.name);
+      // extensions_install needs exactly one of two optional fields (checked in the tool, not the schema)
+      const args = (def.name === "extensions_install" ? { id: "ccb-test.sample" } : sampleArgs(listed.inputSchema as JsonSchema)) as Record<string, unknown>;
+      assert.ok(def.input.safeParse(args).success, `sample arguments for ${def.name} must be valid: ${JSON.stringify(args)}`);
+      const r = await peer.client.callTool({ name: def.name, arguments: args });
+      assert.equal(r.isError, true, `${def.name}: ${JSON.stringify(r)}`);
+      const err = (r.structuredContent as { error: { code: string; hint?: string } }).error;
+      assert.equal(err.code, "BRIDGE_UNAVAILABLE", `${def.name}: ${JSON.stringify(r)}`);
+      assert.match((r.content as Array<{ text: string }>)[0]?.text ?? "", /^BRIDGE_UNAVAILABLE: /);
+    }
+  });
+
   it("announces the workspace on stderr", async () => {
     assert.match(peer.stderr(), new RegExp(`workspace ${dir.path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
   });
 });
+
+interface JsonSchema {
+  type?: string;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  enum?: unknown[];
+  minimum?: number;
+  minItems?: number;
+}
+
+/** Minimal valid arguments from a tool's JSON schema: required fields only, plausible values by name. */
+function sampleArgs(schema: JsonSchema, key = ""): unknown {
+  if (schema.enum) return schema.enum[0];
+  switch (schema.type) {
+    case "object": {
+      const out: Record<string, unknown> = {};
+      for (const k of schema.required ?? []) out[k] = sampleArgs(schema.properties?.[k] ?? {}, k);
+      return out;
+    }
+    case "array":
+      return Array.from({ length: schema.minItems ?? 0 }, () => sampleArgs(schema.items ?? {}, key));
+    case "integer":
+    case "number":
+      return schema.minimum ?? 1;
+    case "boolean":
+      return false;
+    case "string":
+      if (key === "id") return "ccb-test.sample";
+      if (key === "command") return "workbench.action.files.save";
+      if (key === "query") return "main";
+      if (key === "text" || key === "newText") return "x";
+      return "README.md";
+    default:
+      return "README.md";
+  }
+}
 
 describe("ccb serve --stdio process behaviour", { timeout: 120_000 }, () => {
   const dir = tmpdirFixture();

@@ -42,7 +42,8 @@ export function createMcpServer(options: McpServerOptions): Server {
   const catalog = toolCatalog(tools);
   const server = new Server(
     { name: "ccb", title: "ccb workspace", version: CCB_VERSION },
-    { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+    // logging: the SDK answers logging/setLevel and filters what sendLoggingMessage sends per session.
+    { capabilities: { tools: { listChanged: false }, logging: {} }, instructions: INSTRUCTIONS },
   );
   server.onerror = (err) => log.debug(`protocol: ${err.message}`);
 
@@ -66,7 +67,12 @@ export function createMcpServer(options: McpServerOptions): Server {
         ...(result.meta ? { _meta: result.meta } : {}),
       };
     } catch (err) {
-      return toolErrorResult(err, name, log);
+      const result = toolErrorResult(err, name, log);
+      const code = (result.structuredContent as { error: { code: string } }).error.code;
+      if (code === "INTERNAL") {
+        void server.sendLoggingMessage({ level: "error", logger: "ccb", data: `tool ${name} failed unexpectedly` }, extra.sessionId).catch(() => {});
+      }
+      return result;
     }
   });
   return server;
