@@ -24,6 +24,11 @@ export default defineCommand({
     key: { type: "string", description: "TLS private key (PEM file) for --http. Needs --cert.", valueHint: "file" },
     "allow-origin": { type: "string", description: "Browser Origin allowed to call /mcp (exact scheme://host[:port]); repeatable. Other browser Origins get 403; non-browser clients send none.", valueHint: "origin" },
     "max-body-bytes": { type: "string", description: "Largest accepted /mcp request body in bytes (default 4194304 = 4 MiB); larger -> 413 with a JSON-RPC error.", valueHint: "n" },
+    workbench: { type: "boolean", default: true, description: "Run the live Code OSS workbench beside the server so editor tools work (default on; --no-workbench turns it off). Without a runtime, serve still runs and editor tools say why." },
+    runtime: { type: "string", description: "Workbench runtime: openvscode (default; `ccb runtime fetch` installs it) or code-server (detected from --runtime-root).", valueHint: "openvscode|code-server" },
+    "runtime-root": { type: "string", description: "An existing runtime install: an OpenVSCode Server folder, or the code-server package folder (env CCB_RUNTIME_ROOT).", valueHint: "dir" },
+    "runtime-node": { type: "string", description: "Node 24 binary for code-server (env CCB_RUNTIME_NODE; default: node from PATH, version-checked).", valueHint: "path" },
+    "headless-client": { type: "boolean", default: true, description: "Open the workbench in headless Chromium so the editor bridge is live with no browser tab open (default on; --no-headless-client to rely on your own tab). As root it needs CCB_CHROMIUM_NO_SANDBOX=1." },
     ...commonArgs,
   },
   async run({ args, rawArgs }) {
@@ -50,6 +55,7 @@ export default defineCommand({
           : undefined,
         log,
         announce: (line) => process.stderr.write(`${line}\n`),
+        workbench: args.workbench === false ? undefined : workbenchArgs(args),
       });
       process.exit(0);
     } catch (err) {
@@ -57,6 +63,19 @@ export default defineCommand({
     }
   },
 });
+
+function workbenchArgs(args: { runtime?: string; "runtime-root"?: string; "runtime-node"?: string; "headless-client"?: boolean }) {
+  const runtime = args.runtime;
+  if (runtime !== undefined && runtime !== "openvscode" && runtime !== "code-server") {
+    throw new CcbError("INVALID_ARGUMENT", `--runtime must be openvscode or code-server, got "${runtime}".`);
+  }
+  return {
+    runtime,
+    runtimeRoot: args["runtime-root"] || process.env.CCB_RUNTIME_ROOT || undefined,
+    runtimeNode: args["runtime-node"] || process.env.CCB_RUNTIME_NODE || undefined,
+    headlessClient: args["headless-client"] !== false,
+  } as const;
+}
 
 function intArg(flag: string, value: string | undefined, fallback: number, min: number, max: number): number {
   if (value === undefined || value === "") return fallback;

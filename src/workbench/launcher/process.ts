@@ -110,8 +110,11 @@ export class RuntimeSupervisor {
     }
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
       child.once("exit", (code, signal) => resolve({ code, signal }));
+      child.once("error", (err) => {
+        rlog.error(`could not start ${runtime.kind}: ${err.message}`);
+        resolve({ code: null, signal: null });
+      });
     });
-    child.once("error", (err) => rlog.error(`could not start ${runtime.kind}: ${err.message}`));
     void exited.then(({ code, signal }) => this.#onChildExit(child, code, signal, performance.now() - t0));
 
     const ac = new AbortController();

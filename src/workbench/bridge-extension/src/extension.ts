@@ -78,6 +78,8 @@ class BridgeClient implements vscode.Disposable {
         if (e.document.uri.scheme === "file") this.#event({ type: "documentChanged", path: uriPath(e.document.uri), version: e.document.version, isDirty: e.document.isDirty });
       }),
       vscode.commands.registerCommand("ccb.sendSelection", () => this.#sendSelection()),
+      // The workbench's terminals and which core PTY each mirrors (for vscode_execute_command and tests).
+      vscode.commands.registerCommand("ccb.terminals.list", () => this.#terminals.list()),
     );
   }
 

@@ -1,0 +1,180 @@
+import type { ChildProcess } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { codeServerRoot, node24 } from "../helpers/peers.ts";
+import { spawnCcb } from "../helpers/cli.ts";
+import { cleanEnv, connectHttp } from "./serve-helpers.ts";
+
+export interface HttpServe {
+  child: ChildProcess;
+  base: string;
+  url: string;
+  stderr: () => string;
+  stop(): Promise<number | null>;
+}
+
+/** Spawn `ccb serve --http --port 0 ...` (workbench on) and wait for the URL it prints on stderr. */
+export async function startWorkbenchServe(workspace: string, extraArgs: string[], env: Record<string, string>): Promise<HttpServe> {
+  const child = spawnCcb(["serve", "--http", "--port", "0", "--workspace", workspace, ...extraArgs], { env: cleanEnv(env) });
+  let err = "";
+  child.stderr?.setEncoding("utf8").on("data", (d: string) => (err += d));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const base = await new Promise<string>((resolve, reject) => {
+    const check = () => {
+      const m = /listening on (https?:\/\/\S+)\/mcp/.exec(err);
+      if (m) {
+        child.stderr?.off("data", check);
+        resolve(m[1] as string);
+      }
+    };
+    child.stderr?.on("data", check);
+    void exited.then((code) => reject(new Error(`ccb serve exited (${code}) before listening:\n${err}`)));
+  });
+  return {
+    child,
+    base,
+    url: `${base}/mcp`,
+    stderr: () => err,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+/** Shared by the workbench end-to-end tests: `ccb serve` with real code-server and headless Chromium. */
+
+export interface ToolResult {
+  isError?: boolean;
+  content: Array<{ type: string; text?: string }>;
+  structuredContent?: Record<string, unknown>;
+  _meta?: Record<string, unknown>;
+}
+
+export interface Workbench {
+  serve: HttpServe;
+  client: Client;
+  home: string;
+  call(name: string, args?: Record<string, unknown>): Promise<ToolResult>;
+  /** Call a tool and fail the test on an error result. */
+  ok(name: string, args?: Record<string, unknown>): Promise<ToolResult>;
+  /** Resolve when stderr matches (an event the server logs), with everything seen so far. */
+  waitLog(re: RegExp, timeoutMs?: number): Promise<string>;
+  /** Count stderr lines matching. */
+  countLog(re: RegExp): number;
+  stop(): Promise<void>;
+}
+
+export function text(r: ToolResult): string {
+  return r.content.map((c) => c.text ?? "").join("\n");
+}
+
+/** Boot `ccb serve --http --runtime code-server --headless-client` once and wait until the bridge serves. */
+export async function bootWorkbench(workspace: string, home: string, extraArgs: string[] = []): Promise<Workbench> {
+  for (const d of ["state", "cache", "config", "data"]) mkdirSync(join(home, d), { recursive: true });
+  const serve = await startWorkbenchServe(
+    workspace,
+    ["--runtime", "code-server", "--runtime-root", codeServerRoot(), "--runtime-node", node24(), "--headless-client", "--log-level", "debug", ...extraArgs],
+    {
+      HOME: home,
+      XDG_STATE_HOME: join(home, "state"),
+      XDG_CACHE_HOME: join(home, "cache"),
+      XDG_CONFIG_HOME: join(home, "config"),
+      XDG_DATA_HOME: join(home, "data"),
+      // The test machine runs as root: Chromium's sandbox needs an explicit opt-out there.
+      ...(process.getuid?.() === 0 ? { CCB_CHROMIUM_NO_SANDBOX: "1" } : {}),
+    },
+  );
+  const child: ChildProcess = serve.child;
+  const waitLog = (re: RegExp, timeoutMs = 240_000): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const check = () => {
+        if (re.test(serve.stderr())) {
+          cleanup();
+          resolve(serve.stderr());
+        }
+      };
+      const onExit = () => {
+        cleanup();
+        reject(new Error(`ccb serve exited while waiting for ${re}:\n${serve.stderr().slice(-4000)}`));
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`timed out waiting for ${re}:\n${serve.stderr().slice(-4000)}`));
+      }, timeoutMs);
+      const cleanup = () => {
+        clearTimeout(timer);
+        child.stderr?.off("data", check);
+        child.off("exit", onExit);
+      };
+      child.stderr?.on("data", check);
+      child.once("exit", onExit);
+      setImmediate(check);
+    });
+  try {
+    await waitLog(/bridge: extension host \d+ serves/);
+  } catch (err) {
+    await serve.stop();
+    throw err;
+  }
+  const client = await connectHttp(serve.url);
+  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args }, undefined, { timeout: 180_000 })) as ToolResult;
+  return {
+    serve,
+    client,
+    home,
+    call,
+    async ok(name, args = {}) {
+      const r = await call(name, args);
+      if (r.isError) throw new Error(`${name} failed: ${text(r)}`);
+      return r;
+    },
+    waitLog,
+    countLog: (re) => serve.stderr().split("\n").filter((l) => re.test(l)).length,
+    async stop() {
+      await client.close().catch(() => undefined);
+      await serve.stop();
+    },
+  };
+}
+
+/** Poll a condition made of tool calls until it holds (language services answer when ready). */
+export async function eventually<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not reached in ${timeoutMs} ms${last ? ` (last error: ${String(last)})` : ""}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** The bridge config files of running workbenches under a private XDG_STATE_HOME. */
+export function bridgeConfigs(home: string): Array<{ path: string; mode: number; token: string }> {
+  const base = join(home, "state/ccb/workbench");
+  const out: Array<{ path: string; mode: number; token: string }> = [];
+  let instances: string[] = [];
+  try {
+    instances = readdirSync(base);
+  } catch {
+    return out;
+  }
+  for (const inst of instances) {
+    const exts = join(base, inst, "extensions");
+    for (const e of readdirSync(exts)) {
+      const p = join(exts, e, "ccb-bridge.json");
+      try {
+        out.push({ path: p, mode: statSync(p).mode & 0o777, token: (JSON.parse(readFileSync(p, "utf8")) as { token: string }).token });
+      } catch {
+        // not the bridge extension
+      }
+    }
+  }
+  return out;
+}

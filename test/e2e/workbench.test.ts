@@ -1,0 +1,194 @@
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { WebSocket } from "ws";
+import { tmpdirFixture } from "../helpers/tmp.ts";
+import { tinyVsix } from "../helpers/zip.ts";
+import { bootWorkbench, bridgeConfigs, eventually, text, type Workbench } from "./workbench-helpers.ts";
+
+/**
+ * The live workbench end to end: `ccb serve --http` launches a real code-server with the real
+ * bridge extension, headless Chromium opens it, and an MCP SDK client drives the editor tools.
+ * Booted once for the whole file.
+ */
+const ws = tmpdirFixture({ prefix: "ccb-wb-ws-" });
+const home = tmpdirFixture({ prefix: "ccb-wb-home-" });
+let wb: Workbench;
+
+mkdirSync(join(ws.path, "src"));
+writeFileSync(join(ws.path, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true, target: "ES2022", module: "ESNext", moduleResolution: "Bundler", noEmit: true }, include: ["src"] }));
+writeFileSync(join(ws.path, "src/lib.ts"), 'export function greet(name: string): string {\n  return "hi " + name;\n}\n');
+writeFileSync(join(ws.path, "src/main.ts"), 'import { greet } from "./lib";\n\ngreet("a");\ngreet("b");\n');
+writeFileSync(join(ws.path, "notes.txt"), "first line\nsecond line\n");
+writeFileSync(join(ws.path, "tiny.vsix"), tinyVsix("ccbtest", "tiny", "0.0.1"));
+
+before(async () => {
+  wb = await bootWorkbench(ws.path, home.path);
+}, { timeout: 300_000 });
+
+after(async () => {
+  await wb?.stop();
+  ws.cleanup();
+  home.cleanup();
+});
+
+describe("workbench over MCP (code-server + headless Chromium)", { timeout: 900_000 }, () => {
+  it("editor_open then editor_state shows the file", async () => {
+    const opened = await wb.ok("editor_open", { path: "src/main.ts" });
+    assert.match(text(opened), /src\/main\.ts \(typescript, version \d+/);
+    const st = await wb.ok("editor_state");
+    const active = (st.structuredContent as { active: { path: string; languageId: string } }).active;
+    assert.equal(active.path, "src/main.ts");
+    assert.equal(active.languageId, "typescript");
+  });
+
+  it("vscode_open gives the workbench URL only in _meta", async () => {
+    const r = await wb.ok("vscode_open");
+    const url = (r._meta?.["ccb/workbench"] as { url: string }).url;
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/ide\/[A-Za-z0-9_-]{32,}\//);
+    const key = /\/ide\/([^/]+)/.exec(url)?.[1] as string;
+    assert.ok(!text(r).includes(key) && !JSON.stringify(r.structuredContent).includes(key));
+    const page = await fetch(url);
+    assert.equal(page.status, 200, "the gateway proxies the workbench page");
+    assert.match(await page.text(), /<html/i);
+  });
+
+  it("edits without save: the unsaved overlay is visible and the editor dirty, the disk unchanged", async () => {
+    await wb.ok("editor_open", { path: "notes.txt" });
+    const r = await wb.ok("editor_apply_edits", {
+      path: "notes.txt",
+      edits: [{ range: { start: { line: 1, column: 1 }, end: { line: 1, column: 6 } }, newText: "FIRST" }],
+    });
+    assert.equal((r.structuredContent as { isDirty: boolean }).isDirty, true);
+    const st = await wb.ok("editor_state", { path: "notes.txt" });
+    const overlay = (st.structuredContent as { overlays: Array<{ path: string; isDirty: boolean; text: string; version: number }> }).overlays.find((o) => o.path === "notes.txt");
+    assert.ok(overlay, text(st));
+    assert.equal(overlay.isDirty, true);
+    assert.equal(overlay.text, "FIRST line\nsecond line\n");
+    assert.equal(readFileSync(join(ws.path, "notes.txt"), "utf8"), "first line\nsecond line\n");
+    const stale = await wb.call("editor_apply_edits", {
+      path: "notes.txt",
+      expectedVersion: overlay.version - 1,
+      edits: [{ range: { start: { line: 2, column: 1 }, end: { line: 2, column: 1 } }, newText: "x" }],
+    });
+    assert.equal(stale.isError, true);
+    assert.match(text(stale), /VERSION_CONFLICT/);
+  });
+
+  it("a broken TS file produces diagnostics with severity names that clear after a fix", async () => {
+    writeFileSync(join(ws.path, "src/broken.ts"), 'export const n: number = "not a number";\n');
+    await wb.ok("editor_open", { path: "src/broken.ts" });
+    const errs = await eventually("TS error reported", async () => {
+      const r = await wb.ok("diagnostics_get", { path: "src/broken.ts" });
+      const files = (r.structuredContent as { files: Array<{ diagnostics: Array<{ severity: string; message: string }> }> }).files;
+      const d = files.flatMap((f) => f.diagnostics).filter((x) => x.severity === "error");
+      return d.length > 0 ? d : undefined;
+    });
+    assert.match(errs[0]?.message ?? "", /not assignable to type 'number'/);
+    await wb.ok("editor_apply_edits", {
+      path: "src/broken.ts",
+      edits: [{ range: { start: { line: 1, column: 26 }, end: { line: 1, column: 40 } }, newText: "42" }],
+      save: true,
+    });
+    assert.equal(readFileSync(join(ws.path, "src/broken.ts"), "utf8"), "export const n: number = 42;\n");
+    await eventually("diagnostics cleared", async () => {
+      const r = await wb.ok("diagnostics_get", { path: "src/broken.ts" });
+      return (r.structuredContent as { count: number }).count === 0 ? true : undefined;
+    });
+  });
+
+  it("a provider command runs with a tagged URI argument", async () => {
+    const r = await eventually("document symbols via command", async () => {
+      const res = await wb.ok("vscode_execute_command", { command: "vscode.executeDocumentSymbolProvider", args: [{ $type: "uri", path: "src/lib.ts" }] });
+      const list = (res.structuredContent as { result: unknown }).result;
+      return Array.isArray(list) && list.length > 0 ? list : undefined;
+    });
+    assert.equal((r[0] as { name: string }).name, "greet");
+    assert.equal((r[0] as { range: { $type: string } }).range.$type, "range");
+    const outside = await wb.call("vscode_execute_command", { command: "vscode.open", args: [{ $type: "uri", path: "/etc/passwd" }] });
+    assert.equal(outside.isError, true);
+    assert.match(text(outside), /PATH_OUTSIDE_WORKSPACE/);
+  });
+
+  it("symbols, definition, references and hover on a small TS project", async () => {
+    await wb.ok("editor_open", { path: "src/main.ts" });
+    const syms = await eventually("document symbols", async () => {
+      const r = await wb.ok("language_document_symbols", { path: "src/lib.ts" });
+      const s = (r.structuredContent as { symbols: Array<{ name: string; kind: string }> }).symbols;
+      return s.length ? s : undefined;
+    });
+    assert.deepEqual(syms.map((s) => [s.name, s.kind]), [["greet", "Function"]]);
+    const def = await eventually("definition", async () => {
+      const r = await wb.ok("language_definition", { path: "src/main.ts", position: { line: 3, column: 2 } });
+      const l = (r.structuredContent as { locations: Array<{ path: string; range: { start: { line: number } } }> }).locations;
+      return l.length ? l : undefined;
+    });
+    assert.deepEqual(def.map((l) => [l.path, l.range.start.line]), [["src/lib.ts", 1]]);
+    const refs = await wb.ok("language_references", { path: "src/lib.ts", position: { line: 1, column: 17 } });
+    const where = (refs.structuredContent as { locations: Array<{ path: string; range: { start: { line: number } } }> }).locations.map((l) => `${l.path}:${l.range.start.line}`).sort();
+    assert.deepEqual(where, ["src/lib.ts:1", "src/main.ts:1", "src/main.ts:3", "src/main.ts:4"]);
+    const ws2 = await eventually("workspace symbols", async () => {
+      const r = await wb.ok("language_workspace_symbols", { query: "greet" });
+      const s = (r.structuredContent as { symbols: Array<{ name: string; path: string }> }).symbols;
+      return s.length ? s : undefined;
+    });
+    assert.ok(ws2.some((s) => /^greet\b/.test(s.name) && s.path === "src/lib.ts"), JSON.stringify(ws2));
+    const hover = await wb.ok("language_hover", { path: "src/main.ts", position: { line: 3, column: 2 } });
+    assert.match(text(hover), /greet\(name: string\): string/);
+  });
+
+  it("a local .vsix installs and uninstalls", async () => {
+    const inst = await wb.ok("extensions_install", { vsixPath: "tiny.vsix" });
+    assert.equal((inst.structuredContent as { installed: boolean }).installed, true);
+    await eventually("listed after install", async () => {
+      const r = await wb.ok("extensions_list");
+      return (r.structuredContent as { extensions: Array<{ id: string }> }).extensions.some((e) => e.id.toLowerCase() === "ccbtest.tiny") ? true : undefined;
+    }, 60_000);
+    await wb.ok("extensions_uninstall", { id: "ccbtest.tiny" });
+    await eventually("gone after uninstall", async () => {
+      const r = await wb.ok("extensions_list");
+      return (r.structuredContent as { extensions: Array<{ id: string }> }).extensions.some((e) => e.id.toLowerCase() === "ccbtest.tiny") ? undefined : true;
+    }, 60_000);
+  });
+
+  it("bridge auth: wrong token 4401, bad JSON 4400, no hello 4408", async () => {
+    const bridgeUrl = `${wb.serve.base.replace(/^http/, "ws")}/bridge`;
+    const closeCode = (first?: string) =>
+      new Promise<number>((resolve, reject) => {
+        const s = new WebSocket(bridgeUrl);
+        s.on("open", () => first !== undefined && s.send(first));
+        s.on("close", (code) => resolve(code));
+        s.on("error", reject);
+      });
+    const hello = { type: "hello", protocol: 1, token: "A".repeat(43), clientId: "intruder", focused: true, extensionVersion: "x", vscodeVersion: "x", workspaceFolders: [] };
+    assert.equal(await closeCode(JSON.stringify(hello)), 4401);
+    assert.equal(await closeCode("{oops"), 4400);
+    assert.equal(await closeCode(), 4408);
+    assert.match(wb.serve.stderr(), /refused a connection with a wrong token/);
+    // The real token is in a 0600 file outside the workspace, and no process environment has it.
+    const cfgs = bridgeConfigs(home.path);
+    assert.equal(cfgs.length, 1);
+    assert.equal(cfgs[0]?.mode, 0o600);
+    assert.ok(!cfgs[0]?.path.startsWith(ws.path));
+    const token = cfgs[0]?.token as string;
+    for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+      let env = "";
+      try {
+        env = readFileSync(`/proc/${pid}/environ`, "latin1");
+      } catch {
+        continue;
+      }
+      assert.ok(!env.includes(token), `process ${pid} has the bridge token in its environment`);
+    }
+    assert.ok(!wb.serve.stderr().includes(token), "the token is never logged");
+  });
+
+  it("stopping serve stops the workbench and removes its state folder", async () => {
+    const stateBase = join(home.path, "state/ccb/workbench");
+    assert.equal(readdirSync(stateBase).length, 1);
+    await wb.stop();
+    assert.deepEqual(readdirSync(stateBase), []);
+    assert.ok(existsSync(ws.path));
+  });
+});
