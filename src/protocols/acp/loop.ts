@@ -45,6 +45,8 @@ export async function runTurn(session: Session, outlet: TurnOutlet, prompt: Cont
 
   const tools = session.tools();
   const apiTools = toolsForModel(tools);
+  // git state at most once per turn, cached while nothing changed (spawning git stalls streaming)
+  const git = await session.gitState(signal);
   for (let step = 0; ; step++) {
     if (signal.aborted) return end("cancelled");
     if (step >= session.settings.maxTurns) {
@@ -54,7 +56,6 @@ export async function runTurn(session: Session, outlet: TurnOutlet, prompt: Cont
     let message: Message;
     try {
       const client = await session.modelClient();
-      const git = await session.core.git.status({ signal }).catch(() => undefined);
       const request: ModelRequest = {
         model: session.config.model,
         max_tokens: session.settings.maxTokens,

@@ -4,6 +4,7 @@ import type { ClientCapabilities, ContentBlock, McpServer, PromptResponse, Sessi
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { createCore, type Core } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
+import type { GitStatus } from "../../core/git.ts";
 import type { Logger } from "../../core/log.ts";
 import { availableCommands, loadCommands, type SlashCommand } from "./commands.ts";
 import { shortTitle, todosToPlan, type Todo } from "./converters.ts";
@@ -52,6 +53,8 @@ export class Session {
   private tail: Promise<void> = Promise.resolve();
   private readonly active = new Set<AbortController>();
   private closed = false;
+  private git: { at: number; value: GitStatus | undefined } | undefined;
+  private gitDirty = true;
 
   private constructor(
     readonly id: string,
@@ -124,6 +127,20 @@ export class Session {
 
   configOptions(): SessionConfigOption[] {
     return configOptions(this.config, this.deps.facts);
+  }
+
+  /** Git state for the system prompt: refreshed when a tool may have changed it, or after 30 s. */
+  async gitState(signal: AbortSignal): Promise<GitStatus | undefined> {
+    if (!this.gitDirty && this.git && Date.now() - this.git.at < 30_000) return this.git.value;
+    const value = await this.core.git.status({ signal }).catch(() => undefined);
+    this.git = { at: Date.now(), value };
+    this.gitDirty = false;
+    return value;
+  }
+
+  /** A tool with side effects ran: the next turn re-reads git state. */
+  markChanged(): void {
+    this.gitDirty = true;
   }
 
   /** Session-level update (not tied to a turn). */

@@ -110,6 +110,7 @@ export async function runToolUse(session: Session, outlet: TurnOutlet, use: Tool
   }
 
   send({ status: "in_progress" });
+  if (access.category !== "read") session.markChanged();
   try {
     const out = await tool.run(input, ctx);
     if (signal.aborted) {

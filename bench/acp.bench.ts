@@ -1,0 +1,167 @@
+// ccb acp benchmarks: (1) overhead from the fake API's first SSE content byte to the client's first
+// agent_message_chunk (target <= 5 ms p50), against a baseline of the Anthropic SDK alone in this
+// process; (2) start-up to `initialize` answered, Node and the compiled binary (dist/ccb), against
+// a bare `node -e` start; (3) idle RSS after initialize + session/new, against an idle bare node.
+// Run: node --import tsx bench/acp.bench.ts   (builds dist/node first if missing; compiles dist/ccb if missing)
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable, Writable } from "node:stream";
+import Anthropic from "@anthropic-ai/sdk";
+import * as acp from "@agentclientprotocol/sdk";
+import { startFakeAnthropic } from "../test/helpers/fake-anthropic.ts";
+import { fmt, ratio, summarize } from "./lib.ts";
+
+const root = new URL("..", import.meta.url).pathname;
+const N = Number(process.env.BENCH_N ?? 40);
+const STARTS = Number(process.env.BENCH_STARTS ?? 8);
+const data = mkdtempSync(join(tmpdir(), "ccb-acp-bench-"));
+
+if (!existsSync(join(root, "dist/node/main.mjs"))) spawnSync(process.execPath, [join(root, "scripts/build.mjs")], { stdio: "inherit" });
+const binary = join(root, "dist/ccb");
+if (!existsSync(binary) && !process.env.BENCH_SKIP_BINARY) spawnSync(process.execPath, [join(root, "scripts/compile.mjs")], { stdio: "inherit", cwd: root });
+
+const api = await startFakeAnthropic({ script: () => ({ text: "benchmark reply text, streamed in several chunks" }) });
+const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: data, CCB_DATA_DIR: data, XDG_CONFIG_HOME: join(data, "cfg"), ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "sk-ant-bench", CCB_LOG_LEVEL: "error" };
+
+function rssKb(pid: number): number {
+  const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return Number(m?.[1] ?? NaN);
+}
+
+function spawnAgent(command: string, args: string[]) {
+  const child = spawn(command, args, { env, stdio: ["pipe", "pipe", "inherit"] });
+  let onFirst: ((t: number) => void) | undefined;
+  const app = acp.client({ name: "bench" }).onNotification(acp.methods.client.session.update, ({ params }) => {
+    if (params.update.sessionUpdate === "agent_message_chunk" && onFirst) {
+      const f = onFirst;
+      onFirst = undefined;
+      f(performance.now());
+    }
+  });
+  const conn = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>));
+  return {
+    child,
+    conn,
+    firstChunk: () => new Promise<number>((r) => (onFirst = r)),
+    async stop() {
+      conn.close();
+      child.stdin.end();
+      if (child.exitCode === null) await new Promise((r) => child.once("exit", r));
+    },
+  };
+}
+
+// 1. first SSE byte -> first agent_message_chunk
+async function overhead(): Promise<{ agent: number[]; sdk: number[]; floor: number[] }> {
+  const a = spawnAgent(process.execPath, [join(root, "bin/ccb.mjs"), "acp"]);
+  await a.conn.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+  const { sessionId } = await a.conn.agent.request(acp.methods.agent.session.new, { cwd: data, mcpServers: [] });
+  const agent: number[] = [];
+  for (let i = 0; i < N + 3; i++) {
+    const n = api.requests.length + 1;
+    const first = a.firstChunk();
+    const done = a.conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: `bench ${i}` }] });
+    const [tByte, tChunk] = await Promise.all([api.waitForFirstByte(n), first]);
+    await done;
+    if (i >= 3) agent.push(tChunk - tByte); // warm-up excluded
+  }
+  await a.stop();
+  // baseline: the Anthropic SDK alone, in this process
+  const client = new Anthropic({ apiKey: "sk-ant-bench", baseURL: api.url, maxRetries: 0 });
+  const sdk: number[] = [];
+  for (let i = 0; i < N + 3; i++) {
+    const n = api.requests.length + 1;
+    const stream = await client.messages.create({ model: "m", max_tokens: 10, stream: true, messages: [{ role: "user", content: "x" }], tools: [{ name: "t", input_schema: { type: "object" } }] });
+    let tText = 0;
+    for await (const e of stream) if (!tText && e.type === "content_block_delta") tText = performance.now();
+    const tByte = await api.waitForFirstByte(n);
+    if (i >= 3) sdk.push(tText - tByte);
+  }
+  // floor: a bare relay process (fetch + write one line to stdout) = the cost of crossing two processes
+  const relaySrc = `
+    const rl = require("node:readline").createInterface({ input: process.stdin });
+    rl.on("line", async (url) => {
+      const res = await fetch(url + "/v1/messages", { method: "POST", body: JSON.stringify({ model: "m", stream: true, tools: [{ name: "t" }], messages: [] }) });
+      let sent = false;
+      for await (const chunk of res.body) {
+        if (!sent && Buffer.from(chunk).toString().includes("content_block_delta")) { sent = true; process.stdout.write("chunk\\n"); }
+      }
+    });`;
+  const relay = spawn(process.execPath, ["-e", relaySrc], { stdio: ["pipe", "pipe", "inherit"] });
+  const floor: number[] = [];
+  for (let i = 0; i < N + 3; i++) {
+    const n = api.requests.length + 1;
+    const got = new Promise<number>((r) => relay.stdout.once("data", () => r(performance.now())));
+    relay.stdin.write(`${api.url}\n`);
+    const [tByte, tLine] = await Promise.all([api.waitForFirstByte(n), got]);
+    if (i >= 3) floor.push(tLine - tByte);
+  }
+  relay.kill();
+  return { agent, sdk, floor };
+}
+
+// 2 + 3. start-up to initialize answered, idle RSS
+async function startup(command: string, args: string[]): Promise<{ ms: number[]; rss: number[] }> {
+  const ms: number[] = [];
+  const rss: number[] = [];
+  for (let i = 0; i < STARTS; i++) {
+    const t0 = performance.now();
+    const a = spawnAgent(command, args);
+    await a.conn.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+    ms.push(performance.now() - t0);
+    await a.conn.agent.request(acp.methods.agent.session.new, { cwd: data, mcpServers: [] });
+    rss.push(rssKb(a.child.pid!));
+    await a.stop();
+  }
+  return { ms, rss };
+}
+
+async function bareNode(): Promise<{ ms: number[]; rss: number[] }> {
+  const ms: number[] = [];
+  const rss: number[] = [];
+  for (let i = 0; i < STARTS; i++) {
+    const t0 = performance.now();
+    const c = spawn(process.execPath, ["-e", "process.stdout.write('x'); setInterval(() => {}, 1000)"], { stdio: ["ignore", "pipe", "inherit"] });
+    await new Promise((r) => c.stdout.once("data", r));
+    ms.push(performance.now() - t0);
+    rss.push(rssKb(c.pid!));
+    c.kill();
+    await new Promise((r) => c.once("exit", r));
+  }
+  return { ms, rss };
+}
+
+try {
+  const o = await overhead();
+  const ag = summarize(o.agent);
+  const sd = summarize(o.sdk);
+  const fl = summarize(o.floor);
+  console.log(`first SSE byte -> first agent_message_chunk (n=${ag.n}): p50 ${fmt(ag.p50)} p99 ${fmt(ag.p99)} | SDK alone in-process p50 ${fmt(sd.p50)} p99 ${fmt(sd.p99)} | bare relay process (floor) p50 ${fmt(fl.p50)} p99 ${fmt(fl.p99)} | ratio vs floor p50 ${ratio(ag.p50, fl.p50)} p99 ${ratio(ag.p99, fl.p99)} | target <= 5 ms p50: ${ag.p50 <= 5 ? "met" : "NOT met"}`);
+  const base = await bareNode();
+  const bs = summarize(base.ms);
+  const node = await startup(process.execPath, [join(root, "bin/ccb.mjs"), "acp"]);
+  const ns = summarize(node.ms);
+  const nodeRss = summarize(node.rss);
+  console.log(`start-up to initialize answered, Node (n=${ns.n}): p50 ${fmt(ns.p50)} p99 ${fmt(ns.p99)} | bare node start p50 ${fmt(bs.p50)} | ratio ${ratio(ns.p50, bs.p50)}`);
+  let bin: { ms: number[]; rss: number[] } | undefined;
+  if (existsSync(binary)) {
+    bin = await startup(binary, ["acp"]);
+    const b = summarize(bin.ms);
+    console.log(`start-up to initialize answered, compiled dist/ccb (n=${b.n}): p50 ${fmt(b.p50)} p99 ${fmt(b.p99)} | ratio vs bare node ${ratio(b.p50, bs.p50)}`);
+  }
+  const baseRss = summarize(base.rss);
+  console.log(`idle RSS after initialize + session/new: Node ${(nodeRss.p50 / 1024).toFixed(1)} MiB${bin ? `, dist/ccb ${(summarize(bin.rss).p50 / 1024).toFixed(1)} MiB` : ""} | bare node ${(baseRss.p50 / 1024).toFixed(1)} MiB | ratio ${ratio(nodeRss.p50, baseRss.p50)}`);
+  console.log(
+    JSON.stringify({
+      bench: "acp",
+      firstChunkOverheadMs: { p50: ag.p50, p99: ag.p99, sdkP50: sd.p50, sdkP99: sd.p99, relayFloorP50: fl.p50, relayFloorP99: fl.p99 },
+      startupMs: { nodeP50: ns.p50, nodeP99: ns.p99, binaryP50: bin ? summarize(bin.ms).p50 : null, bareNodeP50: bs.p50 },
+      idleRssMiB: { node: nodeRss.p50 / 1024, binary: bin ? summarize(bin.rss).p50 / 1024 : null, bareNode: baseRss.p50 / 1024 },
+    }),
+  );
+} finally {
+  await api.close();
+  rmSync(data, { recursive: true, force: true });
+}
