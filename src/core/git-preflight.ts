@@ -65,6 +65,11 @@ function refusalFor(entries: ConfigEntry[], where: string): void {
   }
 }
 
+/** The effective config of the repository (start it early: it runs beside the rev-parse). */
+export function listConfig(run: RunGit, dir: string, repoSelect: string[]): Promise<ExecResult> {
+  return run([...repoSelect, "config", "--list", "-z", "--includes", "--show-scope", "--show-origin"], dir);
+}
+
 /**
  * Refuse when the repository's effective config, or a submodule's, holds a key that runs a program.
  * With `checkUrl` (transport subcommands), every local-path remote URL (and url.<base>.insteadOf base)
@@ -76,8 +81,9 @@ export async function scanConfig(
   repoSelect: string[],
   info: RepoInfo,
   checkUrl?: (url: string, key: string) => Promise<void>,
+  started?: Promise<ExecResult>,
 ): Promise<void> {
-  const r = await run([...repoSelect, "config", "--list", "-z", "--includes", "--show-scope", "--show-origin"], dir);
+  const r = await (started ?? listConfig(run, dir, repoSelect));
   if (r.exitCode === 0) {
     const entries = parseConfigList(r.stdout.toString("utf8"), true);
     refusalFor(entries, "repository");

@@ -4,7 +4,7 @@ import { CcbError } from "./errors.ts";
 import { parseGitArgs, type ParsedGitArgs } from "./git-args.ts";
 import { ccbGlobalConfig, ceilingFor, configOverrides, gitEnv } from "./git-env.ts";
 import { execGit, type ExecResult } from "./git-exec.ts";
-import { checkAlternates, checkSequencerTodo, repoInfo, scanConfig, type RepoInfo, type RunGit } from "./git-preflight.ts";
+import { checkAlternates, checkSequencerTodo, listConfig, repoInfo, scanConfig, type RepoInfo, type RunGit } from "./git-preflight.ts";
 import { parsePorcelainV2, type GitEntryKind } from "./git-status.ts";
 import { silentLogger, type Logger } from "./log.ts";
 import type { Workspace } from "./workspace.ts";
@@ -221,12 +221,15 @@ export class GitService {
     for (const c of parsed.chdirs) dir = (await this.workspace.resolve(resolvePath(dir, c))).abs;
     for (const t of parsed.pathTokens) await this.confineToken(dir, t);
     const run = this.preflightRunner(cwd.root, signal);
+    const scan = parsed.sub === null || !NO_SCAN.has(parsed.sub);
+    const listing = scan ? listConfig(run, cwd.abs, parsed.repoSelect) : undefined;
+    listing?.catch(() => {}); // awaited below when there is a repository
     const info = await repoInfo(run, cwd.abs, parsed.repoSelect);
     if (info) {
       for (const p of [info.gitDir, info.commonDir, info.toplevel]) if (p !== null) await this.confineRepoPath(p, "the repository");
-      if (parsed.sub === null || !NO_SCAN.has(parsed.sub)) {
+      if (listing) {
         const checkUrl = parsed.sub !== null && TRANSPORT.has(parsed.sub) ? (url: string, key: string) => this.confineUrl(dir, url, key) : undefined;
-        await scanConfig(run, cwd.abs, parsed.repoSelect, info, checkUrl);
+        await scanConfig(run, cwd.abs, parsed.repoSelect, info, checkUrl, listing);
         await checkAlternates(info, (abs) => this.confineRepoPath(abs, "an object alternate"));
       }
       if (parsed.sub === "rebase" || parsed.sub === "cherry-pick" || parsed.sub === "revert") await checkSequencerTodo(info.gitDir);
