@@ -1,0 +1,182 @@
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { createCore, type Core } from "../../src/core/core.ts";
+import { createLogging } from "../../cli/logging.ts";
+import { startIde, type IdeServer } from "../../src/protocols/ide/ide.ts";
+import { startIdeWorkbench, type IdeWorkbench } from "../../src/protocols/ide/workbench.ts";
+import { startClaude, stopClaude, writeClaudeHome, type PtyProcess } from "../helpers/claude-session.ts";
+import { isSideRequest, startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.ts";
+import { codeServerRoot, node24 } from "../helpers/peers.ts";
+import { tmpdirFixture } from "../helpers/tmp.ts";
+
+/**
+ * The real Claude Code CLI against the IDE server with a REAL workbench (code-server + the ccb
+ * bridge extension, kept live by headless Chromium). The person's actions in the workbench are
+ * driven through the bridge: accepting/rejecting a diff (the extension's ccb.diff.accept/reject
+ * commands) and selecting text (editor.setSelection).
+ */
+
+function mainRequests() {
+  const list: any[] = [];
+  const waiters: { n: number; resolve: (b: any) => void }[] = [];
+  return {
+    list,
+    push(body: any) {
+      list.push(body);
+      for (const w of [...waiters]) if (list[w.n]) (waiters.splice(waiters.indexOf(w), 1), w.resolve(list[w.n]));
+    },
+    wait(n: number): Promise<any> {
+      if (list[n]) return Promise.resolve(list[n]);
+      return new Promise((resolve) => waiters.push({ n, resolve }));
+    },
+  };
+}
+
+const lastUserText = (body: any): string => JSON.stringify(body.messages.at(-1)?.content ?? "");
+const toolResultText = (body: any): string => {
+  const r = (body.messages.at(-1)?.content ?? []).find((c: any) => c.type === "tool_result");
+  return r ? (typeof r.content === "string" ? r.content : r.content.map((c: any) => c.text ?? "").join("")) : "";
+};
+
+describe("real claude CLI + real workbench through ccb's IDE server", () => {
+  const tmp = tmpdirFixture({ prefix: "ccb-ide-wb-" });
+  const ws = join(tmp.path, "proj");
+  const home = join(tmp.path, "home");
+  const ctmp = join(tmp.path, "tmp");
+  const file = join(ws, "main.ts");
+  const bad = join(ws, "bad.json");
+  const main = mainRequests();
+  const { log } = createLogging({ level: process.env.CCB_TEST_LOG ?? "warn" });
+  let api: FakeAnthropic;
+  let core: Core;
+  let wb: IdeWorkbench;
+  let ide: IdeServer;
+  let claude: PtyProcess | undefined;
+  let claudePid: number | undefined;
+  type Opened = { diffId: string; tabName: string };
+  const opened: Opened[] = [];
+  const diffWaiters: ((d: Opened) => void)[] = [];
+
+  const bridgeCall = (method: string, params: unknown) => core.bridge.require().call(method, params, { signal: AbortSignal.timeout(60_000) });
+
+  /** Wait (polling the editor's tabs) until a diff tab titled `title` is visible in the workbench. */
+  async function diffVisible(title: string): Promise<void> {
+    for (;;) {
+      const r = (await bridgeCall("editor.openEditors", {})) as { tabs: { label: string }[] };
+      if (r.tabs.some((t) => t.label === title)) return;
+      await new Promise((res) => setTimeout(res, 200));
+    }
+  }
+  function nextDiff(): Promise<Opened> {
+    if (opened.length > 0) return Promise.resolve(opened.shift()!);
+    return new Promise((resolve) => diffWaiters.push(resolve));
+  }
+
+  before(async () => {
+    for (const d of [ws, home, ctmp]) mkdirSync(d);
+    writeFileSync(file, "export const x = 1;\nexport const y = 5;\n");
+    writeFileSync(bad, '{ "name": "ccb", , }\n');
+    writeClaudeHome(home, ws);
+    api = await startFakeAnthropic({
+      script: ({ body }) => {
+        if (isSideRequest(body)) return { text: "Fake title" };
+        const n = main.list.length;
+        main.push(body);
+        if (n === 0) return { toolUses: [{ name: "mcp__ide__getDiagnostics", input: { uri: `file://${bad}` } }] };
+        if (n === 1) return { toolUses: [{ name: "Read", input: { file_path: file } }] };
+        if (n === 2) return { toolUses: [{ name: "Edit", input: { file_path: file, old_string: "x = 1", new_string: "x = 2" } }] };
+        if (n === 3) return { toolUses: [{ name: "Edit", input: { file_path: file, old_string: "y = 5", new_string: "y = 6" } }] };
+        return { text: "Done." };
+      },
+    });
+    core = createCore({ roots: [ws], log });
+    const env = { ...process.env, ...(process.getuid?.() === 0 ? { CCB_CHROMIUM_NO_SANDBOX: "1" } : {}) };
+    wb = await startIdeWorkbench(core, log, { runtime: "code-server", runtimeRoot: codeServerRoot(), runtimeNode: node24(), headlessClient: true, env });
+    await wb.workbench.bridgeConnected;
+    ide = await startIde({ core, log, lockDir: join(home, ".claude", "ide") });
+    ide.diffs.onOpen((e) => {
+      const d = { diffId: e.diffId, tabName: e.tabName };
+      const w = diffWaiters.shift();
+      if (w) w(d);
+      else opened.push(d);
+    });
+  });
+
+  after(async () => {
+    if (claude) await stopClaude(claude, claudePid);
+    await ide?.close();
+    await wb?.close();
+    await core?.dispose();
+    await api?.close();
+    tmp.cleanup();
+  });
+
+  it("the workbench has real diagnostics for the broken JSON file", async () => {
+    const seen = new Promise<void>((resolve) => {
+      const off = core.bridge.require().onEvent((e) => {
+        if (e.type === "diagnosticsChanged" && (e.paths as string[]).includes(bad)) {
+          off();
+          resolve();
+        }
+      });
+    });
+    await bridgeCall("editor.open", { path: bad });
+    await seen;
+  });
+
+  it("claude connects and a getDiagnostics turn carries the workbench's diagnostics into the next request", async () => {
+    const port = ide.port;
+    const connected = new Promise<number>((resolve) => ide.onClient((e) => e.type === "connected" && e.pid && resolve(e.pid)));
+    claude = startClaude({ cwd: ws, home, tmp: ctmp, idePort: port, apiUrl: api.url, allowedTools: ["mcp__ide__getDiagnostics", "Read"] });
+    claudePid = await connected;
+    await claude.waitFor(/for shortcuts/);
+    const from = claude.output.length;
+    claude.type("please fix main.ts");
+    await claude.waitFor(/please\s*fix\s*main\.ts/, from);
+    claude.type("\r");
+    const second = await main.wait(1);
+    const text = toolResultText(second);
+    const diags = JSON.parse(text);
+    assert.equal(diags[0].uri, `file://${bad}`);
+    assert.ok(diags[0].diagnostics.length > 0);
+    assert.ok(["Error", "Warning"].includes(diags[0].diagnostics[0].severity));
+    assert.equal(typeof diags[0].diagnostics[0].message, "string");
+  });
+
+  it("an Edit opens a real diff in the workbench; accepting it there makes claude write the file", async () => {
+    const { diffId: id, tabName } = await nextDiff();
+    await diffVisible(tabName);
+    assert.equal(readFileSync(file, "utf8"), "export const x = 1;\nexport const y = 5;\n", "the IDE never writes the file");
+    await bridgeCall("commands.execute", { command: "ccb.diff.accept", args: [{ $type: "uri", uri: `ccb-proposed:/${id}/main.ts` }] });
+    const afterEdit = await main.wait(3);
+    assert.match(toolResultText(afterEdit), /updated successfully/);
+    assert.equal(readFileSync(file, "utf8"), "export const x = 2;\nexport const y = 5;\n");
+  });
+
+  it("rejecting the next diff in the workbench leaves the file unchanged", async () => {
+    const { diffId: id, tabName } = await nextDiff();
+    await diffVisible(tabName);
+    const from = claude!.output.length;
+    await bridgeCall("commands.execute", { command: "ccb.diff.reject", args: [{ $type: "uri", uri: `ccb-proposed:/${id}/main.ts` }] });
+    await claude!.waitFor(/reject/i, from);
+    assert.equal(readFileSync(file, "utf8"), "export const x = 2;\nexport const y = 5;\n");
+  });
+
+  it("a selection made in the workbench reaches the model's next request", async () => {
+    await bridgeCall("editor.open", { path: file });
+    const from = claude!.output.length;
+    await bridgeCall("editor.setSelection", { path: file, selections: [{ anchor: { line: 0, character: 7 }, active: { line: 1, character: 12 } }] });
+    await claude!.waitFor(/2 lines selected/i, from);
+    const typed = claude!.output.length;
+    claude!.type("explain this");
+    await claude!.waitFor(/explain\s*this/, typed);
+    claude!.type("\r");
+    const req = await main.wait(4);
+    const text = lastUserText(req);
+    assert.match(text, /const x = 2;\\nexport const/);
+    assert.match(text, /main\.ts/);
+  });
+});
+
