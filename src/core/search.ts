@@ -99,6 +99,9 @@ export class SearchService {
     if (options.path !== undefined) {
       const r = await this.workspace.resolve(options.path, { mustExist: true });
       const st = await stat(r.abs).catch((e) => Promise.reject(toCcbError(e, options.path)));
+      if (!st.isFile() && !st.isDirectory()) {
+        throw new CcbError("INVALID_ARGUMENT", `Not a file or directory: ${options.path}`, { hint: "Search a directory or a regular file (not a FIFO, socket or device)." });
+      }
       targets.push({ root: r.root, rel: r.rel, isFile: st.isFile() });
     } else {
       // A root nested inside another root is searched as part of the outer one (not twice).

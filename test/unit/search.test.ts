@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { isCcbError } from "../../src/core/errors.ts";
@@ -46,6 +47,7 @@ before(() => {
   symlinkSync(outside, join(root, "outlink"));
   symlinkSync(join(outside, "secret.txt"), join(root, "secret-link.txt"));
   linkSync(join(outside, "secret.txt"), join(root, "hardlinked.txt"));
+  execFileSync("mkfifo", [join(root, "a-fifo")]);
 });
 after(() => base.cleanup());
 
@@ -138,6 +140,7 @@ describe("SearchService semantics", () => {
       await assert.rejects(service.search({ query: "needle", path: "outlink", engine }), (e) => isCcbError(e, "PATH_OUTSIDE_WORKSPACE"));
       await assert.rejects(service.search({ query: "needle", path: "../outside", engine }), (e) => isCcbError(e, "PATH_OUTSIDE_WORKSPACE"));
       await assert.rejects(service.search({ query: "needle", path: "secret-link.txt", engine }), (e) => isCcbError(e, "PATH_OUTSIDE_WORKSPACE"));
+      await assert.rejects(service.search({ query: "needle", path: "a-fifo", engine }), (e) => isCcbError(e, "INVALID_ARGUMENT"));
       const hard = await service.search({ query: "needle", path: "hardlinked.txt", engine });
       assert.equal(hard.matches.length, 0, "a hard-linked file is never searched");
     });
