@@ -6,6 +6,7 @@ import { createCore, type Core } from "../../src/core/core.ts";
 import { createLogging } from "../../cli/logging.ts";
 import { startIde, type IdeServer } from "../../src/protocols/ide/ide.ts";
 import { startIdeWorkbench, type IdeWorkbench } from "../../src/protocols/ide/workbench.ts";
+import { IdeClient, jsonOf, textsOf } from "../helpers/ide-client.ts";
 import { startClaude, stopClaude, writeClaudeHome, type PtyProcess } from "../helpers/claude-session.ts";
 import { isSideRequest, startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
@@ -177,6 +178,51 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
     const text = lastUserText(req);
     assert.match(text, /const x = 2;\\nexport const/);
     assert.match(text, /main\.ts/);
+  });
+  it("'Send selection to Claude' in the workbench puts an @-mention into claude's prompt box", async () => {
+    const from = claude!.output.length;
+    await bridgeCall("commands.execute", { command: "ccb.sendSelection", args: [] });
+    await claude!.waitFor(/@main\.ts#L1-2/, from);
+  });
+
+  it("the other IDE tools answer from the real workbench (protocol client)", async () => {
+    const c = await IdeClient.connect(ide.port, ide.authToken);
+    try {
+      await c.handshake();
+      const sel = jsonOf(await c.call("getCurrentSelection"));
+      assert.equal(sel.success, true);
+      assert.equal(sel.filePath, file);
+      assert.equal(sel.text, "const x = 2;\nexport const");
+      assert.deepEqual(sel.selection, { start: { line: 0, character: 7 }, end: { line: 1, character: 12 }, isEmpty: false });
+      assert.equal(jsonOf(await c.call("getLatestSelection")).text, "const x = 2;\nexport const");
+
+      assert.deepEqual(textsOf(await c.call("openFile", { filePath: "bad.json", makeFrontmost: false })), [
+        JSON.stringify({ success: true, filePath: bad, languageId: "json", lineCount: 2 }),
+      ]);
+      const tabs = jsonOf(await c.call("getOpenEditors")).tabs;
+      const mainTab = tabs.find((t: any) => t.uri === `file://${file}`);
+      assert.ok(mainTab, "main.ts is open");
+      assert.equal(mainTab.label, "main.ts");
+      assert.equal(mainTab.languageId, "typescript");
+      assert.equal(typeof mainTab.isActive, "boolean");
+
+      assert.deepEqual(jsonOf(await c.call("checkDocumentDirty", { filePath: file })), { success: true, filePath: file, isDirty: false, isUntitled: false });
+      const notOpen = join(ws, "never-opened.ts");
+      writeFileSync(notOpen, "x\n");
+      assert.deepEqual(jsonOf(await c.call("checkDocumentDirty", { filePath: notOpen })), { success: false, message: `Document not open: ${notOpen}` });
+      assert.equal(jsonOf(await c.call("saveDocument", { filePath: file })).success, true);
+
+      const all = jsonOf(await c.call("getDiagnostics"));
+      assert.ok(all.some((f: any) => f.uri === `file://${bad}` && f.diagnostics.length > 0));
+
+      const code = await c.call("executeCode", { code: "print(1)" });
+      assert.equal(code.isError, true);
+      assert.match(textsOf(code)[0]!, /No active Jupyter notebook/);
+
+      assert.deepEqual(textsOf(await c.call("closeAllDiffTabs")), ["CLOSED_0_DIFF_TABS"]);
+    } finally {
+      await c.close();
+    }
   });
 });
 
