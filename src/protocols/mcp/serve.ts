@@ -8,6 +8,7 @@ import { isLoopbackHost } from "./guards.ts";
 import { McpHttpEndpoint } from "./http.ts";
 import { createMcpServer } from "./server.ts";
 import { LineStdioTransport } from "./stdio.ts";
+import type { ServeWorkbenchOptions } from "../../workbench/serve.ts";
 
 export interface ServeHttpOptions {
   host?: string;
@@ -35,6 +36,8 @@ export interface ServeOptions {
   stdout?: Writable;
   /** An existing core (tests, or a front end that shares one); otherwise one is created and disposed here. */
   core?: Core;
+  /** Run the live workbench beside the server (src/workbench); undefined = none. */
+  workbench?: ServeWorkbenchOptions | undefined;
 }
 
 export interface ServeHttpHandle {
@@ -102,6 +105,18 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         addUpgrade: (p, h, o) => gateway.addUpgrade(p, h, o),
         allowHost: (h) => gateway.allowHost(h),
       };
+    }
+    if (options.workbench) {
+      const { startServeWorkbench } = await import("../../workbench/serve.ts");
+      const wb = await startServeWorkbench({
+        core,
+        log: log.child("workbench"),
+        options: options.workbench,
+        http: http && httpOpts ? { ...http, scheme: tls ? "https" : "http", host: httpOpts.host ?? "127.0.0.1" } : undefined,
+        authToken: httpOpts?.authToken,
+        announce,
+      });
+      closers.push(() => wb.close());
     }
     if (useStdio) {
       const transport = new LineStdioTransport(options.stdin, options.stdout);
