@@ -120,6 +120,41 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
     }
   });
 
+  test("an http MCP server from session/new (with headers) is connected too", async () => {
+    const { createServer } = await import("node:http");
+    const { McpServer } = await import("@modelcontextprotocol/sdk/server/mcp.js");
+    const { StreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/streamableHttp.js");
+    const { z } = await import("zod");
+    const http = createServer(async (req, res) => {
+      if (req.headers["x-test-token"] !== "secret-1") {
+        res.writeHead(401).end();
+        return;
+      }
+      const server = new McpServer({ name: "web", version: "1.0.0" });
+      server.registerTool("shout", { description: "Upper-case a text", inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: "text", text: `HTTP ${text.toUpperCase()}` }] }));
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      res.on("close", () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res);
+    });
+    await new Promise<void>((r) => http.listen(0, "127.0.0.1", () => r()));
+    const port = (http.address() as { port: number }).port;
+    const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path, onPermission: allowOnce });
+    try {
+      await h.initialize();
+      const { sessionId } = await h.newSession(project.path, [{ type: "http", name: "shout", url: `http://127.0.0.1:${port}/mcp`, headers: [{ name: "x-test-token", value: "secret-1" }] }]);
+      await h.prompt(sessionId, "shout");
+      assert.match(JSON.stringify(lastToolResults(api.requests.at(-1)!.body)[0]!.content), /HTTP QUIET WORDS/);
+    } finally {
+      await h.close();
+      http.closeAllConnections();
+      await new Promise((r) => http.close(r));
+    }
+  });
+
   test("config options (model, thought_level), legacy set_model, modes, slash commands and project instructions", async () => {
     mkdirSync(join(project.path, ".ccb", "commands"), { recursive: true });
     writeFileSync(join(project.path, ".ccb", "commands", "greet.md"), "---\ndescription: Greet someone\nargument-hint: name\n---\nSay hello to $ARGUMENTS politely.\n");
