@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
+import { ccbCommand } from "../helpers/cli.ts";
 import { lastToolResults, lastUserText } from "../helpers/acp-scripts.ts";
 import { isSideRequest, startFakeAnthropic, type FakeAnthropic, type Reply } from "../helpers/fake-anthropic.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -26,6 +27,7 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
         if (p === "read buf") return { toolUses: [{ name: "read", input: { path: "buf.txt" } }] };
         if (p === "edit buf") return { toolUses: [{ name: "edit", input: { path: "buf.txt", old_string: "unsaved", new_string: "saved" } }] };
         if (p.startsWith("run ")) return { toolUses: [{ name: "bash", input: { command: p.slice(4) } }] };
+        if (p === "mcp read") return { toolUses: [{ name: "mcp__ccb__fs_read", input: { path: "served.txt" } }] };
         if (p === "shout") return { toolUses: [{ name: "mcp__shout__shout", input: { text: "quiet words" } }] };
         if (p === "think") return { thinking: "pondering the question", text: "thought it through" };
         return { text: `echo: ${p}` };
@@ -115,6 +117,24 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
       assert.ok(tools.includes("mcp__shout__shout"), `offered: ${tools.join(", ")}`);
       assert.match(JSON.stringify(lastToolResults(api.requests.at(-1)!.body)[0]!.content), /QUIET WORDS/);
       assert.equal(h.permissionRequests.length, 1);
+    } finally {
+      await h.close();
+    }
+  });
+
+  test("`ccb serve --stdio` as the MCP server of a session: its read-only tools run without asking", async () => {
+    writeFileSync(join(project.path, "served.txt"), "served through MCP\n");
+    const { command, args } = ccbCommand(["serve", "--stdio", "--no-workbench", "--workspace", project.path]);
+    const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path, onPermission: allowOnce });
+    try {
+      await h.initialize();
+      const { sessionId } = await h.newSession(project.path, [{ name: "ccb", command, args, env: [{ name: "CCB_LOG_LEVEL", value: "error" }] }]);
+      await h.prompt(sessionId, "mcp read");
+      const tools = (api.requests.at(-2)!.body.tools as { name: string }[]).map((t) => t.name);
+      assert.ok(tools.includes("mcp__ccb__fs_read"), `offered: ${tools.join(", ")}`);
+      assert.match(JSON.stringify(lastToolResults(api.requests.at(-1)!.body)[0]!.content), /served through MCP/);
+      assert.equal(h.permissionRequests.length, 0, "read-only MCP tools need no permission");
+      assert.deepEqual(h.strayStdout, []);
     } finally {
       await h.close();
     }
