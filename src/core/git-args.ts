@@ -160,7 +160,7 @@ function hasLongOption(rest: readonly string[], names: readonly string[]): strin
   for (const t of beforeDashDash(rest)) {
     const n = longName(t);
     if (n === undefined) continue;
-    const hit = names.find((name) => name === n || (n.length >= 4 && name.startsWith(n)));
+    const hit = names.find((name) => name === n || (n.length >= 3 && name.startsWith(n)));
     if (hit) return hit;
   }
   return undefined;
@@ -215,7 +215,7 @@ function checkSubcommand(sub: string, rest: string[], pathTokens: string[]): voi
         for (let k = 0; k < pre.length; k++) {
           const t = pre[k] as string;
           const n = longName(t);
-          if (n !== undefined && n.length >= 4 && "--config".startsWith(n)) {
+          if (n !== undefined && n.length >= 3 && "--config".startsWith(n)) {
             const eq = t.indexOf("=");
             checkConfigAssignment(eq === -1 ? (pre[k + 1] ?? "") : t.slice(eq + 1), "clone --config", pathTokens);
           } else if (shortLetters(t, "obucj").at(-1) === "c") {
@@ -343,12 +343,19 @@ const NON_PATH_LONG_OPTIONS = new Set([
 ]);
 const NON_PATH_SHORT_OPTIONS = new Set(["-m", "-S", "-G", "-e"]);
 
+/** Long options of `git config` that take a separate value (git accepts unambiguous prefixes). */
+const CONFIG_VALUE_OPTIONS = ["--file", "--blob", "--type", "--default", "--comment", "--value"];
+
 function checkConfigCommand(rest: readonly string[], pathTokens: string[]): void {
   const set = new Set(rest);
   const positional: string[] = [];
   for (let k = 0; k < rest.length; k++) {
     const t = rest[k] as string;
-    if (["--file", "-f", "--blob", "--type", "--default", "--comment", "--value"].includes(t)) {
+    if (t === "-f") {
+      k++;
+      continue;
+    }
+    if (t.startsWith("--") && !t.includes("=") && t.length >= 3 && CONFIG_VALUE_OPTIONS.some((o) => o.startsWith(t))) {
       k++;
       continue;
     }
@@ -369,6 +376,11 @@ function checkConfigCommand(rest: readonly string[], pathTokens: string[]): void
     return;
   }
   // A write: `config key value`, `--add key value`, `--replace-all key value`, `set key value`.
+  // Any positional that names a refused key refuses the write, whatever option parsing put it there.
+  for (const p of positional) {
+    const why = userKeyRefusal(p);
+    if (why) refuse(`Refused git config ${p}: it ${why}.`);
+  }
   const key = args[0];
   if (key !== undefined && args.length >= 2) checkConfigAssignment(`${key}=${args[1]}`, "git config", pathTokens);
 }

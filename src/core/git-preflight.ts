@@ -1,5 +1,5 @@
 import { readdir, readFile, stat } from "node:fs/promises";
-import { isAbsolute, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { CcbError } from "./errors.ts";
 import type { ExecResult } from "./git-exec.ts";
 import { isLocalUrl, repoKeyRefusal, urlOfKey } from "./git-keys.ts";
@@ -87,6 +87,7 @@ export async function scanConfig(
   if (r.exitCode === 0) {
     const entries = parseConfigList(r.stdout.toString("utf8"), true);
     refusalFor(entries, "repository");
+    await scanConditionalIncludes(run, dir, entries, 0);
     if (checkUrl) {
       for (const e of entries) {
         const url = urlOfKey(e.key, e.value);
@@ -98,6 +99,32 @@ export async function scanConfig(
     const s = await run(["config", "--file", join(gitDir, "config"), "--list", "-z", "--includes", "--show-origin"], dir);
     if (s.exitCode === 0) refusalFor(parseConfigList(s.stdout.toString("utf8"), false), "submodule");
   }
+}
+
+/**
+ * `includeIf.<condition>.path` files apply only while their condition holds (branch, git dir,
+ * remote URL), so the listing above may not show them; scan every such file as if it applied.
+ */
+async function scanConditionalIncludes(run: RunGit, dir: string, entries: ConfigEntry[], depth: number): Promise<void> {
+  if (depth > 3) return;
+  for (const e of entries) {
+    if (!/^includeif\..+\.path$/i.test(e.key) || !e.value) continue;
+    const target = includeTarget(e.value, e.origin, dir);
+    if (target === undefined || !(await fileExists(target))) continue;
+    const r = await run(["config", "--file", target, "--list", "-z", "--includes", "--show-origin"], dir);
+    if (r.exitCode !== 0) continue;
+    const inner = parseConfigList(r.stdout.toString("utf8"), false);
+    refusalFor(inner, "repository");
+    await scanConditionalIncludes(run, dir, inner, depth + 1);
+  }
+}
+
+function includeTarget(value: string, origin: string, dir: string): string | undefined {
+  if (value.startsWith("~/")) return process.env.HOME ? join(process.env.HOME, value.slice(2)) : undefined;
+  if (isAbsolute(value)) return value;
+  if (!origin.startsWith("file:")) return undefined;
+  const from = origin.slice("file:".length);
+  return join(dirname(isAbsolute(from) ? from : join(dir, from)), value);
 }
 
 async function isDir(p: string): Promise<boolean> {

@@ -133,6 +133,9 @@ test("every refused key is refused through -c, --config-env, git config (all sco
       ["config", "--global", key, value],
       ["config", "--system", key, value],
       ["config", "--file", "other.cfg", key, value],
+      ["config", "--fil", "other.cfg", key, value],
+      ["config", "-f", "other.cfg", key, value],
+      ["config", "--type", "path", key, value],
       ["config", "--type=bool", key, "true"],
       ["config", "set", key, value],
       ["clone", "-c", `${key}=${value}`, "https://example.invalid/r.git", "cloned"],
@@ -228,6 +231,10 @@ test("dangerous keys planted in repository config files block git, with a hint t
   writeFileSync(join(fx.ws, "inc.cfg"), `[filter "evil"]\n\tsmudge = ${fx.evil}\n`);
   writeFileSync(cfg, `${base}[include]\n\tpath = ../inc.cfg\n`);
   await assert.rejects(fx.git.run(["status"]), (e: unknown) => refused(e) && /filter\.evil\.smudge/.test((e as Error).message));
+  // ... or through an includeIf whose condition does not hold right now
+  writeFileSync(cfg, `${base}[includeIf "onbranch:other"]\n\tpath = ../inc.cfg\n`);
+  assert.equal(gitMayFail(fx.ws, "config", "--get", "filter.evil.smudge").status, 1, "control: not visible on this branch");
+  await assert.rejects(fx.git.run(["checkout", "-b", "other"]), (e: unknown) => refused(e) && /filter\.evil\.smudge/.test((e as Error).message));
   // a submodule's update=checkout is fine
   writeFileSync(cfg, `${base}[submodule "s"]\n\tupdate = checkout\n`);
   assert.equal((await fx.git.run(["status"])).exitCode, 0);
@@ -344,7 +351,7 @@ test("refused subcommands and options", async () => {
     ["bisect", "run", "true"], ["submodule", "foreach", "true"], ["submodule", "--quiet", "foreach", "true"],
     ["rebase", "-x", "true", "HEAD"], ["rebase", "--exec", "true", "HEAD"], ["rebase", "--exec=true", "HEAD"], ["rebase", "--exe=true", "HEAD"], ["rebase", "-ix", "true", "HEAD"], ["rebase", "-xtrue", "HEAD"],
     ["fetch", "--upload-pack=touch x", "origin"], ["fetch", "--upload-p=touch", "origin"], ["ls-remote", "-u", "touch x", "."], ["ls-remote", "--upload-pack", "x", "."],
-    ["clone", "-u", "touch x", "a", "b"], ["clone", "--template=t", "a", "b"], ["init", "--template", "t", "x"], ["archive", "--remote=.", "--exec=touch", "HEAD"],
+    ["clone", "-u", "touch x", "a", "b"], ["clone", "--template=t", "a", "b"], ["init", "--template", "t", "x"], ["archive", "--remote=.", "--exec=touch", "HEAD"], ["archive", "--remote=.", "--e=touch", "HEAD"], ["ls-remote", "--u=touch", "."], ["init", "--t=tpl", "x"], ["clone", "--c", "core.hooksPath=x", "a", "b"],
     ["push", "--receive-pack=x", "o"], ["push", "--exec=x", "o"], ["grep", "-O", "x"], ["grep", "-Otouch", "x"], ["grep", "--open-files-in-pager=touch", "x"],
     ["add", "-p"], ["add", "-i"], ["add", "--patch"], ["add", "--interactive"], ["checkout", "-p"], ["restore", "--patch"], ["reset", "-p"], ["stash", "-p"], ["clean", "-i"], ["commit", "-p"], ["commit", "--interactive"],
     ["merge", "-s", "evil", "HEAD"], ["merge", "--strategy=evil", "HEAD"], ["pull", "-sevil"], ["maintenance", "start"],
