@@ -76,8 +76,12 @@ async function inCoreTerminal(i: BashInput, ctx: ToolContext, ms: number): Promi
     if (!isCcbError(err, "ABORTED") && !d.signal.aborted) throw err;
     exit = await ctx.core.terminals.kill(info.id).catch(() => info);
   }
-  const out = await ctx.core.terminals.read(info.id, { offset: 0 });
-  return outcome(i.command, out.output, exit.exitCode, exit.signal, d.timedOut(), ctx.signal.aborted);
+  try {
+    const out = await ctx.core.terminals.read(info.id, { offset: 0 });
+    return outcome(i.command, out.output, exit.exitCode, exit.signal, d.timedOut(), ctx.signal.aborted);
+  } finally {
+    await ctx.core.terminals.remove(info.id).catch(() => undefined); // a finished tool command leaves no terminal behind
+  }
 }
 
 /** Plain pipes (used when the core has no terminal backend): stdio piped, process group killed on cancel. */
