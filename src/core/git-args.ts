@@ -328,7 +328,7 @@ function collectPathTokens(rest: readonly string[], out: string[]): void {
         continue;
       }
       const tail = t.slice(2);
-      if (tail.includes("/") || tail.includes("\\")) out.push(tail);
+      if (tail.includes("/") || tail.includes("\\") || tail.startsWith("..")) out.push(tail);
       continue;
     }
     out.push(t);

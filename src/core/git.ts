@@ -239,7 +239,9 @@ export class GitService {
 
   /**
    * A path-like argument must resolve inside the workspace: absolute paths, `..`, `file://` URLs and
-   * symlinks all go through workspace.resolve. Remote URLs (`https://...`, `host:path`) are not paths.
+   * symlinks all go through workspace.resolve. Only `scheme://` URLs of other schemes are skipped;
+   * `host:path`, `rev:path` and `:/message` are checked as paths too (harmless when they are what
+   * they look like, and an option such as `diff --no-index` would take them as paths).
    */
   private async confineToken(dir: string, token: string): Promise<void> {
     if (token.length === 0) return;
@@ -247,12 +249,7 @@ export class GitService {
     const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(token);
     if (scheme) {
       if (scheme[1]?.toLowerCase() !== "file") return;
-      p = decodeURIComponent(token.slice("file://".length));
-    } else {
-      const colon = token.indexOf(":");
-      const slash = token.indexOf("/");
-      const dosDrive = /^[a-zA-Z]:[\\/]/.test(token);
-      if (colon !== -1 && !dosDrive && (slash === -1 || colon < slash)) return; // host:path, rev:path, :/message
+      p = safeDecode(token.slice("file://".length));
     }
     await this.workspace.resolve(isAbsolute(p) ? p : join(dir, p));
   }
@@ -308,6 +305,14 @@ export class GitService {
       });
     }
     return result;
+  }
+}
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
   }
 }
 

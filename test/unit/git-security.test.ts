@@ -382,7 +382,8 @@ test("path escapes: cwd, -C, --git-dir, --work-tree, --output, pathspecs, clone 
     ["log", "--", "/etc/passwd"], ["clone", "https://example.invalid/r", "../cloned"], ["clone", other.path, "c"],
     ["clone", `file://${other.path}`, "c"], ["fetch", other.path], ["remote", "add", "o", other.path], ["worktree", "add", "../wt"],
     ["commit", `--file=${other.path}/secret.txt`], ["commit", "-F", `${other.path}/secret.txt`], ["apply", `${other.path}/secret.txt`],
-    ["init", other.path], ["bundle", "create", `${other.path}/b.bundle`, "HEAD"],
+    ["init", other.path], ["bundle", "create", `${other.path}/b.bundle`, "HEAD"], ["format-patch", "-o..", "HEAD~0"],
+    ["diff", "--no-index", "f.txt", `colon:/${"../".repeat(12)}${other.path.slice(1)}/secret.txt`],
   ]) {
     await assert.rejects(svc.run(args), outside, args.join(" "));
   }
