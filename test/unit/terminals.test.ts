@@ -191,6 +191,24 @@ for (const backend of ["node-pty", "pipe"] as const) {
       }
     });
 
+    it("keeps the tail of the output when the event loop is busy as the child exits", async () => {
+      // A loop blocked in 100 ms slices: timers then run before I/O, which is when node-pty's
+      // close timer used to destroy the PTY socket with output still unread.
+      const busy = setInterval(() => {
+        const until = Date.now() + 100;
+        while (Date.now() < until);
+      }, 20);
+      try {
+        const t = await m.create({ command: "seq", args: ["1", "20000"] });
+        await m.waitForExit(t.id);
+        const r = await m.read(t.id, { offset: 0 });
+        assert.equal(r.end, seqLength(20_000, eol));
+        assert.ok(r.output.endsWith(isPty ? "19999\r\n20000\r\n" : "19999\n20000\n"));
+      } finally {
+        clearInterval(busy);
+      }
+    });
+
     if (isPty) {
       it("resizes the PTY and the screen (visible to `stty size`)", async () => {
         const events: TerminalEvent[] = [];
