@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
-import { linkSync, mkdirSync, symlinkSync, writeFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { linkSync, mkdirSync, realpathSync, symlinkSync, writeFileSync, statSync } from "node:fs";
+import fc from "fast-check";
+import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { isCcbError } from "../../src/core/errors.ts";
 import { assertSingleLink, Workspace } from "../../src/core/workspace.ts";
@@ -103,6 +104,36 @@ describe("Workspace confinement", () => {
     const st = statSync(join(root, "hard.txt"));
     assert.throws(() => assertSingleLink(st, "hard.txt"), (err) => isCcbError(err, "PATH_OUTSIDE_WORKSPACE") && /hard link/.test(err.message) && !!err.hint);
     assertSingleLink(statSync(join(root, "src", "a.txt")), "src/a.txt");
+  });
+
+  it("never resolves a generated path (.., ., symlinks in and out, absolute) to something outside", async () => {
+    const segment = fc.constantFrom("..", ".", "src", "a.txt", "to-outside-dir", "src-link", "to-secret", "new", "dangling-in", "");
+    const input = fc.tuple(fc.boolean(), fc.array(segment, { minLength: 1, maxLength: 6 })).map(([abs, parts]) => (abs ? join(root, ...parts) : parts.join("/")));
+    await fc.assert(
+      fc.asyncProperty(input, fc.boolean(), async (p, followFinal) => {
+        let r;
+        try {
+          r = await ws.resolve(p, { followFinal });
+        } catch (err) {
+          assert.ok(isCcbError(err), String(err));
+          assert.ok(["PATH_OUTSIDE_WORKSPACE", "INVALID_PATH"].includes(err.code), `${p}: ${err.code}`);
+          return;
+        }
+        assert.ok(r.abs === root || r.abs.startsWith(`${root}/`), `${p} -> ${r.abs}`);
+        // What exists of it really is inside: the real path of its nearest existing ancestor.
+        let cur = followFinal || r.rel === "" ? r.abs : dirname(r.abs);
+        let real: string | undefined;
+        while (real === undefined) {
+          try {
+            real = realpathSync(cur);
+          } catch {
+            cur = dirname(cur);
+          }
+        }
+        assert.ok(real === root || real.startsWith(`${root}/`), `${p} (followFinal ${followFinal}): ${cur} is really ${real}`);
+      }),
+      { numRuns: 400 },
+    );
   });
 
   it("refuses roots that do not exist or are files", () => {
