@@ -89,6 +89,29 @@ describe("ide server: handshake and auth", () => {
     assert.ok(c.frames.some((f) => f.error?.code === -32700));
   });
 
+  it("JSON-RPC errors: unknown method -32601, unknown tool -32602, bad envelope -32600; ping works", async () => {
+    const c = await t.ready();
+    await assert.rejects(c.request("resources/list"), (e: { code?: number }) => e.code === -32601);
+    await assert.rejects(c.call("noSuchTool"), (e: { code?: number }) => e.code === -32602);
+    await assert.rejects(c.request("tools/call", { arguments: {} }), (e: { code?: number }) => e.code === -32602);
+    assert.deepEqual(await c.request("ping"), {});
+    c.ws.send(JSON.stringify({ jsonrpc: "1.0", id: 5, method: "ping" }));
+    const list = await c.request("tools/list");
+    assert.equal(list.tools.length, 12);
+    assert.ok(c.frames.some((f) => f.id === 5 && f.error?.code === -32600));
+  });
+
+  it("tools/list gives each tool a JSON Schema with its required fields", async () => {
+    const c = await t.ready();
+    const { tools } = await c.request("tools/list");
+    const byName = Object.fromEntries(tools.map((x: { name: string }) => [x.name, x]));
+    assert.deepEqual([...byName.openDiff.inputSchema.required].sort(), ["new_file_contents", "new_file_path", "old_file_path", "tab_name"]);
+    assert.deepEqual(byName.openFile.inputSchema.required, ["filePath"]);
+    assert.equal(byName.getDiagnostics.inputSchema.required, undefined);
+    assert.equal(byName.getDiagnostics.inputSchema.properties.uri.type, "string");
+    for (const tool of tools) assert.equal(typeof tool.description, "string");
+  });
+
   it("closes a connection that sends a frame above the cap with 1009", async () => {
     const c = await t.ready();
     c.ws.send(JSON.stringify({ jsonrpc: "2.0", id: 99, method: "tools/call", params: { name: "openDiff", arguments: { x: "y".repeat(80 * 1024) } } }));

@@ -97,9 +97,6 @@ export async function startIde(options: StartIdeOptions): Promise<IdeServer> {
           pids.delete(connectionId);
           emit({ type: "disconnected", connectionId });
         },
-      }).catch((err: Error) => {
-        log.warn(`IDE session failed to start: ${err.message}`);
-        ws.terminate();
       });
     },
   });

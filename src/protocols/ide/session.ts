@@ -1,5 +1,4 @@
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { WebSocket } from "ws";
+import type { RawData, WebSocket } from "ws";
 import { toCcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import type { Workspace } from "../../core/workspace.ts";
@@ -7,13 +6,13 @@ import { errorResult, type IdeToolResult } from "./converters.ts";
 import type { DiffRegistry } from "./diffs.ts";
 import type { IdeEditor } from "./editor.ts";
 import type { Notifier } from "./notifications.ts";
+import { RpcSession } from "./rpc.ts";
 import { IDE_TOOLS } from "./tools/index.ts";
-import type { AnyIdeTool, IdeToolContext } from "./tools/tool.ts";
-import { WebSocketServerTransport } from "./transport.ts";
+import type { AnyIdeTool } from "./tools/tool.ts";
 
 /**
- * One MCP session per accepted WebSocket: the SDK's McpServer over our transport, with the 12
- * IDE tools and only the `tools` capability. `ide_connected` and `log_event` are accepted silently.
+ * One MCP session per accepted WebSocket: the 12 IDE tools and only the `tools` capability;
+ * `ide_connected` and `log_event` are accepted silently (never answered).
  */
 
 export interface SessionDeps {
@@ -28,67 +27,51 @@ export interface SessionDeps {
   onClosed?: (connectionId: number) => void;
 }
 
-/** The one place where tool failures become `isError` results, with a next step for the caller. */
+/** The one place where tool failures become `isError` text, with a next step for the caller. */
 export function failureText(err: unknown): string {
   const e = toCcbError(err);
   if (e.code === "INTERNAL") return e.message;
   return e.toUserText();
 }
 
-async function runTool(tool: AnyIdeTool, args: unknown, ctx: IdeToolContext): Promise<IdeToolResult> {
-  try {
-    return await tool.run(args, ctx);
-  } catch (err) {
-    ctx.log.debug(`${tool.name} failed: ${(err as Error)?.message ?? String(err)}`);
-    return errorResult(failureText(err));
-  }
-}
-
-export async function attachSession(ws: WebSocket, connectionId: number, deps: SessionDeps): Promise<void> {
+export function attachSession(ws: WebSocket, connectionId: number, deps: SessionDeps): void {
   const log = deps.log.child(`client ${connectionId}`);
-  const transport = new WebSocketServerTransport(ws);
-  const mcp = new McpServer(deps.serverInfo, { capabilities: { tools: {} } });
+  const rpc = new RpcSession<AnyIdeTool>((text) => ws.send(text), {
+    tools: IDE_TOOLS,
+    serverInfo: deps.serverInfo,
+    async callTool(tool, args, signal): Promise<IdeToolResult> {
+      try {
+        return await tool.run(args, { editor: deps.editor, workspace: deps.workspace, diffs: deps.diffs, notifier: deps.notifier, connectionId, signal, log });
+      } catch (err) {
+        log.debug(`${tool.name} failed: ${(err as Error)?.message ?? String(err)}`);
+        return errorResult(failureText(err));
+      }
+    },
+    toolError: (message) => errorResult(message),
+    onInitialized: () => deps.notifier.clientInitialized(connectionId),
+    onNotification(method, params) {
+      if (method === "ide_connected") {
+        const pid = params?.pid;
+        log.info(`Claude Code connected${typeof pid === "number" ? ` (pid ${pid})` : ""}`);
+        if (typeof pid === "number") deps.onClientPid?.(connectionId, pid);
+      } else log.debug(`notification ${method}`);
+    },
+    onRequest: (method, tool) => log.debug(`request ${method}${tool ? ` ${tool}` : ""}`),
+  });
 
-  for (const tool of IDE_TOOLS) {
-    mcp.registerTool(tool.name, { description: tool.description, inputSchema: tool.input }, (args: unknown, extra: { signal: AbortSignal }) =>
-      runTool(tool, args, {
-        editor: deps.editor,
-        workspace: deps.workspace,
-        diffs: deps.diffs,
-        notifier: deps.notifier,
-        connectionId,
-        signal: extra.signal,
-        log,
-      }),
-    );
-  }
-
-  mcp.server.oninitialized = () => deps.notifier.clientInitialized(connectionId);
-  mcp.server.fallbackNotificationHandler = async (n) => {
-    if (n.method === "ide_connected") {
-      const pid = (n.params as { pid?: unknown } | undefined)?.pid;
-      log.info(`Claude Code connected${typeof pid === "number" ? ` (pid ${pid})` : ""}`);
-      if (typeof pid === "number") deps.onClientPid?.(connectionId, pid);
-    } else {
-      log.debug(`notification ${n.method}`);
+  deps.notifier.addClient(connectionId, (method, params) => rpc.notify(method, params));
+  ws.on("message", (data: RawData, isBinary: boolean) => {
+    if (isBinary) {
+      log.debug("binary frame ignored");
+      return;
     }
-  };
-  transport.onraw = (m) => {
-    if ("method" in m && "id" in m) {
-      const name = m.method === "tools/call" ? ` ${String((m.params as { name?: unknown } | undefined)?.name)}` : "";
-      log.debug(`request ${m.method}${name}`);
-    }
-  };
-  mcp.server.onerror = (err) => log.debug(`protocol error: ${err.message}`);
-  mcp.server.onclose = () => {
+    rpc.receive(Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as ArrayBuffer).toString("utf8"));
+  });
+  ws.once("close", () => {
+    rpc.close();
     deps.notifier.removeClient(connectionId);
     void deps.diffs.dropConnection(connectionId);
     log.info("IDE client disconnected");
     deps.onClosed?.(connectionId);
-  };
-
-  deps.notifier.addClient(connectionId, (method, params) => {
-    transport.send({ jsonrpc: "2.0", method, params }).catch((err: Error) => log.debug(`${method} not delivered: ${err.message}`));
   });
-  await mcp.connect(transport);
 }

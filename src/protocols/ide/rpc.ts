@@ -1,0 +1,181 @@
+import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+
+/**
+ * The JSON-RPC 2.0 / MCP subset the Claude Code IDE protocol uses, over one connection:
+ * `initialize`, `ping`, `tools/list`, `tools/call`, `notifications/initialized`,
+ * `notifications/cancelled`; any other notification (`ide_connected`, `log_event`, ...) is accepted
+ * silently, any other request gets -32601. Every inbound message is validated with zod before
+ * dispatch; tool arguments against each tool's schema. (The SDK's McpServer did the same at about
+ * 3x the cost per call; this keeps the IDE socket close to a raw WebSocket round trip.)
+ */
+
+export const PARSE_ERROR = -32700;
+export const INVALID_REQUEST = -32600;
+export const METHOD_NOT_FOUND = -32601;
+export const INVALID_PARAMS = -32602;
+
+const Id = z.union([z.string(), z.number().int()]);
+const Envelope = z.object({
+  jsonrpc: z.literal("2.0"),
+  id: Id.optional(),
+  method: z.string().optional(),
+  params: z.record(z.string(), z.unknown()).optional(),
+  result: z.unknown().optional(),
+  error: z.unknown().optional(),
+});
+const InitializeParams = z.object({
+  protocolVersion: z.string(),
+  capabilities: z.record(z.string(), z.unknown()).optional(),
+  clientInfo: z.object({ name: z.string(), version: z.string() }).loose().optional(),
+});
+const CallParams = z.object({
+  name: z.string(),
+  arguments: z.record(z.string(), z.unknown()).optional(),
+  _meta: z.record(z.string(), z.unknown()).optional(),
+});
+const CancelledParams = z.object({ requestId: Id, reason: z.string().optional() });
+
+export interface RpcTool {
+  name: string;
+  description: string;
+  input: z.ZodObject;
+}
+
+export interface RpcHandlers<T extends RpcTool> {
+  tools: readonly T[];
+  serverInfo: { name: string; version: string };
+  /** Run a tool with parsed arguments; a thrown error becomes an isError result via `toolError`. */
+  callTool(tool: T, args: unknown, signal: AbortSignal): Promise<Record<string, unknown>>;
+  toolError(message: string): Record<string, unknown>;
+  onInitialized(): void;
+  onNotification(method: string, params: Record<string, unknown> | undefined): void;
+  onRequest?(method: string, toolName: string | undefined): void;
+}
+
+const listCache = new WeakMap<readonly RpcTool[], unknown[]>();
+
+/** tools/list entries (JSON Schema of each input), computed once per tool list. */
+export function toolList(tools: readonly RpcTool[]): unknown[] {
+  let list = listCache.get(tools);
+  if (!list) {
+    list = tools.map((t) => {
+      const { $schema: _drop, ...schema } = z.toJSONSchema(t.input, { io: "input" }) as Record<string, unknown>;
+      return { name: t.name, description: t.description, inputSchema: { ...schema, type: "object" } };
+    });
+    listCache.set(tools, list);
+  }
+  return list;
+}
+
+function zodMessage(err: z.ZodError): string {
+  return err.issues.map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`).join("; ");
+}
+
+export class RpcSession<T extends RpcTool> {
+  readonly #send: (text: string) => void;
+  readonly #h: RpcHandlers<T>;
+  readonly #byName: Map<string, T>;
+  readonly #inflight = new Map<string | number, AbortController>();
+  #closed = false;
+
+  constructor(send: (text: string) => void, handlers: RpcHandlers<T>) {
+    this.#send = send;
+    this.#h = handlers;
+    this.#byName = new Map(handlers.tools.map((t) => [t.name, t]));
+  }
+
+  /** One inbound text frame. */
+  receive(text: string): void {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      this.#error(null, PARSE_ERROR, "Parse error: not JSON");
+      return;
+    }
+    const env = Envelope.safeParse(json);
+    if (!env.success) {
+      const id = (json as { id?: unknown } | null)?.id;
+      this.#error(typeof id === "string" || typeof id === "number" ? id : null, INVALID_REQUEST, `Invalid JSON-RPC message: ${zodMessage(env.error)}`);
+      return;
+    }
+    const m = env.data;
+    if (m.method === undefined) return; // a response: we send no requests
+    if (m.id === undefined) {
+      this.#notification(m.method, m.params);
+      return;
+    }
+    void this.#request(m.id, m.method, m.params);
+  }
+
+  /** The connection ended: cancel everything still running. */
+  close(): void {
+    this.#closed = true;
+    for (const c of this.#inflight.values()) c.abort();
+    this.#inflight.clear();
+  }
+
+  /** Send a notification to the client. */
+  notify(method: string, params: Record<string, unknown>): void {
+    if (!this.#closed) this.#send(JSON.stringify({ jsonrpc: "2.0", method, params }));
+  }
+
+  #notification(method: string, params: Record<string, unknown> | undefined): void {
+    if (method === "notifications/initialized") this.#h.onInitialized();
+    else if (method === "notifications/cancelled") {
+      const p = CancelledParams.safeParse(params);
+      if (p.success) this.#inflight.get(p.data.requestId)?.abort();
+    } else this.#h.onNotification(method, params);
+  }
+
+  async #request(id: string | number, method: string, params: Record<string, unknown> | undefined): Promise<void> {
+    switch (method) {
+      case "initialize": {
+        this.#h.onRequest?.(method, undefined);
+        const p = InitializeParams.safeParse(params ?? {});
+        if (!p.success) return this.#error(id, INVALID_PARAMS, `Invalid initialize params: ${zodMessage(p.error)}`);
+        const v = p.data.protocolVersion;
+        const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(v) ? v : DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
+        return this.#result(id, { protocolVersion, capabilities: { tools: {} }, serverInfo: this.#h.serverInfo });
+      }
+      case "ping":
+        return this.#result(id, {});
+      case "tools/list":
+        this.#h.onRequest?.(method, undefined);
+        return this.#result(id, { tools: toolList(this.#h.tools) });
+      case "tools/call":
+        return this.#call(id, params);
+      default:
+        return this.#error(id, METHOD_NOT_FOUND, `Method not found: ${method}`);
+    }
+  }
+
+  async #call(id: string | number, params: Record<string, unknown> | undefined): Promise<void> {
+    const p = CallParams.safeParse(params ?? {});
+    if (!p.success) return this.#error(id, INVALID_PARAMS, `Invalid tools/call params: ${zodMessage(p.error)}`);
+    this.#h.onRequest?.("tools/call", p.data.name);
+    const tool = this.#byName.get(p.data.name);
+    if (!tool) return this.#error(id, INVALID_PARAMS, `Tool ${p.data.name} not found`);
+    const args = tool.input.safeParse(p.data.arguments ?? {});
+    if (!args.success) return this.#result(id, this.#h.toolError(`Invalid arguments for tool ${tool.name}: ${zodMessage(args.error)}`));
+    const controller = new AbortController();
+    this.#inflight.set(id, controller);
+    try {
+      const result = await this.#h.callTool(tool, args.data, controller.signal);
+      if (!controller.signal.aborted) this.#result(id, result);
+    } catch (err) {
+      if (!controller.signal.aborted) this.#result(id, this.#h.toolError((err as Error)?.message ?? String(err)));
+    } finally {
+      if (this.#inflight.get(id) === controller) this.#inflight.delete(id);
+    }
+  }
+
+  #result(id: string | number, result: unknown): void {
+    if (!this.#closed) this.#send(JSON.stringify({ jsonrpc: "2.0", id, result }));
+  }
+
+  #error(id: string | number | null, code: number, message: string): void {
+    if (!this.#closed) this.#send(JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } }));
+  }
+}
