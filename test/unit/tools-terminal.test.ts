@@ -125,7 +125,9 @@ describe("terminal tools: a shell session", () => {
     await readUntil(t.id, /^22 77\r?$/m, (sized.structured as { offset: number }).offset);
 
     // ctrl+c interrupts a running command through the PTY's line discipline.
-    await call("terminal_write", { id: t.id, data: "sleep 1000\n" });
+    // Wait until the command runs in the foreground (typed-ahead ctrl+c could reach the shell instead).
+    const started = await call("terminal_write", { id: t.id, data: "bash -c 'echo ready-$((2+3)); exec sleep 1000'\n" });
+    await readUntil(t.id, /ready-5/, (started.structured as { offset: number }).offset);
     const interrupted = await call("terminal_write", { id: t.id, keys: ["ctrl+c"], data: "" });
     await call("terminal_write", { id: t.id, data: "echo after-$((3+3))\n" });
     await readUntil(t.id, /after-6/, (interrupted.structured as { offset: number }).offset);
