@@ -199,7 +199,7 @@ function checkSubcommand(sub: string, rest: string[], pathTokens: string[]): voi
   if (transport) refuse(`Refused ${transport}: it names a program to run.`);
 
   // Tokens after `--` are pathspecs; before it, any token may be a path (checked leniently by the caller).
-  collectPathTokens(rest, pathTokens);
+  collectPathTokens(sub, rest, pathTokens);
 
   switch (sub) {
     case "config":
@@ -299,8 +299,14 @@ function checkStrategies(rest: readonly string[], valueLetters: string): void {
   }
 }
 
-/** `--opt=value` values and positional tokens that may name files, plus everything after `--`. */
-function collectPathTokens(rest: readonly string[], out: string[]): void {
+/**
+ * `--opt=value` values and positional tokens that may name files, plus everything after `--`.
+ * Free-text values (messages, patterns, dates) are not paths: their options are known per
+ * subcommand, so `-m` skips its value for `commit` but not for `am` (where `-m` is a flag and the
+ * next token is a mailbox file).
+ */
+function collectPathTokens(sub: string, rest: readonly string[], out: string[]): void {
+  const textNext = TEXT_VALUE_OPTIONS[sub] ?? new Set<string>();
   let afterDashDash = false;
   for (let k = 0; k < rest.length; k++) {
     const t = rest[k] as string;
@@ -315,19 +321,20 @@ function collectPathTokens(rest: readonly string[], out: string[]): void {
     if (t.startsWith("--")) {
       const eq = t.indexOf("=");
       const name = eq === -1 ? t : t.slice(0, eq);
-      if (NON_PATH_LONG_OPTIONS.has(name)) {
-        if (eq === -1) k++; // skip its separate value
+      if (eq === -1) {
+        if (textNext.has(name)) k++; // its separate value is text
         continue;
       }
-      if (eq !== -1) out.push(t.slice(eq + 1));
+      if (!textNext.has(name) && !TEXT_ATTACHED_OPTIONS.has(name)) out.push(t.slice(eq + 1));
       continue;
     }
     if (t.startsWith("-") && t.length > 1) {
-      if (NON_PATH_SHORT_OPTIONS.has(t) || (/^-[a-zA-Z]+$/.test(t) && NON_PATH_SHORT_OPTIONS.has(`-${t.at(-1)}`))) {
-        k++;
+      if (/^-[a-zA-Z]+$/.test(t) && textNext.has(`-${t.at(-1)}`)) {
+        k++; // `-m msg`, `-am msg`
         continue;
       }
       const tail = t.slice(2);
+      if (textNext.has(t.slice(0, 2))) continue; // `-mmessage`
       if (tail.includes("/") || tail.includes("\\") || tail.startsWith("..")) out.push(tail);
       continue;
     }
@@ -335,13 +342,34 @@ function collectPathTokens(rest: readonly string[], out: string[]): void {
   }
 }
 
-/** Options whose values are free text, never paths (commit messages, formats, patterns). */
-const NON_PATH_LONG_OPTIONS = new Set([
-  "--message", "--author", "--committer", "--date", "--format", "--pretty", "--grep", "--trailer",
-  "--subject-prefix", "--signoff", "--notes", "--since", "--until", "--after", "--before",
-  "--branches", "--tags", "--remotes", "--glob", "--exclude", "--ignore-matching-lines",
+const LOG_TEXT = ["-S", "-G", "--grep", "--author", "--committer", "--since", "--until", "--after", "--before", "--since-as-filter"];
+/** Per subcommand: options whose (separate or attached) value is free text, never a path. */
+const TEXT_VALUE_OPTIONS: Readonly<Record<string, ReadonlySet<string>>> = {
+  commit: new Set(["-m", "--message", "--author", "--date", "--trailer"]),
+  tag: new Set(["-m", "--message"]),
+  merge: new Set(["-m", "--message"]),
+  stash: new Set(["-m", "--message"]),
+  notes: new Set(["-m", "--message"]),
+  "commit-tree": new Set(["-m"]),
+  "interpret-trailers": new Set(["--trailer"]),
+  grep: new Set(["-e"]),
+  "format-patch": new Set(["--subject-prefix", ...LOG_TEXT]),
+  log: new Set(LOG_TEXT),
+  show: new Set(LOG_TEXT),
+  whatchanged: new Set(LOG_TEXT),
+  shortlog: new Set(LOG_TEXT),
+  "rev-list": new Set(LOG_TEXT),
+  diff: new Set(["-S", "-G"]),
+  "diff-tree": new Set(["-S", "-G"]),
+  "diff-index": new Set(["-S", "-G"]),
+  "diff-files": new Set(["-S", "-G"]),
+};
+/** Options whose attached `=value` is free text for every subcommand (formats, patterns). */
+const TEXT_ATTACHED_OPTIONS = new Set([
+  "--format", "--pretty", "--grep", "--author", "--committer", "--date", "--since", "--until", "--after", "--before",
+  "--branches", "--tags", "--remotes", "--glob", "--exclude", "--ignore-matching-lines", "--word-diff-regex",
+  "--color-words", "--notes", "--trailer", "--subject-prefix", "--message",
 ]);
-const NON_PATH_SHORT_OPTIONS = new Set(["-m", "-S", "-G", "-e"]);
 
 /** Long options of `git config` that take a separate value (git accepts unambiguous prefixes). */
 const CONFIG_VALUE_OPTIONS = ["--file", "--blob", "--type", "--default", "--comment", "--value"];
