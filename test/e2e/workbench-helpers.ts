@@ -60,7 +60,7 @@ export interface Workbench {
   /** Call a tool and fail the test on an error result. */
   ok(name: string, args?: Record<string, unknown>): Promise<ToolResult>;
   /** Resolve when stderr matches (an event the server logs), with everything seen so far. */
-  waitLog(re: RegExp, timeoutMs?: number): Promise<string>;
+  waitLog(re: RegExp | ((stderr: string) => boolean), timeoutMs?: number): Promise<string>;
   /** Count stderr lines matching. */
   countLog(re: RegExp): number;
   stop(): Promise<void>;
@@ -87,10 +87,10 @@ export async function bootWorkbench(workspace: string, home: string, extraArgs: 
     },
   );
   const child: ChildProcess = serve.child;
-  const waitLog = (re: RegExp, timeoutMs = 240_000): Promise<string> =>
+  const waitLog = (re: RegExp | ((stderr: string) => boolean), timeoutMs = 240_000): Promise<string> =>
     new Promise((resolve, reject) => {
       const check = () => {
-        if (re.test(serve.stderr())) {
+        if (typeof re === "function" ? re(serve.stderr()) : re.test(serve.stderr())) {
           cleanup();
           resolve(serve.stderr());
         }

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { WebSocket } from "ws";
+import { silentLogger } from "../../src/core/log.ts";
+import { startHeadlessClient } from "../../src/workbench/headless-client.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { tinyVsix } from "../helpers/zip.ts";
 import { bootWorkbench, bridgeConfigs, eventually, text, type Workbench } from "./workbench-helpers.ts";
@@ -14,6 +16,7 @@ import { bootWorkbench, bridgeConfigs, eventually, text, type Workbench } from "
  */
 const ws = tmpdirFixture({ prefix: "ccb-wb-ws-" });
 const home = tmpdirFixture({ prefix: "ccb-wb-home-" });
+const outside = tmpdirFixture({ prefix: "ccb-wb-outside-" });
 let wb: Workbench;
 
 mkdirSync(join(ws.path, "src"));
@@ -22,6 +25,8 @@ writeFileSync(join(ws.path, "src/lib.ts"), 'export function greet(name: string):
 writeFileSync(join(ws.path, "src/main.ts"), 'import { greet } from "./lib";\n\ngreet("a");\ngreet("b");\n');
 writeFileSync(join(ws.path, "notes.txt"), "first line\nsecond line\n");
 writeFileSync(join(ws.path, "tiny.vsix"), tinyVsix("ccbtest", "tiny", "0.0.1"));
+writeFileSync(join(outside.path, "target.txt"), "outside\n");
+symlinkSync(join(outside.path, "target.txt"), join(ws.path, "escape.txt"));
 
 before(async () => {
   wb = await bootWorkbench(ws.path, home.path);
@@ -31,6 +36,7 @@ after(async () => {
   await wb?.stop();
   ws.cleanup();
   home.cleanup();
+  outside.cleanup();
 });
 
 describe("workbench over MCP (code-server + headless Chromium)", { timeout: 900_000 }, () => {
@@ -152,6 +158,32 @@ describe("workbench over MCP (code-server + headless Chromium)", { timeout: 900_
     }, 60_000);
   });
 
+  it("edits through the bridge cannot follow a symlink out of the workspace", async () => {
+    const r = await wb.call("editor_apply_edits", { path: "escape.txt", edits: [{ range: { start: { line: 1, column: 1 }, end: { line: 1, column: 1 } }, newText: "pwned" }], save: true });
+    assert.equal(r.isError, true);
+    assert.match(text(r), /PATH_OUTSIDE_WORKSPACE/);
+    assert.equal(readFileSync(join(outside.path, "target.txt"), "utf8"), "outside\n");
+  });
+
+  it("terminals are shared both ways: a tool's terminal appears in the workbench, a workbench terminal in terminal_list", async () => {
+    const created = await wb.ok("terminal_create", { command: "bash", args: ["-c", "echo shared-terminal-ok; sleep 600"], title: "shared" });
+    const id = (created.structuredContent as { terminal: { id: string } }).terminal.id;
+    const shown = await eventually("terminal shown in the workbench", async () => {
+      const r = await wb.ok("vscode_execute_command", { command: "ccb.terminals.list" });
+      const list = (r.structuredContent as { result: Array<{ name: string; coreId?: string }> }).result;
+      return list.find((t) => t.coreId === id);
+    }, 60_000);
+    assert.match(shown.name, /shared/);
+    await wb.ok("vscode_execute_command", { command: "ccb.terminal.new" });
+    const fromPanel = await eventually("workbench terminal listed by terminal_list", async () => {
+      const r = await wb.ok("terminal_list");
+      const list = JSON.stringify(r.structuredContent ?? {});
+      return /"origin":"workbench"/.test(list) ? list : undefined;
+    }, 60_000);
+    assert.match(fromPanel, /"origin":"workbench"/);
+    await wb.ok("terminal_kill", { id });
+  });
+
   it("bridge auth: wrong token 4401, bad JSON 4400, no hello 4408", async () => {
     const bridgeUrl = `${wb.serve.base.replace(/^http/, "ws")}/bridge`;
     const closeCode = (first?: string) =>
@@ -182,6 +214,29 @@ describe("workbench over MCP (code-server + headless Chromium)", { timeout: 900_
       assert.ok(!env.includes(token), `process ${pid} has the bridge token in its environment`);
     }
     assert.ok(!wb.serve.stderr().includes(token), "the token is never logged");
+  });
+
+  it("two tabs for 30 s: one serves, no flapping, every call answered", { timeout: 400_000 }, async () => {
+    const url = ((await wb.ok("vscode_open"))._meta?.["ccb/workbench"] as { url: string }).url;
+    const connectedBefore = wb.countLog(/bridge: extension host \d+ connected/);
+    const second = await startHeadlessClient({ url, log: silentLogger, ...(process.getuid?.() === 0 ? { noSandbox: true } : {}) });
+    try {
+      await wb.waitLog(() => wb.countLog(/bridge: extension host \d+ connected/) > connectedBefore, 300_000);
+      const servesAtStart = wb.countLog(/bridge: extension host \d+ serves/);
+      const end = Date.now() + 30_000;
+      let calls = 0;
+      while (Date.now() < end) {
+        await wb.ok("editor_state");
+        calls++;
+      }
+      const switches = wb.countLog(/bridge: extension host \d+ serves/) - servesAtStart;
+      assert.ok(switches <= 1, `the serving host changed ${switches} times in 30 s`);
+      assert.ok(calls > 0);
+      assert.equal((await (await fetch(`${wb.serve.base}/healthz`)).json() as { bridge: { connected: boolean } }).bridge.connected, true);
+    } finally {
+      await second.close();
+    }
+    await eventually("still served after the second tab left", async () => ((await wb.call("editor_state")).isError ? undefined : true), 60_000);
   });
 
   it("stopping serve stops the workbench and removes its state folder", async () => {

@@ -80,6 +80,7 @@ class BridgeClient implements vscode.Disposable {
       vscode.commands.registerCommand("ccb.sendSelection", () => this.#sendSelection()),
       // The workbench's terminals and which core PTY each mirrors (for vscode_execute_command and tests).
       vscode.commands.registerCommand("ccb.terminals.list", () => this.#terminals.list()),
+      vscode.commands.registerCommand("ccb.terminal.new", () => this.#terminals.createShared()),
     );
   }
 

@@ -92,6 +92,13 @@ export class SharedTerminals {
     );
   }
 
+  /** A new terminal in the panel backed by a core PTY (command "ccb: New shared terminal"). */
+  createShared(): string {
+    const terminal = vscode.window.createTerminal({ name: "ccb", pty: new SharedPty(this).markCreatedHere() });
+    terminal.show(true);
+    return terminal.name;
+  }
+
   register(id: string, pty: SharedPty, terminal?: vscode.Terminal): void {
     this.#byId.set(id, { pty, ...(terminal ? { terminal } : {}) });
   }
