@@ -1,0 +1,115 @@
+// Trivial MCP tool round trip: ccb serve (workspace_status, and fs_read of a tiny file) vs a bare
+// @modelcontextprotocol/sdk server with one echo tool, over stdio and over Streamable HTTP, with
+// the same SDK client in the same run. Blocks of calls alternate between the servers so machine
+// load affects both alike. Target: ccb/bare <= 1.2x at p50 and p99.
+//   node --import tsx bench/mcp-roundtrip.bench.ts [--calls 2000]
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { fmt, ratio, summarize } from "./lib.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const callsArg = process.argv.indexOf("--calls");
+const CALLS = callsArg > 0 ? Number(process.argv[callsArg + 1]) : 2000;
+const BLOCK = 100;
+const WARMUP = 200;
+
+const ws = mkdtempSync(join(tmpdir(), "ccb-bench-rt-"));
+writeFileSync(join(ws, "tiny.txt"), "hello\n");
+const CCB = [join(root, "bin/ccb.mjs"), "serve", "--no-workbench", "--workspace", ws, "--log-level", "error"];
+const BARE = [join(root, "bench/fixtures/bare-mcp-server.mjs")];
+const env = { ...process.env, CCB_LOG_LEVEL: "error" } as Record<string, string>;
+
+interface Target {
+  name: string;
+  client: Client;
+  call: () => Promise<unknown>;
+  close: () => Promise<void>;
+}
+
+/** The same connection, measuring `ping` (protocol and transport only, no tool). */
+function pingOf(t: Target, name: string): Target {
+  return { name, client: t.client, call: () => t.client.ping(), close: async () => {} };
+}
+
+async function stdioTarget(name: string, args: string[], tool: string, toolArgs: Record<string, unknown>): Promise<Target> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [...args, "--stdio"], env, stderr: "ignore" });
+  const client = new Client({ name: "bench", version: "1" });
+  await client.connect(transport);
+  return { name, client, call: () => client.callTool({ name: tool, arguments: toolArgs }), close: () => client.close() };
+}
+
+async function httpTarget(name: string, args: string[], tool: string, toolArgs: Record<string, unknown>): Promise<Target> {
+  const child: ChildProcess = spawn(process.execPath, [...args, "--http", ...(args === CCB ? ["--port", "0"] : [])], { env, stdio: ["ignore", "ignore", "pipe"] });
+  let err = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => {
+      err += d;
+      const m = /listening on (http:\/\/\S+\/mcp)/.exec(err);
+      if (m) resolve(m[1] as string);
+    });
+    child.once("exit", (c) => reject(new Error(`${name} exited ${c}: ${err}`)));
+  });
+  const client = new Client({ name: "bench", version: "1" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return {
+    name,
+    client,
+    call: () => client.callTool({ name: tool, arguments: toolArgs }),
+    close: async () => {
+      await client.close();
+      child.kill("SIGTERM");
+      await new Promise((r) => (child.exitCode !== null ? r(null) : child.once("exit", r)));
+    },
+  };
+}
+
+async function measure(targets: Target[]): Promise<Map<string, number[]>> {
+  const samples = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+  for (const t of targets) for (let i = 0; i < WARMUP; i++) await t.call();
+  for (let done = 0; done < CALLS; done += BLOCK) {
+    for (const t of targets) {
+      const out = samples.get(t.name)!;
+      for (let i = 0; i < BLOCK; i++) {
+        const t0 = performance.now();
+        const r = (await t.call()) as { isError?: boolean };
+        out.push(performance.now() - t0);
+        if (r.isError) throw new Error(`${t.name} returned an error: ${JSON.stringify(r)}`);
+      }
+    }
+  }
+  return samples;
+}
+
+const summary: Record<string, unknown> = { calls: CALLS, loadavgBefore: loadavg().map((x) => +x.toFixed(1)) };
+try {
+  for (const transport of ["stdio", "http"] as const) {
+    const make = transport === "stdio" ? stdioTarget : httpTarget;
+    const bare = await make("bare echo", BARE, "echo", { text: "hi" });
+    const ccb = await make("ccb workspace_status", CCB, "workspace_status", {});
+    const targets = [bare, ccb, { ...ccb, name: "ccb fs_read tiny", call: () => ccb.client.callTool({ name: "fs_read", arguments: { path: "tiny.txt" } }), close: async () => {} }, pingOf(bare, "bare ping"), pingOf(ccb, "ccb ping")];
+    const samples = await measure(targets);
+    for (const t of targets) await t.close();
+    const base = summarize(samples.get("bare echo")!);
+    console.log(`\n${transport}: ${CALLS} calls each (after ${WARMUP} warm-up; tool rows vs bare echo, ping rows vs bare ping), blocks of ${BLOCK} alternating`);
+    console.log(`  ${"target".padEnd(24)} ${"p50".padStart(10)} ${"p99".padStart(10)} ${"mean".padStart(10)}   p50 ratio  p99 ratio`);
+    const basePing = summarize(samples.get("bare ping")!);
+    for (const [name, s] of samples) {
+      const x = summarize(s);
+      const b = name.endsWith("ping") ? basePing : base;
+      console.log(`  ${name.padEnd(24)} ${fmt(x.p50).padStart(10)} ${fmt(x.p99).padStart(10)} ${fmt(x.mean).padStart(10)}   ${ratio(x.p50, b.p50).padStart(9)}  ${ratio(x.p99, b.p99).padStart(9)}`);
+      summary[`${transport}.${name.replace(/ /g, "_")}`] = { p50: +x.p50.toFixed(3), p99: +x.p99.toFixed(3), p50Ratio: +(x.p50 / b.p50).toFixed(2), p99Ratio: +(x.p99 / b.p99).toFixed(2) };
+    }
+  }
+} finally {
+  rmSync(ws, { recursive: true, force: true });
+}
+summary.loadavgAfter = loadavg().map((x) => +x.toFixed(1));
+console.log(`\nload average before/after: ${String(summary.loadavgBefore)} / ${String(summary.loadavgAfter)} (ratios are only meaningful on a quiet machine)`);
+console.log(`\n${JSON.stringify({ bench: "mcp-roundtrip", target: "<=1.2x", ...summary })}`);
+process.exit(0);
