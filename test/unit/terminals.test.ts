@@ -274,6 +274,9 @@ for (const backend of ["node-pty", "pipe"] as const) {
       const t = await m.create({ command: "pwd", cwd: "sub" });
       await m.waitForExit(t.id);
       assert.match((await m.read(t.id)).output, new RegExp(`^${join(dir.path, "sub")}\\r?$`, "m"));
+      const sh = await m.create({ command: "bash", args: ["--norc", "--noprofile", "-c", 'echo "PWD=$PWD"'], cwd: "sub" });
+      await m.waitForExit(sh.id);
+      assert.match((await m.read(sh.id)).output, new RegExp(`^PWD=${join(dir.path, "sub")}\\r?$`, "m"));
       await rejectsWithCode(m.create({ cwd: ".." }), "PATH_OUTSIDE_WORKSPACE");
       await rejectsWithCode(m.create({ cwd: outside.path }), "PATH_OUTSIDE_WORKSPACE");
       await rejectsWithCode(m.create({ cwd: "/" }), "PATH_OUTSIDE_WORKSPACE");

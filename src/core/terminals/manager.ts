@@ -128,7 +128,7 @@ export class TerminalManager {
     if (!(await stat(cwdPath.abs)).isDirectory()) {
       throw new CcbError("NOT_DIRECTORY", `Terminal cwd is not a directory: ${options.cwd}`);
     }
-    const env = terminalEnv(process.env, options.env, { TERM: backend.isPty ? "xterm-256color" : "dumb" });
+    const env = terminalEnv(process.env, options.env, { TERM: backend.isPty ? "xterm-256color" : "dumb", PWD: cwdPath.abs });
     const command = options.command ?? defaultShell(env);
     const args = options.args ?? [];
     if (args.some((a) => typeof a !== "string" || a.includes("\0"))) {
