@@ -59,6 +59,8 @@ export interface WorkbenchHandle {
   bridgeConnected: Promise<void>;
   status(): WorkbenchStatus;
   headless(): HeadlessClient | undefined;
+  /** Process id of the runtime (its process group leader) while it runs. */
+  runtimePid(): number | undefined;
   close(): Promise<void>;
 }
 
@@ -209,6 +211,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
     ready,
     bridgeConnected,
     headless: () => headless,
+    runtimePid: () => supervisor?.pid,
     status: () => ({
       state: unavailable ? "unavailable" : (supervisor?.state ?? "starting"),
       runtime: runtime?.kind ?? null,
