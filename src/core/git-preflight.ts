@@ -26,7 +26,15 @@ export async function repoInfo(run: RunGit, dir: string, repoSelect: string[]): 
     dir,
   );
   const lines = r.stdout.toString("utf8").split("\n").filter((l) => l.length > 0);
-  if (lines.length < 2) return null;
+  if (lines.length < 2) {
+    const err = r.stderr.toString("utf8");
+    if (/not a git repository/i.test(err)) return null;
+    // Anything else (unreadable config, dubious ownership, a git too old for --path-format) must not
+    // be mistaken for "no repository": that would skip the checks below.
+    throw new CcbError("GIT_FAILED", `git could not inspect the repository: ${err.trim() || `exit code ${r.exitCode}`}`, {
+      hint: "Fix the repository (or its config) first; ccb needs git 2.31 or newer.",
+    });
+  }
   const [gitDir, commonDir, toplevel] = lines as [string, string, string | undefined];
   return { gitDir, commonDir, toplevel: r.exitCode === 0 && toplevel ? toplevel : null };
 }
@@ -51,6 +59,12 @@ export function parseConfigList(out: string, withScope: boolean): ConfigEntry[] 
     entries.push({ origin, key: nl === -1 ? kv : kv.slice(0, nl), value: nl === -1 ? null : kv.slice(nl + 1) });
   }
   return entries;
+}
+
+function listingFailed(r: ExecResult, where: string): CcbError {
+  return new CcbError("GIT_FAILED", `git could not read the ${where} config: ${r.stderr.toString("utf8").trim() || `exit code ${r.exitCode}`}`, {
+    hint: "Fix the config file named in the message; ccb checks every config file before it runs git.",
+  });
 }
 
 function refusalFor(entries: ConfigEntry[], where: string): void {
@@ -84,20 +98,20 @@ export async function scanConfig(
   started?: Promise<ExecResult>,
 ): Promise<void> {
   const r = await (started ?? listConfig(run, dir, repoSelect));
-  if (r.exitCode === 0) {
-    const entries = parseConfigList(r.stdout.toString("utf8"), true);
-    refusalFor(entries, "repository");
-    await scanConditionalIncludes(run, dir, entries, 0);
-    if (checkUrl) {
-      for (const e of entries) {
-        const url = urlOfKey(e.key, e.value);
-        if (url !== undefined && isLocalUrl(url)) await checkUrl(url, e.key);
-      }
+  if (r.exitCode !== 0) throw listingFailed(r, "repository");
+  const entries = parseConfigList(r.stdout.toString("utf8"), true);
+  refusalFor(entries, "repository");
+  await scanConditionalIncludes(run, dir, entries, 0);
+  if (checkUrl) {
+    for (const e of entries) {
+      const url = urlOfKey(e.key, e.value);
+      if (url !== undefined && isLocalUrl(url)) await checkUrl(url, e.key);
     }
   }
   for (const gitDir of await submoduleGitDirs(run, info)) {
     const s = await run(["config", "--file", join(gitDir, "config"), "--list", "-z", "--includes", "--show-origin"], dir);
-    if (s.exitCode === 0) refusalFor(parseConfigList(s.stdout.toString("utf8"), false), "submodule");
+    if (s.exitCode !== 0) throw listingFailed(s, "submodule");
+    refusalFor(parseConfigList(s.stdout.toString("utf8"), false), "submodule");
   }
 }
 
@@ -112,7 +126,7 @@ async function scanConditionalIncludes(run: RunGit, dir: string, entries: Config
     const target = includeTarget(e.value, e.origin, dir);
     if (target === undefined || !(await fileExists(target))) continue;
     const r = await run(["config", "--file", target, "--list", "-z", "--includes", "--show-origin"], dir);
-    if (r.exitCode !== 0) continue;
+    if (r.exitCode !== 0) throw listingFailed(r, "included");
     const inner = parseConfigList(r.stdout.toString("utf8"), false);
     refusalFor(inner, "repository");
     await scanConditionalIncludes(run, dir, inner, depth + 1);
@@ -166,7 +180,7 @@ async function submoduleGitDirs(run: RunGit, info: RepoInfo): Promise<string[]> 
       const p = rec.slice(nl + 1);
       if (p.length === 0 || isAbsolute(p)) continue;
       const d = join(info.toplevel, p, ".git");
-      if (await isDir(d)) found.push(d);
+      if ((await isDir(d)) && (await fileExists(join(d, "config")))) found.push(d);
     }
   }
   return found;

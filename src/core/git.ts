@@ -273,15 +273,20 @@ export class GitService {
   }
 
   private preflightRunner(root: string, signal: AbortSignal | undefined): RunGit {
-    return async (argv, cwd) =>
-      execGit(this.gitPath, [...overrideArgs(), ...argv], {
+    return async (argv, cwd) => {
+      const r = await execGit(this.gitPath, [...overrideArgs(), ...argv], {
         cwd,
         env: gitEnv({ globalConfig: await ccbGlobalConfig(this.gitPath), ceiling: ceilingFor(root) }),
         timeoutMs: READ_TIMEOUT_MS,
-        maxBytes: 4 * 1024 * 1024,
+        maxBytes: 16 * 1024 * 1024,
         killOnCap: true,
         signal,
       });
+      // A check that did not finish must not pass as "nothing found".
+      if (r.timedOut) throw new CcbError("TIMEOUT", `git's preflight (${argv.find((a) => !a.startsWith("-")) ?? "git"}) did not finish within ${READ_TIMEOUT_MS} ms.`);
+      if (r.stdoutTruncated) throw new CcbError("TOO_LARGE", "The repository config is larger than 16 MB; ccb does not run git on it.");
+      return r;
+    };
   }
 
   private async exec(

@@ -235,6 +235,13 @@ test("dangerous keys planted in repository config files block git, with a hint t
   writeFileSync(cfg, `${base}[includeIf "onbranch:other"]\n\tpath = ../inc.cfg\n`);
   assert.equal(gitMayFail(fx.ws, "config", "--get", "filter.evil.smudge").status, 1, "control: not visible on this branch");
   await assert.rejects(fx.git.run(["checkout", "-b", "other"]), (e: unknown) => refused(e) && /filter\.evil\.smudge/.test((e as Error).message));
+  // a config file git cannot read stops ccb instead of passing as "nothing found"
+  writeFileSync(join(fx.ws, "inc.cfg"), "[filter \"evil\"\n\tsmudge = broken\n");
+  writeFileSync(cfg, `${base}[includeIf "onbranch:other"]\n\tpath = ../inc.cfg\n`);
+  await assert.rejects(fx.git.run(["status"]), (e: unknown) => isCcbError(e, "GIT_FAILED") && /included config/.test((e as Error).message));
+  writeFileSync(cfg, `${base}[core\n`);
+  await assert.rejects(fx.git.run(["status"]), (e: unknown) => isCcbError(e, "GIT_FAILED"));
+  await assert.rejects(fx.git.status(), (e: unknown) => isCcbError(e, "GIT_FAILED"));
   // a submodule's update=checkout is fine
   writeFileSync(cfg, `${base}[submodule "s"]\n\tupdate = checkout\n`);
   assert.equal((await fx.git.run(["status"])).exitCode, 0);
