@@ -10,6 +10,9 @@ import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import Anthropic from "@anthropic-ai/sdk";
 import * as acp from "@agentclientprotocol/sdk";
+import * as acpu from "@agentclientprotocol/sdk/unstable";
+import { silentLogger } from "../src/core/log.ts";
+import { createAcpAgent } from "../src/protocols/acp/agent.ts";
 import { startFakeAnthropic } from "../test/helpers/fake-anthropic.ts";
 import { fmt, ratio, summarize } from "./lib.ts";
 
@@ -102,6 +105,34 @@ async function overhead(): Promise<{ agent: number[]; sdk: number[]; floor: numb
   return { agent, sdk, floor };
 }
 
+// 1b. the same, with the agent in this process (no pipes): the agent's own logic
+async function inProcess(): Promise<number[]> {
+  Object.assign(process.env, { ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "sk-ant-bench" });
+  const agent = createAcpAgent({ env: { home: data, dataDir: data, configDir: undefined }, log: silentLogger });
+  let onFirst: ((t: number) => void) | undefined;
+  const client = acpu.client({ name: "bench" }).onNotification(acpu.methods.client.session.update, ({ params }) => {
+    if (params.update.sessionUpdate === "agent_message_chunk" && onFirst) {
+      const f = onFirst;
+      onFirst = undefined;
+      f(performance.now());
+    }
+  });
+  const xs: number[] = [];
+  await client.connectWith(agent, async (ctx) => {
+    await ctx.request(acpu.methods.agent.initialize, { protocolVersion: acpu.PROTOCOL_VERSION, clientCapabilities: {} });
+    const { sessionId } = await ctx.request(acpu.methods.agent.session.new, { cwd: data, mcpServers: [] });
+    for (let i = 0; i < N + 3; i++) {
+      const n = api.requests.length + 1;
+      const first = new Promise<number>((r) => (onFirst = r));
+      const done = ctx.request(acpu.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: `in-process ${i}` }] });
+      const [tByte, tChunk] = await Promise.all([api.waitForFirstByte(n), first]);
+      await done;
+      if (i >= 3) xs.push(tChunk - tByte);
+    }
+  });
+  return xs;
+}
+
 // 2 + 3. start-up to initialize answered, idle RSS
 async function startup(command: string, args: string[]): Promise<{ ms: number[]; rss: number[] }> {
   const ms: number[] = [];
@@ -139,6 +170,8 @@ try {
   const sd = summarize(o.sdk);
   const fl = summarize(o.floor);
   console.log(`first SSE byte -> first agent_message_chunk (n=${ag.n}): p50 ${fmt(ag.p50)} p99 ${fmt(ag.p99)} | SDK alone in-process p50 ${fmt(sd.p50)} p99 ${fmt(sd.p99)} | bare relay process (floor) p50 ${fmt(fl.p50)} p99 ${fmt(fl.p99)} | ratio vs floor p50 ${ratio(ag.p50, fl.p50)} p99 ${ratio(ag.p99, fl.p99)} | target <= 5 ms p50: ${ag.p50 <= 5 ? "met" : "NOT met"}`);
+  const ip = summarize(await inProcess());
+  console.log(`  same, agent in-process (its own logic, no process hops) (n=${ip.n}): p50 ${fmt(ip.p50)} p99 ${fmt(ip.p99)} | ratio vs SDK alone p50 ${ratio(ip.p50, sd.p50)}`);
   const base = await bareNode();
   const bs = summarize(base.ms);
   const node = await startup(process.execPath, [join(root, "bin/ccb.mjs"), "acp"]);
@@ -156,7 +189,7 @@ try {
   console.log(
     JSON.stringify({
       bench: "acp",
-      firstChunkOverheadMs: { p50: ag.p50, p99: ag.p99, sdkP50: sd.p50, sdkP99: sd.p99, relayFloorP50: fl.p50, relayFloorP99: fl.p99 },
+      firstChunkOverheadMs: { p50: ag.p50, p99: ag.p99, sdkP50: sd.p50, sdkP99: sd.p99, relayFloorP50: fl.p50, relayFloorP99: fl.p99, inProcessP50: ip.p50, inProcessP99: ip.p99 },
       startupMs: { nodeP50: ns.p50, nodeP99: ns.p99, binaryP50: bin ? summarize(bin.ms).p50 : null, bareNodeP50: bs.p50 },
       idleRssMiB: { node: nodeRss.p50 / 1024, binary: bin ? summarize(bin.rss).p50 / 1024 : null, bareNode: baseRss.p50 / 1024 },
     }),

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import * as acp from "@agentclientprotocol/sdk/unstable";
@@ -8,7 +9,7 @@ import type { Logger } from "../../core/log.ts";
 import { CCB_VERSION } from "../../core/version.ts";
 import { replayUpdates } from "./history.ts";
 import { sandboxFacts, type SandboxFacts } from "./modes.ts";
-import { newSessionId, Session } from "./session.ts";
+import type { Session } from "./session.ts";
 import type { AgentEnv } from "./settings.ts";
 import { SessionStore } from "./store.ts";
 
@@ -19,6 +20,9 @@ export interface AcpAgentOptions {
 }
 
 const PAGE_SIZE = 50;
+
+const loadSession = () => import("./session.ts");
+const newSessionId = () => `ccb-${randomUUID()}`;
 
 /** CcbError codes -> JSON-RPC errors, in one place. */
 export function toRequestError(err: unknown, sessionId?: string): Error {
@@ -75,6 +79,7 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
       await previous.close();
     }
     const stored = fromStore ? store.read(id) : undefined;
+    const { Session } = await loadSession(); // loaded on first use: initialize stays fast
     const s = await Session.open(
       { client, caps, env: options.env, store, log, facts },
       { id, cwd, mcpServers, writer: fromStore ? store.writer(id) : store.create(id, cwd), ...(stored ? { records: stored.records, title: stored.title } : {}) },

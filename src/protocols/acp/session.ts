@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import type * as acp from "@agentclientprotocol/sdk/unstable";
 import type { ClientCapabilities, ContentBlock, McpServer, PromptResponse, SessionConfigOption, SessionModeState, SessionUpdate } from "@agentclientprotocol/sdk/unstable";
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
@@ -29,10 +28,6 @@ export interface SessionDeps {
   store: SessionStore;
   log: Logger;
   facts: SandboxFacts;
-}
-
-export function newSessionId(): string {
-  return `ccb-${randomUUID()}`;
 }
 
 /** One ACP session: its workspace core, config, conversation, store, MCP clients and FIFO prompt queue. */
