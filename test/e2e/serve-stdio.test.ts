@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
@@ -115,6 +115,22 @@ describe("ccb serve --stdio with the MCP SDK client", { timeout: 120_000 }, () =
   });
 });
 
+/** Pids of live `sleep <marker>` processes (from /proc). */
+function sleepers(marker: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+      const state = /^State:\s+(\w)/m.exec(readFileSync(`/proc/${name}/status`, "utf8"))?.[1];
+      if (cmd[0]?.endsWith("sleep") && cmd[1] === marker && state !== "Z") out.push(Number(name));
+    } catch {
+      // the process went away while we looked
+    }
+  }
+  return out;
+}
+
 interface JsonSchema {
   type?: string;
   properties?: Record<string, JsonSchema>;
@@ -207,6 +223,21 @@ describe("ccb serve --stdio process behaviour", { timeout: 120_000 }, () => {
       assert.deepEqual(await waitExit(child), { code: 0, signal: null });
     });
   }
+
+  it("kills the terminals it started when it shuts down (no orphans)", async () => {
+    const marker = `${4000 + Math.floor(Math.random() * 4000)}.${process.pid}`;
+    const peer = await connectStdio(dir.path);
+    const r = await peer.client.callTool({ name: "terminal_create", arguments: { command: "sleep", args: [marker] } });
+    assert.equal(r.isError, undefined, JSON.stringify(r));
+    assert.ok(sleepers(marker).length > 0, "the terminal's process runs");
+    const child = peer.transport;
+    const pid = child.pid;
+    assert.ok(pid);
+    process.kill(pid, "SIGTERM");
+    await new Promise<void>((resolve) => (child.onclose = () => resolve()));
+    assert.deepEqual(sleepers(marker), [], "no process of the terminal survives the server");
+    await peer.close();
+  });
 
   it("refuses a missing workspace with a clear message and exit 1", async () => {
     const child = spawnCcb(["serve", "--no-workbench", "--workspace", `${dir.path}/missing`], { env: cleanEnv() });
