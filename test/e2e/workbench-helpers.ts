@@ -73,9 +73,13 @@ export function text(r: ToolResult): string {
 /** Boot `ccb serve --http --runtime code-server --headless-client` once and wait until the bridge serves. */
 export async function bootWorkbench(workspace: string, home: string, extraArgs: string[] = []): Promise<Workbench> {
   for (const d of ["state", "cache", "config", "data"]) mkdirSync(join(home, d), { recursive: true });
+  // CI runs the same suite on OpenVSCode Server from the runtime cache (.github/workflows/openvscode-e2e.yml:
+  // CCB_E2E_RUNTIME=openvscode, CCB_CACHE_DIR filled by `ccb runtime fetch`).
+  const openvscode = process.env.CCB_E2E_RUNTIME === "openvscode";
+  const runtimeArgs = openvscode ? ["--runtime", "openvscode"] : ["--runtime", "code-server", "--runtime-root", codeServerRoot(), "--runtime-node", node24()];
   const serve = await startWorkbenchServe(
     workspace,
-    ["--runtime", "code-server", "--runtime-root", codeServerRoot(), "--runtime-node", node24(), "--headless-client", "--log-level", "debug", ...extraArgs],
+    [...runtimeArgs, "--headless-client", "--log-level", "debug", ...extraArgs],
     {
       HOME: home,
       XDG_STATE_HOME: join(home, "state"),
@@ -83,7 +87,9 @@ export async function bootWorkbench(workspace: string, home: string, extraArgs: 
       XDG_CONFIG_HOME: join(home, "config"),
       XDG_DATA_HOME: join(home, "data"),
       // The test machine runs as root: Chromium's sandbox needs an explicit opt-out there.
-      ...(process.getuid?.() === 0 ? { CCB_CHROMIUM_NO_SANDBOX: "1" } : {}),
+      ...(process.getuid?.() === 0 || process.env.CCB_CHROMIUM_NO_SANDBOX === "1" ? { CCB_CHROMIUM_NO_SANDBOX: "1" } : {}),
+      ...(process.env.CHROME_PATH ? { CHROME_PATH: process.env.CHROME_PATH } : {}),
+      ...(process.env.CCB_CACHE_DIR ? { CCB_CACHE_DIR: process.env.CCB_CACHE_DIR } : {}),
     },
   );
   const child: ChildProcess = serve.child;

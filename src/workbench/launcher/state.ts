@@ -73,19 +73,22 @@ export function removeStateDirs(dirs: LaunchDirs): void {
 /** The built extension folder (dist/bridge-extension/<publisher.name-version>), or CCB_BRIDGE_EXTENSION_DIR. */
 export function findBuiltExtension(env: NodeJS.ProcessEnv = process.env): string {
   if (env.CCB_BRIDGE_EXTENSION_DIR) return env.CCB_BRIDGE_EXTENSION_DIR;
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 6; i++) {
-    const candidate = join(dir, "dist/bridge-extension");
-    const direct = join(dir, "bridge-extension");
-    for (const c of [candidate, direct]) {
-      if (!existsSync(c)) continue;
-      const pkg = readdirSync(c).find((n) => n.startsWith(`${EXTENSION_ID}-`) && existsSync(join(c, n, "extension.js")));
-      if (pkg) return join(c, pkg);
+  // From the module (dist/node/... in the npm package, src/workbench/launcher in a checkout), then
+  // next to the executable (the compiled binary ships dist/bridge-extension beside itself).
+  const starts = [dirname(fileURLToPath(import.meta.url)), dirname(process.execPath)];
+  for (const start of starts) {
+    let dir = start;
+    for (let i = 0; i < 6; i++) {
+      for (const c of [join(dir, "dist/bridge-extension"), join(dir, "bridge-extension")]) {
+        if (!existsSync(c)) continue;
+        const pkg = readdirSync(c).find((n) => n.startsWith(`${EXTENSION_ID}-`) && existsSync(join(c, n, "extension.js")));
+        if (pkg) return join(c, pkg);
+      }
+      dir = dirname(dir);
     }
-    dir = dirname(dir);
   }
   throw new CcbError("RUNTIME_UNAVAILABLE", "The bridge extension is not built (dist/bridge-extension is missing).", {
-    hint: "Run `node scripts/build.mjs` (npm run build), or set CCB_BRIDGE_EXTENSION_DIR.",
+    hint: "Run `node scripts/build.mjs` (npm run build), or set CCB_BRIDGE_EXTENSION_DIR to the built extension folder.",
   });
 }
 
