@@ -32,7 +32,7 @@ function runBunCheck(workspace: string): Promise<Record<string, unknown>> {
 }
 
 describe("terminals under Bun (bun-terminal backend)", () => {
-  it("round-trips echo, streams seq 1 200000 completely, resizes, reports exit 7 and kills", { timeout: 180_000 }, async () => {
+  it("round-trips echo, streams seq 1 200000 completely, resizes, reports exit 7, kills; refuses node-pty; pipes work", { timeout: 180_000 }, async () => {
     await using dir = tmpdirFixture();
     const r = await runBunCheck(dir.path);
     assert.equal(r.runtime, "object", "the fixture ran under Bun");
@@ -45,5 +45,7 @@ describe("terminals under Bun (bun-terminal backend)", () => {
     assert.deepEqual(r.seq, { id: "t2", streamed: 1_488_895, end: 1_488_895, exitCode: 0, tail: "199999\r\n200000\r\n" });
     assert.deepEqual(r.exit, { exitCode: 7, signal: null, running: false });
     assert.equal(r.screen, "HELLO world\n\n\n  at-4-3 héllo 世界");
+    assert.equal(r.nodePtyUnderBun, "UNSUPPORTED");
+    assert.deepEqual(r.pipe, { backend: "pipe", isPty: false, output: "through-a-pipe\n" });
   });
 });
