@@ -262,3 +262,38 @@ test("run: an AbortSignal kills the command (ABORTED)", async () => {
     await server.close();
   }
 });
+
+test("parseGitArgs (property): a refused key or program option never gets through, and only CcbErrors are thrown", async () => {
+  const fc = (await import("fast-check")).default;
+  const { parseGitArgs } = await import("../../src/core/git-args.ts");
+  const { CcbError } = await import("../../src/core/errors.ts");
+  const safe = fc.constantFrom("status", "log", "--oneline", "-n", "3", "HEAD", "main", "--", "a.txt", "-m", "msg", "--no-pager", "-C", "sub", "-c", "user.name=x", "--stat", "commit", "diff", "config", "--get", "fetch", "origin");
+  const dangerous = fc.constantFrom(
+    ["-c", "core.hooksPath=x"], ["-c", "CORE.FSMONITOR=x"], ["-c", "alias.x=!sh"], ["-c", "filter.a.clean=x"], ["--config-env=core.editor=HOME"],
+    ["-c", "include.path=x"], ["-c", "protocol.ext.allow=always"], ["-c", "credential.helper=x"], ["-c", "diff.x.textconv=x"],
+  );
+  fc.assert(
+    fc.property(fc.array(safe, { maxLength: 8 }), dangerous, fc.array(safe, { maxLength: 8 }), (before, bad, after) => {
+      // Put the dangerous global option before the subcommand: it must always be refused.
+      const args = [...bad, ...before.filter((t) => t.startsWith("-") && t !== "-c" && t !== "-C" && t !== "-n" && t !== "-m" && t !== "--"), "status", ...after];
+      try {
+        parseGitArgs(args);
+        return false;
+      } catch (e) {
+        return e instanceof CcbError && e.code === "GIT_REFUSED";
+      }
+    }),
+    { numRuns: 500 },
+  );
+  fc.assert(
+    fc.property(fc.array(fc.oneof(safe, fc.string({ maxLength: 12 })), { maxLength: 12 }), (args) => {
+      try {
+        const p = parseGitArgs(args);
+        return Array.isArray(p.pathTokens) && (p.sub === null || typeof p.sub === "string");
+      } catch (e) {
+        return e instanceof CcbError;
+      }
+    }),
+    { numRuns: 2000 },
+  );
+});
