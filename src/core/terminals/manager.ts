@@ -289,11 +289,10 @@ export class TerminalManager {
     if (this.disposed) return;
     this.disposed = true;
     const grace = Math.min(this.options.killGraceMs ?? 2000, 1000);
-    await Promise.all([...this.terminals.values()].map((t) => this.terminate(t, "SIGHUP", grace)));
+    const results = await Promise.allSettled([...this.terminals.values()].map((t) => this.terminate(t, "SIGHUP", grace)));
+    for (const r of results) if (r.status === "rejected") this.log.warn(`terminal shutdown: ${String(r.reason)}`);
     // Orphans: background jobs left behind by terminals that exited on their own.
-    const left: number[] = [];
-    for (const sid of this.sessions) left.push(...signalSession(sid, "SIGKILL", { group: false }));
-    const stuck = await waitGone(left, 5000);
+    const stuck = (await Promise.all([...this.sessions].map((sid) => this.sweep(sid)))).flat();
     if (stuck.length > 0) this.log.warn(`processes still alive after SIGKILL at shutdown: ${stuck.join(", ")}`);
     for (const t of this.terminals.values()) t.screen.dispose();
     this.terminals.clear();
@@ -314,8 +313,18 @@ export class TerminalManager {
         }
       }
     }
-    // The leader is gone: anything still in its session (a background job) goes too.
-    await waitGone(signalSession(pid, "SIGKILL"), 5000);
+    await this.sweep(pid);
+  }
+
+  /**
+   * After a terminal's leader has gone, kill what is left in its session and process group (a
+   * background job). A pid is not reused while it names a live group or session, so if a process
+   * with the leader's pid exists now, that pid belongs to someone else and nothing is signalled.
+   * Returns the pids still alive after SIGKILL.
+   */
+  private async sweep(leader: number): Promise<number[]> {
+    if (isAlive(leader)) return [];
+    return waitGone(signalSession(leader, "SIGKILL"), 5000);
   }
 
   private async waitForChange(t: Managed, ms: number, signal?: AbortSignal): Promise<void> {
