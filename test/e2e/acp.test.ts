@@ -19,8 +19,8 @@ describe("ccb acp: transport, initialize, sessions, streaming", () => {
     project.cleanup();
   });
 
-  test("initialize and session/new have the shapes editors depend on", async () => {
-    const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path });
+  test("initialize and session/new have the shapes editors depend on (started as `ccb --acp`, like Zed)", async () => {
+    const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path, argv: ["--acp"] });
     try {
       const init = await h.initialize({ fs: { readTextFile: true, writeTextFile: true }, terminal: true });
       assert.equal(init.protocolVersion, 1);

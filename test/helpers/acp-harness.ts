@@ -16,6 +16,8 @@ export interface AgentHarnessOptions {
   env?: Record<string, string>;
   clientCapabilities?: acp.ClientCapabilities;
   onPermission?: PermissionHandler;
+  /** CLI arguments (default ["acp"]; Zed uses ["--acp"]). */
+  argv?: string[];
   /** Extra client request handlers (fs/*, terminal/*). */
   configure?: (client: acp.ClientApp) => acp.ClientApp;
 }
@@ -55,7 +57,7 @@ export class AgentHarness {
       ...(o.apiUrl ? { ANTHROPIC_BASE_URL: o.apiUrl, ANTHROPIC_API_KEY: "sk-ant-test-key-0123456789" } : {}),
       ...o.env,
     };
-    const child = spawnCcb(["acp"], { env });
+    const child = spawnCcb(o.argv ?? ["acp"], { env });
     let h!: AgentHarness;
     const tap = new PassThrough();
     let buf = "";
