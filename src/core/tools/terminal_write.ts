@@ -24,7 +24,7 @@ export default defineTool({
   title: "Type into a terminal",
   description:
     "Type text into a running terminal, as if at its keyboard: a trailing newline presses Enter, so \"ls -la\\n\" runs ls in a " +
-    "shell. `keys` appends named keys after the text (ctrl+c interrupts, ctrl+d ends input, arrows, tab, escape). Returns the " +
+    "shell (full-screen programs in raw mode want keys [\"enter\"] instead). `keys` appends named keys after the text (ctrl+c interrupts, ctrl+d ends input, arrows, tab, escape). Returns the " +
     "output offset at the time of writing: call terminal_read with that offset, view \"output\" and a waitMs to get the " +
     "response. Anything typed runs with the user's rights. On a pipe terminal (isPty=false) control keys are plain bytes: use " +
     "terminal_kill with signal SIGINT to interrupt.",
