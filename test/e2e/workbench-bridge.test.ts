@@ -104,6 +104,23 @@ describe("bridge contract on a real workbench", { timeout: 600_000 }, () => {
     assert.deepEqual(await Promise.all([a, b]), [{ outcome: "closed" }, { outcome: "closed" }]);
   });
 
+  it("the extension reconnects with backoff after its connection drops, as the same host", async () => {
+    const before = wb.bridge.active;
+    assert.ok(before);
+    const back = new Promise<{ clientId: string }>((resolve) => {
+      const off = wb.bridge.onActiveChange((a) => {
+        if (a && a !== before) {
+          off();
+          resolve(a);
+        }
+      });
+    });
+    before.ws.terminate();
+    const again = await back;
+    assert.equal(again.clientId, before.clientId);
+    assert.ok(await wb.bridge.call("editor.state", {}));
+  });
+
   it("document.isDirty and document.save follow the buffer", async () => {
     await wb.bridge.call("editor.applyEdits", { path: file(), edits: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: "zero\n" }] });
     assert.deepEqual(await wb.bridge.call("document.isDirty", { path: file() }), { isOpen: true, isDirty: true });
