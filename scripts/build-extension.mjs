@@ -4,7 +4,7 @@
 // extensions dir: dist/bridge-extension/<publisher>.<name>-<version>/{package.json,extension.js}.
 // Imported by scripts/build.mjs; also runnable alone.
 import { build } from "esbuild";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -12,9 +12,10 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const src = join(root, "src/workbench/bridge-extension");
 const manifest = JSON.parse(readFileSync(join(src, "package.json"), "utf8"));
 const folder = `${manifest.publisher}.${manifest.name}-${manifest.version}`;
-const outDir = join(root, "dist/bridge-extension", folder);
-
-rmSync(join(root, "dist/bridge-extension"), { recursive: true, force: true });
+const finalDir = join(root, "dist/bridge-extension", folder);
+// Built beside, then swapped in: a workbench launching meanwhile (tests run in parallel) never sees half a folder.
+const outDir = `${finalDir}.tmp-${process.pid}`;
+rmSync(outDir, { recursive: true, force: true });
 mkdirSync(outDir, { recursive: true });
 await build({
   absWorkingDir: root,
@@ -25,8 +26,17 @@ await build({
   platform: "node",
   target: "node20",
   external: ["vscode"],
-  minify: false,
+  minifyWhitespace: true,
+  minifySyntax: true,
   sourcemap: false,
   logLevel: "warning",
 });
 writeFileSync(join(outDir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+const old = `${finalDir}.old-${process.pid}`;
+try {
+  renameSync(finalDir, old);
+} catch {
+  // first build
+}
+renameSync(outDir, finalDir);
+rmSync(old, { recursive: true, force: true });

@@ -81,7 +81,7 @@ export function findBuiltExtension(env: NodeJS.ProcessEnv = process.env): string
     for (let i = 0; i < 6; i++) {
       for (const c of [join(dir, "dist/bridge-extension"), join(dir, "bridge-extension")]) {
         if (!existsSync(c)) continue;
-        const pkg = readdirSync(c).find((n) => n.startsWith(`${EXTENSION_ID}-`) && existsSync(join(c, n, "extension.js")));
+        const pkg = readdirSync(c).find((n) => n.startsWith(`${EXTENSION_ID}-`) && /^[\w.-]+-\d+\.\d+\.\d+$/.test(n) && existsSync(join(c, n, "extension.js")));
         if (pkg) return join(c, pkg);
       }
       dir = dirname(dir);
