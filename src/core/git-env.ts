@@ -13,8 +13,11 @@ import { dirname, join } from "node:path";
  *   user's own global config (identity, default branch, line endings, pull/push defaults): lower
  *   precedence than the repository, so a repository's own `user.name` still wins.
  * - Programs git could start are fixed: editor and sequence editor `true`, pager `cat`, askpass and
- *   the git:// proxy off, the protocol list fixed by GIT_ALLOW_PROTOCOL (which overrides every
- *   `protocol.*` config), no terminal prompts.
+ *   the git:// proxy off, no terminal prompts.
+ * - Transports: https, http, ssh and git always; `file` only when the caller asked for it (git's
+ *   `user` mode: not for submodules a cloned `.gitmodules` names), never for push and archive;
+ *   everything else (ext::, fd::, remote helpers) never. A repository config that sets
+ *   `protocol.<name>.allow` is refused (git-keys.ts), since that would beat `protocol.allow`.
  * - Command-line `-c` overrides, placed after the caller's own global options and right before the
  *   subcommand (git: the last `-c` wins, and command-line config beats the repository's
  *   `.git/config`, where a file tool may have planted `core.hooksPath` or `core.fsmonitor`).
@@ -23,8 +26,8 @@ import { dirname, join } from "node:path";
 
 export const NULL_DEVICE = process.platform === "win32" ? "NUL" : "/dev/null";
 
-/** Protocols git may use (`file` is dropped for push: a local push runs the target repository's hooks). */
-export const ALLOWED_PROTOCOLS = ["file", "git", "http", "https", "ssh"] as const;
+/** Network protocols git may always use. */
+export const NETWORK_PROTOCOLS = ["git", "http", "https", "ssh"] as const;
 
 const PASS_ENV = [
   "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP",
@@ -41,9 +44,16 @@ export const GLOBAL_KEYS_KEPT = new Set([
   "diff.algorithm", "rerere.enabled", "core.quotepath",
 ]);
 
-/** The `-c` overrides, as `key=value` strings. */
-export function configOverrides(): string[] {
+/**
+ * The `-c` overrides, as `key=value` strings. `noFileProtocol` for push and archive: a local push
+ * runs the target repository's hooks, `archive --remote` its tar filters, in a process that does
+ * not inherit these overrides.
+ */
+export function configOverrides(options: { noFileProtocol?: boolean } = {}): string[] {
   return [
+    "protocol.allow=never",
+    ...NETWORK_PROTOCOLS.map((p) => `protocol.${p}.allow=always`),
+    `protocol.file.allow=${options.noFileProtocol ? "never" : "user"}`,
     `core.hooksPath=${NULL_DEVICE}`,
     "core.fsmonitor=false",
     "core.sshCommand=ssh -o BatchMode=yes",
@@ -65,8 +75,6 @@ export interface EnvOptions {
   globalConfig: string;
   /** Directories git must not search above (the parent of the workspace root). */
   ceiling?: string;
-  /** Leave `file` out of the allowed protocols (push). */
-  noFileProtocol?: boolean;
   source?: NodeJS.ProcessEnv;
 }
 
@@ -78,7 +86,6 @@ export function gitEnv(options: EnvOptions): Record<string, string> {
     if (v !== undefined) env[k] = v;
   }
   for (const [k, v] of Object.entries(source)) if (k.startsWith("LC_") && v !== undefined) env[k] = v;
-  const protocols = options.noFileProtocol ? ALLOWED_PROTOCOLS.filter((p) => p !== "file") : ALLOWED_PROTOCOLS;
   Object.assign(env, {
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: options.globalConfig,
@@ -90,7 +97,6 @@ export function gitEnv(options: EnvOptions): Record<string, string> {
     PAGER: "cat",
     GIT_ASKPASS: "",
     GIT_PROXY_COMMAND: "",
-    GIT_ALLOW_PROTOCOL: protocols.join(":"),
     TERM: "dumb",
   });
   if (options.ceiling) env.GIT_CEILING_DIRECTORIES = options.ceiling;

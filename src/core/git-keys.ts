@@ -13,8 +13,8 @@
  *   (REPO_REFUSED_KEYS) and the caller is told how to remove them.
  *
  * Deliberately allowed: `url.<base>.insteadOf` / `pushInsteadOf` and `http.proxy` / `remote.*.proxy`.
- * They name hosts, not programs; the protocols git may use are fixed by `GIT_ALLOW_PROTOCOL` (which
- * overrides all `protocol.*` config), so a rewrite to `ext::` or `fd::` fails, and a planted remote
+ * They name hosts, not programs; the protocols git may use are fixed by ccb's `protocol.*.allow`
+ * overrides (git-env.ts), so a rewrite to `ext::` or `fd::` fails, and a planted remote
  * URL could already send traffic anywhere. Refusing them would break ordinary corporate setups.
  */
 
@@ -91,6 +91,7 @@ export const REPO_REFUSED_KEYS: readonly KeyRule[] = [
   { re: /^gpg\.ssh\.defaultkeycommand$/, why: RUNS },
   { re: /^remote\..+\.(uploadpack|receivepack)$/, why: `${RUNS} for local remotes` },
   { re: /^remote\..+\.vcs$/, why: "selects a remote-helper program" },
+  { re: /^protocol\..+\.allow$/, why: "allows a transport (such as ext::, which runs programs) over ccb's protocol policy" },
   { re: /^interactive\.difffilter$/, why: RUNS },
   { re: /^tar\..+\.command$/, why: `${RUNS} (archive compressor)` },
   { re: /^hook\..+\.(command|event)$/, why: "defines hooks in config (newer git), which ccb disables" },

@@ -153,13 +153,12 @@ export class GitService {
     // The overrides go last before the subcommand (git: the last -c wins); without a subcommand
     // (`--version`), global options must come last.
     // `git config` never starts programs (its --edit is refused) and must show the files as they are.
-    const overrides = parsed.sub === "config" ? [] : overrideArgs();
+    const overrides = parsed.sub === "config" ? [] : overrideArgs(noFile);
     const argv = parsed.sub === null ? [...overrides, ...parsed.global] : [...parsed.global, ...overrides, parsed.sub, ...parsed.rest];
     const result = await this.exec(argv, prep, {
       timeoutMs: clampTimeout(options.timeoutMs ?? GIT_DEFAULT_TIMEOUT_MS),
       maxBytes: Math.max(1, options.maxBytes ?? GIT_DEFAULT_MAX_BYTES),
       signal: options.signal,
-      noFileProtocol: noFile,
       what: `git ${parsed.sub ?? args.join(" ")}`,
     });
     this.log.debug(`git ${parsed.sub ?? ""} exited ${result.exitCode}`);
@@ -206,7 +205,7 @@ export class GitService {
     const specs: string[] = [];
     for (const p of paths ?? []) specs.push((await this.workspace.resolve(isAbsolute(p) ? p : join(prep.dir, p))).abs);
     const argv = ["--no-optional-locks", "--literal-pathspecs", ...overrideArgs(), ...args, "--", ...specs];
-    const result = await this.exec(argv, prep, { ...opts, noFileProtocol: false, what: `git ${args[0]}` });
+    const result = await this.exec(argv, prep, { ...opts, what: `git ${args[0]}` });
     if (result.exitCode !== 0 && !result.killedOnCap) {
       throw new CcbError("GIT_FAILED", `git ${args[0]} failed: ${result.stderr.toString("utf8").trim() || `exit code ${result.exitCode}`}`);
     }
@@ -292,9 +291,9 @@ export class GitService {
   private async exec(
     argv: string[],
     prep: Prepared,
-    opts: { timeoutMs: number; maxBytes: number; killOnCap?: boolean; signal: AbortSignal | undefined; noFileProtocol: boolean; what: string },
+    opts: { timeoutMs: number; maxBytes: number; killOnCap?: boolean; signal: AbortSignal | undefined; what: string },
   ): Promise<ExecResult> {
-    const env = gitEnv({ globalConfig: await ccbGlobalConfig(this.gitPath), ceiling: ceilingFor(prep.root), noFileProtocol: opts.noFileProtocol });
+    const env = gitEnv({ globalConfig: await ccbGlobalConfig(this.gitPath), ceiling: ceilingFor(prep.root) });
     const result = await execGit(this.gitPath, argv, {
       cwd: prep.dir,
       env,
@@ -321,8 +320,8 @@ function safeDecode(s: string): string {
   }
 }
 
-function overrideArgs(): string[] {
-  return configOverrides().flatMap((kv) => ["-c", kv]);
+function overrideArgs(noFileProtocol = false): string[] {
+  return configOverrides({ noFileProtocol }).flatMap((kv) => ["-c", kv]);
 }
 
 function clampTimeout(ms: number): number {

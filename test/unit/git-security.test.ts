@@ -222,6 +222,7 @@ test("dangerous keys planted in repository config files block git, with a hint t
     `[hook "lint"]\n\tcommand = ${fx.evil}\n\tevent = pre-commit\n`,
     `[http]\n\tcookieFile = ${fx.evil}\n\tsaveCookies = true\n`,
     `[format]\n\toutputDirectory = ${fx.evil}.d\n`,
+    `[protocol "ext"]\n\tallow = always\n`,
   ]) {
     writeFileSync(cfg, base + planted);
     await assert.rejects(fx.git.run(["status"]), refused, planted);
@@ -280,7 +281,7 @@ test("programs named by fixed keys planted in .git/config are overridden: editor
     { planted: `[core]\n\tgitProxy = ${fx.evil}\n`, control: ["ls-remote", "git://127.0.0.1:1/x"], ccb: ["ls-remote", "git://127.0.0.1:1/x"] },
     { planted: `[commit]\n\tgpgSign = true\n[gpg]\n\tprogram = ${fx.evil}\n`, control: ["commit", "--allow-empty", "-m", "s"], ccb: ["commit", "--allow-empty", "-m", "s"] },
     { planted: `[alias]\n\tst = !${fx.evil}\n`, control: ["st"], ccb: [] },
-    { planted: `[protocol "ext"]\n\tallow = always\n[url "ext::${fx.evil} "]\n\tinsteadOf = https://example.invalid/\n`, control: ["ls-remote", "https://example.invalid/r"], ccb: ["ls-remote", "https://example.invalid/r"] },
+    { planted: `[protocol]\n\tallow = always\n[url "ext::${fx.evil} "]\n\tinsteadOf = https://example.invalid/\n`, control: ["ls-remote", "https://example.invalid/r"], ccb: ["ls-remote", "https://example.invalid/r"] },
   ];
   for (const c of cases) {
     writeFileSync(cfg, base + c.planted);
@@ -502,4 +503,25 @@ test("local paths in remote URLs, url.<base>.insteadOf and object alternates mus
   const secretBlob = git(other.path, "rev-parse", "HEAD:secret.txt").trim();
   assert.equal(git(fx.ws, "cat-file", "-p", secretBlob), "secret\n", "control: plain git reads through the alternate");
   await assert.rejects(fx.git.run(["cat-file", "-p", secretBlob]), (e: unknown) => outside(e) && /alternate/.test((e as Error).message));
+});
+
+test("a cloned .gitmodules cannot pull a local repository from outside the workspace", async () => {
+  await using fx = await fixture();
+  await using other = tmpdirFixture({ git: true });
+  writeFileSync(join(other.path, "secret.txt"), "secret\n");
+  git(other.path, "add", ".");
+  git(other.path, "commit", "-q", "-m", "secret");
+  const src = join(fx.ws, "src");
+  git(fx.ws, "init", "-q", "-b", "main", src);
+  git(src, "-c", "protocol.file.allow=always", "submodule", "add", "-q", other.path, "mod");
+  git(src, "commit", "-q", "-m", "with submodule");
+  git(fx.ws, "-c", "protocol.file.allow=always", "clone", "-q", "--recurse-submodules", "src", "control");
+  assert.equal(existsSync(join(fx.ws, "control", "mod", "secret.txt")), true, "control: with file transport always allowed, the submodule comes from outside");
+
+  const r = await fx.git.run(["clone", "--recurse-submodules", "src", "dst"]);
+  assert.equal(existsSync(join(fx.ws, "dst", ".git")), true, "the local clone itself is allowed");
+  assert.equal(existsSync(join(fx.ws, "dst", "mod", "secret.txt")), false, r.stderr);
+  assert.match(r.stderr, /transport 'file' not allowed/);
+  await assert.rejects(fx.git.run(["submodule", "update", "--init"], { cwd: "dst" }));
+  assert.equal(existsSync(join(fx.ws, "dst", "mod", "secret.txt")), false);
 });
