@@ -93,6 +93,20 @@ describe("ccb serve --http with the MCP SDK client", { timeout: 180_000 }, () =>
     assert.ok((await c.listTools()).tools.length > 0);
   });
 
+  it("answers bad params of a known method inside a session with -32602", async () => {
+    const init = await rawRequest(srv.url, { method: "POST", headers: MCP_POST_HEADERS, body: INITIALIZE });
+    const sid = String(init.headers["mcp-session-id"]);
+    const r = await rawRequest(srv.url, {
+      method: "POST",
+      headers: { ...MCP_POST_HEADERS, "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: ["x"] } }),
+    });
+    const e = rpcMessages(r.body)[0]?.error;
+    assert.equal(e?.code, -32602);
+    assert.match(e?.message ?? "", /Invalid params for tools\/call: name: /);
+    await rawRequest(srv.url, { method: "DELETE", headers: { "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" } });
+  });
+
   it("refuses a non-initialize request without a session id", async () => {
     const r = await rawRequest(srv.url, { method: "POST", headers: MCP_POST_HEADERS, body: JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/list" }) });
     assert.equal(r.status, 400);

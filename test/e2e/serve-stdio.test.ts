@@ -184,6 +184,8 @@ describe("ccb serve --stdio process behaviour", { timeout: 120_000 }, () => {
       "this is not json",
       JSON.stringify({ jsonrpc: "2.0", id: 7, method: 42 }),
       JSON.stringify({ jsonrpc: "2.0", id: 8, method: "no/such/method" }),
+      JSON.stringify({ jsonrpc: "2.0", id: 10, method: "tools/call", params: { name: 5 } }),
+      JSON.stringify({ jsonrpc: "2.0", id: 11, method: "logging/setLevel", params: { level: "loud" } }),
       JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list" }),
     ];
     child.stdin!.write(`${lines.join("\n")}\n`);
@@ -191,12 +193,16 @@ describe("ccb serve --stdio process behaviour", { timeout: 120_000 }, () => {
     child.stdin!.end();
     const exit = await waitExit(child);
     assert.deepEqual(exit, { code: 0, signal: null });
-    const frames = out.trimEnd().split("\n").map((l) => JSON.parse(l) as { jsonrpc: string; id: unknown; error?: { code: number } });
+    const frames = out.trimEnd().split("\n").map((l) => JSON.parse(l) as { jsonrpc: string; id: unknown; error?: { code: number; message: string } });
     for (const f of frames) assert.equal(f.jsonrpc, "2.0");
     const byId = new Map(frames.map((f) => [f.id, f]));
     assert.equal(byId.get(null)?.error?.code, -32700);
     assert.equal(byId.get(7)?.error?.code, -32600);
     assert.equal(byId.get(8)?.error?.code, -32601);
+    // bad params of a known method: InvalidParams naming the field, validated at the edge
+    assert.equal(byId.get(10)?.error?.code, -32602);
+    assert.match(byId.get(10)?.error?.message ?? "", /^Invalid params for tools\/call: name: /);
+    assert.equal(byId.get(11)?.error?.code, -32602);
     assert.ok(byId.get(9) && !byId.get(9)?.error);
     // logs went to stderr, none to stdout
     assert.match(err, /MCP over stdio ready/);

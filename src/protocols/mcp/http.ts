@@ -6,6 +6,7 @@ import { ErrorCode, isInitializeRequest } from "@modelcontextprotocol/sdk/types.
 import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
 import { CCB_VERSION } from "../../core/version.ts";
+import { connectValidated } from "./edge.ts";
 import type { Gateway } from "./gateway.ts";
 import { BodyTooLargeError, bearerMatches, normaliseOrigin, readBody, sendJson, sendJsonRpcError } from "./guards.ts";
 import { createMcpServer } from "./server.ts";
@@ -150,7 +151,7 @@ export class McpHttpEndpoint {
       if (id !== undefined && this.#sessions.get(id)?.transport === transport) this.#sessions.delete(id);
       void server.close().catch(() => {});
     };
-    await server.connect(transport);
+    await connectValidated(server, transport);
     await transport.handleRequest(req, res, message);
   }
 

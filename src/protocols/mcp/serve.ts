@@ -3,6 +3,7 @@ import type { Readable, Writable } from "node:stream";
 import { createCore, type Core } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import { silentLogger, type Logger } from "../../core/log.ts";
+import { connectValidated } from "./edge.ts";
 import { Gateway, type RouteHandler, type RouteOptions, type UpgradeHandler } from "./gateway.ts";
 import { isLoopbackHost } from "./guards.ts";
 import { McpHttpEndpoint } from "./http.ts";
@@ -126,7 +127,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       });
       transport.onerror = (err) => log.debug(`stdio: ${err.message}`);
       closers.push(() => server.close());
-      await server.connect(transport);
+      await connectValidated(server, transport);
       announce("ccb serve: MCP over stdio ready");
     }
     return { core, ...(http ? { http } : {}), stdioClosed, close };
