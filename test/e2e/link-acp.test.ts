@@ -53,8 +53,7 @@ describe("ccb link -> ccb acp", () => {
     project.cleanup();
   });
 
-  it("runs a prompt with an edit that asks for permission", async () => {
-    writeFileSync(join(project.path, "notes.txt"), "old text\n");
+  async function runEdit(meta?: Record<string, unknown>) {
     const permissions: acp.RequestPermissionRequest[] = [];
     const chunks: string[] = [];
     const stream = createWebSocketStream(url, { WebSocket: WebSocket as never, headers: { authorization: `Bearer ${TOKEN}` } });
@@ -72,12 +71,36 @@ describe("ccb link -> ccb acp", () => {
       .connectWith(stream, async (ctx) => {
         const init = await ctx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
         assert.equal(init.protocolVersion, acp.PROTOCOL_VERSION);
-        const session = await ctx.request(acp.methods.agent.session.new, { cwd: project.path, mcpServers: [] });
-        return ctx.request(acp.methods.agent.session.prompt, { sessionId: session.sessionId, prompt: [{ type: "text", text: "edit the notes" }] });
+        const session = await ctx.request(acp.methods.agent.session.new, { cwd: project.path, mcpServers: [], ...(meta ? { _meta: meta } : {}) });
+        const currentMode = session.modes?.currentModeId;
+        const r = await ctx.request(acp.methods.agent.session.prompt, { sessionId: session.sessionId, prompt: [{ type: "text", text: "edit the notes" }] });
+        return { ...r, currentMode };
       });
+    return { result, permissions, chunks };
+  }
+
+  it("runs a prompt with an edit that asks for permission", async () => {
+    writeFileSync(join(project.path, "notes.txt"), "old text\n");
+    const { result, permissions, chunks } = await runEdit();
     assert.equal(result.stopReason, "end_turn");
+    assert.equal(result.currentMode, "default");
     assert.equal(permissions.length, 1);
     assert.equal(readFileSync(join(project.path, "notes.txt"), "utf8"), "new text\n");
     assert.match(chunks.join(""), /Edited\./);
+  });
+
+  it("the client's permission mode reaches the agent through the link (acceptEdits: no prompt)", async () => {
+    writeFileSync(join(project.path, "notes.txt"), "old text\n");
+    const { result, permissions } = await runEdit({ permissionMode: "acceptEdits" });
+    assert.equal(result.currentMode, "acceptEdits");
+    assert.equal(permissions.length, 0);
+    assert.equal(readFileSync(join(project.path, "notes.txt"), "utf8"), "new text\n");
+  });
+
+  it("a client cannot escalate to bypassPermissions through the link", async () => {
+    writeFileSync(join(project.path, "notes.txt"), "old text\n");
+    const { result, permissions } = await runEdit({ permissionMode: "bypassPermissions" });
+    assert.equal(result.currentMode, "default");
+    assert.equal(permissions.length, 1);
   });
 });

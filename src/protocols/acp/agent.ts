@@ -123,6 +123,7 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
       wrap(async () => {
         const cwd = checkCwd(params.cwd);
         const { s } = await open(client, newSessionId(), cwd, params.mcpServers ?? [], false);
+        s.requestInitialMode((params._meta as { permissionMode?: unknown } | null | undefined)?.permissionMode);
         announce(s);
         return { sessionId: s.id, modes: s.modes(), configOptions: s.configOptions() };
       }),

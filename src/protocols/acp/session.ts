@@ -147,6 +147,26 @@ export class Session {
     this.notify({ sessionUpdate: "available_commands_update", availableCommands: availableCommands(this.commands) });
   }
 
+  /**
+   * The mode a client asked for in `session/new` `_meta.permissionMode` (ccb link forwards the
+   * effective mode this way). Applied silently before the session is announced; a mode that is
+   * unknown or not allowed here (bypass as root outside a sandbox) is ignored with a log line.
+   */
+  requestInitialMode(mode: unknown): void {
+    if (typeof mode !== "string") return;
+    if (!isModeId(mode)) {
+      this.log.warn(`ignoring unknown permission mode "${mode}" from session/new _meta`);
+      return;
+    }
+    const refused = mode === "bypassPermissions" ? bypassRefusal(this.deps.facts) : undefined;
+    if (refused) {
+      this.log.warn(`ignoring bypassPermissions from session/new _meta: ${refused}`);
+      return;
+    }
+    this.config.mode = mode;
+    this.append({ t: "mode", modeId: mode });
+  }
+
   setMode(mode: string, outlet?: TurnOutlet): void {
     if (!isModeId(mode)) throw new CcbError("INVALID_ARGUMENT", `Unknown mode "${mode}". Modes: default, acceptEdits, plan, dontAsk, bypassPermissions, auto.`);
     if (mode === "bypassPermissions") {
