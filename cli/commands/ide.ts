@@ -27,14 +27,16 @@ export default defineCommand({
   },
   async run({ args, rawArgs }) {
     try {
-      const { log } = setupLogging(args);
+      const dd = rawArgs.indexOf("--");
+      const command = dd === -1 ? [] : rawArgs.slice(dd + 1);
+      // The command (claude's TUI) owns the terminal: only errors reach it unless asked otherwise.
+      const quiet = command.length > 0 && !args["log-level"] && !args["log-file"] && !process.env.CCB_LOG_LEVEL && !process.env.CCB_LOG_FILE;
+      const { log } = setupLogging(quiet ? { ...args, "log-level": "error" } : args);
       const { runIde, statusLines } = await import("../../src/protocols/ide/run.ts");
       if (args.status) {
         process.stdout.write(`${statusLines().join("\n")}\n`);
         process.exit(0);
       }
-      const dd = rawArgs.indexOf("--");
-      const command = dd === -1 ? [] : rawArgs.slice(dd + 1);
       const { roots, source } = workspaceRoots(rawArgs);
       const code = await runIde({
         roots,

@@ -6,8 +6,9 @@ import { z } from "zod";
  * `initialize`, `ping`, `tools/list`, `tools/call`, `notifications/initialized`,
  * `notifications/cancelled`; any other notification (`ide_connected`, `log_event`, ...) is accepted
  * silently, any other request gets -32601. Every inbound message is validated with zod before
- * dispatch; tool arguments against each tool's schema. (The SDK's McpServer did the same at about
- * 3x the cost per call; this keeps the IDE socket close to a raw WebSocket round trip.)
+ * dispatch; tool arguments against each tool's schema. (The SDK's McpServer does the same with
+ * more work per call: about 37 us of CPU against 24 us here, measured in-process under load; the
+ * IDE socket is meant to stay close to a raw WebSocket round trip.)
  */
 
 export const PARSE_ERROR = -32700;

@@ -120,7 +120,7 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
     if ("err" in first) {
       const e = first.err instanceof CcbError ? first.err : new CcbError("RUNTIME_UNAVAILABLE", (first.err as Error).message, { cause: first.err });
       core.bridge.clear(`the workbench could not start: ${e.message}`);
-      options.announce(`Workbench unavailable: ${e.message}${e.hint ? ` (${e.hint})` : ""}. The IDE server runs without it; editor tools will say so.`);
+      options.announce(`Workbench unavailable: ${e.message.replace(/\.$/, "")}${e.hint ? ` (${e.hint})` : ""}. The IDE server runs without it; editor tools will say so.`);
     } else {
       workbench = first.w;
       options.announce(`Workbench: ${workbench.url}`);
