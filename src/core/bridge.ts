@@ -19,6 +19,18 @@ export interface WorkbenchInfo {
   runtime: string;
 }
 
+/** The MCP App resource that shows the workbench (src/protocols/mcp/app). */
+export const WORKBENCH_APP_URI = "ui://ccb/workbench.html";
+
+/** How the MCP App shows the workbench, set by `ccb serve` when a workbench is configured. */
+export interface WorkbenchAppInfo {
+  /** Browser-facing gateway base URL (origin only matters: it goes into the App's CSP request). */
+  gatewayUrl: string;
+  renderMode: "default" | "stream";
+  /** The /stream WebSocket (stream mode, once running). Secret: App-only `_meta`, never text or logs. */
+  stream?: { url: string; token: string } | undefined;
+}
+
 export interface BridgeStatus {
   connected: boolean;
   /** Why it is not connected, in words a user or model can act on. */
@@ -42,6 +54,17 @@ export class BridgeSlot {
 
   setWorkbench(info: WorkbenchInfo | undefined): void {
     this.#workbench = info;
+  }
+
+  #app: WorkbenchAppInfo | undefined;
+
+  /** The MCP App configuration (undefined when no workbench is configured). */
+  app(): WorkbenchAppInfo | undefined {
+    return this.#app;
+  }
+
+  setApp(info: WorkbenchAppInfo | undefined): void {
+    this.#app = info;
   }
 
   status(): BridgeStatus {

@@ -36,6 +36,8 @@ export interface ToolDef<S extends z.ZodObject = z.ZodObject> {
   annotations: ToolAnnotations;
   /** True for tools that need the live editor bridge (they fail with BRIDGE_UNAVAILABLE without it). */
   needsBridge?: boolean;
+  /** Static tool metadata for hosts (MCP tools/list `_meta`), e.g. `{ ui: { resourceUri } }` for an MCP App. */
+  meta?: Record<string, unknown>;
   execute(args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
 }
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { CcbError } from "../errors.ts";
+import { WORKBENCH_APP_URI } from "../bridge.ts";
 import { defineTool } from "../tool.ts";
 import { callBridge, editorLine, resolveForEditor } from "./editor_common.ts";
 
@@ -15,6 +16,8 @@ export default defineTool({
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   needsBridge: true,
+  // MCP Apps (io.modelcontextprotocol/ui): hosts render this tool's result with the workbench App.
+  meta: { ui: { resourceUri: WORKBENCH_APP_URI } },
   async execute(args, ctx) {
     const wb = ctx.core.bridge.workbench();
     if (!wb) {
@@ -23,7 +26,8 @@ export default defineTool({
         hint: "File, search, terminal and git tools still work without it.",
       });
     }
-    const meta = { "ccb/workbench": { url: wb.url, runtime: wb.runtime } };
+    const stream = ctx.core.bridge.app()?.stream;
+    const meta: Record<string, unknown> = { "ccb/workbench": { url: wb.url, runtime: wb.runtime }, ...(stream ? { "ccb/stream": { url: stream.url, token: stream.token } } : {}) };
     const status = ctx.core.bridge.status();
     if (args.path === undefined) {
       return {
