@@ -1,0 +1,88 @@
+import type { Core } from "../../../core/core.ts";
+import { toCcbError } from "../../../core/errors.ts";
+import type { Logger } from "../../../core/log.ts";
+import { Screencast } from "../../../stream/screencast.ts";
+import { createStreamEndpoint, type StreamEndpoint } from "../../../stream/server.ts";
+import { launchChromium, type Chromium } from "../../../util/chromium.ts";
+import { newToken } from "../../../util/secrets.ts";
+import type { WorkbenchHttp } from "../../../workbench/gateway.ts";
+import type { RenderMode } from "./render-mode.ts";
+
+export interface WorkbenchAppHandle {
+  close(): Promise<void>;
+}
+
+/**
+ * Configure the MCP App for `ccb serve` (the resource appears on every MCP server created after
+ * this) and, in stream mode, run the stream tier: a server-side Chromium on the INTERNAL loopback
+ * workbench URL, its screencast on `/stream` of the browser-facing gateway, authenticated by its
+ * own 256-bit token. The token and stream URL go only into vscode_open's result `_meta`.
+ */
+export function startWorkbenchApp(o: {
+  core: Core;
+  log: Logger;
+  renderMode: RenderMode;
+  /** The browser-facing gateway (its origin goes into the App's CSP request; /stream is mounted on it). */
+  gateway: WorkbenchHttp;
+  /** Resolves once the runtime answers. */
+  ready: Promise<void>;
+  /** The workbench page on the loopback server, once running. */
+  localUrl: () => string | undefined;
+  env?: NodeJS.ProcessEnv;
+}): WorkbenchAppHandle {
+  const { core, log } = o;
+  core.bridge.setApp({ gatewayUrl: o.gateway.url, renderMode: o.renderMode });
+  if (o.renderMode !== "stream") return { close: async () => core.bridge.setApp(undefined) };
+
+  const env = o.env ?? process.env;
+  const token = newToken(32);
+  let endpoint: StreamEndpoint | undefined;
+  let screencast: Screencast | undefined;
+  let chromium: Chromium | undefined;
+  let closed = false;
+  o.gateway.addUpgrade("/stream", (req, socket, head) => {
+    if (!endpoint) {
+      socket.end("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+      return;
+    }
+    endpoint.handleUpgrade(req, socket, head);
+  });
+  const started = (async () => {
+    await o.ready;
+    const url = o.localUrl();
+    if (closed || !url) {
+      if (!closed) log.warn("stream: the workbench is not running, so there is nothing to stream");
+      return;
+    }
+    const width = 1280;
+    const height = 800;
+    chromium = await launchChromium({
+      url,
+      chromePath: env.CCB_STREAM_BROWSER || undefined,
+      width,
+      height,
+      noSandbox: /^(1|true)$/i.test(env.CCB_STREAM_NO_SANDBOX ?? ""),
+      log: log.child("chromium"),
+    });
+    if (closed) return;
+    screencast = new Screencast({ port: chromium.port, width, height, quality: 60, maxFps: 12, log });
+    await screencast.attach();
+    if (closed) return;
+    endpoint = createStreamEndpoint({ screencast, token, maxFps: 12, log });
+    const wsUrl = `${o.gateway.url.replace(/^http/, "ws")}/stream`;
+    core.bridge.setApp({ gatewayUrl: o.gateway.url, renderMode: "stream", stream: { url: wsUrl, token } });
+    log.info(`stream: server-side Chromium (pid ${chromium.pid}) streams the workbench on /stream`);
+  })().catch((err: unknown) => {
+    log.warn(`stream unavailable: ${toCcbError(err).toUserText().replace(/\n/g, " ")}`);
+  });
+  return {
+    async close() {
+      closed = true;
+      await started;
+      core.bridge.setApp(undefined);
+      endpoint?.close();
+      await screencast?.close();
+      await chromium?.close();
+    },
+  };
+}
