@@ -12,6 +12,7 @@ import type { Logger } from "../../core/log.ts";
 import type { AnyToolDef } from "../../core/tool.ts";
 import { workspaceTools } from "../../core/tools/registry.ts";
 import { CCB_VERSION } from "../../core/version.ts";
+import { registerWorkbenchApp } from "./app/resource.ts";
 import { toolErrorResult } from "./errors.ts";
 
 export interface McpServerOptions {
@@ -47,7 +48,12 @@ export function createMcpServer(options: McpServerOptions): Server {
   );
   server.onerror = (err) => log.debug(`protocol: ${err.message}`);
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: catalog.list }));
+  // The MCP App (ui://ccb/workbench.html) exists only when a workbench is configured; without it,
+  // tools do not point hosts at a resource that is not there.
+  const withApp = options.core.bridge.app() !== undefined;
+  if (withApp) registerWorkbenchApp(server, () => options.core.bridge.app());
+  const listed = withApp ? catalog.list : catalog.list.map(withoutUi);
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const name = request.params.name;
@@ -105,11 +111,19 @@ export function toolCatalog(tools: readonly AnyToolDef[]): Catalog {
       description: def.description,
       inputSchema: inputJsonSchema(def.input),
       annotations: { title: def.title, ...def.annotations },
+      ...(def.meta ? { _meta: def.meta } : {}),
     });
   }
   const catalog = { list, byName };
   catalogs.set(tools, catalog);
   return catalog;
+}
+
+function withoutUi(tool: Tool): Tool {
+  if (!tool._meta || !("ui" in tool._meta)) return tool;
+  const { ui: _ui, ...rest } = tool._meta;
+  const { _meta: _m, ...bare } = tool;
+  return Object.keys(rest).length > 0 ? { ...bare, _meta: rest } : bare;
 }
 
 function inputJsonSchema(schema: z.ZodObject): Tool["inputSchema"] {
