@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import httpProxy from "http-proxy";
 import type { Logger } from "../core/log.ts";
+import { ALIVE_SCRIPT_PATH, proxyWorkbenchPage, serveAliveScript } from "./alive.ts";
 
 /** The parts of ccb's HTTP server the workbench mounts routes on (src/protocols/mcp Gateway). */
 export interface WorkbenchHttp {
@@ -68,12 +69,17 @@ export function mountWorkbenchProxy(http: WorkbenchHttp, basePath: string, targe
       res.writeHead(302, { location: `${basePath}/${url.search}` }).end();
       return;
     }
+    if (url.pathname === `${basePath}${ALIVE_SCRIPT_PATH}`) return serveAliveScript(res);
     const port = target.port();
     if (!port) {
       res.writeHead(503, { "content-type": "text/plain", "retry-after": "2" }).end("The workbench is starting.");
       return;
     }
     rewrite(req, url);
+    // The top-level workbench page gets the MCP App's liveness script (src/workbench/alive.ts).
+    if (req.method === "GET" && url.pathname === `${basePath}/`) {
+      return proxyWorkbenchPage(req, res, { port, path: req.url ?? "/" }, `${basePath}${ALIVE_SCRIPT_PATH}`, log);
+    }
     proxy.web(req, res, { target: `http://127.0.0.1:${port}` });
   });
   http.addUpgrade(basePath, (req, socket, head, url) => {

@@ -1,0 +1,85 @@
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Logger } from "../core/log.ts";
+
+/** Served under `/ide/<key>` (same origin as the workbench, so its CSP `script-src 'self'` allows it). */
+export const ALIVE_SCRIPT_PATH = "/__ccb/alive.js";
+
+/**
+ * Tells the MCP App that framed the workbench that the real workbench has rendered: posts
+ * `{type:"ccb:workbench-alive"}` to `window.parent` once `.monaco-workbench` exists after load.
+ * Carries nothing secret. Does nothing when the page is not framed.
+ */
+export const ALIVE_SCRIPT = `(function () {
+  if (window.parent === window) return;
+  var sent = false;
+  function check() {
+    if (sent || !document.querySelector(".monaco-workbench")) return false;
+    sent = true;
+    window.parent.postMessage({ type: "ccb:workbench-alive" }, "*");
+    return true;
+  }
+  function watch() {
+    if (check()) return;
+    var mo = new MutationObserver(function () { if (check()) mo.disconnect(); });
+    mo.observe(document.documentElement, { childList: true, subtree: true });
+  }
+  if (document.readyState === "complete") watch(); else window.addEventListener("load", watch);
+})();
+`;
+
+export function serveAliveScript(res: ServerResponse): void {
+  res
+    .writeHead(200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "no-store", "x-content-type-options": "nosniff" })
+    .end(ALIVE_SCRIPT);
+}
+
+/** Insert the liveness script tag into an HTML document (before </head>, else at the start). */
+export function injectAliveTag(html: string, scriptSrc: string): string {
+  const tag = `<script src="${scriptSrc}"></script>`;
+  const i = html.search(/<\/head>/i);
+  return i >= 0 ? `${html.slice(0, i)}${tag}${html.slice(i)}` : `${tag}${html}`;
+}
+
+const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding", "upgrade"]);
+
+/**
+ * Proxy the workbench's top-level page (a GET of `/ide/<key>/`) and add the liveness script.
+ * Asks upstream for identity encoding so the body can be edited; Content-Length is recomputed.
+ * Anything but a 200 text/html answer passes through unchanged (redirects, errors).
+ */
+export function proxyWorkbenchPage(req: IncomingMessage, res: ServerResponse, target: { port: number; path: string }, scriptSrc: string, log: Logger): void {
+  const headers: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && k !== "accept-encoding") headers[k] = v;
+  headers["accept-encoding"] = "identity";
+  const remote = req.socket.remoteAddress;
+  if (remote) headers["x-forwarded-for"] = remote;
+  headers["x-forwarded-host"] = String(req.headers.host ?? "");
+  headers["x-forwarded-proto"] = "encrypted" in req.socket && req.socket.encrypted ? "https" : "http";
+  const up = httpRequest({ host: "127.0.0.1", port: target.port, method: "GET", path: target.path, headers }, (upRes) => {
+    const status = upRes.statusCode ?? 502;
+    const type = String(upRes.headers["content-type"] ?? "");
+    const encoding = String(upRes.headers["content-encoding"] ?? "identity");
+    if (status !== 200 || !/^text\/html/i.test(type) || encoding !== "identity") {
+      res.writeHead(status, upRes.headers);
+      upRes.pipe(res);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    upRes.on("data", (c: Buffer) => chunks.push(c));
+    upRes.on("error", () => res.destroy());
+    upRes.on("end", () => {
+      const body = Buffer.from(injectAliveTag(Buffer.concat(chunks).toString("utf8"), scriptSrc), "utf8");
+      const out: Record<string, string | string[]> = {};
+      for (const [k, v] of Object.entries(upRes.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = v;
+      out["content-length"] = String(body.length);
+      res.writeHead(200, out).end(body);
+    });
+  });
+  up.on("error", (err) => {
+    log.debug(`workbench page proxy: ${err.message}`);
+    if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain; charset=utf-8" }).end("The workbench is not reachable right now (starting or restarting). Reload in a moment.");
+    else res.destroy();
+  });
+  req.on("aborted", () => up.destroy());
+  up.end();
+}
