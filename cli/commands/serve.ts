@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { CcbError } from "../../src/core/errors.ts";
+import { parseRenderMode } from "../../src/protocols/mcp/app/render-mode.ts";
 import { commonArgs, reportFatal, setupLogging, workspaceRoots } from "../common.ts";
 
 export default defineCommand({
@@ -29,12 +30,15 @@ export default defineCommand({
     "runtime-root": { type: "string", description: "An existing runtime install: an OpenVSCode Server folder, or the code-server package folder (env CCB_RUNTIME_ROOT).", valueHint: "dir" },
     "runtime-node": { type: "string", description: "Node 24 binary for code-server (env CCB_RUNTIME_NODE; default: node from PATH, version-checked).", valueHint: "path" },
     "headless-client": { type: "boolean", default: true, description: "Open the workbench in headless Chromium so the editor bridge is live with no browser tab open (default on; --no-headless-client to rely on your own tab). As root it needs CCB_CHROMIUM_NO_SANDBOX=1." },
+    "render-mode": { type: "string", description: "How the MCP App shows the workbench: default (an iframe, or an honest browser link when the host refuses frames) or stream (experimental: pixels of a server-side Chromium over /stream). Env CCB_RENDER_MODE; any other value stops startup.", valueHint: "default|stream" },
     ...commonArgs,
   },
   async run({ args, rawArgs }) {
     try {
       const { log } = setupLogging(args);
       const { roots, source } = workspaceRoots(rawArgs);
+      // An unknown render mode stops startup even with --no-workbench: a typo must not go unnoticed.
+      parseRenderMode(args["render-mode"] ?? process.env.CCB_RENDER_MODE);
       const wantHttp = Boolean(args.http);
       const authToken = args["auth-token"] || process.env.CCB_AUTH_TOKEN || undefined;
       const { runServe } = await import("../../src/protocols/mcp/serve.ts");
@@ -64,7 +68,7 @@ export default defineCommand({
   },
 });
 
-function workbenchArgs(args: { runtime?: string; "runtime-root"?: string; "runtime-node"?: string; "headless-client"?: boolean }) {
+function workbenchArgs(args: { runtime?: string; "runtime-root"?: string; "runtime-node"?: string; "headless-client"?: boolean; "render-mode"?: string }) {
   const runtime = args.runtime;
   if (runtime !== undefined && runtime !== "openvscode" && runtime !== "code-server") {
     throw new CcbError("INVALID_ARGUMENT", `--runtime must be openvscode or code-server, got "${runtime}".`);
@@ -74,6 +78,7 @@ function workbenchArgs(args: { runtime?: string; "runtime-root"?: string; "runti
     runtimeRoot: args["runtime-root"] || process.env.CCB_RUNTIME_ROOT || undefined,
     runtimeNode: args["runtime-node"] || process.env.CCB_RUNTIME_NODE || undefined,
     headlessClient: args["headless-client"] !== false,
+    renderMode: parseRenderMode(args["render-mode"] ?? process.env.CCB_RENDER_MODE),
   } as const;
 }
 

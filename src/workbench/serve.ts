@@ -1,5 +1,7 @@
 import type { Core } from "../core/core.ts";
 import type { Logger } from "../core/log.ts";
+import { startWorkbenchApp } from "../protocols/mcp/app/stream-tier.ts";
+import type { RenderMode } from "../protocols/mcp/app/render-mode.ts";
 import { isLoopbackHost } from "../protocols/mcp/guards.ts";
 import { Gateway } from "../protocols/mcp/gateway.ts";
 import type { WorkbenchHttp } from "./gateway.ts";
@@ -12,6 +14,8 @@ export interface ServeWorkbenchOptions {
   runtimeRoot?: string | undefined;
   runtimeNode?: string | undefined;
   headlessClient?: boolean | undefined;
+  /** How the MCP App shows the workbench (--render-mode / CCB_RENDER_MODE); default "default". */
+  renderMode?: RenderMode | undefined;
 }
 
 export interface ServeWorkbench {
@@ -56,6 +60,15 @@ export async function startServeWorkbench(o: {
     authToken: o.authToken,
     env: o.env,
   });
+  const app = startWorkbenchApp({
+    core: o.core,
+    log: o.log.child("app"),
+    renderMode: o.options.renderMode ?? "default",
+    gateway: usable || !o.http ? loopback : o.http,
+    ready: handle.ready,
+    localUrl: () => handle.localUrl(),
+    env: o.env,
+  });
   void handle.ready.then(() => {
     const s = handle.status();
     if (s.state === "unavailable") o.announce?.(`ccb serve: workbench unavailable: ${s.reason}`);
@@ -64,6 +77,7 @@ export async function startServeWorkbench(o: {
   return {
     handle,
     async close() {
+      await app.close();
       await handle.close();
       await own?.close();
     },
