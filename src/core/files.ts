@@ -88,6 +88,18 @@ export interface WriteResult { path: string; abs: string; version: string; previ
 const LIST_HASH_CAP = 1024 * 1024;
 const LIST_HASH_BUDGET = 64 * 1024 * 1024;
 
+/**
+ * The file tools never change anything inside a `.git` folder: hooks, config and rebase todo
+ * lists there are programs git runs. Repositories are changed through git_run (or a terminal).
+ */
+function refuseGitInternals(r: ResolvedPath, display: string): void {
+  if (r.rel.split("/").includes(".git")) {
+    throw new CcbError("PERMISSION_DENIED", `${display} is inside a .git folder; the file tools do not change git's own files.`, {
+      hint: "Use git_run (e.g. git config, git update-ref) to change the repository.",
+    });
+  }
+}
+
 function isInside(child: string, parent: string): boolean {
   return child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
 }
@@ -250,6 +262,7 @@ export class FileService {
     const r = await ws.resolve(path);
     const display = ws.display(r);
     if (ws.isRoot(r)) throw new CcbError("IS_DIRECTORY", `${display} is a workspace root.`, { hint: "Write to a file path inside it." });
+    refuseGitInternals(r, display);
     const data = typeof content === "string" ? Buffer.from(content, options.encoding === "base64" ? "base64" : "utf8") : content;
     await this.#ensureParent(r, display, options.createParents ?? false);
     return withWriteLock(
@@ -271,6 +284,7 @@ export class FileService {
     const ws = this.workspace;
     const r = await ws.resolve(path, { mustExist: true, followFinal: false });
     const display = ws.display(r);
+    refuseGitInternals(r, display);
     if (ws.containsRoot(r.abs)) {
       throw new CcbError("INVALID_ARGUMENT", `Refusing to delete ${display}: it is a workspace root.`, { hint: "Delete the entries inside it instead." });
     }
@@ -312,6 +326,8 @@ export class FileService {
     const dst = await ws.resolve(to, { followFinal: false });
     const fromDisplay = ws.display(src);
     const toDisplay = ws.display(dst);
+    refuseGitInternals(src, fromDisplay);
+    refuseGitInternals(dst, toDisplay);
     if (ws.containsRoot(src.abs)) throw new CcbError("INVALID_ARGUMENT", `Refusing to move ${fromDisplay}: it is (or contains) a workspace root.`, { hint: "Move the entries inside it instead." });
     if (ws.containsRoot(dst.abs)) throw new CcbError("INVALID_ARGUMENT", `Refusing to replace ${toDisplay}: it is (or contains) a workspace root.`, { hint: "Choose a destination inside a root." });
     if (src.abs === dst.abs) throw new CcbError("INVALID_ARGUMENT", "Source and destination are the same.", { hint: "Give a different destination." });

@@ -46,12 +46,14 @@ async function fixture() {
   };
 }
 
-test("a pre-commit hook planted through the file tools does not run on git_run commit", async () => {
+test("a planted pre-commit hook does not run on git_run commit (and the file tools refuse to plant it)", async () => {
   await using fx = await fixture();
-  // Plant with the file tools only: rename the executable sample, then overwrite it (the mode is kept).
+  // The file tools refuse to touch .git; a terminal could still plant a hook, so plant it directly.
+  await assert.rejects(fx.core.files.write(".git/hooks/pre-commit", "#!/bin/sh\n"), /PERMISSION_DENIED|inside a \.git folder/);
+  await assert.rejects(fx.core.files.move(".git/hooks/pre-commit.sample", ".git/hooks/pre-commit"), /inside a \.git folder/);
+  await assert.rejects(fx.core.files.delete(".git/HEAD"), /inside a \.git folder/);
   for (const hook of ["pre-commit", "prepare-commit-msg", "commit-msg", "post-commit"]) {
-    await fx.core.files.move(`.git/hooks/${hook === "post-commit" ? "post-update" : hook}.sample`, `.git/hooks/${hook}`);
-    await fx.core.files.write(`.git/hooks/${hook}`, `#!/bin/sh\n${fx.evil} </dev/null\nexit 0\n`);
+    writeFileSync(join(fx.ws, ".git/hooks", hook), `#!/bin/sh\n${fx.evil} </dev/null\nexit 0\n`, { mode: 0o755 });
   }
   writeFileSync(join(fx.ws, "f.txt"), "two\n");
   git(fx.ws, "add", "f.txt");
@@ -342,7 +344,7 @@ test("an exec line planted in an in-progress rebase todo is refused", async () =
   spawnSync("git", ["rebase", "-i", "HEAD~1"], { cwd: fx.ws, env: { ...plainGitEnv, ...env }, stdio: "ignore" });
   const todo = join(fx.ws, ".git", "rebase-merge", "git-rebase-todo");
   assert.ok(existsSync(todo), "a rebase is in progress");
-  await fx.core.files.write(".git/rebase-merge/git-rebase-todo", `exec ${fx.evil}\n${readFileSync(todo, "utf8")}`);
+  writeFileSync(todo, `exec ${fx.evil}\n${readFileSync(todo, "utf8")}`);
   await assert.rejects(fx.git.run(["rebase", "--continue"]), refused);
   assert.equal(fx.ran(), false);
   gitMayFail(fx.ws, "rebase", "--continue");
