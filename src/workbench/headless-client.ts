@@ -16,7 +16,7 @@ export interface HeadlessClientOptions {
 
 export interface HeadlessClient {
   pid: number;
-  /** Chrome DevTools port on 127.0.0.1 (tests open more tabs through it). */
+  /** Chrome DevTools port; 0: DevTools runs over a pipe, so Chromium exits when ccb does. */
   port: number;
   close(): Promise<void>;
 }
@@ -35,6 +35,8 @@ export const CHROMIUM_FLAGS = [
   "--mute-audio",
   "--window-size=1280,800",
   "--remote-debugging-address=127.0.0.1",
+  // DevTools over a pipe instead of a port: when ccb dies (even by SIGKILL) the pipe closes and Chromium exits with it.
+  "--remote-debugging-pipe",
 ];
 
 /**
