@@ -1,0 +1,140 @@
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, it } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { WORKBENCH_APP_URI } from "../../../../src/core/bridge.ts";
+import { createCore, type Core } from "../../../../src/core/core.ts";
+import { CcbError } from "../../../../src/core/errors.ts";
+import { silentLogger } from "../../../../src/core/log.ts";
+import { WORKBENCH_APP_HTML } from "../../../../src/protocols/mcp/app/app-html.ts";
+import { parseRenderMode } from "../../../../src/protocols/mcp/app/render-mode.ts";
+import { appResourceMeta, MCP_APP_MIME } from "../../../../src/protocols/mcp/app/resource.ts";
+import { Gateway } from "../../../../src/protocols/mcp/gateway.ts";
+import { createMcpServer } from "../../../../src/protocols/mcp/server.ts";
+import { ALIVE_SCRIPT_PATH, injectAliveTag } from "../../../../src/workbench/alive.ts";
+import { mountWorkbenchProxy } from "../../../../src/workbench/gateway.ts";
+import { tmpdirFixture } from "../../../helpers/tmp.ts";
+
+describe("render mode", () => {
+  it("unset, empty and default mean default; stream opts in", () => {
+    assert.equal(parseRenderMode(undefined), "default");
+    assert.equal(parseRenderMode(""), "default");
+    assert.equal(parseRenderMode("default"), "default");
+    assert.equal(parseRenderMode("stream"), "stream");
+  });
+  it("anything else is a configuration error naming the value and the choices", () => {
+    for (const bad of ["iframe", "Stream", "browser"]) {
+      assert.throws(() => parseRenderMode(bad), (e: unknown) => e instanceof CcbError && e.code === "CONFIG_INVALID" && e.message.includes(bad) && /default.*stream/.test(e.hint ?? ""));
+    }
+  });
+});
+
+describe("App resource metadata", () => {
+  it("asks for the gateway origin only: frame + http/ws connect (https gives wss)", () => {
+    assert.deepEqual(appResourceMeta({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default" }).ui.csp, {
+      frameDomains: ["http://127.0.0.1:4000"],
+      connectDomains: ["http://127.0.0.1:4000", "ws://127.0.0.1:4000"],
+    });
+    const meta = appResourceMeta({ gatewayUrl: "https://editor.example.com:8443", renderMode: "stream", stream: { url: "wss://editor.example.com:8443/stream", token: "SECRET" } });
+    assert.deepEqual(meta.ui.csp.connectDomains, ["https://editor.example.com:8443", "wss://editor.example.com:8443"]);
+    assert.ok(!JSON.stringify(meta).includes("SECRET"));
+  });
+  it("the App document loads nothing from outside", () => {
+    assert.doesNotMatch(WORKBENCH_APP_HTML, /<(script|img|link|iframe)[^>]+(src|href)=/i);
+    assert.match(WORKBENCH_APP_HTML, /ui\/initialize/);
+    assert.match(WORKBENCH_APP_HTML, /ccb:workbench-alive/);
+  });
+});
+
+describe("MCP server with and without the App", () => {
+  const ws = tmpdirFixture({ prefix: "ccb-app-unit-" });
+  let core: Core;
+  before(() => {
+    core = createCore({ roots: [ws.path], log: silentLogger });
+  });
+  after(async () => {
+    await core.dispose();
+    ws.cleanup();
+  });
+  const connect = async () => {
+    const server = createMcpServer({ core, log: silentLogger });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    const client = new Client({ name: "t", version: "1" });
+    await Promise.all([server.connect(a), client.connect(b)]);
+    return { client, close: () => client.close() };
+  };
+
+  it("without a workbench: no resources capability and no ui link on vscode_open", async () => {
+    core.bridge.setApp(undefined);
+    const c = await connect();
+    assert.equal(c.client.getServerCapabilities()?.resources, undefined);
+    const t = (await c.client.listTools()).tools.find((x) => x.name === "vscode_open");
+    assert.equal((t?._meta as Record<string, unknown> | undefined)?.ui, undefined);
+    await c.close();
+  });
+
+  it("with a workbench: the resource is listed and read, vscode_open links it", async () => {
+    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default" });
+    const c = await connect();
+    const list = await c.client.listResources();
+    assert.deepEqual(list.resources.map((r) => [r.uri, r.mimeType]), [[WORKBENCH_APP_URI, MCP_APP_MIME]]);
+    const read = await c.client.readResource({ uri: WORKBENCH_APP_URI });
+    assert.equal(read.contents[0]?.mimeType, MCP_APP_MIME);
+    assert.equal((read.contents[0] as { text: string }).text, WORKBENCH_APP_HTML);
+    const t = (await c.client.listTools()).tools.find((x) => x.name === "vscode_open");
+    assert.deepEqual((t?._meta as Record<string, unknown>).ui, { resourceUri: WORKBENCH_APP_URI });
+    await c.close();
+    core.bridge.setApp(undefined);
+  });
+});
+
+describe("liveness script injection", () => {
+  it("goes before </head>, or first when there is no head", () => {
+    assert.equal(injectAliveTag("<html><head><title>x</title></head><body></body></html>", "/s.js"), '<html><head><title>x</title><script src="/s.js"></script></head><body></body></html>');
+    assert.equal(injectAliveTag("<p>hi</p>", "/s.js"), '<script src="/s.js"></script><p>hi</p>');
+  });
+
+  const BASE = "/ide/unit-key";
+  let upstream: Server;
+  let gw: Gateway;
+  let seen: IncomingHttpHeaders | undefined;
+  before(async () => {
+    upstream = createServer((req, res) => {
+      seen = req.headers;
+      if (req.url === "/") res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end("<html><head><title>wb</title></head><body>ü</body></html>");
+      else if (req.url === "/?folder=%2Fw") res.writeHead(302, { location: "/elsewhere" }).end();
+      else res.writeHead(200, { "content-type": "text/html" }).end("<html><head></head></html>");
+    });
+    upstream.listen(0, "127.0.0.1");
+    await once(upstream, "listening");
+    gw = new Gateway({ host: "127.0.0.1", port: 0, log: silentLogger });
+    const url = await gw.listen();
+    const port = (upstream.address() as AddressInfo).port;
+    mountWorkbenchProxy({ url, addRoute: (m, p, h, o) => gw.addRoute(m, p, h, o), addUpgrade: (p, h, o) => gw.addUpgrade(p, h, o) }, BASE, { port: () => port, stripPrefix: true }, silentLogger);
+  });
+  after(async () => {
+    await gw.close();
+    upstream.closeAllConnections();
+    upstream.close();
+  });
+
+  it("the workbench page gets the script with a correct Content-Length; upstream is asked for identity encoding", async () => {
+    const r = await fetch(`${gw.url}${BASE}/`, { headers: { "accept-encoding": "gzip, br" } });
+    const body = await r.text();
+    assert.equal(body, `<html><head><title>wb</title><script src="${BASE}${ALIVE_SCRIPT_PATH}"></script></head><body>ü</body></html>`);
+    assert.equal(Number(r.headers.get("content-length")), Buffer.byteLength(body));
+    assert.equal(seen?.["accept-encoding"], "identity");
+  });
+
+  it("other pages and non-200 answers pass through untouched; the script itself is served", async () => {
+    assert.equal(await (await fetch(`${gw.url}${BASE}/other.html`)).text(), "<html><head></head></html>");
+    const redirect = await fetch(`${gw.url}${BASE}/?folder=%2Fw`, { redirect: "manual" });
+    assert.equal(redirect.status, 302);
+    const script = await fetch(`${gw.url}${BASE}${ALIVE_SCRIPT_PATH}`);
+    assert.match(script.headers.get("content-type") ?? "", /javascript/);
+    assert.match(await script.text(), /window\.parent\.postMessage\(\{ type: "ccb:workbench-alive" \}/);
+  });
+});
