@@ -37,7 +37,7 @@ export function createCore(options: CoreOptions): Core {
     files: new FileService(workspace),
     search: new SearchService(workspace, options.rgPath === undefined ? {} : { rgPath: options.rgPath }),
     terminals,
-    git: new GitService(workspace),
+    git: new GitService(workspace, { log: log.child("git") }),
     bridge: new BridgeSlot(),
     log,
     async dispose() {
