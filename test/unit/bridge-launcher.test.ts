@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { after, describe, test } from "node:test";
 import { isCcbError } from "../../src/core/errors.ts";
 import { silentLogger } from "../../src/core/log.ts";
@@ -126,5 +129,34 @@ describe("runtime supervisor", () => {
     assert.equal(await groupGone(second), true, "the whole process group is gone");
     assert.equal(await groupGone(first), true, "the crashed group was cleaned up too");
     removeStateDirs(dirs);
+  });
+
+  test("a ccb killed with SIGKILL does not leave its runtime running (watchdog)", async () => {
+    const fake = join(tmp.path, "fake-runtime-2.mjs");
+    writeFileSync(fake, `import { createServer } from "node:http"; createServer((q, r) => r.writeHead(200).end()).listen(Number(process.argv[2]), "127.0.0.1");`);
+    const host = join(tmp.path, "host.mts");
+    const processTs = new URL("../../src/workbench/launcher/process.ts", import.meta.url).pathname;
+    const stateTs = new URL("../../src/workbench/launcher/state.ts", import.meta.url).pathname;
+    writeFileSync(
+      host,
+      `import { RuntimeSupervisor } from ${JSON.stringify(processTs)};
+       import { createStateDirs } from ${JSON.stringify(stateTs)};
+       const log = { debug() {}, info() {}, warn() {}, error() {}, child() { return log; } };
+       const runtime = { kind: "code-server", describe: "fake", root: "/", stripPrefix: true, healthPath: () => "/", workbenchPath: () => "/",
+         command: (i) => ({ command: process.execPath, args: [${JSON.stringify(fake)}, String(i.port)], env: {} }) };
+       const dirs = createStateDirs([${JSON.stringify(join(tmp.path, "ws2"))}], { XDG_STATE_HOME: ${JSON.stringify(join(tmp.path, "state2"))} });
+       const sup = new RuntimeSupervisor({ runtime, dirs, basePath: "/ide/x", folder: "/", log, env: process.env });
+       await sup.start();
+       process.stdout.write(String(sup.pid) + "\\n");
+       setInterval(() => {}, 1000);`,
+    );
+    const child = spawn(process.execPath, ["--import", "tsx", host], { stdio: ["ignore", "pipe", "inherit"] });
+    const [line] = (await once(createInterface({ input: child.stdout as NodeJS.ReadableStream }), "line")) as [string];
+    const runtimePid = Number(line);
+    assert.ok(runtimePid > 0);
+    assert.ok(liveInGroup(runtimePid) > 0, "the runtime runs");
+    child.kill("SIGKILL");
+    await once(child, "exit");
+    assert.equal(await groupGone(runtimePid), true, "the watchdog stopped the runtime's group");
   });
 });

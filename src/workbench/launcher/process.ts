@@ -58,6 +58,7 @@ export class RuntimeSupervisor {
   /** Time from spawn to the runtime's own health answer, for the last start. */
   bootMs = 0;
   #child: ChildProcess | undefined;
+  #dog: ChildProcess | undefined;
   #stopping = false;
   #backoff: number;
   #restartTimer: NodeJS.Timeout | undefined;
@@ -104,6 +105,7 @@ export class RuntimeSupervisor {
       detached: true, // its own process group: stopped as a whole
     });
     this.#child = child;
+    this.#watch(child);
     const rlog = log.child(runtime.kind);
     for (const stream of [child.stdout, child.stderr]) {
       if (stream) createInterface({ input: stream }).on("line", (line) => rlog.debug(redact(line)));
@@ -161,6 +163,22 @@ export class RuntimeSupervisor {
     }, delay);
   }
 
+  /**
+   * A watchdog for the case ccb cannot clean up (SIGKILL, crash): a tiny shell blocked reading a
+   * pipe from ccb; when ccb dies the pipe closes and it kills the runtime's process group.
+   */
+  #watch(child: ChildProcess): void {
+    this.#dog?.kill("SIGKILL");
+    this.#dog = undefined;
+    if (!child.pid) return;
+    const dog = spawn("/bin/sh", ["-c", `read _ccb_alive; kill -9 -${child.pid} 2>/dev/null`], { stdio: ["pipe", "ignore", "ignore"], detached: true });
+    dog.on("error", () => undefined);
+    dog.stdin?.on("error", () => undefined);
+    (dog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    dog.unref();
+    this.#dog = dog;
+  }
+
   #killGroup(signal: NodeJS.Signals, pid = this.#child?.pid): void {
     if (!pid) return;
     try {
@@ -177,6 +195,8 @@ export class RuntimeSupervisor {
     if (this.#restartTimer) clearTimeout(this.#restartTimer);
     const child = this.#child;
     if (!child || child.exitCode !== null || child.signalCode !== null) {
+      this.#dog?.kill("SIGKILL");
+      this.#dog = undefined;
       this.#set("stopped");
       return;
     }
@@ -186,5 +206,7 @@ export class RuntimeSupervisor {
     await done;
     clearTimeout(timer);
     this.#killGroup("SIGKILL", child.pid); // anything left in the group
+    this.#dog?.kill("SIGKILL");
+    this.#dog = undefined;
   }
 }
