@@ -29,6 +29,8 @@ export interface WorkbenchAppInfo {
   renderMode: "default" | "stream";
   /** The /stream WebSocket (stream mode, once running). Secret: App-only `_meta`, never text or logs. */
   stream?: { url: string; token: string } | undefined;
+  /** Stream mode only: why the stream is not (yet) available; the App shows it instead of silently embedding. */
+  streamError?: string | undefined;
 }
 
 export interface BridgeStatus {

@@ -26,8 +26,13 @@ export default defineTool({
         hint: "File, search, terminal and git tools still work without it.",
       });
     }
-    const stream = ctx.core.bridge.app()?.stream;
-    const meta: Record<string, unknown> = { "ccb/workbench": { url: wb.url, runtime: wb.runtime }, ...(stream ? { "ccb/stream": { url: stream.url, token: stream.token } } : {}) };
+    const meta: Record<string, unknown> = { "ccb/workbench": { url: wb.url, runtime: wb.runtime } };
+    const app = ctx.core.bridge.app();
+    if (app?.renderMode === "stream") {
+      meta["ccb/stream"] = app.stream
+        ? { url: app.stream.url, token: app.stream.token }
+        : { error: app.streamError ?? "The stream is still starting; call vscode_open again in a moment." };
+    }
     const status = ctx.core.bridge.status();
     if (args.path === undefined) {
       return {

@@ -9,6 +9,7 @@
  *   frame fires no useful event, so a timeout falls back to the browser card;
  * - stream (`_meta["ccb/stream"]`, only when the server runs with --render-mode stream): JPEG
  *   frames of a server-side Chromium drawn on a canvas, input sent back over the same WebSocket;
+ *   when the stream could not start (`{error}`), the browser card says so: no silent iframe;
  * - browser: an honest card with the reason, a ui/open-link request to the host and a plain link.
  *
  * State changes are reported to the host as `notifications/message` (logger "ccb-app") and kept in
@@ -177,7 +178,8 @@ a{color:#3794ff}
       return browser("The tool result carries no workbench address (the host did not pass the result metadata to this App).", "");
     }
     shown = true;
-    if (s && typeof s.url === "string" && typeof s.token === "string") stream(s, wb.url);
+    if (s && typeof s.error === "string") browser("Stream mode is on, but " + s.error.charAt(0).toLowerCase() + s.error.slice(1), wb.url);
+    else if (s && typeof s.url === "string" && typeof s.token === "string") stream(s, wb.url);
     else embed(wb.url);
   }
 

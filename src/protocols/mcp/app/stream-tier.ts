@@ -50,10 +50,8 @@ export function startWorkbenchApp(o: {
   const started = (async () => {
     await o.ready;
     const url = o.localUrl();
-    if (closed || !url) {
-      if (!closed) log.warn("stream: the workbench is not running, so there is nothing to stream");
-      return;
-    }
+    if (closed) return;
+    if (!url) throw new Error("the workbench is not running, so there is nothing to stream");
     const width = 1280;
     const height = 800;
     chromium = await launchChromium({
@@ -73,7 +71,9 @@ export function startWorkbenchApp(o: {
     core.bridge.setApp({ gatewayUrl: o.gateway.url, renderMode: "stream", stream: { url: wsUrl, token } });
     log.info(`stream: server-side Chromium (pid ${chromium.pid}) streams the workbench on /stream`);
   })().catch((err: unknown) => {
-    log.warn(`stream unavailable: ${toCcbError(err).toUserText().replace(/\n/g, " ")}`);
+    const reason = toCcbError(err).toUserText().replace(/\n/g, " ");
+    log.warn(`stream unavailable: ${reason}`);
+    if (!closed) core.bridge.setApp({ gatewayUrl: o.gateway.url, renderMode: "stream", streamError: `The stream could not start: ${reason}` });
   });
   return {
     async close() {

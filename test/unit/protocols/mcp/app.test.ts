@@ -9,6 +9,7 @@ import { WORKBENCH_APP_URI } from "../../../../src/core/bridge.ts";
 import { createCore, type Core } from "../../../../src/core/core.ts";
 import { CcbError } from "../../../../src/core/errors.ts";
 import { silentLogger } from "../../../../src/core/log.ts";
+import vscodeOpen from "../../../../src/core/tools/vscode_open.ts";
 import { WORKBENCH_APP_HTML } from "../../../../src/protocols/mcp/app/app-html.ts";
 import { parseRenderMode } from "../../../../src/protocols/mcp/app/render-mode.ts";
 import { appResourceMeta, MCP_APP_MIME } from "../../../../src/protocols/mcp/app/resource.ts";
@@ -88,6 +89,36 @@ describe("MCP server with and without the App", () => {
     assert.deepEqual((t?._meta as Record<string, unknown>).ui, { resourceUri: WORKBENCH_APP_URI });
     await c.close();
     core.bridge.setApp(undefined);
+  });
+});
+
+describe("vscode_open result metadata", () => {
+  const ws = tmpdirFixture({ prefix: "ccb-app-open-" });
+  const core = createCore({ roots: [ws.path], log: silentLogger });
+  after(async () => {
+    await core.dispose();
+    ws.cleanup();
+  });
+  const run = () => vscodeOpen.execute({}, { core, signal: new AbortController().signal, log: silentLogger });
+  const URL_ = "http://127.0.0.1:4000/ide/SECRETKEY/";
+
+  it("default mode: the workbench URL in _meta only, no stream entry", async () => {
+    core.bridge.setWorkbench({ url: URL_, runtime: "code-server" });
+    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default" });
+    const r = await run();
+    assert.deepEqual(r.meta, { "ccb/workbench": { url: URL_, runtime: "code-server" } });
+    assert.ok(!`${r.text}${JSON.stringify(r.structured)}`.includes("SECRETKEY"));
+  });
+
+  it("stream mode: the stream URL and token, or the reason it is not there (never a silent iframe)", async () => {
+    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream", stream: { url: "ws://127.0.0.1:4000/stream", token: "TOKEN123" } });
+    const ok = await run();
+    assert.deepEqual(ok.meta?.["ccb/stream"], { url: "ws://127.0.0.1:4000/stream", token: "TOKEN123" });
+    assert.ok(!`${ok.text}${JSON.stringify(ok.structured)}`.includes("TOKEN123"));
+    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream", streamError: "The stream could not start: no Chromium." });
+    assert.deepEqual((await run()).meta?.["ccb/stream"], { error: "The stream could not start: no Chromium." });
+    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream" });
+    assert.match(((await run()).meta?.["ccb/stream"] as { error: string }).error, /still starting/);
   });
 });
 
