@@ -50,3 +50,22 @@ export function reportFatal(err: unknown): never {
   if (process.env.CCB_LOG_LEVEL === "debug" && e?.stack) process.stderr.write(`${e.stack}\n`);
   process.exit(1);
 }
+
+/**
+ * Keep a started server running until SIGINT/SIGTERM/SIGHUP (or `until` resolves), then close it
+ * once and exit 0.
+ */
+export function closeOnSignals(handle: { close(): Promise<void> }, until?: Promise<unknown>): () => void {
+  let closing = false;
+  const shutdown = () => {
+    if (closing) return;
+    closing = true;
+    void handle.close().then(
+      () => process.exit(0),
+      (err: unknown) => reportFatal(err),
+    );
+  };
+  for (const s of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(s, shutdown);
+  if (until) void until.then(shutdown);
+  return shutdown;
+}

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { startLink } from "../../src/link/index.ts";
-import { commonArgs, reportFatal, setupLogging } from "../common.ts";
+import { closeOnSignals, commonArgs, reportFatal, setupLogging } from "../common.ts";
 
 export default defineCommand({
   meta: {
@@ -54,14 +54,7 @@ export default defineCommand({
         log: log.child("link"),
         announce: (line) => process.stderr.write(`ccb link: ${line}\n`),
       });
-      let closing = false;
-      const shutdown = () => {
-        if (closing) return;
-        closing = true;
-        void handle.close().then(() => process.exit(0));
-      };
-      for (const s of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(s, shutdown);
-      if (handle.rcs) void handle.rcs.done.then(shutdown);
+      closeOnSignals(handle, handle.rcs?.done);
     } catch (err) {
       reportFatal(err);
     }

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { startStream } from "../../src/stream/index.ts";
-import { commonArgs, reportFatal, setupLogging } from "../common.ts";
+import { closeOnSignals, commonArgs, reportFatal, setupLogging } from "../common.ts";
 
 export default defineCommand({
   meta: {
@@ -43,13 +43,7 @@ export default defineCommand({
         log: log.child("stream"),
       });
       process.stderr.write(`ccb stream: viewer ${handle.viewerUrl}\nccb stream: websocket ${handle.wsUrl} (token in ?token= or Authorization: Bearer)\n`);
-      let closing = false;
-      const shutdown = () => {
-        if (closing) return;
-        closing = true;
-        void handle.close().then(() => process.exit(0));
-      };
-      for (const s of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(s, shutdown);
+      closeOnSignals(handle);
     } catch (err) {
       reportFatal(err);
     }
