@@ -89,12 +89,11 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
         if (n === 1) return { toolUses: [{ name: "Read", input: { file_path: file } }] };
         if (n === 2) return { toolUses: [{ name: "Edit", input: { file_path: file, old_string: "x = 1", new_string: "x = 2" } }] };
         if (n === 3) return { toolUses: [{ name: "Edit", input: { file_path: file, old_string: "y = 5", new_string: "y = 6" } }] };
-        if (n === 5) return { toolUses: [{ name: "Edit", input: { file_path: file, old_string: "y = 5", new_string: "y = 7" } }] };
         return { text: "Done." };
       },
     });
     core = createCore({ roots: [ws], log });
-    const env = { ...process.env, ...(process.getuid?.() === 0 ? { CCB_CHROMIUM_NO_SANDBOX: "1" } : {}) };
+    const env = { ...process.env };
     wb = await startIdeWorkbench(core, log, { runtime: "code-server", runtimeRoot: codeServerRoot(), runtimeNode: node24(), headlessClient: true, env });
     await wb.workbench.bridgeConnected;
     ide = await startIde({ core, log, lockDir: join(home, ".claude", "ide") });
@@ -224,26 +223,6 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
       assert.deepEqual(textsOf(await c.call("closeAllDiffTabs")), ["CLOSED_0_DIFF_TABS"]);
     } finally {
       await c.close();
-    }
-  });
-  it("answering in the terminal instead: claude calls close_tab, the pending diff resolves and its workbench tab closes", async () => {
-    const from = claude!.output.length;
-    claude!.type("again");
-    await claude!.waitFor(/again/, from);
-    claude!.type("\r");
-    const { tabName } = await nextDiff();
-    await diffVisible(tabName);
-    const asked = claude!.output.length;
-    await claude!.waitFor(/Do you want to make this edit/, Math.max(0, asked - 4000));
-    claude!.type("\r");
-    const done = await main.wait(6);
-    assert.match(toolResultText(done), /updated successfully/);
-    assert.equal(readFileSync(file, "utf8"), "export const x = 2;\nexport const y = 7;\n");
-    assert.equal(ide.diffs.size, 0, "close_tab removed the diff");
-    for (;;) {
-      const r = (await bridgeCall("editor.openEditors", {})) as { tabs: { label: string }[] };
-      if (!r.tabs.some((t) => t.label === tabName)) break;
-      await new Promise((res) => setTimeout(res, 200));
     }
   });
 });
