@@ -1,4 +1,4 @@
-import { defineCommand, runMain } from "citty";
+import { defineCommand, runCommand, runMain } from "citty";
 import { CCB_VERSION } from "../src/core/version.ts";
 
 /**
@@ -38,4 +38,18 @@ export function normaliseArgv(argv: string[]): string[] {
   return argv;
 }
 
-await runMain(main, { rawArgs: normaliseArgv(process.argv.slice(2)) });
+const argv = normaliseArgv(process.argv.slice(2));
+const dash = argv.indexOf("--");
+const ownArgs = dash === -1 ? argv : argv.slice(0, dash);
+if (dash !== -1 && !ownArgs.some((a) => a === "--help" || a === "-h" || a === "--version")) {
+  // `ccb ide -- claude --help`: flags after `--` belong to the child command. citty's runMain
+  // would treat a --help anywhere as ccb's own, so run the command directly.
+  try {
+    await runCommand(main, { rawArgs: argv });
+  } catch (err) {
+    process.stderr.write(`ccb: ${(err as Error).message}\nRun \`ccb --help\` for usage.\n`);
+    process.exit(1);
+  }
+} else {
+  await runMain(main, { rawArgs: argv });
+}
