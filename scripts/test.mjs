@@ -38,7 +38,7 @@ if (!process.env.CCB_SKIP_BUILD) {
 function runTests(list, env) {
   const r = spawnSync(
     process.execPath,
-    ["--import", "tsx", "--test", "--test-reporter=spec", "--test-concurrency=1", ...passThrough, ...list],
+    ["--import", "tsx", "--test", "--test-reporter=spec", "--test-concurrency=1", "--test-timeout=600000", ...passThrough, ...list],
     { stdio: "inherit", cwd: root, env: { ...process.env, CCB_REPO_ROOT: root, ...env } },
   );
   return r.status ?? 1;
