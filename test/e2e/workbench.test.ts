@@ -230,7 +230,9 @@ describe("workbench over MCP (code-server + headless Chromium)", { timeout: 900_
         calls++;
       }
       const switches = wb.countLog(/bridge: extension host \d+ serves/) - servesAtStart;
-      assert.ok(switches <= 1, `the serving host changed ${switches} times in 30 s`);
+      // Opening a second headless tab can move the role to it and back once (each headless window
+      // reports focus when it loads); flapping is the role changing again and again.
+      assert.ok(switches <= 2, `the serving host changed ${switches} times in 30 s`);
       assert.ok(calls > 0);
       assert.equal((await (await fetch(`${wb.serve.base}/healthz`)).json() as { bridge: { connected: boolean } }).bridge.connected, true);
     } finally {
