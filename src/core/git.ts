@@ -313,12 +313,16 @@ export class GitService {
 
   /**
    * Subcommands that read work-tree files into objects or output (add, commit, stash, diff, grep,
-   * update-index) must not meet a hard-linked file: the files git would read are the modified and
-   * the untracked ones (ignored ones too when forced), which git lists itself.
+   * update-index) must not meet a hard-linked file: the files git would read are the modified
+   * tracked ones, and for add and stash the untracked ones (ignored ones too when forced), which
+   * git lists itself. Runs after the config scan: `ls-files --modified` may run clean filters.
    */
   private async refuseHardLinkedInWorkTree(run: RunGit, toplevel: string, parsed: ParsedGitArgs): Promise<void> {
     const forced = parsed.rest.some((t) => t === "-f" || t === "--force" || t === "--no-exclude-standard" || t === "--ignored");
-    const r = await run(["ls-files", "-z", "--modified", "--others", ...(forced ? [] : ["--exclude-standard"])], toplevel);
+    // diff and grep read tracked files only (grep --untracked excepted); add and stash also untracked ones.
+    const untracked = parsed.sub === "add" || parsed.sub === "stage" || parsed.sub === "stash" || parsed.rest.includes("--untracked");
+    const which = untracked ? ["--modified", "--others", ...(forced ? [] : ["--exclude-standard"])] : ["--modified"];
+    const r = await run(["ls-files", "-z", ...which], toplevel);
     if (r.exitCode !== 0) return;
     for (const rel of r.stdout.toString("utf8").split("\0")) {
       if (rel.length === 0) continue;
