@@ -56,7 +56,7 @@ describe("fs_search: a catastrophic regex does not stall other clients (JS engin
     bin.cleanup();
   });
 
-  it("other clients and /healthz are answered while the search runs; the search ends at its deadline", async () => {
+  it("other clients and /healthz are answered while the search runs; the search ends (at its deadline under Node)", async () => {
     let settled = false;
     const search = searcher.callTool({ name: "fs_search", arguments: { query: QUERY, regex: true } }, undefined, { timeout: 120_000 }).finally(() => {
       settled = true;
@@ -73,8 +73,11 @@ describe("fs_search: a catastrophic regex does not stall other clients (JS engin
       assert.equal(settled, false, `probe ${i} was answered, and the search is still running`);
     }
     const r = await search;
-    assert.equal(r.isError, true, "the pattern never finishes: the search must end with the deadline error");
-    assert.match(JSON.stringify(r.content), /TIMEOUT|more than \d+ ms/);
+    // V8 (Node) backtracks for hours: the deadline ends the search. JavaScriptCore (the Bun binary)
+    // gives up on its own after a while; then the true answer is "no match".
+    if (!process.env.CCB_TEST_BIN) assert.equal(r.isError, true, "under Node the pattern never finishes: the deadline must end it");
+    if (r.isError) assert.match(JSON.stringify(r.content), /more than \d+ ms/);
+    else assert.match(JSON.stringify(r.content), /No matches/);
   });
 
   it("cancelling the search terminates its worker thread", async () => {
