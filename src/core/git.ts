@@ -19,6 +19,19 @@ import { assertSingleLink, type Workspace } from "./workspace.ts";
  * - runs git with a fixed environment and `-c` overrides placed last (git-env.ts): hooks off,
  *   fsmonitor off, editor/pager/askpass fixed, no system/global config except the user's identity;
  * - kills the process group on timeout or abort and caps the output.
+ *
+ * The rule that closes the class "git runs a program the workspace controls": a program reaches git
+ * only through config (or through attributes naming a config-defined driver). So every config git
+ * can read is either ccb's (no system config, a ccb-owned global file, `-c` overrides placed last
+ * that fix every program-valued key with a fixed name) or vetted before git runs (the repository's
+ * local and worktree config with includes, and the config of every submodule repository, found by
+ * gitlink and by `modules/**`, whatever its `.git` is); keys with names git lets the repository
+ * choose (filter.<driver>, diff.<driver>, merge.<driver>, credential.<url>, ...) cannot be fixed
+ * by override, so their presence in a vetted file refuses the command. git is kept from starting
+ * git in submodules at all (git-env.ts), so the vetting is the second wall, not the only one.
+ * Files: every path git is told about (arguments, option values, values of path-valued keys,
+ * `rev:path` blobs, `--no-index` operands, the work-tree files a content-reading command would
+ * read) must be confined and single-link.
  */
 
 export interface GitStatusEntry {
