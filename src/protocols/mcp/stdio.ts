@@ -1,13 +1,17 @@
 import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { idFromPrefix } from "./frame-id.ts";
 
 export interface StdioTransportOptions {
   /** Longest accepted frame (one line) in bytes; longer lines are dropped with a JSON-RPC error. */
   maxFrameBytes?: number;
 }
 
+/** The same cap as an HTTP request body (--max-body-bytes, default 4 MiB). */
 export const DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024;
+/** How much of an oversized frame's start is kept to read its id from. */
+const ID_PREFIX_BYTES = 4096;
 
 /**
  * MCP over newline-delimited JSON on a pair of streams (stdin/stdout by default, injectable).
@@ -15,7 +19,9 @@ export const DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024;
  * Unlike the SDK's StdioServerTransport, a bad frame never ends the connection: malformed JSON is
  * answered with a JSON-RPC Parse error (-32700), a well-formed value that is not a JSON-RPC message
  * with Invalid Request (-32600, echoing its id when it has a usable one), and an oversized line is
- * dropped up to its newline and answered with Invalid Request naming the limit.
+ * dropped up to its newline and answered AT ONCE (when the cap is crossed, not at the newline) with
+ * Invalid Request naming the limit and carrying the request's id when it can be read from the
+ * frame's first 4 KiB, so the client can match the error to its request.
  */
 export class LineStdioTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
@@ -95,8 +101,9 @@ export class LineStdioTransport implements Transport {
         continue;
       }
       if (this.#pendingBytes + head.length > this.#max) {
+        const prefix = this.#prefix(head);
         this.#reset();
-        this.#tooLarge();
+        this.#tooLarge(prefix);
         continue;
       }
       const line = this.#pending.length === 0 ? head : Buffer.concat([...this.#pending, head]);
@@ -108,9 +115,10 @@ export class LineStdioTransport implements Transport {
   #append(buf: Buffer): void {
     if (this.#discarding || buf.length === 0) return;
     if (this.#pendingBytes + buf.length > this.#max) {
+      const prefix = this.#prefix(buf);
       this.#reset();
       this.#discarding = true;
-      this.#tooLarge();
+      this.#tooLarge(prefix);
       return;
     }
     this.#pending.push(buf);
@@ -122,8 +130,14 @@ export class LineStdioTransport implements Transport {
     this.#pendingBytes = 0;
   }
 
-  #tooLarge(): void {
-    this.#reply(null, ErrorCode.InvalidRequest, `Request too large: a frame may be at most ${this.#max} bytes. Send smaller requests.`);
+  /** The first bytes of the current frame (what is pending, then `more`). */
+  #prefix(more: Buffer): string {
+    const parts = [...this.#pending, more];
+    return Buffer.concat(parts, Math.min(ID_PREFIX_BYTES, this.#pendingBytes + more.length)).toString("utf8");
+  }
+
+  #tooLarge(prefix: string): void {
+    this.#reply(idFromPrefix(prefix), ErrorCode.InvalidRequest, `Request too large: a frame may be at most ${this.#max} bytes (--max-body-bytes). Send smaller requests.`);
   }
 
   #frame(raw: string): void {
