@@ -80,3 +80,68 @@ export function idFromPrefix(prefix: string): string | number | null {
     i++;
   }
 }
+
+/**
+ * The top-level `id` read from the END of a frame (the SDK puts `jsonrpc` and `id` after
+ * `params`): walks back over the last members of the outer object while their values are
+ * primitives. Returns null when the id is not among them or not a string/safe integer.
+ */
+export function idFromSuffix(suffix: string): string | number | null {
+  let i = suffix.trimEnd().length - 1;
+  if (suffix[i] !== "}") return null;
+  i--;
+  const ws = () => {
+    while (i >= 0 && /\s/.test(suffix[i] as string)) i--;
+  };
+  /** The string ending at i (its closing quote); moves i before its opening quote. */
+  const stringBack = (): string | undefined => {
+    if (suffix[i] !== '"') return undefined;
+    const end = i;
+    let j = i - 1;
+    for (; j >= 0; j--) {
+      if (suffix[j] !== '"') continue;
+      let k = j - 1;
+      let slashes = 0;
+      while (k >= 0 && suffix[k] === "\\") {
+        slashes++;
+        k--;
+      }
+      if (slashes % 2 === 0) break;
+    }
+    if (j < 0) return undefined;
+    try {
+      const s = JSON.parse(suffix.slice(j, end + 1)) as string;
+      i = j - 1;
+      return s;
+    } catch {
+      return undefined;
+    }
+  };
+  for (let member = 0; member < 4; member++) {
+    ws();
+    let value: string | number | null | undefined;
+    if (suffix[i] === '"') {
+      value = stringBack();
+      if (value === undefined) return null;
+    } else {
+      const m = /(-?\d+|true|false|null)$/.exec(suffix.slice(0, i + 1));
+      if (!m) return null;
+      value = /^-?\d+$/.test(m[1] as string) ? Number(m[1]) : null;
+      i -= (m[1] as string).length;
+    }
+    ws();
+    if (suffix[i] !== ":") return null;
+    i--;
+    ws();
+    const key = stringBack();
+    if (key === undefined) return null;
+    if (key === "id") {
+      if (typeof value === "string") return value.length <= 256 ? value : null;
+      return typeof value === "number" && Number.isSafeInteger(value) ? value : null;
+    }
+    ws();
+    if (suffix[i] !== ",") return null;
+    i--;
+  }
+  return null;
+}
