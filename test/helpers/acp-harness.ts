@@ -29,6 +29,8 @@ export interface AgentHarnessOptions {
 export class AgentHarness {
   readonly updates: Update[] = [];
   readonly strayStdout: string[] = [];
+  /** Every JSON-RPC frame the agent wrote, as parsed from stdout (before the SDK client validates it). */
+  readonly frames: any[] = [];
   readonly permissionRequests: acp.RequestPermissionRequest[] = [];
   stderr = "";
   private waiters: { pred: (u: Update) => boolean; resolve: (u: Update) => void }[] = [];
@@ -71,6 +73,7 @@ export class AgentHarness {
         try {
           const m = JSON.parse(line);
           if (m?.jsonrpc !== "2.0") h.strayStdout.push(line);
+          else if (line.length < 1_000_000) h.frames.push(m);
         } catch {
           h.strayStdout.push(line);
         }

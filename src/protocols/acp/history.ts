@@ -30,6 +30,7 @@ export function replayUpdates(records: StoreRecord[]): SessionUpdate[] {
       case "message":
       case "mode":
       case "config":
+      case "options":
         break;
       default: {
         const never: never = r;

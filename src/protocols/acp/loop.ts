@@ -9,7 +9,6 @@ import type { ModelRequest } from "./model.ts";
 import { ModelError } from "./model-error.ts";
 import { contextWindow, THOUGHT_LEVELS } from "./modes.ts";
 import type { Session } from "./session.ts";
-import { systemPrompt } from "./system-prompt.ts";
 import { runToolUse } from "./tool-runner.ts";
 import type { AgentTool } from "./tools/types.ts";
 import type { TurnOutlet } from "./turn.ts";
@@ -38,7 +37,7 @@ export async function runTurn(session: Session, outlet: TurnOutlet, prompt: Cont
   const userContent: ContentBlockParam[] = expanded !== undefined ? [{ type: "text", text: expanded }] : promptToModel(prompt);
   session.pushMessage(turn, { role: "user", content: userContent });
 
-  const end = (reason: StopReason): StopReason => {
+  const end = <R extends StopReason | "error">(reason: R): R => {
     session.append({ t: "turn_end", turn, stopReason: reason });
     return reason;
   };
@@ -49,8 +48,8 @@ export async function runTurn(session: Session, outlet: TurnOutlet, prompt: Cont
   const git = await session.gitState(signal);
   for (let step = 0; ; step++) {
     if (signal.aborted) return end("cancelled");
-    if (step >= session.settings.maxTurns) {
-      outlet.emit(textChunk(`\n\n[stopped: the turn reached the limit of ${session.settings.maxTurns} model requests]`));
+    if (step >= session.maxTurns) {
+      outlet.emit(textChunk(`\n\n[stopped: the turn reached the limit of ${session.maxTurns} model requests]`));
       return end("max_turn_requests");
     }
     let message: Message;
@@ -59,7 +58,7 @@ export async function runTurn(session: Session, outlet: TurnOutlet, prompt: Cont
       const request: ModelRequest = {
         model: session.config.model,
         max_tokens: session.settings.maxTokens,
-        system: systemPrompt({ cwd: session.cwd, platform: `${process.platform} ${process.arch}`, date: new Date().toISOString().slice(0, 10), git, mode: session.config.mode, toolNames: tools.map((t) => t.name) }),
+        system: session.systemPrompt(git, tools),
         messages: repairHistory(session.history),
         tools: apiTools,
       };
@@ -74,12 +73,14 @@ export async function runTurn(session: Session, outlet: TurnOutlet, prompt: Cont
       });
     } catch (err) {
       if (signal.aborted || isCcbError(err, "ABORTED")) return end("cancelled");
-      const msg = err instanceof ModelError ? err.message : `The model request failed: ${(err as Error).message}`;
-      session.log.warn(msg);
-      const chunk = textChunk(`${step > 0 ? "\n\n" : ""}${msg}`);
+      // the chat shows the reason; the prompt itself fails with a JSON-RPC error (mapped in agent.ts)
+      const failure = err instanceof ModelError ? err : new ModelError(`The model request failed: ${(err as Error).message}`, false);
+      session.log.warn(failure.message);
+      const chunk = textChunk(`${step > 0 ? "\n\n" : ""}${failure.message}`);
       outlet.emit(chunk);
       session.append({ t: "update", turn, update: chunk });
-      return end("end_turn");
+      end("error");
+      throw failure;
     }
     recordAssistant(session, turn, message);
     const u = message.usage;

@@ -11,10 +11,11 @@ import { lastTurn, modelHistory } from "./history.ts";
 import { runTurn } from "./loop.ts";
 import type { McpConnections } from "./mcp-clients.ts";
 import type { ModelClient } from "./model.ts";
-import { ModelError } from "./model-error.ts";
 import { bypassRefusal, configOptions, isModeId, isThoughtLevel, modeState, type ModeId, type SandboxFacts, type SessionConfig } from "./modes.ts";
 import { PermissionRules } from "./permissions.ts";
 import { loadModelSettings, type AgentEnv, type ModelSettings } from "./settings.ts";
+import { applySystemPrompt, mergeOptions, type SessionOptions } from "./session-options.ts";
+import { systemPrompt } from "./system-prompt.ts";
 import type { SessionStore, SessionWriter, StoreRecord } from "./store.ts";
 import { createClientIO, type ClientIO } from "./tools/io.ts";
 import { BUILTIN_TOOLS } from "./tools/index.ts";
@@ -56,10 +57,11 @@ export class Session {
     readonly cwd: string,
     private readonly writer: SessionWriter,
     private readonly deps: SessionDeps,
+    readonly options: SessionOptions,
   ) {
     this.client = deps.client;
     this.log = deps.log.child(id.slice(0, 12));
-    this.core = createCore({ roots: [cwd], log: this.log });
+    this.core = createCore({ roots: [cwd, ...(options.additionalDirectories ?? []).filter((d) => d !== cwd)], log: this.log });
     this.io = createClientIO(deps.client, deps.caps, this.core, id, cwd);
     this.rules = PermissionRules.forProject(deps.env.dataDir, cwd);
     this.settings = loadModelSettings(deps.env, cwd);
@@ -70,8 +72,15 @@ export class Session {
   }
 
   /** A new session (or a fork / a stored one when `records` are given). */
-  static async open(deps: SessionDeps, opts: { id: string; cwd: string; mcpServers: McpServer[]; writer: SessionWriter; records?: StoreRecord[]; title?: string | undefined }): Promise<Session> {
-    const s = new Session(opts.id, opts.cwd, opts.writer, deps);
+  static async open(
+    deps: SessionDeps,
+    opts: { id: string; cwd: string; mcpServers: McpServer[]; writer: SessionWriter; options: SessionOptions; records?: StoreRecord[]; title?: string | undefined },
+  ): Promise<Session> {
+    let stored: SessionOptions = {};
+    for (const r of opts.records ?? []) if (r.t === "options") stored = r.options;
+    const options = mergeOptions(stored, opts.options);
+    const s = new Session(opts.id, opts.cwd, opts.writer, deps, options);
+    if (Object.keys(opts.options).length > 0) s.append({ t: "options", options });
     if (opts.records) s.restore(opts.records);
     s.title = opts.title;
     if (opts.mcpServers.length > 0) {
@@ -96,6 +105,11 @@ export class Session {
 
   append(record: StoreRecord): void {
     if (!this.closed) this.writer.append(record);
+  }
+
+  /** Model requests allowed per prompt: the client's session option, else the settings. */
+  get maxTurns(): number {
+    return this.options.maxTurns ?? this.settings.maxTurns;
   }
 
   nextTurn(): number {
@@ -131,6 +145,20 @@ export class Session {
     this.git = { at: Date.now(), value };
     this.gitDirty = false;
     return value;
+  }
+
+  /** The system prompt of the next model request (after the client's replace/append option). */
+  systemPrompt(git: GitStatus | undefined, tools: readonly AgentTool[]): string {
+    const base = systemPrompt({
+      cwd: this.cwd,
+      extraRoots: this.options.additionalDirectories ?? [],
+      platform: `${process.platform} ${process.arch}`,
+      date: new Date().toISOString().slice(0, 10),
+      git,
+      mode: this.config.mode,
+      toolNames: tools.map((t) => t.name),
+    });
+    return applySystemPrompt(base, this.options.systemPrompt);
   }
 
   /** A tool with side effects ran: the next turn re-reads git state. */
@@ -241,10 +269,6 @@ export class Session {
         return { stopReason: ac.signal.aborted ? "cancelled" : stopReason };
       } catch (err) {
         if (ac.signal.aborted) return { stopReason: "cancelled" };
-        if (err instanceof ModelError) {
-          outlet.emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: err.message } });
-          return { stopReason: "end_turn" };
-        }
         throw err;
       } finally {
         outlet.close();
