@@ -68,10 +68,15 @@ export class ModelClient {
     }
   }
 
-  /** A short non-streaming request (titles). */
+  /** A non-streaming request without retries (titles, summaries). */
   async complete(request: ModelRequest, signal: AbortSignal): Promise<string> {
-    const msg = await this.client.messages.create({ ...request, stream: false }, { signal });
-    return msg.content.map((b) => (b.type === "text" ? b.text : "")).join("");
+    try {
+      const msg = await this.client.messages.create({ ...request, stream: false }, { signal });
+      return msg.content.map((b) => (b.type === "text" ? b.text : "")).join("");
+    } catch (err) {
+      if (signal.aborted || err instanceof APIUserAbortError) throw new CcbError("ABORTED", "The operation was cancelled.");
+      throw this.mapError(err);
+    }
   }
 
   private backoff(attempt: number, err: unknown): number {

@@ -6,12 +6,14 @@ import { CcbError } from "../../core/errors.ts";
 import type { GitStatus } from "../../core/git.ts";
 import type { Logger } from "../../core/log.ts";
 import { availableCommands, loadCommands, type SlashCommand } from "./commands.ts";
-import { shortTitle, todosToPlan, type Todo } from "./converters.ts";
-import { lastTurn, modelHistory } from "./history.ts";
+import { shortTitle, todosToPlan, usageUpdate, type Todo } from "./converters.ts";
+import { acpUsage, addCounts, costOf, priceOf, ZERO_TOKENS, type TokenCounts } from "./pricing.ts";
+import { compactedHistory, lastTurn, modelHistory } from "./history.ts";
 import { runTurn } from "./loop.ts";
+import { localAvailableCommands } from "./session-commands.ts";
 import type { McpConnections } from "./mcp-clients.ts";
 import type { ModelClient } from "./model.ts";
-import { bypassRefusal, configOptions, isModeId, isThoughtLevel, modeState, type ModeId, type SandboxFacts, type SessionConfig } from "./modes.ts";
+import { bypassRefusal, configOptions, contextWindow, isModeId, isThoughtLevel, modeState, type ModeId, type SandboxFacts, type SessionConfig } from "./modes.ts";
 import { PermissionRules } from "./permissions.ts";
 import { loadModelSettings, type AgentEnv, type ModelSettings } from "./settings.ts";
 import { applySystemPrompt, mergeOptions, type SessionOptions } from "./session-options.ts";
@@ -37,13 +39,18 @@ export class Session {
   readonly io: ClientIO;
   readonly rules: PermissionRules;
   readonly settings: ModelSettings;
-  readonly commands: SlashCommand[];
+  commands: SlashCommand[];
   readonly client: acp.AgentContext;
   readonly log: Logger;
   config: SessionConfig;
   history: MessageParam[] = [];
   title: string | undefined;
   private turnNo = 0;
+  /** Tokens of the running prompt turn, the session's cost so far (undefined: a price is unknown), context use of the last request. */
+  turnTokens: TokenCounts = ZERO_TOKENS;
+  sessionTokens: TokenCounts = ZERO_TOKENS;
+  costUsd: number | undefined = 0;
+  lastContextTokens = 0;
   private mcp: McpConnections | undefined;
   private model: ModelClient | undefined;
   private tail: Promise<void> = Promise.resolve();
@@ -94,6 +101,7 @@ export class Session {
     this.history = modelHistory(records);
     this.turnNo = lastTurn(records);
     for (const r of records) {
+      if (r.t === "usage") this.countUsage(r.model, r.tokens);
       if (r.t === "mode" && isModeId(r.modeId) && !(r.modeId === "bypassPermissions" && bypassRefusal(this.deps.facts))) this.config.mode = r.modeId;
       if (r.t === "config") this.applyConfig(r.configId, r.value, false);
     }
@@ -105,6 +113,27 @@ export class Session {
 
   append(record: StoreRecord): void {
     if (!this.closed) this.writer.append(record);
+  }
+
+  private countUsage(model: string, tokens: TokenCounts): void {
+    this.sessionTokens = addCounts(this.sessionTokens, tokens);
+    this.lastContextTokens = tokens.input + tokens.cacheRead + tokens.cacheWrite + tokens.output;
+    const price = priceOf(model, this.settings.prices);
+    this.costUsd = price && this.costUsd !== undefined ? this.costUsd + costOf(tokens, price) : undefined;
+  }
+
+  /** One model response's tokens: stored, added to the turn and the session, announced as usage_update. */
+  recordUsage(turn: number, model: string, tokens: TokenCounts, outlet: TurnOutlet): void {
+    this.append({ t: "usage", turn, model, tokens });
+    this.turnTokens = addCounts(this.turnTokens, tokens);
+    this.countUsage(model, tokens);
+    outlet.emit(usageUpdate(this.lastContextTokens, contextWindow(model), this.costUsd));
+  }
+
+  /** /compact and /clear: the model continues from `summary` (or from nothing); the file keeps every earlier record. */
+  compactTo(turn: number, summary: string | null): void {
+    this.history = compactedHistory(summary);
+    this.append({ t: "compact", turn, summary });
   }
 
   /** Model requests allowed per prompt: the client's session option, else the settings. */
@@ -172,7 +201,15 @@ export class Session {
   }
 
   announceCommands(): void {
-    this.notify({ sessionUpdate: "available_commands_update", availableCommands: availableCommands(this.commands) });
+    this.notify({ sessionUpdate: "available_commands_update", availableCommands: [...localAvailableCommands(), ...availableCommands(this.commands)] });
+  }
+
+  /** Command files may change during a turn (the agent can write them): re-read and re-announce when they did. */
+  refreshCommands(): void {
+    const next = loadCommands(this.cwd, this.deps.env.home, this.deps.env.configDir);
+    if (JSON.stringify(next) === JSON.stringify(this.commands)) return;
+    this.commands = next;
+    this.announceCommands();
   }
 
   /**
@@ -264,9 +301,10 @@ export class Session {
       await previous;
       if (ac.signal.aborted) return { stopReason: "cancelled" };
       const outlet = new TurnOutlet(this.client, this.id, this.log);
+      this.turnTokens = ZERO_TOKENS;
       try {
         const stopReason = await runTurn(this, outlet, prompt, ac.signal);
-        return { stopReason: ac.signal.aborted ? "cancelled" : stopReason };
+        return { stopReason: ac.signal.aborted ? "cancelled" : stopReason, usage: acpUsage(this.turnTokens) };
       } catch (err) {
         if (ac.signal.aborted) return { stopReason: "cancelled" };
         throw err;
@@ -274,6 +312,7 @@ export class Session {
         outlet.close();
       }
     } finally {
+      if (!this.closed) this.refreshCommands();
       requestSignal.removeEventListener("abort", onRequestAbort);
       this.active.delete(ac);
       release();

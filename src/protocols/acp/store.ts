@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { SessionUpdate } from "@agentclientprotocol/sdk/unstable";
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { CcbError } from "../../core/errors.ts";
+import type { TokenCounts } from "./pricing.ts";
 import type { SessionOptions } from "./session-options.ts";
 
 /**
@@ -20,6 +21,10 @@ export type StoreRecord =
   /** One message of the model conversation. */
   | { t: "message"; turn: number; message: MessageParam }
   | { t: "mode"; modeId: string }
+  /** /compact (summary) or /clear (null): the model's conversation restarts from here; earlier records stay for replay. */
+  | { t: "compact"; turn: number; summary: string | null }
+  /** Tokens of one model response (context use, cost). */
+  | { t: "usage"; turn: number; model: string; tokens: TokenCounts }
   /** Session options from session/new|load|resume (system prompt, max turns, extra roots). */
   | { t: "options"; options: SessionOptions }
   | { t: "config"; configId: string; value: string };
