@@ -89,7 +89,7 @@ describe("fast-check: operation sequences under a symlink swap", { timeout: 600_
             } catch (err) {
               out = err;
             }
-            const shown = JSON.stringify(out, (_k, v) => (v instanceof Error ? { message: v.message, ...v } : v)) ?? "";
+            const shown = JSON.stringify(out, (_k, v) => (v instanceof Error ? { ...v, message: v.message } : v)) ?? "";
             assert.ok(!shown.includes(SECRET), `${o.kind} ${JSON.stringify(o)} revealed outside content: ${shown.slice(0, 300)}`);
             assert.ok(!shown.includes("outside/"), `${o.kind} named an outside path: ${shown.slice(0, 300)}`);
           }
