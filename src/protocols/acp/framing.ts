@@ -12,6 +12,7 @@ export const DEFAULT_MAX_FRAME_BYTES = 64 * 1024 * 1024;
 const HEAD_BYTES = 64 * 1024;
 const TAIL_BYTES = 1024;
 const NEWLINE = 0x0a;
+const EMPTY = new Uint8Array(0);
 
 type Id = string | number | null;
 
@@ -62,11 +63,11 @@ export function boundedNdJsonStream(output: WritableStream<Uint8Array>, input: R
   const readable = new ReadableStream<AnyMessage>({
     async start(controller) {
       // the current line: kept parts while under the cap; head/tail only once it is over
-      let parts: Uint8Array[] = [];
+      const parts: Uint8Array[] = [];
       let size = 0;
       let over = false;
-      let head = new Uint8Array(0);
-      let tail = new Uint8Array(0);
+      let head = EMPTY;
+      let tail = EMPTY;
 
       const keepTail = (chunk: Uint8Array) => {
         if (chunk.byteLength >= TAIL_BYTES) tail = chunk.slice(chunk.byteLength - TAIL_BYTES);
@@ -85,25 +86,30 @@ export function boundedNdJsonStream(output: WritableStream<Uint8Array>, input: R
           over = true;
           const all = concat(parts);
           head = all.slice(0, HEAD_BYTES);
-          parts = [];
+          parts.length = 0;
           keepTail(all);
         }
         if (over) keepTail(chunk);
         else parts.push(chunk);
       };
-      const finishLine = async () => {
+      // synchronous for a normal line (no await per frame); a promise only when an error is written
+      const finishLine = (): Promise<void> | undefined => {
+        let pending: Promise<void> | undefined;
         if (over) {
           const id = sniffId(decoder.decode(head), decoder.decode(tail));
           options.onDrop?.(size, id);
-          await reject(id, `the message is ${size} bytes, over the ${mib(max)} limit of ccb acp; send smaller prompts (attach files as resource links instead of embedding them)`, { maxMessageBytes: max, messageBytes: size });
+          pending = reject(id, `the message is ${size} bytes, over the ${mib(max)} limit of ccb acp; send smaller prompts (attach files as resource links instead of embedding them)`, { maxMessageBytes: max, messageBytes: size });
         } else if (size > 0) {
           deliver(controller, decoder.decode(concat(parts)).trim());
         }
-        parts = [];
+        parts.length = 0;
         size = 0;
-        over = false;
-        head = new Uint8Array(0);
-        tail = new Uint8Array(0);
+        if (over) {
+          over = false;
+          head = EMPTY;
+          tail = EMPTY;
+        }
+        return pending;
       };
       const deliver = (ctl: ReadableStreamDefaultController<AnyMessage>, line: string) => {
         if (!line) return;
@@ -133,7 +139,8 @@ export function boundedNdJsonStream(output: WritableStream<Uint8Array>, input: R
           let nl = value.indexOf(NEWLINE, start);
           while (nl !== -1) {
             add(value.subarray(start, nl));
-            await finishLine();
+            const pending = finishLine();
+            if (pending) await pending;
             start = nl + 1;
             nl = value.indexOf(NEWLINE, start);
           }
