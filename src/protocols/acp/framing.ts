@@ -100,7 +100,7 @@ export function boundedNdJsonStream(output: WritableStream<Uint8Array>, input: R
           options.onDrop?.(size, id);
           pending = reject(id, `the message is ${size} bytes, over the ${mib(max)} limit of ccb acp; send smaller prompts (attach files as resource links instead of embedding them)`, { maxMessageBytes: max, messageBytes: size });
         } else if (size > 0) {
-          deliver(controller, decoder.decode(concat(parts)).trim());
+          pending = deliver(controller, decoder.decode(concat(parts)).trim());
         }
         parts.length = 0;
         size = 0;
@@ -111,23 +111,22 @@ export function boundedNdJsonStream(output: WritableStream<Uint8Array>, input: R
         }
         return pending;
       };
-      const deliver = (ctl: ReadableStreamDefaultController<AnyMessage>, line: string) => {
-        if (!line) return;
+      const deliver = (ctl: ReadableStreamDefaultController<AnyMessage>, line: string): Promise<void> | undefined => {
+        if (!line) return undefined;
         let msg: unknown;
         try {
           msg = JSON.parse(line);
         } catch {
-          void writeJson({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } }).catch(() => undefined);
-          return;
+          return writeJson({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } }).catch(() => undefined);
         }
         if (msg !== null && typeof msg === "object" && !Array.isArray(msg)) {
           const m = msg as Record<string, unknown>;
           if (m.jsonrpc !== "2.0" && "method" in m && isId(m.id)) {
-            void reject(m.id, 'the "jsonrpc": "2.0" member is missing or wrong');
-            return;
+            return reject(m.id, 'the "jsonrpc": "2.0" member is missing or wrong');
           }
         }
         ctl.enqueue(msg as AnyMessage);
+        return undefined;
       };
 
       reader = input.getReader();
