@@ -53,6 +53,7 @@ export function toRequestError(err: unknown, sessionId?: string): Error {
         return sessionId ? acp.RequestError.sessionNotFound(sessionId) : acp.RequestError.resourceNotFound();
       case "INVALID_ARGUMENT":
       case "INVALID_PATH":
+      case "PATH_TOO_LONG":
       case "PATH_OUTSIDE_WORKSPACE":
       case "NOT_DIRECTORY":
         return acp.RequestError.invalidParams({ code: err.code }, err.message);
