@@ -1,4 +1,6 @@
 import type { AnyMessage, Stream } from "@agentclientprotocol/sdk/unstable";
+// the same id scanner answers oversized frames of `ccb serve --stdio`
+import { idFromPrefix, idFromSuffix } from "../mcp/frame-id.ts";
 
 /**
  * Newline-delimited JSON-RPC framing for `ccb acp` with a per-frame cap that never ends the
@@ -22,16 +24,7 @@ function isId(v: unknown): v is string | number {
 
 /** The top-level id of a JSON-RPC frame seen only by its first and last bytes, or null. */
 export function sniffId(head: string, tail: string): Id {
-  const lead = /^\s*\{(?:\s*"(?:jsonrpc|method)"\s*:\s*"[^"\\]*"\s*,)*\s*"id"\s*:\s*(-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*")/.exec(head);
-  const last = lead ? undefined : /"id"\s*:\s*(-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*")\s*\}\s*$/.exec(tail);
-  const raw = lead?.[1] ?? last?.[1];
-  if (raw === undefined) return null;
-  try {
-    const v: unknown = JSON.parse(raw);
-    return isId(v) ? v : null;
-  } catch {
-    return null;
-  }
+  return idFromPrefix(head) ?? idFromSuffix(tail);
 }
 
 function mib(n: number): string {
