@@ -1,5 +1,7 @@
 import { defineCommand, runCommand, runMain } from "citty";
 import { CCB_VERSION } from "../src/core/version.ts";
+import { takeSecrets } from "../src/platform/secrets.ts";
+import { startSupervisor } from "../src/platform/supervisor.ts";
 
 /**
  * The `ccb` root command. Subcommands load lazily, so `ccb link` never loads PTYs, Chromium
@@ -37,6 +39,16 @@ export function normaliseArgv(argv: string[]): string[] {
   }
   return argv;
 }
+
+// Before anything else: secrets move out of process.env into the vault (no child inherits them),
+// and the supervisor starts, so every process ccb starts from here on is contained.
+try {
+  takeSecrets();
+} catch (err) {
+  process.stderr.write(`ccb: ${(err as Error).message}\n`);
+  process.exit(1);
+}
+startSupervisor();
 
 const argv = normaliseArgv(process.argv.slice(2));
 const dash = argv.indexOf("--");
