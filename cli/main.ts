@@ -49,6 +49,11 @@ try {
   process.exit(1);
 }
 startSupervisor();
+// The reader of stdout left (`ccb serve ... | head`): end as on SIGTERM, cleanly, instead of
+// crashing on an unhandled EPIPE.
+process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+  if (err.code === "EPIPE" || err.code === "ECONNRESET" || err.code === "ERR_STREAM_DESTROYED") process.kill(process.pid, "SIGTERM");
+});
 
 const argv = normaliseArgv(process.argv.slice(2));
 const dash = argv.indexOf("--");

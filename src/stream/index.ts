@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import { CcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
-import { launchChromium, type Chromium } from "../util/chromium.ts";
+import { launchChromium, type Chromium } from "../platform/chromium.ts";
 import { newToken, tokensEqual } from "../util/secrets.ts";
 import { Screencast } from "./screencast.ts";
 import { createStreamEndpoint, type StreamEndpoint } from "./server.ts";
@@ -42,9 +42,9 @@ export async function startStream(o: StreamOptions): Promise<StreamHandle> {
     });
   }
   const token = o.token ?? newToken(32);
-  const chromium = await launchChromium({ url: o.url, chromePath: o.chromePath, width: o.width, height: o.height, noSandbox: o.noSandbox, log: o.log });
+  const chromium = await launchChromium({ url: o.url, chromePath: o.chromePath, width: o.width, height: o.height, noSandbox: o.noSandbox || undefined, log: o.log });
   o.log.info(`chromium pid ${chromium.pid}, profile ${chromium.userDataDir}`);
-  const screencast = new Screencast({ port: chromium.port, width: o.width, height: o.height, quality: o.quality, maxFps: o.maxFps, log: o.log });
+  const screencast = new Screencast({ page: chromium.page, width: o.width, height: o.height, quality: o.quality, maxFps: o.maxFps, log: o.log });
   let server: Server | undefined;
   try {
     await screencast.attach();
