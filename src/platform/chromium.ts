@@ -26,9 +26,11 @@ export interface ChromiumOptions {
   /** The explicit opt-out; default: CCB_CHROMIUM_NO_SANDBOX=1 in `env`. */
   noSandbox?: boolean | undefined;
   /**
-   * The page declares itself hidden and unfocused (Page Visibility API and document.hasFocus(),
-   * set before any script of the page runs): ccb's own headless client is nobody's window, so its
-   * extension host reports no focus and never takes the serving role from a person's tab.
+   * true: the page declares itself hidden and unfocused (Page Visibility API and
+   * document.hasFocus(), set before any script of the page runs): ccb's own headless client is
+   * nobody's window, so its extension host reports no focus and never takes the serving role from
+   * a person's tab. false (default): the page is a person's foreground tab, visible and focused
+   * (DevTools focus emulation; a headless page otherwise has no focus) — what a stream viewer sees.
    */
   hidden?: boolean;
   log: Logger;
@@ -175,6 +177,7 @@ export async function launchChromium(o: ChromiumOptions): Promise<Chromium> {
     ]);
     await page.send("Page.enable");
     if (o.hidden) await page.send("Page.addScriptToEvaluateOnNewDocument", { source: HIDDEN_PAGE_SCRIPT });
+    else await page.send("Emulation.setFocusEmulationEnabled", { enabled: true });
     await page.send("Page.navigate", { url: o.url });
     return { pid: child.pid, uid: drop?.uid ?? process.getuid?.() ?? -1, sandbox: !noSandbox, userDataDir: profile, page, exited, close: stop };
   } catch (err) {

@@ -86,8 +86,7 @@ export async function bootWorkbench(workspace: string, home: string, extraArgs: 
       XDG_CACHE_HOME: join(home, "cache"),
       XDG_CONFIG_HOME: join(home, "config"),
       XDG_DATA_HOME: join(home, "data"),
-      // The test machine runs as root: Chromium's sandbox needs an explicit opt-out there.
-      ...(process.getuid?.() === 0 || process.env.CCB_CHROMIUM_NO_SANDBOX === "1" ? { CCB_CHROMIUM_NO_SANDBOX: "1" } : {}),
+      // Defaults: as root, ccb runs Chromium as an unprivileged account with its sandbox on.
       ...(process.env.CHROME_PATH ? { CHROME_PATH: process.env.CHROME_PATH } : {}),
       ...(process.env.CCB_CACHE_DIR ? { CCB_CACHE_DIR: process.env.CCB_CACHE_DIR } : {}),
     },
