@@ -4,7 +4,9 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { spawnCcb } from "../helpers/cli.ts";
+import { spawn } from "node:child_process";
+import { ccbCommand, spawnCcb } from "../helpers/cli.ts";
+import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { cleanEnv } from "./serve-helpers.ts";
 
@@ -130,6 +132,38 @@ describe("containment: nothing ccb started outlives it", { timeout: 600_000 }, (
       }
     });
   }
+
+  it("`ccb serve ... | head`: when the reader of stdout leaves, serve ends and its workbench state folder is gone", async () => {
+    const stateHome = join(home.path, "state-head");
+    const base = join(stateHome, "ccb/workbench");
+    const { command, args } = ccbCommand(["serve", "--stdio", "--workspace", ws.path, "--runtime", "code-server", "--runtime-root", codeServerRoot(), "--runtime-node", node24(), "--no-headless-client"]);
+    const q = (a: string) => `'${a.replace(/'/g, "'\\''")}'`;
+    const shell = spawn("/bin/sh", ["-c", `${[command, ...args].map(q).join(" ")} 2>${q(join(home.path, "head.err"))} | head -n 1`], {
+      env: cleanEnv({ HOME: home.path, XDG_STATE_HOME: stateHome, XDG_CACHE_HOME: join(home.path, "cache") }),
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    let out = "";
+    shell.stdout?.setEncoding("utf8").on("data", (d: string) => (out += d));
+    const frame = (id: number, method: string, params: unknown) => `${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`;
+    shell.stdin?.write(frame(1, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "head", version: "1" } }));
+    await until("head printed the first line", () => (out.includes('"id":1') ? true : undefined));
+    const dirs = await until("the workbench state folder exists", () => {
+      try {
+        const d = readdirSync(base);
+        return d.length > 0 ? d : undefined;
+      } catch {
+        return undefined;
+      }
+    });
+    assert.equal(dirs.length, 1);
+    // head has exited; the next frame ccb writes meets a closed pipe (EPIPE).
+    shell.stdin?.write(frame(2, "tools/list", {}));
+    shell.stdin?.write(frame(3, "tools/list", {}));
+    await until("the state folder is removed", () => (readdirSync(base).length === 0 ? true : undefined), 60_000).catch(() => undefined);
+    assert.deepEqual(readdirSync(base), [], readFileSync(join(home.path, "head.err"), "utf8").slice(-2000));
+    shell.stdin?.end();
+    await new Promise((r) => (shell.exitCode !== null ? r(null) : shell.once("exit", r)));
+  });
 
   it("a state folder whose owner died is removed at the next start", async () => {
     const { claimDir, removeStale } = await import("../../src/platform/state.ts");
