@@ -29,7 +29,7 @@ export default defineCommand({
     runtime: { type: "string", description: "Workbench runtime: openvscode (default; `ccb runtime fetch` installs it) or code-server (detected from --runtime-root).", valueHint: "openvscode|code-server" },
     "runtime-root": { type: "string", description: "An existing runtime install: an OpenVSCode Server folder, or the code-server package folder (env CCB_RUNTIME_ROOT).", valueHint: "dir" },
     "runtime-node": { type: "string", description: "Node 24 binary for code-server (env CCB_RUNTIME_NODE; default: node from PATH, version-checked).", valueHint: "path" },
-    "headless-client": { type: "boolean", default: true, description: "Open the workbench in headless Chromium so the editor bridge is live with no browser tab open (default on; --no-headless-client to rely on your own tab). As root it needs CCB_CHROMIUM_NO_SANDBOX=1." },
+    "headless-client": { type: "boolean", default: true, description: "Open the workbench in headless Chromium so the editor bridge is live with no browser tab open (default on; --no-headless-client to rely on your own tab). As root Chromium runs as nobody (CCB_CHROMIUM_USER) with its sandbox on." },
     "render-mode": { type: "string", description: "How the MCP App shows the workbench: default (an iframe, or an honest browser link when the host refuses frames) or stream (experimental: pixels of a server-side Chromium over /stream). Env CCB_RENDER_MODE; any other value stops startup.", valueHint: "default|stream" },
     ...commonArgs,
   },

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { WebSocket } from "ws";
@@ -28,8 +29,15 @@ writeFileSync(join(ws.path, "tiny.vsix"), tinyVsix("ccbtest", "tiny", "0.0.1"));
 writeFileSync(join(outside.path, "target.txt"), "outside\n");
 symlinkSync(join(outside.path, "target.txt"), join(ws.path, "escape.txt"));
 
+// Secrets planted in ccb's environment: no child (runtime, its terminals, Chromium) may have them.
+const planted = {
+  ACP_AUTH_TOKEN: `acp-planted-${randomBytes(12).toString("hex")}`,
+  ACP_RCS_TOKEN: `rcs-planted-${randomBytes(12).toString("hex")}`,
+  ANTHROPIC_API_KEY: `sk-ant-planted-${randomBytes(12).toString("hex")}`,
+};
+
 before(async () => {
-  wb = await bootWorkbench(ws.path, home.path);
+  wb = await bootWorkbench(ws.path, home.path, [], planted);
 }, { timeout: 300_000 });
 
 after(async () => {
@@ -214,6 +222,24 @@ describe("workbench over MCP (code-server + headless Chromium)", { timeout: 900_
       assert.ok(!env.includes(token), `process ${pid} has the bridge token in its environment`);
     }
     assert.ok(!wb.serve.stderr().includes(token), "the token is never logged");
+  });
+
+  it("planted secrets reach no process but ccb itself: the runtime, a workbench terminal, Chromium", async () => {
+    const values = Object.values(planted);
+    const env = (pid: string) => {
+      try {
+        return readFileSync(`/proc/${pid}/environ`, "latin1");
+      } catch {
+        return "";
+      }
+    };
+    const ccbPid = String(wb.serve.child.pid);
+    assert.equal(values.filter((v) => env(ccbPid).includes(v)).length, values.length, "control: planted in ccb's own environment");
+    await wb.ok("vscode_execute_command", { command: "workbench.action.terminal.new" });
+    const pids = () => readdirSync("/proc").filter((p) => /^\d+$/.test(p));
+    await eventually("a workbench (VS Code) terminal runs", async () => (pids().some((p) => env(p).includes("TERM_PROGRAM=vscode")) ? true : undefined), 60_000);
+    const leaks = pids().filter((p) => p !== ccbPid && values.some((v) => env(p).includes(v)));
+    assert.deepEqual(leaks.map((p) => `${p} ${readFileSync(`/proc/${p}/cmdline`, "latin1").replace(/\0/g, " ")}`), []);
   });
 
   it("as root with defaults: the headless client runs unprivileged with its sandbox on, and the bridge is live", async () => {
