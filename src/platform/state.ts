@@ -38,14 +38,36 @@ export function claimDir(dir: string): void {
   supervisor()?.removeOnExit(dir);
 }
 
-/** Whether the owner recorded in `dir` is gone. */
+/** Whether a live process names `dir` on its command line (a runtime's or Chromium's own folder flags). */
+function mentioned(dir: string): boolean {
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return true; // cannot tell: keep it
+  }
+  for (const n of names) {
+    if (!/^\d+$/.test(n)) continue;
+    try {
+      if (readFileSync(`/proc/${n}/cmdline`, "utf8").includes(dir)) return true;
+    } catch {
+      // gone
+    }
+  }
+  return false;
+}
+
+/**
+ * Whether the owner recorded in `dir` is gone. A folder without an owner file (an older ccb's) is
+ * gone once it is older than a minute and no live process names it on its command line.
+ */
 export function ownerGone(dir: string, now = Date.now()): boolean {
   let owner: { pid?: unknown; start?: unknown };
   try {
     owner = JSON.parse(readFileSync(join(dir, OWNER_FILE), "utf8")) as { pid?: unknown; start?: unknown };
   } catch {
     try {
-      return now - statSync(dir).mtimeMs > UNCLAIMED_GRACE_MS;
+      return now - statSync(dir).mtimeMs > UNCLAIMED_GRACE_MS && !mentioned(dir);
     } catch {
       return false;
     }
@@ -74,8 +96,12 @@ export function removeStale(parent: string, prefix = ""): string[] {
       continue;
     }
     if (!ownerGone(dir)) continue;
-    rmSync(dir, { recursive: true, force: true });
-    removed.push(n);
+    try {
+      rmSync(dir, { recursive: true, force: true });
+      removed.push(n);
+    } catch {
+      // in use after all, or not ours: left alone
+    }
   }
   return removed;
 }

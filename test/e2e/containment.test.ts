@@ -179,8 +179,24 @@ describe("containment: nothing ccb started outlives it", { timeout: 600_000 }, (
     await new Promise((r) => gone.once("exit", r));
     const { writeFileSync } = await import("node:fs");
     writeFileSync(join(dead, "ccb-owner.json"), JSON.stringify({ pid: gone.pid, start: "1" }));
-    assert.deepEqual(removeStale(parent), ["dead"]);
+    // Folders of an older ccb have no owner file: removed only when no live process names them.
+    const { utimesSync } = await import("node:fs");
+    const old = new Date(Date.now() - 3_600_000);
+    const inUse = join(parent, "unclaimed-in-use");
+    const orphan = join(parent, "unclaimed-orphan");
+    for (const d of [inUse, orphan]) {
+      mkdirSync(d);
+      utimesSync(d, old, old);
+    }
+    const user = spawn("/bin/sh", ["-c", "sleep 60", inUse], { stdio: "ignore" });
+    try {
+      await until("the user of the folder runs", () => (marked(inUse).length > 0 ? true : undefined));
+      assert.deepEqual(removeStale(parent).sort(), ["dead", "unclaimed-orphan"]);
+    } finally {
+      user.kill("SIGKILL");
+    }
     assert.ok(existsSync(mine), "a folder whose owner is alive stays");
-    assert.ok(!existsSync(dead));
+    assert.ok(existsSync(inUse), "a folder a live process names stays");
+    assert.ok(!existsSync(dead) && !existsSync(orphan));
   });
 });
