@@ -34,7 +34,7 @@ interface Session {
 }
 
 /**
- * Streamable HTTP at /mcp with sessions (one MCP Server per session) and /healthz. Every /mcp
+ * Streamable HTTP at /mcp with sessions (one MCP Server per session), /healthz and /readyz. Every /mcp
  * request passes, in order: Host (gateway), Origin, bearer token, body cap, JSON parse; only then
  * does the SDK's transport see it.
  */
@@ -51,6 +51,7 @@ export class McpHttpEndpoint {
     this.#maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     gateway.addRoute("*", "/mcp", (req, res) => this.#handle(req, res));
     gateway.addRoute("GET", "/healthz", (_req, res) => this.#health(res));
+    gateway.addRoute("GET", "/readyz", (_req, res) => this.#ready(res));
     const idle = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
     this.#sweep = setInterval(() => this.#closeIdle(idle), Math.min(idle, 60_000));
     this.#sweep.unref();
@@ -70,6 +71,12 @@ export class McpHttpEndpoint {
   #health(res: ServerResponse): void {
     const bridge = this.#options.core.bridge.status();
     sendJson(res, 200, { ok: true, name: "ccb", version: CCB_VERSION, bridge: { connected: bridge.connected, reason: bridge.reason }, sessions: this.#sessions.size });
+  }
+
+  /** Readiness: 200 while the live editor bridge is connected, 503 (with the reason) otherwise. */
+  #ready(res: ServerResponse): void {
+    const bridge = this.#options.core.bridge.status();
+    sendJson(res, bridge.connected ? 200 : 503, { ready: bridge.connected, bridge: { connected: bridge.connected, reason: bridge.reason } });
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
