@@ -14,8 +14,8 @@ import { INITIALIZE, MCP_POST_HEADERS, rawRequest, rpcMessages } from "./serve-h
 /**
  * Builds deploy/Containerfile with Podman and runs the image as the pod spec does (non-root uid,
  * read-only root, no capabilities, no new privileges, volumes for the writable paths). No registry
- * is needed: without CCB_IMAGE_BASE the Debian 12 base is made with mmdebstrap from the
- * machine's Debian mirror and imported. The workbench runtime comes from a file in the context
+ * is needed: without CCB_IMAGE_BASE the Debian 12 base is made by deploy/base-image.sh from the
+ * machine's Debian mirror. The workbench runtime comes from a file in the context
  * (RUNTIME_SOURCE=file) and is digest-checked during the build.
  */
 
@@ -52,16 +52,16 @@ function podman(args: string[], timeoutMs?: number) {
   return sh("podman", args, timeoutMs);
 }
 
-/** The base image: CCB_IMAGE_BASE, a base made earlier on this machine, or a fresh one from mmdebstrap. */
+/**
+ * The base image: CCB_IMAGE_BASE (e.g. debian:12-slim where a registry is reachable), else the
+ * one deploy/base-image.sh makes with mmdebstrap (.ci/run makes it before the tests; made here otherwise).
+ */
 function baseImage(): string {
   if (process.env.CCB_IMAGE_BASE) return process.env.CCB_IMAGE_BASE;
   if (podman(["image", "exists", BASE]).code === 0) return BASE;
   need("mmdebstrap", "mmdebstrap");
-  const tar = join(dir.path, "base.tar");
-  const m = sh("mmdebstrap", ["--variant=minbase", "--include=ca-certificates", "bookworm", tar], 600_000);
-  assert.equal(m.code, 0, `mmdebstrap: ${m.err.slice(-2000)}`);
-  const i = podman(["import", tar, BASE]);
-  assert.equal(i.code, 0, i.err);
+  const r = sh("bash", [join(repoRoot, "deploy/base-image.sh"), BASE], 900_000);
+  assert.equal(r.code, 0, `deploy/base-image.sh: ${(r.out + r.err).slice(-2000)}`);
   return BASE;
 }
 
@@ -75,7 +75,7 @@ function context(name: string, archive: Buffer): string {
 }
 
 function build(ctx: string, tag: string) {
-  return podman(["build", ...engineFlags(), "--build-arg", `BASE_IMAGE=${baseImage()}`, "--build-arg", "RUNTIME_SOURCE=file", "-t", tag, "-f", join(ctx, "Containerfile"), ctx], 900_000);
+  return podman(["build", "--force-rm", ...engineFlags(), "--build-arg", `BASE_IMAGE=${baseImage()}`, "--build-arg", "RUNTIME_SOURCE=file", "-t", tag, "-f", join(ctx, "Containerfile"), ctx], 900_000);
 }
 
 /** Run the image the way the StatefulSet does: read-only root, no capabilities, writable paths mounted. */

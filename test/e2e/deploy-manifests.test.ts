@@ -225,10 +225,12 @@ describe("deploy/kubernetes: rendered with kubectl kustomize", () => {
 
   test("the README's Kubernetes section creates exactly the Secrets the manifests reference", () => {
     const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
-    const section = readme.slice(readme.indexOf("## Deploying on Kubernetes"));
-    assert.ok(section.length > 0 && readme.includes("## Deploying on Kubernetes"));
-    assert.match(section, /kubectl create secret generic ccb-workspace-token[^\n]*--from-literal=token=/);
-    assert.match(section, /ccb-workspace-tls/);
+    const start = readme.indexOf("## Deploying on Kubernetes");
+    assert.ok(start >= 0, "README has the section");
+    const end = readme.indexOf("\n## ", start + 1);
+    const section = readme.slice(start, end < 0 ? undefined : end);
+    assert.match(section, /kubectl (-n \S+ )?create secret generic ccb-workspace-token[^\n]*--from-literal=token=/);
+    assert.match(section, /kubectl (-n \S+ )?create secret tls ccb-workspace-tls /);
     assert.match(section, /kubectl kustomize deploy\/kubernetes\/overlays\/team/);
   });
 });
