@@ -75,7 +75,7 @@ function context(name: string, archive: Buffer): string {
 }
 
 function build(ctx: string, tag: string) {
-  return podman(["build", "--force-rm", ...engineFlags(), "--build-arg", `BASE_IMAGE=${baseImage()}`, "--build-arg", "RUNTIME_SOURCE=file", "-t", tag, "-f", join(ctx, "Containerfile"), ctx], 900_000);
+  return podman(["build", "--force-rm", "--label", "ccb.test=deploy-image", ...engineFlags(), "--build-arg", `BASE_IMAGE=${baseImage()}`, "--build-arg", "RUNTIME_SOURCE=file", "-t", tag, "-f", join(ctx, "Containerfile"), ctx], 900_000);
 }
 
 /** Run the image the way the StatefulSet does: read-only root, no capabilities, writable paths mounted. */
@@ -129,6 +129,8 @@ after(() => {
     podman(["rm", "-f", "-t", "0", c]);
     podman(["volume", "rm", "-f", `${c}-ws`, `${c}-state`]);
   }
+  // Layers of failed builds (the tampered one); the tagged image stays as the next run's cache.
+  podman(["image", "prune", "-f", "--filter", "label=ccb.test=deploy-image"]);
   dir.cleanup();
 });
 
@@ -143,7 +145,7 @@ if (!engineOff) describe("deploy/Containerfile with Podman", () => {
     assert.equal(v.out.trim(), PKG_VERSION);
     const who = podman(["run", "--rm", ...engineFlags(), "--entrypoint", "id", IMAGE, "-u"]);
     assert.equal(who.out.trim(), "10001");
-    const tools = podman(["run", "--rm", ...engineFlags(), "--entrypoint", "sh", IMAGE, "-c", "command -v chromium rg git tini && /opt/ccb/cache/runtime/*/bin/openvscode-server --probe"]);
+    const tools = podman(["run", "--rm", ...engineFlags(), "--entrypoint", "sh", IMAGE, "-c", "for b in chromium rg git tini; do command -v $b || exit 1; done; /opt/ccb/cache/runtime/*/bin/openvscode-server --probe"]);
     assert.equal(tools.code, 0, tools.err);
     assert.match(tools.out, /\/usr\/bin\/chromium\n\/usr\/bin\/rg\n\/usr\/bin\/git\n\/usr\/bin\/tini\n/);
     assert.match(tools.out, new RegExp(`${FIXTURE_BANNER} --probe`), "the runtime installed is the one from the archive");
