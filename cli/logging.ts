@@ -35,7 +35,7 @@ export function jsonLine(level: string, msg: string, tag?: string, date = new Da
  * JSON record under --log-format json. Shown at every log level.
  */
 export function announceLine(line: string, tag?: string): void {
-  process.stderr.write(activeFormat === "json" ? jsonLine("info", redact(line), tag) : `${line}\n`);
+  process.stderr.write(activeFormat === "json" ? jsonLine("info", line, tag) : `${line}\n`);
 }
 
 /** A fatal error for stderr, as text or as a JSON record. */
@@ -74,6 +74,13 @@ export function createLogging(options: LoggingOptions = {}): { consola: ConsolaI
   const file = options.file ?? process.env.CCB_LOG_FILE;
   const format = parseFormat(options.format ?? process.env.CCB_LOG_FORMAT);
   activeFormat = format;
+  // Runtime warnings (deprecations of libraries, ...) would otherwise be printed as plain text.
+  if (format === "json") {
+    process.emitWarning = ((warning: string | Error) => {
+      const msg = typeof warning === "string" ? warning : `${warning.name}: ${warning.message}`;
+      process.stderr.write(jsonLine("warn", redact(msg), "runtime"));
+    }) as typeof process.emitWarning;
+  }
   if (file) mkdirSync(dirname(file), { recursive: true });
   const reporters = file
     ? [
