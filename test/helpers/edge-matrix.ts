@@ -180,15 +180,28 @@ export function oversizeFrame(port: number, probe: Probe, maxBytes: number): Pro
       let buf = Buffer.alloc(0);
       socket.on("data", (d: Buffer) => {
         buf = Buffer.concat([buf, d]);
-        // A server frame: opcode 0x8 = close, unmasked, payload starts with the 2-byte code.
-        for (let i = 0; i + 4 <= buf.length; ) {
+        // Server frames (unmasked): skip data frames (7-, 16- or 64-bit lengths) until the close frame, whose payload starts with the 2-byte code.
+        let i = 0;
+        while (i + 2 <= buf.length) {
           const opcode = (buf[i] as number) & 0x0f;
-          const plen = (buf[i + 1] as number) & 0x7f;
-          if (opcode === 0x8) {
-            socket.destroy();
-            return resolve(buf.readUInt16BE(i + 2));
+          let plen = (buf[i + 1] as number) & 0x7f;
+          let hdr = 2;
+          if (plen === 126) {
+            if (i + 4 > buf.length) return;
+            plen = buf.readUInt16BE(i + 2);
+            hdr = 4;
+          } else if (plen === 127) {
+            if (i + 10 > buf.length) return;
+            plen = Number(buf.readBigUInt64BE(i + 2));
+            hdr = 10;
           }
-          i += 2 + plen;
+          if (opcode === 0x8) {
+            if (i + hdr + 2 > buf.length) return;
+            socket.destroy();
+            return resolve(buf.readUInt16BE(i + hdr));
+          }
+          if (i + hdr + plen > buf.length) return;
+          i += hdr + plen;
         }
       });
       socket.on("error", () => undefined);
