@@ -126,6 +126,30 @@ async function overhead(): Promise<{ agent: number[]; raw: number[]; sdk: number
   return { agent, raw, sdk, floor };
 }
 
+// 1a. with BENCH_BASELINE_AGENT=<another checkout>/bin/ccb.mjs: this agent and that one, prompts
+// interleaved in one run (same machine load), first SSE byte -> first agent_message_chunk
+async function againstBaseline(other: string): Promise<{ ours: number[]; theirs: number[] }> {
+  const agents = [spawnAgent(process.execPath, [join(root, "bin/ccb.mjs"), "acp"]), spawnAgent(process.execPath, [other, "acp"])];
+  const ids: string[] = [];
+  for (const a of agents) {
+    await a.conn.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+    ids.push((await a.conn.agent.request(acp.methods.agent.session.new, { cwd: data, mcpServers: [] })).sessionId);
+  }
+  const out = { ours: [] as number[], theirs: [] as number[] };
+  for (let i = 0; i < N + 3; i++) {
+    for (const [k, a] of agents.entries()) {
+      const n = api.requests.length + 1;
+      const first = a.firstChunk();
+      const done = a.conn.agent.request(acp.methods.agent.session.prompt, { sessionId: ids[k]!, prompt: [{ type: "text", text: `baseline ${i}` }] });
+      const [tByte, tChunk] = await Promise.all([api.waitForFirstByte(n), first]);
+      await done;
+      if (i >= 3) (k === 0 ? out.ours : out.theirs).push(tChunk - tByte);
+    }
+  }
+  for (const a of agents) await a.stop();
+  return out;
+}
+
 // 1b. the same, with the agent in this process (no pipes): the agent's own logic
 async function inProcess(): Promise<number[]> {
   Object.assign(process.env, { ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "sk-ant-bench" });
@@ -178,7 +202,7 @@ async function framingBench(): Promise<{ smallOurs: number[]; smallSdk: number[]
   const split = (b: Uint8Array) => Array.from({ length: Math.ceil(b.byteLength / 65536) }, (_, i) => b.slice(i * 65536, (i + 1) * 65536));
   const [smallFrames, bigFrames] = [split(small), split(big)];
   const ours = (o: WritableStream<Uint8Array>, i: ReadableStream<Uint8Array>) => boundedNdJsonStream(o, i);
-  const sdk = (o: WritableStream<Uint8Array>, i: ReadableStream<Uint8Array>) => acpu.ndJsonStream(o, i);
+  const sdk = (o: WritableStream<Uint8Array>, i: ReadableStream<Uint8Array>) => acpu.ndJsonStream(o, i, { maxMessageBytes: 64 * 1024 * 1024 });
   const out = { smallOurs: [] as number[], smallSdk: [] as number[], bigOurs: [] as number[], bigSdk: [] as number[] };
   for (let i = 0; i < 6; i++) {
     out.smallOurs.push(await framing(ours, smallFrames));
@@ -228,6 +252,12 @@ try {
   const rw = summarize(o.raw);
   console.log(`first SSE byte -> first agent_message_chunk (n=${ag.n}): p50 ${fmt(ag.p50)} p99 ${fmt(ag.p99)} | SDK alone in-process p50 ${fmt(sd.p50)} p99 ${fmt(sd.p99)} | bare relay process (floor) p50 ${fmt(fl.p50)} p99 ${fmt(fl.p99)} | ratio vs floor p50 ${ratio(ag.p50, fl.p50)} p99 ${ratio(ag.p99, fl.p99)} | target <= 5 ms p50: ${ag.p50 <= 5 ? "met" : "NOT met"}`);
   console.log(`  of which: first SSE byte -> the frame's bytes on the agent's stdout pipe (n=${rw.n}): p50 ${fmt(rw.p50)} p99 ${fmt(rw.p99)} | ratio vs floor p50 ${ratio(rw.p50, fl.p50)}`);
+  const other = process.env.BENCH_BASELINE_AGENT;
+  if (other) {
+    const b = await againstBaseline(other);
+    const [us, them] = [summarize(b.ours), summarize(b.theirs)];
+    console.log(`  interleaved against ${other} (n=${us.n}): this p50 ${fmt(us.p50)} p99 ${fmt(us.p99)} | baseline p50 ${fmt(them.p50)} p99 ${fmt(them.p99)} | ratio p50 ${ratio(us.p50, them.p50)}`);
+  }
   const ip = summarize(await inProcess());
   console.log(`  same, agent in-process (its own logic, no process hops) (n=${ip.n}): p50 ${fmt(ip.p50)} p99 ${fmt(ip.p99)} | ratio vs SDK alone p50 ${ratio(ip.p50, sd.p50)}`);
   const fr = await framingBench();

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { scopeMarker } from "../platform/env.ts";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -101,6 +102,9 @@ export function gitEnv(options: EnvOptions): Record<string, string> {
     if (v !== undefined) env[k] = v;
   }
   for (const [k, v] of Object.entries(source)) if (k.startsWith("LC_") && v !== undefined) env[k] = v;
+  // ccb's containment marker (src/platform/supervisor.ts): whatever git starts is found at exit.
+  const scope = scopeMarker();
+  if (scope) env[scope[0]] = scope[1];
   Object.assign(env, {
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: options.globalConfig,

@@ -1,13 +1,14 @@
-import { lstat, readdir, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { isAbsolute, join, resolve as resolvePath } from "node:path";
 import { CcbError } from "./errors.ts";
 import { parseGitArgs, type ParsedGitArgs } from "./git-args.ts";
 import { ccbGlobalConfig, ceilingFor, configOverrides, gitEnv } from "./git-env.ts";
+import { GitConfinement, readsWorkTree } from "./git-confine.ts";
 import { execGit, type ExecResult } from "./git-exec.ts";
 import { checkSequencerTodo, listConfig, repoInfo, scanConfig, type RepoInfo, type RunGit } from "./git-preflight.ts";
 import { parsePorcelainV2, type GitEntryKind } from "./git-status.ts";
 import { silentLogger, type Logger } from "./log.ts";
-import { assertSingleLink, type Workspace } from "./workspace.ts";
+import type { Workspace } from "./workspace.ts";
 
 /**
  * Git for tools: parsed status, capped diff, and `run` of any allowed subcommand with an argument
@@ -19,6 +20,19 @@ import { assertSingleLink, type Workspace } from "./workspace.ts";
  * - runs git with a fixed environment and `-c` overrides placed last (git-env.ts): hooks off,
  *   fsmonitor off, editor/pager/askpass fixed, no system/global config except the user's identity;
  * - kills the process group on timeout or abort and caps the output.
+ *
+ * The rule that closes the class "git runs a program the workspace controls": a program reaches git
+ * only through config (or through attributes naming a config-defined driver). So every config git
+ * can read is either ccb's (no system config, a ccb-owned global file, `-c` overrides placed last
+ * that fix every program-valued key with a fixed name) or vetted before git runs (the repository's
+ * local and worktree config with includes, and the config of every submodule repository, found by
+ * gitlink and by `modules/**`, whatever its `.git` is); keys with names git lets the repository
+ * choose (filter.<driver>, diff.<driver>, merge.<driver>, credential.<url>, ...) cannot be fixed
+ * by override, so their presence in a vetted file refuses the command. git is kept from starting
+ * git in submodules at all (git-env.ts), so the vetting is the second wall, not the only one.
+ * Files: every path git is told about (arguments, option values, values of path-valued keys,
+ * `rev:path` blobs, `--no-index` operands, the work-tree files a content-reading command would
+ * read) must be confined and single-link.
  */
 
 export interface GitStatusEntry {
@@ -69,8 +83,6 @@ export const GIT_MAX_TIMEOUT_MS = 600_000;
 export const GIT_DEFAULT_MAX_BYTES = 1024 * 1024;
 export const GIT_DIFF_DEFAULT_MAX_BYTES = 256 * 1024;
 const READ_TIMEOUT_MS = 60_000;
-/** How deep a `--no-index` directory operand is searched for hard-linked files. */
-const MAX_WALK_DEPTH = 8;
 
 /** Subcommands that create or name a repository elsewhere, or never run drivers: no config scan. */
 const NO_SCAN = new Set(["config", "init", "init-db", "clone", "version"]);
@@ -92,6 +104,7 @@ export class GitService {
   readonly gitPath: string;
   private readonly log: Logger;
   private commands: Promise<Set<string>> | undefined;
+  private readonly confine: GitConfinement;
 
   constructor(
     readonly workspace: Workspace,
@@ -99,6 +112,7 @@ export class GitService {
   ) {
     this.gitPath = options.gitPath ?? "git";
     this.log = options.log ?? silentLogger;
+    this.confine = new GitConfinement(workspace);
   }
 
   async status(options: { path?: string; paths?: string[]; untracked?: boolean; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<GitStatus> {
@@ -222,18 +236,18 @@ export class GitService {
     let dir = cwd.abs;
     for (const c of parsed.chdirs) dir = (await this.workspace.resolve(resolvePath(dir, c))).abs;
     const noIndex = parsed.rest.includes("--no-index");
-    for (const t of parsed.pathTokens) await this.confineToken(dir, t, noIndex);
+    for (const t of parsed.pathTokens) await this.confine.confineToken(dir, t, noIndex);
     // `grep --no-index` searches the directory itself when no path is given.
-    if (noIndex && parsed.sub === "grep") await this.refuseHardLinked(dir, ".", 0);
+    if (noIndex && parsed.sub === "grep") await this.confine.refuseHardLinked(dir, ".", 0);
     const run = this.preflightRunner(cwd.root, signal);
     const scan = parsed.sub === null || !NO_SCAN.has(parsed.sub);
     const listing = scan ? listConfig(run, cwd.abs, parsed.repoSelect) : undefined;
     listing?.catch(() => {}); // awaited below when there is a repository
     const info = await repoInfo(run, cwd.abs, parsed.repoSelect);
     if (info) {
-      for (const p of [info.gitDir, info.commonDir, info.toplevel]) if (p !== null) await this.confineRepoPath(p, "the repository");
+      for (const p of [info.gitDir, info.commonDir, info.toplevel]) if (p !== null) await this.confine.confineRepoPath(p, "the repository");
       if (listing) {
-        const checkUrl = parsed.sub !== null && TRANSPORT.has(parsed.sub) ? (url: string, key: string) => this.confineUrl(dir, url, key) : undefined;
+        const checkUrl = parsed.sub !== null && TRANSPORT.has(parsed.sub) ? (url: string, key: string) => this.confine.confineUrl(dir, url, key) : undefined;
         await scanConfig(
           run,
           cwd.abs,
@@ -241,118 +255,19 @@ export class GitService {
           info,
           {
             checkUrl,
-            confineRepoPath: (abs, what) => this.confineRepoPath(abs, what),
-            confineKeyPath: (at, value, key, origin) => this.confineKeyPath(at, value, key, origin),
+            confineRepoPath: (abs, what) => this.confine.confineRepoPath(abs, what),
+            confineKeyPath: (at, value, key, origin) => this.confine.confineKeyPath(at, value, key, origin),
           },
           listing,
         );
       }
       if (info.toplevel !== null) {
-        for (const t of parsed.pathTokens) await this.refuseHardLinkedRevPath(dir, info.toplevel, t);
-        if (readsWorkTree(parsed)) await this.refuseHardLinkedInWorkTree(run, info.toplevel, parsed);
+        for (const t of parsed.pathTokens) await this.confine.refuseHardLinkedRevPath(dir, info.toplevel, t);
+        if (readsWorkTree(parsed)) await this.confine.refuseHardLinkedInWorkTree(run, info.toplevel, parsed);
       }
       if (parsed.sub === "rebase" || parsed.sub === "cherry-pick" || parsed.sub === "revert") await checkSequencerTodo(info.gitDir);
     }
     return { dir: cwd.abs, root: cwd.root, info };
-  }
-
-  /**
-   * A path-like argument must resolve inside the workspace: absolute paths, `..`, `file://` URLs and
-   * symlinks all go through workspace.resolve. Only `scheme://` URLs of other schemes are skipped;
-   * `host:path`, `rev:path` and `:/message` are checked as paths too (harmless when they are what
-   * they look like, and an option such as `diff --no-index` would take them as paths).
-   */
-  private async confineToken(dir: string, token: string, walkDirs = false): Promise<void> {
-    if (token.length === 0) return;
-    let p = token;
-    const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(token);
-    if (scheme) {
-      if (scheme[1]?.toLowerCase() !== "file") return;
-      p = safeDecode(token.slice("file://".length));
-    }
-    const r = await this.workspace.resolve(isAbsolute(p) ? p : join(dir, p));
-    if (r.exists) await this.refuseHardLinked(r.abs, token, walkDirs ? 0 : MAX_WALK_DEPTH);
-  }
-
-  /**
-   * git must not read or write a file through a hard link (its other names may lie outside the
-   * workspace): a path argument naming one is refused, and so is a directory argument holding one
-   * (such as a `diff --no-index` operand), to a bounded depth.
-   */
-  private async refuseHardLinked(abs: string, shown: string, depth: number): Promise<void> {
-    const st = await lstat(abs).catch(() => undefined);
-    if (!st) return;
-    if (st.isFile()) {
-      try {
-        assertSingleLink(st, shown);
-      } catch (err) {
-        throw new CcbError("GIT_REFUSED", `Refused: ${shown} is a hard-linked file; git would read or write the file behind its other names, which may lie outside the workspace.`, {
-          hint: "Replace it with a copy (fs_write of its content) first.",
-          cause: err,
-        });
-      }
-      return;
-    }
-    if (!st.isDirectory() || depth >= MAX_WALK_DEPTH) return;
-    if (basenameOf(abs) === ".git") return;
-    const names = await readdir(abs).catch(() => [] as string[]);
-    if (names.length > 10_000) return;
-    for (const n of names) await this.refuseHardLinked(join(abs, n), `${shown}/${n}`, depth + 1);
-  }
-
-  /** `rev:path`, `:path`, `:N:path` name a blob at a work-tree path: refused when that path is a hard link. */
-  private async refuseHardLinkedRevPath(dir: string, toplevel: string, token: string): Promise<void> {
-    if (/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(token) || token.startsWith(":/") || token.startsWith(":(")) return;
-    const m = /^[^:]*:(?:[0-3]:)?(.+)$/.exec(token);
-    if (!m) return;
-    const rel = m[1] as string;
-    const abs = rel.startsWith("./") || rel.startsWith("../") ? join(dir, rel) : join(toplevel, rel);
-    const r = await this.workspace.resolve(abs).catch(() => undefined);
-    if (r?.exists) await this.refuseHardLinked(r.abs, token, MAX_WALK_DEPTH);
-  }
-
-  /**
-   * Subcommands that read work-tree files into objects or output (add, commit, stash, diff, grep,
-   * update-index) must not meet a hard-linked file: the files git would read are the modified and
-   * the untracked ones (ignored ones too when forced), which git lists itself.
-   */
-  private async refuseHardLinkedInWorkTree(run: RunGit, toplevel: string, parsed: ParsedGitArgs): Promise<void> {
-    const forced = parsed.rest.some((t) => t === "-f" || t === "--force" || t === "--no-exclude-standard" || t === "--ignored");
-    const r = await run(["ls-files", "-z", "--modified", "--others", ...(forced ? [] : ["--exclude-standard"])], toplevel);
-    if (r.exitCode !== 0) return;
-    for (const rel of r.stdout.toString("utf8").split("\0")) {
-      if (rel.length === 0) continue;
-      await this.refuseHardLinked(join(toplevel, rel), rel, MAX_WALK_DEPTH);
-    }
-  }
-
-  /** A path-valued key (commit.template, blame.ignoreRevsFile, ...) planted in a repository config file. */
-  private async confineKeyPath(dir: string, value: string, key: string, origin: string): Promise<void> {
-    const p = value.startsWith("~") ? `${process.env.HOME ?? "/"}${value.slice(1)}` : value;
-    await this.confineToken(dir, p).catch((err: unknown) => {
-      throw new CcbError("GIT_REFUSED", `The repository config sets ${key} (${origin}) to ${value}, which lies outside the workspace or is hard-linked; ccb does not run git while it is set.`, {
-        hint: `Remove it, e.g. git_run ["config", "--unset-all", "${key}"], or point it at a file inside the workspace.`,
-        cause: err,
-      });
-    });
-  }
-
-  private async confineRepoPath(abs: string, what: string): Promise<void> {
-    await this.workspace.resolve(abs).catch((err: unknown) => {
-      throw new CcbError("PATH_OUTSIDE_WORKSPACE", `${what} (${abs}) lies outside the workspace.`, {
-        hint: "Add that directory as a workspace root (--workspace), or run git in a repository that lies wholly inside the workspace.",
-        cause: err,
-      });
-    });
-  }
-
-  private async confineUrl(dir: string, url: string, key: string): Promise<void> {
-    await this.confineToken(dir, url).catch((err: unknown) => {
-      throw new CcbError("PATH_OUTSIDE_WORKSPACE", `The repository config sets ${key} to a local path outside the workspace (${url}).`, {
-        hint: `Point it inside the workspace or at a remote URL, e.g. git_run ["config", "${key}", "<url>"], or remove it.`,
-        cause: err,
-      });
-    });
   }
 
   private preflightRunner(root: string, signal: AbortSignal | undefined): RunGit {
@@ -401,30 +316,6 @@ export class GitService {
  * `submodule.<name>.ignore` of `.gitmodules`, so their dirty check never starts git in a submodule.
  */
 const IGNORE_DIRTY_SUBMODULES = new Set(["status", "diff", "diff-files", "diff-index"]);
-
-/** Subcommands that read work-tree file contents (see refuseHardLinkedInWorkTree). */
-const WORK_TREE_READERS = new Set(["add", "stage", "commit", "stash", "diff", "diff-files", "diff-index", "grep", "update-index"]);
-
-function readsWorkTree(parsed: ParsedGitArgs): boolean {
-  if (parsed.sub === null || !WORK_TREE_READERS.has(parsed.sub)) return false;
-  const pre = parsed.rest.includes("--") ? parsed.rest.slice(0, parsed.rest.indexOf("--")) : parsed.rest;
-  if (pre.includes("--no-index")) return false; // its operands are walked instead
-  if ((parsed.sub === "diff" || parsed.sub === "diff-index" || parsed.sub === "grep") && (pre.includes("--cached") || pre.includes("--staged"))) return false;
-  return true;
-}
-
-function basenameOf(p: string): string {
-  const i = Math.max(p.lastIndexOf("/"), p.lastIndexOf("\\"));
-  return p.slice(i + 1);
-}
-
-function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
-}
 
 function overrideArgs(noFileProtocol = false): string[] {
   return configOverrides({ noFileProtocol }).flatMap((kv) => ["-c", kv]);

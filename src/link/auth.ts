@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { TOKEN_QUERY_KEYS, type EdgePolicy } from "../net/policy.ts";
 import { configDir } from "../util/paths.ts";
+import { registerSecret } from "../platform/secrets.ts";
 import { newToken, writeSecretFile } from "../util/secrets.ts";
 
 export const SUBPROTOCOL_PREFIX = "rcs.auth.";
@@ -14,6 +15,7 @@ export function resolveToken(env: NodeJS.ProcessEnv = process.env): { token: str
   const fromEnv = env.ACP_AUTH_TOKEN;
   if (fromEnv) return { token: fromEnv, generated: false };
   const token = newToken(32);
+  registerSecret(token);
   const file = tokenFilePath(env);
   writeSecretFile(file, `${token}\n`);
   return { token, generated: true, file };

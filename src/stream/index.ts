@@ -3,7 +3,7 @@ import type { Logger } from "../core/log.ts";
 import { Gateway } from "../net/gateway.ts";
 import { hostForUrl, isLoopbackHost } from "../net/loopback.ts";
 import type { EdgePolicy } from "../net/policy.ts";
-import { launchChromium, type Chromium } from "../util/chromium.ts";
+import { launchChromium, type Chromium } from "../platform/chromium.ts";
 import { newToken } from "../util/secrets.ts";
 import { Screencast } from "./screencast.ts";
 import { createStreamEndpoint, streamPolicy, type StreamEndpoint } from "./server.ts";
@@ -43,9 +43,9 @@ export async function startStream(o: StreamOptions): Promise<StreamHandle> {
     });
   }
   const token = o.token ?? newToken(32);
-  const chromium = await launchChromium({ url: o.url, chromePath: o.chromePath, width: o.width, height: o.height, noSandbox: o.noSandbox, log: o.log });
+  const chromium = await launchChromium({ url: o.url, chromePath: o.chromePath, width: o.width, height: o.height, noSandbox: o.noSandbox || undefined, log: o.log });
   o.log.info(`chromium pid ${chromium.pid}, profile ${chromium.userDataDir}`);
-  const screencast = new Screencast({ port: chromium.port, width: o.width, height: o.height, quality: o.quality, maxFps: o.maxFps, log: o.log });
+  const screencast = new Screencast({ page: chromium.page, width: o.width, height: o.height, quality: o.quality, maxFps: o.maxFps, log: o.log });
   let gateway: Gateway | undefined;
   try {
     await screencast.attach();

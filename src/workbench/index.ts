@@ -4,6 +4,7 @@ import type { Core } from "../core/core.ts";
 import { CcbError, toCcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { BrowserSession } from "../net/browser-session.ts";
+import { childEnv } from "../platform/env.ts";
 import { BridgeServer } from "./bridge-server.ts";
 import { BRIDGE_POLICY, mountSessionRoutes, mountWorkbenchProxy, type WorkbenchHttp } from "./gateway.ts";
 import { startHeadlessClient, type HeadlessClient } from "./headless-client.ts";
@@ -69,14 +70,9 @@ export interface WorkbenchHandle {
   close(): Promise<void>;
 }
 
-/** Environment for the runtime: ccb's own secrets removed (integrated terminals inherit it). */
+/** Environment for the runtime (its integrated terminals inherit it): the one child policy, src/platform/env.ts. */
 export function runtimeEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(env)) {
-    if (/^(CCB_|FLUJO_)/.test(k) && /TOKEN|SECRET|KEY|PASSWORD|AUTH/i.test(k)) continue;
-    out[k] = v;
-  }
-  return out;
+  return childEnv(env);
 }
 
 export async function resolveRuntime(o: Pick<WorkbenchOptions, "runtime" | "runtimeRoot" | "runtimeNode" | "env">): Promise<Runtime> {

@@ -52,7 +52,8 @@ describe("ccb acp: frame limits and invalid requests (SDK client and raw frames)
   });
 
   test("raw frames: -32600 carries the id when readable (missing jsonrpc; oversized with the id first or last); unreadable -> null", async () => {
-    const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path });
+    // a 1 MiB cap (CCB_ACP_MAX_FRAME_MB) keeps these oversized frames small; the 64 MiB default is tested above
+    const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path, env: { CCB_ACP_MAX_FRAME_MB: "1" } });
     try {
       await h.initialize();
       await write(h, `${JSON.stringify({ id: 77, method: "session/list", params: {} })}\n`);
@@ -62,9 +63,11 @@ describe("ccb acp: frame limits and invalid requests (SDK client and raw frames)
       await write(h, `${JSON.stringify({ jsonrpc: "1.0", id: "old-client", method: "session/list", params: {} })}\n`);
       assert.equal((await frameWhere(h, (f) => f.id === "old-client")).error.code, -32600);
 
-      const pad = "z".repeat(64 * MiB + 10);
+      const pad = "z".repeat(MiB + 10);
       await write(h, `{"jsonrpc":"2.0","id":"head-id","method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"${pad}"}]}}\n`);
-      assert.equal((await frameWhere(h, (f) => f.id === "head-id")).error.code, -32600);
+      const headErr = (await frameWhere(h, (f) => f.id === "head-id")).error;
+      assert.equal(headErr.code, -32600);
+      assert.match(headErr.message, /over the 1 MiB limit/, "the cap follows CCB_ACP_MAX_FRAME_MB");
       await write(h, `{"method":"session/prompt","params":{"prompt":[{"type":"text","text":"${pad}"}]},"jsonrpc":"2.0","id":4242}\n`);
       assert.equal((await frameWhere(h, (f) => f.id === 4242)).error.code, -32600);
       // an id nested inside params is not the request's id: answered with null

@@ -49,7 +49,7 @@ describe("ccb acp: long sessions (/compact, /context, /cost), session options, r
       await h.initialize();
       ({ sessionId } = await h.newSession(project.path));
       const cmds = (await h.waitForUpdate((u) => u.sessionId === sessionId && u.update.sessionUpdate === "available_commands_update")).update as acp.AvailableCommandsUpdate;
-      for (const name of ["compact", "context", "cost", "clear", "init", "review"]) assert.ok(cmds.availableCommands.some((c) => c.name === name), name);
+      for (const name of ["compact", "context", "cost", "clear", "init", "review", "security-review"]) assert.ok(cmds.availableCommands.some((c) => c.name === name), name);
 
       await h.prompt(sessionId, "first-words");
       const beforeCompact = file();

@@ -29,6 +29,7 @@ describe("ccb acp driven by acpx", () => {
     acpx = new Acpx({ ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: KEY });
   });
   after(async () => {
+    console.log(`acpx transcript:\n  ${acpx.transcript.join("\n  ")}`);
     await acpx.cleanup();
     await api.close();
   });
@@ -118,7 +119,8 @@ describe("ccb acp driven by acpx", () => {
 
     // cancel: a prompt that hangs mid-stream ends as cancelled when `acpx cancel` is run
     const streamsBefore = api.requests.filter((r) => r.body.stream).length;
-    const hanging = Acpx.collect(acpx.spawn(["--format", "json", "--approve-all", "ccb", "hang"]));
+    const hangArgs = ["--format", "json", "--approve-all", "ccb", "hang"];
+    const hanging = Acpx.collect(acpx.spawn(hangArgs)).then((r) => acpx.note(hangArgs, r));
     await api.waitForFirstByte(streamsBefore + 1);
     const cancel = await acpx.run(["ccb", "cancel"]);
     assert.equal(cancel.code, 0, cancel.stderr);

@@ -34,7 +34,7 @@ before(async () => {
     runtime: "code-server",
     runtimeRoot: codeServerRoot(),
     runtimeNode: node24(),
-    env: { ...process.env, HOME: home.path, XDG_STATE_HOME: join(home.path, "state"), ...(process.getuid?.() === 0 ? { CCB_CHROMIUM_NO_SANDBOX: "1" } : {}) },
+    env: { ...process.env, HOME: home.path, XDG_STATE_HOME: join(home.path, "state") },
   });
   wb.bridge.onEvent((e) => events.push(e));
   await wb.bridgeConnected;

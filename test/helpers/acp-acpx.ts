@@ -32,6 +32,8 @@ export class Acpx {
   readonly cwd: string;
   readonly dataDir: string;
   private readonly owners = new Set<number>();
+  /** One line per acpx run: arguments, exit code, stop reasons (printed by the tests as the transcript). */
+  readonly transcript: string[] = [];
 
   constructor(readonly env: Record<string, string>) {
     this.home = realpathSync(mkdtempSync(join(tmpdir(), "ccb-acpx-home-")));
@@ -65,8 +67,14 @@ export class Acpx {
   }
 
   /** Run acpx to completion (killed after `timeoutMs`). */
-  run(args: string[], extraEnv: Record<string, string | undefined> = {}, timeoutMs = 180_000): Promise<AcpxRun> {
-    return Acpx.collect(this.spawn(args, extraEnv), timeoutMs);
+  async run(args: string[], extraEnv: Record<string, string | undefined> = {}, timeoutMs = 180_000): Promise<AcpxRun> {
+    return this.note(args, await Acpx.collect(this.spawn(args, extraEnv), timeoutMs));
+  }
+
+  note(args: string[], r: AcpxRun): AcpxRun {
+    const err = r.frames.find((f) => f?.error)?.error;
+    this.transcript.push(`acpx ${args.join(" ")} -> exit ${r.code}${r.stopReasons.length ? `, stopReason ${r.stopReasons.join(",")}` : ""}${err ? `, error ${err.code}` : ""}`);
+    return r;
   }
 
   static collect(child: ChildProcess, timeoutMs = 180_000): Promise<AcpxRun> {

@@ -90,7 +90,8 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
     try {
       return await fn();
     } catch (err) {
-      if (!isCcbError(err)) log.error(`request failed: ${(err as Error)?.stack ?? String(err)}`);
+      // expected failures (typed, with a message for the user) are not logged as crashes
+      if (!isCcbError(err) && !(err instanceof ModelError) && !(err instanceof acp.RequestError)) log.error(`request failed: ${(err as Error)?.stack ?? String(err)}`);
       throw toRequestError(err, sessionId);
     }
   };

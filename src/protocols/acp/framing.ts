@@ -1,4 +1,6 @@
 import type { AnyMessage, Stream } from "@agentclientprotocol/sdk/unstable";
+// the same id scanner answers oversized frames of `ccb serve --stdio`
+import { idFromPrefix, idFromSuffix } from "../mcp/frame-id.ts";
 
 /**
  * Newline-delimited JSON-RPC framing for `ccb acp` with a per-frame cap that never ends the
@@ -12,6 +14,7 @@ export const DEFAULT_MAX_FRAME_BYTES = 64 * 1024 * 1024;
 const HEAD_BYTES = 64 * 1024;
 const TAIL_BYTES = 1024;
 const NEWLINE = 0x0a;
+const EMPTY = new Uint8Array(0);
 
 type Id = string | number | null;
 
@@ -21,16 +24,7 @@ function isId(v: unknown): v is string | number {
 
 /** The top-level id of a JSON-RPC frame seen only by its first and last bytes, or null. */
 export function sniffId(head: string, tail: string): Id {
-  const lead = /^\s*\{(?:\s*"(?:jsonrpc|method)"\s*:\s*"[^"\\]*"\s*,)*\s*"id"\s*:\s*(-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*")/.exec(head);
-  const last = lead ? undefined : /"id"\s*:\s*(-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*")\s*\}\s*$/.exec(tail);
-  const raw = lead?.[1] ?? last?.[1];
-  if (raw === undefined) return null;
-  try {
-    const v: unknown = JSON.parse(raw);
-    return isId(v) ? v : null;
-  } catch {
-    return null;
-  }
+  return idFromPrefix(head) ?? idFromSuffix(tail);
 }
 
 function mib(n: number): string {
@@ -62,11 +56,11 @@ export function boundedNdJsonStream(output: WritableStream<Uint8Array>, input: R
   const readable = new ReadableStream<AnyMessage>({
     async start(controller) {
       // the current line: kept parts while under the cap; head/tail only once it is over
-      let parts: Uint8Array[] = [];
+      const parts: Uint8Array[] = [];
       let size = 0;
       let over = false;
-      let head = new Uint8Array(0);
-      let tail = new Uint8Array(0);
+      let head = EMPTY;
+      let tail = EMPTY;
 
       const keepTail = (chunk: Uint8Array) => {
         if (chunk.byteLength >= TAIL_BYTES) tail = chunk.slice(chunk.byteLength - TAIL_BYTES);
@@ -85,43 +79,47 @@ export function boundedNdJsonStream(output: WritableStream<Uint8Array>, input: R
           over = true;
           const all = concat(parts);
           head = all.slice(0, HEAD_BYTES);
-          parts = [];
+          parts.length = 0;
           keepTail(all);
         }
         if (over) keepTail(chunk);
         else parts.push(chunk);
       };
-      const finishLine = async () => {
+      // synchronous for a normal line (no await per frame); a promise only when an error is written
+      const finishLine = (): Promise<void> | undefined => {
+        let pending: Promise<void> | undefined;
         if (over) {
           const id = sniffId(decoder.decode(head), decoder.decode(tail));
           options.onDrop?.(size, id);
-          await reject(id, `the message is ${size} bytes, over the ${mib(max)} limit of ccb acp; send smaller prompts (attach files as resource links instead of embedding them)`, { maxMessageBytes: max, messageBytes: size });
+          pending = reject(id, `the message is ${size} bytes, over the ${mib(max)} limit of ccb acp; send smaller prompts (attach files as resource links instead of embedding them)`, { maxMessageBytes: max, messageBytes: size });
         } else if (size > 0) {
-          deliver(controller, decoder.decode(concat(parts)).trim());
+          pending = deliver(controller, decoder.decode(concat(parts)).trim());
         }
-        parts = [];
+        parts.length = 0;
         size = 0;
-        over = false;
-        head = new Uint8Array(0);
-        tail = new Uint8Array(0);
+        if (over) {
+          over = false;
+          head = EMPTY;
+          tail = EMPTY;
+        }
+        return pending;
       };
-      const deliver = (ctl: ReadableStreamDefaultController<AnyMessage>, line: string) => {
-        if (!line) return;
+      const deliver = (ctl: ReadableStreamDefaultController<AnyMessage>, line: string): Promise<void> | undefined => {
+        if (!line) return undefined;
         let msg: unknown;
         try {
           msg = JSON.parse(line);
         } catch {
-          void writeJson({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } }).catch(() => undefined);
-          return;
+          return writeJson({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } }).catch(() => undefined);
         }
         if (msg !== null && typeof msg === "object" && !Array.isArray(msg)) {
           const m = msg as Record<string, unknown>;
           if (m.jsonrpc !== "2.0" && "method" in m && isId(m.id)) {
-            void reject(m.id, 'the "jsonrpc": "2.0" member is missing or wrong');
-            return;
+            return reject(m.id, 'the "jsonrpc": "2.0" member is missing or wrong');
           }
         }
         ctl.enqueue(msg as AnyMessage);
+        return undefined;
       };
 
       reader = input.getReader();
@@ -133,7 +131,8 @@ export function boundedNdJsonStream(output: WritableStream<Uint8Array>, input: R
           let nl = value.indexOf(NEWLINE, start);
           while (nl !== -1) {
             add(value.subarray(start, nl));
-            await finishLine();
+            const pending = finishLine();
+            if (pending) await pending;
             start = nl + 1;
             nl = value.indexOf(NEWLINE, start);
           }

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
+import { secretValue } from "../../platform/secrets.ts";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
@@ -102,7 +103,8 @@ export function loadModelSettings(agentEnv: AgentEnv, cwd: string, env: NodeJS.P
   const user = paths.user ? readSettingsFile(paths.user) : {};
   const project = readSettingsFile(paths.project);
   const fileEnv = { ...user.env, ...project.env };
-  const get = (k: string) => nonEmpty(env[k]) ?? nonEmpty(fileEnv[k]);
+  // Secrets (ANTHROPIC_API_KEY...) were moved from process.env into the vault at startup.
+  const get = (k: string) => nonEmpty(env[k]) ?? (env === process.env ? nonEmpty(secretValue(k)) : undefined) ?? nonEmpty(fileEnv[k]);
   const model = get("ANTHROPIC_MODEL") ?? project.model ?? user.model ?? DEFAULT_MODELS[0]!;
   const list = project.models ?? user.models ?? DEFAULT_MODELS;
   const models = list.includes(model) ? list : [model, ...list];

@@ -9,6 +9,12 @@ export interface StartAcpOptions {
   output?: NodeJS.WritableStream & Writable;
 }
 
+/** The incoming frame cap: CCB_ACP_MAX_FRAME_MB (whole MiB, 1-1024), default 64 MiB. */
+function maxFrameBytes(env: NodeJS.ProcessEnv): number {
+  const mb = Number(env.CCB_ACP_MAX_FRAME_MB);
+  return (Number.isInteger(mb) && mb >= 1 && mb <= 1024 ? mb : 64) * 1024 * 1024;
+}
+
 /**
  * `ccb acp`: ACP over stdio. stdout carries only protocol frames (logs go to stderr; tools run with
  * piped stdio or PTYs). Resolves when the client closes stdin. A bad environment (empty PATH/HOME)
@@ -26,6 +32,7 @@ export async function startAcpAgent(options: StartAcpOptions): Promise<void> {
   const [{ boundedNdJsonStream }, { createAcpAgent }] = await Promise.all([import("./framing.ts"), import("./agent.ts")]);
   const app = createAcpAgent({ env, log: options.log.child("acp") });
   const stream = boundedNdJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(input) as ReadableStream<Uint8Array>, {
+    maxFrameBytes: maxFrameBytes(options.env ?? process.env),
     onDrop: (bytes, id) => options.log.warn(`dropped an incoming message of ${bytes} bytes (over the frame limit), request id ${JSON.stringify(id)}`),
   });
   const conn = app.connect(stream);

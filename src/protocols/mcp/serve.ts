@@ -144,7 +144,10 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   }
 }
 
-/** Run until SIGINT/SIGTERM or (with --stdio) the end of stdin, then shut down cleanly. */
+/** The signals that end serve cleanly (SIGKILL is left to the supervisor, src/platform/supervisor.ts). */
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+/** Run until SIGINT/SIGTERM/SIGHUP or (with --stdio) the end of stdin, then shut down cleanly. */
 export async function runServe(options: ServeOptions): Promise<void> {
   const log = options.log ?? silentLogger;
   // Handlers go in before anything starts: a signal that arrives while starting up (e.g. right
@@ -153,21 +156,17 @@ export async function runServe(options: ServeOptions): Promise<void> {
   const stopped = new Promise<void>((resolve) => {
     stop = (why: string) => {
       log.debug(`shutting down: ${why}`);
-      process.off("SIGINT", onInt);
-      process.off("SIGTERM", onTerm);
+      for (const sig of SIGNALS) process.off(sig, onSignal);
       resolve();
     };
   });
-  const onInt = () => stop("SIGINT");
-  const onTerm = () => stop("SIGTERM");
-  process.once("SIGINT", onInt);
-  process.once("SIGTERM", onTerm);
+  const onSignal = (sig: NodeJS.Signals) => stop(sig);
+  for (const sig of SIGNALS) process.once(sig, onSignal);
   let handle: ServeHandle;
   try {
     handle = await startServe(options);
   } catch (err) {
-    process.off("SIGINT", onInt);
-    process.off("SIGTERM", onTerm);
+    for (const sig of SIGNALS) process.off(sig, onSignal);
     throw err;
   }
   void handle.stdioClosed.then(() => stop("stdin closed"));

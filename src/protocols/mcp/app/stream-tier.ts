@@ -4,7 +4,7 @@ import type { Logger } from "../../../core/log.ts";
 import { Screencast } from "../../../stream/screencast.ts";
 import { refuseUpgrade } from "../../../net/respond.ts";
 import { createStreamEndpoint, streamPolicy, type StreamEndpoint } from "../../../stream/server.ts";
-import { launchChromium, type Chromium } from "../../../util/chromium.ts";
+import { launchChromium, type Chromium } from "../../../platform/chromium.ts";
 import { newToken } from "../../../util/secrets.ts";
 import type { WorkbenchHttp } from "../../../workbench/gateway.ts";
 import type { RenderMode } from "./render-mode.ts";
@@ -61,11 +61,11 @@ export function startWorkbenchApp(o: {
       chromePath: env.CCB_STREAM_BROWSER || undefined,
       width,
       height,
-      noSandbox: /^(1|true)$/i.test(env.CCB_STREAM_NO_SANDBOX ?? ""),
+      env,
       log: log.child("chromium"),
     });
     if (closed) return;
-    screencast = new Screencast({ port: chromium.port, width, height, quality: 60, maxFps: 12, log });
+    screencast = new Screencast({ page: chromium.page, width, height, quality: 60, maxFps: 12, log });
     await screencast.attach();
     if (closed) return;
     endpoint = createStreamEndpoint({ screencast, token, maxFps: 12, log });
