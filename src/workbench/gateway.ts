@@ -44,7 +44,10 @@ export function secretMatches(given: string | null | undefined, expected: string
  * bodies stream through untouched). Host is checked by the server; cross-site Origins are refused.
  */
 export function mountWorkbenchProxy(http: WorkbenchHttp, basePath: string, target: ProxyTarget, log: Logger): () => void {
-  const proxy = httpProxy.createProxyServer({ ws: true, xfwd: true, changeOrigin: false, proxyTimeout: 0 });
+  // The target is an object and toProxy keeps req.url as the outgoing path: http-proxy would call
+  // the deprecated url.parse (DEP0169) on a string target and on every request path otherwise.
+  const proxy = httpProxy.createProxyServer({ ws: true, xfwd: true, changeOrigin: false, proxyTimeout: 0, toProxy: true });
+  const to = (port: number) => ({ protocol: "http:", hostname: "127.0.0.1", host: "127.0.0.1", port: String(port) });
   proxy.on("error", (err, _req, resOrSocket) => {
     log.debug(`workbench proxy: ${err.message}`);
     if (resOrSocket && "writeHead" in resOrSocket) {
@@ -80,7 +83,7 @@ export function mountWorkbenchProxy(http: WorkbenchHttp, basePath: string, targe
     if (req.method === "GET" && url.pathname === `${basePath}/`) {
       return proxyWorkbenchPage(req, res, { port, path: req.url ?? "/" }, `${basePath}${ALIVE_SCRIPT_PATH}`, log);
     }
-    proxy.web(req, res, { target: `http://127.0.0.1:${port}` });
+    proxy.web(req, res, { target: to(port) });
   });
   http.addUpgrade(basePath, (req, socket, head, url) => {
     const port = target.port();
@@ -89,7 +92,7 @@ export function mountWorkbenchProxy(http: WorkbenchHttp, basePath: string, targe
       return;
     }
     rewrite(req, url);
-    proxy.ws(req, socket, head, { target: `http://127.0.0.1:${port}` });
+    proxy.ws(req, socket, head, { target: to(port) });
   });
   return () => proxy.close();
 }
