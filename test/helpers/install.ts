@@ -53,3 +53,10 @@ export async function liveBridge(command: string, cwd: string, home: string): Pr
     else process.env.CCB_TEST_BIN = savedBin;
   }
 }
+
+/** The npm-side peers the install tests use (scripts/setup-peers.sh installs them). */
+export function peerBin(folder: string, pkg: string, bin: string): string {
+  const p = join(process.env.CCB_PEERS_DIR ?? join(repoRoot, ".cache/peers"), folder, "node_modules", pkg, bin);
+  if (!existsSync(p)) throw new Error(`${pkg} is not installed at ${p}. Run scripts/setup-peers.sh (npm test does it).`);
+  return p;
+}
