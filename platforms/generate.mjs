@@ -80,6 +80,8 @@ export function generate(options = {}) {
     ...(repository ? { repository } : {}),
     ...(pkg.homepage ? { homepage: pkg.homepage } : {}),
     ...(pkg.keywords ? { keywords: pkg.keywords } : {}),
+    // The MCP Registry verifies the npm package by this field (server.json names it).
+    ...(pkg.mcpName ? { mcpName: pkg.mcpName } : {}),
     bin: { ccb: "bin/ccb.mjs" },
     files: ["bin/"],
     engines: { node: ">=18" },

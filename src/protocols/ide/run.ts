@@ -116,7 +116,7 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
   }
   options.announce(
     options.command.length > 0
-      ? `Claude Code IDE server: 127.0.0.1:${ide.port} (${ide.ideName}); starting ${options.command.join(" ")} connected to it`
+      ? `Claude Code IDE server: 127.0.0.1:${ide.port} (${ide.ideName}); starting ${(options.command[0] ?? "").split("/").pop()} connected to it`
       : `Claude Code IDE server: 127.0.0.1:${ide.port} (${ide.ideName}); run \`claude\` in ${ide.workspaceFolders[0]} or set CLAUDE_CODE_SSE_PORT=${ide.port}`,
   );
 
