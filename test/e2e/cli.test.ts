@@ -106,4 +106,16 @@ describe("ccb CLI", () => {
       home.cleanup();
     }
   });
+
+  it("runtime fetch: a name that does not resolve is reported as such, with no promise to resume", async () => {
+    const cache = tmpdirFixture({ prefix: "ccb-cli-dns-" });
+    try {
+      const r = await runCcb(["runtime", "fetch", "--mirror", "https://ccb-test.invalid"], { env: { ...process.env, CCB_CACHE_DIR: cache.path }, timeoutMs: 120_000 });
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /Could not download the runtime: the name ccb-test\.invalid could not be resolved \(DNS: E[A-Z_]+\)/);
+      assert.doesNotMatch(r.stderr, /resume/);
+    } finally {
+      cache.cleanup();
+    }
+  });
 });
