@@ -24,7 +24,9 @@ export default defineCommand({
     cert: { type: "string", description: "TLS certificate (PEM file) for --http: serves HTTPS. Needs --key.", valueHint: "file" },
     key: { type: "string", description: "TLS private key (PEM file) for --http. Needs --cert.", valueHint: "file" },
     "allow-origin": { type: "string", description: "Browser Origin allowed to call /mcp (exact scheme://host[:port]); repeatable. Other browser Origins get 403; non-browser clients send none.", valueHint: "origin" },
-    "max-body-bytes": { type: "string", description: "Largest accepted /mcp request body in bytes (default 4194304 = 4 MiB); larger -> 413 with a JSON-RPC error.", valueHint: "n" },
+    "max-body-bytes": { type: "string", description: "Largest accepted MCP message in bytes, over HTTP (/mcp body; larger -> 413) and stdio (one line; larger -> Invalid Request with the request's id). Default 4194304 = 4 MiB.", valueHint: "n" },
+    "public-url": { type: "string", description: "The origin browsers reach this server at behind a reverse proxy or ingress (env CCB_PUBLIC_URL), e.g. https://ccb.example.com: used in the MCP App's CSP, workbench links, the stream's wss:// URL and the Host allow-list. Must be https (or loopback); a non-loopback one needs a token.", valueHint: "url" },
+    "trust-proxy": { type: "boolean", description: "Serve plain HTTP on a non-loopback --host behind a TLS-terminating proxy (env CCB_TRUST_PROXY=1); needs an https --public-url and a bearer token." },
     workbench: { type: "boolean", default: true, description: "Run the live Code OSS workbench beside the server so editor tools work (default on; --no-workbench turns it off). Without a runtime, serve still runs and editor tools say why." },
     runtime: { type: "string", description: "Workbench runtime: openvscode (default; `ccb runtime fetch` installs it) or code-server (detected from --runtime-root).", valueHint: "openvscode|code-server" },
     "runtime-root": { type: "string", description: "An existing runtime install: an OpenVSCode Server folder, or the code-server package folder (env CCB_RUNTIME_ROOT).", valueHint: "dir" },
@@ -41,6 +43,7 @@ export default defineCommand({
       parseRenderMode(args["render-mode"] ?? process.env.CCB_RENDER_MODE);
       const wantHttp = Boolean(args.http);
       const authToken = args["auth-token"] || process.env.CCB_AUTH_TOKEN || undefined;
+      const maxBodyBytes = intArg("--max-body-bytes", args["max-body-bytes"], 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024);
       const { runServe } = await import("../../src/protocols/mcp/serve.ts");
       await runServe({
         roots,
@@ -54,9 +57,12 @@ export default defineCommand({
               certFile: args.cert,
               keyFile: args.key,
               allowOrigins: repeated(rawArgs, "--allow-origin"),
-              maxBodyBytes: intArg("--max-body-bytes", args["max-body-bytes"], 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+              maxBodyBytes,
+              publicUrl: args["public-url"] || process.env.CCB_PUBLIC_URL || undefined,
+              trustProxy: Boolean(args["trust-proxy"]) || /^(1|true|yes)$/i.test(process.env.CCB_TRUST_PROXY ?? ""),
             }
           : undefined,
+        maxFrameBytes: maxBodyBytes,
         log,
         announce: (line) => process.stderr.write(`${line}\n`),
         workbench: args.workbench === false ? undefined : workbenchArgs(args),

@@ -18,6 +18,14 @@ import { dirname, join } from "node:path";
  *   `user` mode: not for submodules a cloned `.gitmodules` names), never for push and archive;
  *   everything else (ext::, fd::, remote helpers) never. A repository config that sets
  *   `protocol.<name>.allow` is refused (git-keys.ts), since that would beat `protocol.allow`.
+ * - git never starts git inside a submodule (where it would read the submodule's own config and
+ *   attributes, whose filter/diff/merge drivers have names no override can list in advance):
+ *   recursion is off for every command, dirty-submodule checks stop at the submodule's HEAD
+ *   (`diff.ignoreSubmodules=dirty`), submodule diffs are one-line summaries, and the status summary
+ *   is off. The caller cannot turn these back on (git-args.ts refuses the options and keys);
+ *   `.gitmodules` can (`submodule.<name>.ignore`), so ccb also passes `--ignore-submodules=dirty`
+ *   to status and diff and vets the config of every populated gitlink (git-preflight.ts).
+ * - The attributes file of the user (core.attributesFile) is not read; the system one is off.
  * - Command-line `-c` overrides, placed after the caller's own global options and right before the
  *   subcommand (git: the last `-c` wins, and command-line config beats the repository's
  *   `.git/config`, where a file tool may have planted `core.hooksPath` or `core.fsmonitor`).
@@ -67,6 +75,13 @@ export function configOverrides(options: { noFileProtocol?: boolean } = {}): str
     "gpg.x509.program=gpgsm",
     "gpg.ssh.program=ssh-keygen",
     "color.ui=false",
+    `core.attributesFile=${NULL_DEVICE}`,
+    "submodule.recurse=false",
+    "diff.ignoreSubmodules=dirty",
+    "diff.submodule=short",
+    "status.submoduleSummary=false",
+    "fetch.recurseSubmodules=false",
+    "push.recurseSubmodules=no",
   ];
 }
 

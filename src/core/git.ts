@@ -1,13 +1,13 @@
-import { stat } from "node:fs/promises";
+import { lstat, readdir, stat } from "node:fs/promises";
 import { isAbsolute, join, resolve as resolvePath } from "node:path";
 import { CcbError } from "./errors.ts";
 import { parseGitArgs, type ParsedGitArgs } from "./git-args.ts";
 import { ccbGlobalConfig, ceilingFor, configOverrides, gitEnv } from "./git-env.ts";
 import { execGit, type ExecResult } from "./git-exec.ts";
-import { checkAlternates, checkSequencerTodo, listConfig, repoInfo, scanConfig, type RepoInfo, type RunGit } from "./git-preflight.ts";
+import { checkSequencerTodo, listConfig, repoInfo, scanConfig, type RepoInfo, type RunGit } from "./git-preflight.ts";
 import { parsePorcelainV2, type GitEntryKind } from "./git-status.ts";
 import { silentLogger, type Logger } from "./log.ts";
-import type { Workspace } from "./workspace.ts";
+import { assertSingleLink, type Workspace } from "./workspace.ts";
 
 /**
  * Git for tools: parsed status, capped diff, and `run` of any allowed subcommand with an argument
@@ -69,6 +69,8 @@ export const GIT_MAX_TIMEOUT_MS = 600_000;
 export const GIT_DEFAULT_MAX_BYTES = 1024 * 1024;
 export const GIT_DIFF_DEFAULT_MAX_BYTES = 256 * 1024;
 const READ_TIMEOUT_MS = 60_000;
+/** How deep a `--no-index` directory operand is searched for hard-linked files. */
+const MAX_WALK_DEPTH = 8;
 
 /** Subcommands that create or name a repository elsewhere, or never run drivers: no config scan. */
 const NO_SCAN = new Set(["config", "init", "init-db", "clone", "version"]);
@@ -100,7 +102,7 @@ export class GitService {
   }
 
   async status(options: { path?: string; paths?: string[]; untracked?: boolean; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<GitStatus> {
-    const args = ["status", "--porcelain=v2", "--branch", "-z", "--find-renames", `--untracked-files=${options.untracked === false ? "no" : "all"}`];
+    const args = ["status", "--porcelain=v2", "--branch", "-z", "--find-renames", "--ignore-submodules=dirty", `--untracked-files=${options.untracked === false ? "no" : "all"}`];
     const r = await this.internal(args, options.path, options.paths, { timeoutMs: options.timeoutMs ?? READ_TIMEOUT_MS, maxBytes: 16 * 1024 * 1024, killOnCap: true, signal: options.signal });
     if (r.result.stdoutTruncated) throw new CcbError("TOO_LARGE", "git status output is larger than 16 MB.", { hint: "Pass paths to narrow it, or set untracked:false." });
     const p = parsePorcelainV2(r.result.stdout.toString("utf8"));
@@ -121,7 +123,7 @@ export class GitService {
 
   async diff(options: { path?: string; paths?: string[]; staged?: boolean; maxBytes?: number; contextLines?: number; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<GitDiffResult> {
     const maxBytes = Math.max(1, options.maxBytes ?? GIT_DIFF_DEFAULT_MAX_BYTES);
-    const args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv"];
+    const args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty"];
     if (options.staged) args.push("--cached");
     if (options.contextLines !== undefined) args.push(`-U${Math.max(0, Math.floor(options.contextLines))}`);
     const r = await this.internal(args, options.path, options.paths, { timeoutMs: options.timeoutMs ?? READ_TIMEOUT_MS, maxBytes, killOnCap: true, signal: options.signal });
@@ -154,7 +156,8 @@ export class GitService {
     // (`--version`), global options must come last.
     // `git config` never starts programs (its --edit is refused) and must show the files as they are.
     const overrides = parsed.sub === "config" ? [] : overrideArgs(noFile);
-    const argv = parsed.sub === null ? [...overrides, ...parsed.global] : [...parsed.global, ...overrides, parsed.sub, ...parsed.rest];
+    const rest = parsed.sub !== null && IGNORE_DIRTY_SUBMODULES.has(parsed.sub) && !parsed.rest.some((t) => t.startsWith("--ignore-submodules")) ? ["--ignore-submodules=dirty", ...parsed.rest] : parsed.rest;
+    const argv = parsed.sub === null ? [...overrides, ...parsed.global] : [...parsed.global, ...overrides, parsed.sub, ...rest];
     const result = await this.exec(argv, prep, {
       timeoutMs: clampTimeout(options.timeoutMs ?? GIT_DEFAULT_TIMEOUT_MS),
       maxBytes: Math.max(1, options.maxBytes ?? GIT_DEFAULT_MAX_BYTES),
@@ -218,7 +221,10 @@ export class GitService {
     if (!(await stat(cwd.abs)).isDirectory()) throw new CcbError("NOT_DIRECTORY", `Not a directory: ${cwdInput}`);
     let dir = cwd.abs;
     for (const c of parsed.chdirs) dir = (await this.workspace.resolve(resolvePath(dir, c))).abs;
-    for (const t of parsed.pathTokens) await this.confineToken(dir, t);
+    const noIndex = parsed.rest.includes("--no-index");
+    for (const t of parsed.pathTokens) await this.confineToken(dir, t, noIndex);
+    // `grep --no-index` searches the directory itself when no path is given.
+    if (noIndex && parsed.sub === "grep") await this.refuseHardLinked(dir, ".", 0);
     const run = this.preflightRunner(cwd.root, signal);
     const scan = parsed.sub === null || !NO_SCAN.has(parsed.sub);
     const listing = scan ? listConfig(run, cwd.abs, parsed.repoSelect) : undefined;
@@ -228,8 +234,22 @@ export class GitService {
       for (const p of [info.gitDir, info.commonDir, info.toplevel]) if (p !== null) await this.confineRepoPath(p, "the repository");
       if (listing) {
         const checkUrl = parsed.sub !== null && TRANSPORT.has(parsed.sub) ? (url: string, key: string) => this.confineUrl(dir, url, key) : undefined;
-        await scanConfig(run, cwd.abs, parsed.repoSelect, info, checkUrl, listing);
-        await checkAlternates(info, (abs) => this.confineRepoPath(abs, "an object alternate"));
+        await scanConfig(
+          run,
+          cwd.abs,
+          parsed.repoSelect,
+          info,
+          {
+            checkUrl,
+            confineRepoPath: (abs, what) => this.confineRepoPath(abs, what),
+            confineKeyPath: (at, value, key, origin) => this.confineKeyPath(at, value, key, origin),
+          },
+          listing,
+        );
+      }
+      if (info.toplevel !== null) {
+        for (const t of parsed.pathTokens) await this.refuseHardLinkedRevPath(dir, info.toplevel, t);
+        if (readsWorkTree(parsed)) await this.refuseHardLinkedInWorkTree(run, info.toplevel, parsed);
       }
       if (parsed.sub === "rebase" || parsed.sub === "cherry-pick" || parsed.sub === "revert") await checkSequencerTodo(info.gitDir);
     }
@@ -242,7 +262,7 @@ export class GitService {
    * `host:path`, `rev:path` and `:/message` are checked as paths too (harmless when they are what
    * they look like, and an option such as `diff --no-index` would take them as paths).
    */
-  private async confineToken(dir: string, token: string): Promise<void> {
+  private async confineToken(dir: string, token: string, walkDirs = false): Promise<void> {
     if (token.length === 0) return;
     let p = token;
     const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(token);
@@ -250,7 +270,71 @@ export class GitService {
       if (scheme[1]?.toLowerCase() !== "file") return;
       p = safeDecode(token.slice("file://".length));
     }
-    await this.workspace.resolve(isAbsolute(p) ? p : join(dir, p));
+    const r = await this.workspace.resolve(isAbsolute(p) ? p : join(dir, p));
+    if (r.exists) await this.refuseHardLinked(r.abs, token, walkDirs ? 0 : MAX_WALK_DEPTH);
+  }
+
+  /**
+   * git must not read or write a file through a hard link (its other names may lie outside the
+   * workspace): a path argument naming one is refused, and so is a directory argument holding one
+   * (such as a `diff --no-index` operand), to a bounded depth.
+   */
+  private async refuseHardLinked(abs: string, shown: string, depth: number): Promise<void> {
+    const st = await lstat(abs).catch(() => undefined);
+    if (!st) return;
+    if (st.isFile()) {
+      try {
+        assertSingleLink(st, shown);
+      } catch (err) {
+        throw new CcbError("GIT_REFUSED", `Refused: ${shown} is a hard-linked file; git would read or write the file behind its other names, which may lie outside the workspace.`, {
+          hint: "Replace it with a copy (fs_write of its content) first.",
+          cause: err,
+        });
+      }
+      return;
+    }
+    if (!st.isDirectory() || depth >= MAX_WALK_DEPTH) return;
+    if (basenameOf(abs) === ".git") return;
+    const names = await readdir(abs).catch(() => [] as string[]);
+    if (names.length > 10_000) return;
+    for (const n of names) await this.refuseHardLinked(join(abs, n), `${shown}/${n}`, depth + 1);
+  }
+
+  /** `rev:path`, `:path`, `:N:path` name a blob at a work-tree path: refused when that path is a hard link. */
+  private async refuseHardLinkedRevPath(dir: string, toplevel: string, token: string): Promise<void> {
+    if (/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(token) || token.startsWith(":/") || token.startsWith(":(")) return;
+    const m = /^[^:]*:(?:[0-3]:)?(.+)$/.exec(token);
+    if (!m) return;
+    const rel = m[1] as string;
+    const abs = rel.startsWith("./") || rel.startsWith("../") ? join(dir, rel) : join(toplevel, rel);
+    const r = await this.workspace.resolve(abs).catch(() => undefined);
+    if (r?.exists) await this.refuseHardLinked(r.abs, token, MAX_WALK_DEPTH);
+  }
+
+  /**
+   * Subcommands that read work-tree files into objects or output (add, commit, stash, diff, grep,
+   * update-index) must not meet a hard-linked file: the files git would read are the modified and
+   * the untracked ones (ignored ones too when forced), which git lists itself.
+   */
+  private async refuseHardLinkedInWorkTree(run: RunGit, toplevel: string, parsed: ParsedGitArgs): Promise<void> {
+    const forced = parsed.rest.some((t) => t === "-f" || t === "--force" || t === "--no-exclude-standard" || t === "--ignored");
+    const r = await run(["ls-files", "-z", "--modified", "--others", ...(forced ? [] : ["--exclude-standard"])], toplevel);
+    if (r.exitCode !== 0) return;
+    for (const rel of r.stdout.toString("utf8").split("\0")) {
+      if (rel.length === 0) continue;
+      await this.refuseHardLinked(join(toplevel, rel), rel, MAX_WALK_DEPTH);
+    }
+  }
+
+  /** A path-valued key (commit.template, blame.ignoreRevsFile, ...) planted in a repository config file. */
+  private async confineKeyPath(dir: string, value: string, key: string, origin: string): Promise<void> {
+    const p = value.startsWith("~") ? `${process.env.HOME ?? "/"}${value.slice(1)}` : value;
+    await this.confineToken(dir, p).catch((err: unknown) => {
+      throw new CcbError("GIT_REFUSED", `The repository config sets ${key} (${origin}) to ${value}, which lies outside the workspace or is hard-linked; ccb does not run git while it is set.`, {
+        hint: `Remove it, e.g. git_run ["config", "--unset-all", "${key}"], or point it at a file inside the workspace.`,
+        cause: err,
+      });
+    });
   }
 
   private async confineRepoPath(abs: string, what: string): Promise<void> {
@@ -310,6 +394,28 @@ export class GitService {
     }
     return result;
   }
+}
+
+/**
+ * Subcommands given `--ignore-submodules=dirty` first: on the command line it beats a
+ * `submodule.<name>.ignore` of `.gitmodules`, so their dirty check never starts git in a submodule.
+ */
+const IGNORE_DIRTY_SUBMODULES = new Set(["status", "diff", "diff-files", "diff-index"]);
+
+/** Subcommands that read work-tree file contents (see refuseHardLinkedInWorkTree). */
+const WORK_TREE_READERS = new Set(["add", "stage", "commit", "stash", "diff", "diff-files", "diff-index", "grep", "update-index"]);
+
+function readsWorkTree(parsed: ParsedGitArgs): boolean {
+  if (parsed.sub === null || !WORK_TREE_READERS.has(parsed.sub)) return false;
+  const pre = parsed.rest.includes("--") ? parsed.rest.slice(0, parsed.rest.indexOf("--")) : parsed.rest;
+  if (pre.includes("--no-index")) return false; // its operands are walked instead
+  if ((parsed.sub === "diff" || parsed.sub === "diff-index" || parsed.sub === "grep") && (pre.includes("--cached") || pre.includes("--staged"))) return false;
+  return true;
+}
+
+function basenameOf(p: string): string {
+  const i = Math.max(p.lastIndexOf("/"), p.lastIndexOf("\\"));
+  return p.slice(i + 1);
 }
 
 function safeDecode(s: string): string {

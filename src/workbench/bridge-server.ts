@@ -1,4 +1,5 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { tokensEqual } from "../util/secrets.ts";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
@@ -369,8 +370,4 @@ export class BridgeServer implements EditorBridge {
   }
 }
 
-function tokenMatches(given: string, expected: string): boolean {
-  const a = Buffer.from(given, "utf8");
-  const b = Buffer.from(expected, "utf8");
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+const tokenMatches = tokensEqual;

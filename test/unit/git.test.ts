@@ -57,8 +57,8 @@ test("parsePorcelainV2: headers, ordinary, renamed, unmerged, untracked and igno
 test("parseConfigList: scope/origin/key/value records, valueless keys, command scope skipped", () => {
   const out = "local\0file:.git/config\0core.bare\nfalse\0command\0command line:\0core.hookspath\n/dev/null\0local\0file:.git/config\0filter.x.clean\0";
   assert.deepEqual(parseConfigList(out, true), [
-    { origin: "file:.git/config", key: "core.bare", value: "false" },
-    { origin: "file:.git/config", key: "filter.x.clean", value: null },
+    { scope: "local", origin: "file:.git/config", key: "core.bare", value: "false" },
+    { scope: "local", origin: "file:.git/config", key: "filter.x.clean", value: null },
   ]);
 });
 

@@ -23,9 +23,11 @@ export async function startAcpAgent(options: StartAcpOptions): Promise<void> {
     options.log.debug(`stdout closed: ${err.code ?? err.message}`);
     input.destroy();
   });
-  const [acp, { createAcpAgent }] = await Promise.all([import("@agentclientprotocol/sdk/unstable"), import("./agent.ts")]);
+  const [{ boundedNdJsonStream }, { createAcpAgent }] = await Promise.all([import("./framing.ts"), import("./agent.ts")]);
   const app = createAcpAgent({ env, log: options.log.child("acp") });
-  const stream = acp.ndJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(input) as ReadableStream<Uint8Array>);
+  const stream = boundedNdJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(input) as ReadableStream<Uint8Array>, {
+    onDrop: (bytes, id) => options.log.warn(`dropped an incoming message of ${bytes} bytes (over the frame limit), request id ${JSON.stringify(id)}`),
+  });
   const conn = app.connect(stream);
   options.log.debug(`acp agent ready (data ${env.dataDir})`);
   await conn.closed;

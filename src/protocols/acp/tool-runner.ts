@@ -119,7 +119,7 @@ export async function runToolUse(session: Session, outlet: TurnOutlet, use: Tool
       return { text: out.text, isError: true, cancelled: true };
     }
     const content = out.content ?? [textContent(out.text)];
-    send({ status: out.isError ? "failed" : "completed", content: content.length > 0 ? content : (final.content ?? []), rawOutput: out.rawOutput ?? { output: out.text } });
+    send({ status: out.isError ? "failed" : "completed", content: content.length > 0 ? content : (final.content ?? []), ...(out.locations ? { locations: out.locations } : {}), rawOutput: out.rawOutput ?? { output: out.text } });
     store();
     return { text: out.text, isError: out.isError === true, cancelled: false };
   } catch (err) {

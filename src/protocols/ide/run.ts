@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createCore } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
+import { LOOPBACK_NAMES } from "../../net/loopback.ts";
 import { startIde, type IdeServer } from "./ide.ts";
 import { lockDir, runningServers } from "./lockfile.ts";
 
@@ -32,11 +33,13 @@ export interface RunIdeOptions {
 
 /** A running workbench as `ccb ide` needs it. */
 export interface WorkbenchHandle {
+  /** A one-time link to the workbench (exchanged for the workbench cookie by the browser that opens it). */
   url: string;
+  /** Another one-time link (for --open, so the printed one stays usable). */
+  link(): string;
   close(): Promise<void>;
 }
 
-const LOOPBACK = ["127.0.0.1", "localhost", "::1"];
 
 /** NO_PROXY with the loopback names added (keeping what is there). */
 export function withLoopbackNoProxy(value: string | undefined): string {
@@ -44,7 +47,7 @@ export function withLoopbackNoProxy(value: string | undefined): string {
     .split(",")
     .map((p) => p.trim())
     .filter(Boolean);
-  for (const l of LOOPBACK) if (!parts.includes(l)) parts.push(l);
+  for (const l of LOOPBACK_NAMES) if (!parts.includes(l)) parts.push(l);
   return parts.join(",");
 }
 
@@ -137,8 +140,8 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
       options.announce(`Workbench unavailable: ${e.message.replace(/\.$/, "")}${e.hint ? ` (${e.hint})` : ""}. The IDE server runs without it; editor tools will say so.`);
     } else {
       workbench = first.w;
-      options.announce(`Workbench: ${workbench.url}`);
-      if (options.open) openBrowser(workbench.url, options.announce);
+      options.announce(`Workbench (one-time link): ${workbench.url}`);
+      if (options.open) openBrowser(workbench.link(), options.announce);
     }
   }
 

@@ -2,7 +2,8 @@ import type { Core } from "../../../core/core.ts";
 import { toCcbError } from "../../../core/errors.ts";
 import type { Logger } from "../../../core/log.ts";
 import { Screencast } from "../../../stream/screencast.ts";
-import { createStreamEndpoint, type StreamEndpoint } from "../../../stream/server.ts";
+import { refuseUpgrade } from "../../../net/respond.ts";
+import { createStreamEndpoint, streamPolicy, type StreamEndpoint } from "../../../stream/server.ts";
 import { launchChromium, type Chromium } from "../../../util/chromium.ts";
 import { newToken } from "../../../util/secrets.ts";
 import type { WorkbenchHttp } from "../../../workbench/gateway.ts";
@@ -40,13 +41,14 @@ export function startWorkbenchApp(o: {
   let screencast: Screencast | undefined;
   let chromium: Chromium | undefined;
   let closed = false;
-  o.gateway.addUpgrade("/stream", (req, socket, head) => {
-    if (!endpoint) {
-      socket.end("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
-      return;
-    }
-    endpoint.handleUpgrade(req, socket, head);
-  });
+  o.gateway.gateway.addUpgrade(
+    "/stream",
+    (req, socket, head) => {
+      if (!endpoint) return refuseUpgrade(socket, 503, "The stream is starting.");
+      endpoint.handleUpgrade(req, socket, head);
+    },
+    streamPolicy(token),
+  );
   const started = (async () => {
     await o.ready;
     const url = o.localUrl();
@@ -67,7 +69,7 @@ export function startWorkbenchApp(o: {
     await screencast.attach();
     if (closed) return;
     endpoint = createStreamEndpoint({ screencast, token, maxFps: 12, log });
-    const wsUrl = `${o.gateway.url.replace(/^http/, "ws")}/stream`;
+    const wsUrl = `${o.gateway.url.replace(/^http/, "ws")}/stream`; // wss: for an https gateway or public URL
     core.bridge.setApp({ gatewayUrl: o.gateway.url, renderMode: "stream", stream: { url: wsUrl, token } });
     log.info(`stream: server-side Chromium (pid ${chromium.pid}) streams the workbench on /stream`);
   })().catch((err: unknown) => {
