@@ -1,7 +1,8 @@
-import { defineCommand, runCommand, runMain } from "citty";
+import { defineCommand, runCommand } from "citty";
 import { CCB_VERSION } from "../src/core/version.ts";
 import { takeSecrets } from "../src/platform/secrets.ts";
 import { startSupervisor } from "../src/platform/supervisor.ts";
+import { checkFlags, renderHelp, resolveCommand, UsageError } from "./argv.ts";
 
 /**
  * The `ccb` root command. Subcommands load lazily, so `ccb link` never loads PTYs, Chromium
@@ -13,13 +14,13 @@ export const main = defineCommand({
     version: CCB_VERSION,
     description:
       "A bridge between AI coding agents and a real editor.\n\n" +
+      "Commands:\n" +
       "  serve    MCP server (stdio / Streamable HTTP) over a shared workspace and a Code OSS workbench\n" +
       "  ide      make the workbench an IDE for the Claude Code CLI (then run `claude`)\n" +
       "  acp      Agent Client Protocol coding agent over stdio, for Zed (also `ccb --acp`)\n" +
       "  link     expose a stdio ACP agent over an authenticated WebSocket\n" +
       "  stream   headless Chromium screencast of the workbench over WebSocket\n" +
-      "  runtime  fetch and inspect the pinned OpenVSCode Server runtime\n\n" +
-      "Run `ccb <command> --help` for the flags of each command.",
+      "  runtime  fetch and inspect the pinned OpenVSCode Server runtime",
   },
   subCommands: {
     serve: () => import("./commands/serve.ts").then((m) => m.default),
@@ -56,17 +57,27 @@ process.stdout.on("error", (err: NodeJS.ErrnoException) => {
 });
 
 const argv = normaliseArgv(process.argv.slice(2));
-const dash = argv.indexOf("--");
-const ownArgs = dash === -1 ? argv : argv.slice(0, dash);
-if (dash !== -1 && !ownArgs.some((a) => a === "--help" || a === "-h" || a === "--version")) {
-  // `ccb ide -- claude --help`: flags after `--` belong to the child command. citty's runMain
-  // would treat a --help anywhere as ccb's own, so run the command directly.
-  try {
-    await runCommand(main, { rawArgs: argv });
-  } catch (err) {
-    process.stderr.write(`ccb: ${(err as Error).message}\nRun \`ccb --help\` for usage.\n`);
-    process.exit(1);
+try {
+  const resolved = await resolveCommand(main, argv);
+  const isRoot = resolved.path.length === 0;
+  if (resolved.own.includes("--help") || resolved.own.includes("-h") || (!resolved.cmd.run && resolved.own.length === 0 && !argv.includes("--"))) {
+    process.stdout.write(await renderHelp(resolved, CCB_VERSION));
+    process.exit(0);
   }
-} else {
-  await runMain(main, { rawArgs: argv });
+  if (isRoot && (resolved.own.includes("--version") || resolved.own.includes("-v"))) {
+    process.stdout.write(`${CCB_VERSION}\n`);
+    process.exit(0);
+  }
+  await checkFlags(resolved, isRoot);
+} catch (err) {
+  if (!(err instanceof UsageError)) throw err;
+  process.stderr.write(`${err.message}\n`);
+  process.exit(2);
+}
+// ccb's own flags are checked; flags after `--` belong to the child command (`ccb ide -- claude --help`).
+try {
+  await runCommand(main, { rawArgs: argv });
+} catch (err) {
+  process.stderr.write(`ccb: ${(err as Error).message}\nRun \`ccb --help\` for usage.\n`);
+  process.exit(1);
 }

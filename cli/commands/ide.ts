@@ -6,10 +6,10 @@ export default defineCommand({
   meta: {
     name: "ide",
     description:
-      "Make the browser workbench the IDE of the Claude Code CLI: starts the workbench and a Claude Code IDE server\n" +
+      "Make the browser workbench the IDE of the Claude Code CLI: starts the workbench and a Claude Code IDE server " +
       "(WebSocket MCP on 127.0.0.1, lock file in ${CLAUDE_CONFIG_DIR:-~/.claude}/ide/<port>.lock), prints the workbench URL.\n" +
       "Examples:\n" +
-      "  ccb ide -- claude                 run claude in this terminal, connected to the workbench; stop all when it exits\n" +
+      "  ccb ide -- claude                 run claude here, connected; everything stops when it exits\n" +
       "  ccb ide --workspace ~/src/app --open\n" +
       "  ccb ide --no-workbench            IDE server only (editor tools say there is no workbench)\n" +
       "  ccb ide --status                  list running ccb IDE servers",

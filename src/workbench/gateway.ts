@@ -40,7 +40,9 @@ export function workbenchPolicy(session: BrowserSession): EdgePolicy {
  * browser session's cookie (obtained from a one-time link), from the gateway's own origin.
  */
 export function mountWorkbenchProxy(http: WorkbenchHttp, basePath: string, target: ProxyTarget, session: BrowserSession, log: Logger): () => void {
-  const proxy = httpProxy.createProxyServer({ ws: true, xfwd: true, changeOrigin: false, proxyTimeout: 0 });
+  // toProxy keeps req.url as the outgoing path: otherwise http-proxy runs the deprecated url.parse
+  // (DEP0169) on every request path.
+  const proxy = httpProxy.createProxyServer({ ws: true, xfwd: true, changeOrigin: false, proxyTimeout: 0, toProxy: true });
   proxy.on("error", (err, _req, resOrSocket) => {
     log.debug(`workbench proxy: ${err.message}`);
     if (resOrSocket && "writeHead" in resOrSocket) {

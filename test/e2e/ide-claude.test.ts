@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startClaude, stopClaude, writeClaudeHome, type PtyProcess } from "../helpers/claude-session.ts";
 import { spawnCcb } from "../helpers/cli.ts";
+import { claudeBin } from "../helpers/peers.ts";
 import { isSideRequest, startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { exitOf, Output } from "../helpers/proc-output.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -56,6 +57,8 @@ describe("real claude CLI against ccb ide --no-workbench", () => {
   let lockPath = "";
 
   before(async () => {
+    // A missing claude fails the suite here, before any process is started.
+    claudeBin();
     for (const d of [ws, home, ctmp]) mkdirSync(d);
     writeFileSync(file, "export const x = 1;\n");
     writeClaudeHome(home, ws);
@@ -77,11 +80,16 @@ describe("real claude CLI against ccb ide --no-workbench", () => {
   });
 
   after(async () => {
-    if (claude) await stopClaude(claude, claudePid);
-    ccb.kill("SIGTERM");
-    await exitOf(ccb);
-    await api.close();
-    tmp.cleanup();
+    try {
+      if (claude) await stopClaude(claude, claudePid);
+      if (ccb) {
+        ccb.kill("SIGTERM");
+        await exitOf(ccb);
+      }
+      await api?.close();
+    } finally {
+      tmp.cleanup();
+    }
   });
 
   it("connects (initialize, ide_connected, tools/list) using the lock file in ~/.claude/ide", async () => {

@@ -14,7 +14,7 @@ interface Generated {
 type GenerateFn = (o: { out: string; bins?: Record<string, string>; only?: string[]; requireBinaries?: boolean }) => Generated;
 const { generate } = (await import(join(repoRoot, "platforms/generate.mjs"))) as { generate: GenerateFn };
 const { TARGETS } = (await import(join(repoRoot, "platforms/targets.mjs"))) as { TARGETS: Array<{ key: string; os: string; cpu: string; libc?: string; exe: string }> };
-const rootPkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { name: string; version: string };
+const rootPkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { name: string; version: string; mcpName: string };
 
 function hostKey(): string {
   const report = process.report.getReport() as { header?: { glibcVersionRuntime?: string } };
@@ -45,7 +45,9 @@ describe("platforms/generate.mjs", () => {
       assert.deepEqual(p.os, [t.os]);
       assert.deepEqual(p.cpu, [t.cpu]);
       assert.deepEqual(p.libc, t.libc ? [t.libc] : undefined);
-      assert.deepEqual(p.files, ["bin/"]);
+      assert.deepEqual(p.files, ["bin/", "THIRD_PARTY_NOTICES"]);
+      assert.match((p.repository as { url?: string } | undefined)?.url ?? "", /github\.com/, "every manifest names its repository (provenance needs it)");
+      assert.ok(existsSync(join(g.out, `${rootPkg.name}-${t.key}`, "THIRD_PARTY_NOTICES")), "the notices travel with the binary");
       assert.equal(p.preferUnplugged, true);
       assert.equal(p.bin, undefined, "platform packages have no bin field");
       assert.equal(p.scripts, undefined, "no install scripts");
@@ -54,6 +56,8 @@ describe("platforms/generate.mjs", () => {
     assert.equal(statSync(arm).mode & 0o111, 0o111);
     const disp = readJson(join(g.out, rootPkg.name, "package.json"));
     assert.deepEqual(disp.bin, { ccb: "bin/ccb.mjs" });
+    assert.equal(disp.mcpName, rootPkg.mcpName, "the MCP Registry verifies the npm package by mcpName");
+    assert.match((disp.repository as { url?: string } | undefined)?.url ?? "", /github\.com/);
     assert.equal(disp.scripts, undefined);
     assert.equal(disp.dependencies, undefined);
     assert.deepEqual(disp.optionalDependencies, Object.fromEntries(TARGETS.map((t) => [`${rootPkg.name}-${t.key}`, rootPkg.version])));

@@ -9,16 +9,21 @@ import { tmpdirFixture } from "../helpers/tmp.ts";
 import { connectStdio, type StdioPeer } from "./serve-helpers.ts";
 
 /**
- * The smoke test CI runs against both builds: Node (bin/ccb.mjs) and, with CCB_TEST_BIN, the
- * single binary compiled by Bun, whose terminals must use Bun's own PTY (node-pty dies under Bun).
+ * The smoke test CI runs against every runtime: Node (bin/ccb.mjs); with CCB_TEST_BIN the single
+ * binary compiled by Bun, whose terminals must use Bun's own PTY (node-pty dies under Bun); with
+ * CCB_TEST_RUNTIME=deno `deno run -A dist/node/main.mjs`, whose terminals must be the honest pipe
+ * fallback (node-pty's writes fail with EBADF under Deno).
  */
 const compiled = Boolean(process.env.CCB_TEST_BIN);
-const expectedBackend = compiled ? "bun-terminal" : "node-pty";
+const deno = !compiled && process.env.CCB_TEST_RUNTIME === "deno";
+const expectedBackend = compiled ? "bun-terminal" : deno ? "pipe" : "node-pty";
+const expectedRuntime = compiled ? "bun" : deno ? "deno" : "node";
+const label = compiled ? `compiled binary ${process.env.CCB_TEST_BIN}` : deno ? "deno run" : "node build";
 const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string };
 
 type Structured = Record<string, unknown>;
 
-describe(`smoke (${compiled ? `compiled binary ${process.env.CCB_TEST_BIN}` : "node build"})`, () => {
+describe(`smoke (${label})`, () => {
   const dir = tmpdirFixture({ prefix: "ccb-smoke-" });
   let peer: StdioPeer;
 
@@ -51,11 +56,19 @@ describe(`smoke (${compiled ? `compiled binary ${process.env.CCB_TEST_BIN}` : "n
     }
   });
 
-  it("round-trips through a real PTY over MCP", { timeout: 120_000 }, async () => {
+  it("workspace_status names the runtime and its version", async () => {
+    const { text, structured } = await callTool("workspace_status", {});
+    const platform = structured.platform as { runtime: string; runtimeVersion: string };
+    assert.equal(platform.runtime, expectedRuntime);
+    assert.match(platform.runtimeVersion, /^\d+\.\d+\.\d+/);
+    assert.match(text, new RegExp(`\\(${expectedRuntime} ${platform.runtimeVersion.replaceAll(".", "\\.")}\\)`));
+  });
+
+  it(`round-trips through the terminal backend (${expectedBackend}) over MCP`, { timeout: 120_000 }, async () => {
     const created = await callTool("terminal_create", { command: "bash", args: ["--norc", "--noprofile"], cols: 100, rows: 30 });
     const terminal = created.structured.terminal as { id: string; backend: string; isPty: boolean; pid: number };
     assert.equal(terminal.backend, expectedBackend);
-    assert.equal(terminal.isPty, true);
+    assert.equal(terminal.isPty, !deno);
 
     const marker = randomBytes(4).toString("hex");
     // The shell computes part of the marker, so the echo of the typed line cannot match.
@@ -72,6 +85,15 @@ describe(`smoke (${compiled ? `compiled binary ${process.env.CCB_TEST_BIN}` : "n
     const screen = await callTool("terminal_read", { id: terminal.id });
     assert.match(screen.structured.screen as string, new RegExp(`^hi-${marker}-42$`, "m"));
 
+    if (deno) {
+      // The pipe fallback says what it is instead of pretending to resize.
+      const r = await peer.client.callTool({ name: "terminal_resize", arguments: { id: terminal.id, cols: 81, rows: 23 } });
+      assert.equal(r.isError, true);
+      assert.match(JSON.stringify(r.content), /pipe fallback/);
+      await callTool("terminal_kill", { id: terminal.id });
+      assert.equal(isAlive(terminal.pid), false);
+      return;
+    }
     // A PTY has a size the shell can see.
     await callTool("terminal_resize", { id: terminal.id, cols: 81, rows: 23 });
     const sized = await callTool("terminal_write", { id: terminal.id, data: "stty size\n" });

@@ -5,11 +5,16 @@ export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
 
 /**
  * How to start the CLI under test: the compiled binary when CCB_TEST_BIN is set (CI runs the
- * e2e suite against the Bun build too), else Node running bin/ccb.mjs (built by `npm test`).
+ * e2e suite against the Bun build too), Deno when CCB_TEST_RUNTIME=deno, else Node running
+ * bin/ccb.mjs (built by `npm test`).
  */
 export function ccbCommand(args: string[]): { command: string; args: string[] } {
   const bin = process.env.CCB_TEST_BIN;
   if (bin) return { command: bin, args };
+  if (process.env.CCB_TEST_RUNTIME === "deno") {
+    // deno from the npm registry (a devDependency), running the Node build.
+    return { command: fileURLToPath(new URL("../../node_modules/.bin/deno", import.meta.url)), args: ["run", "-A", fileURLToPath(new URL("../../dist/node/main.mjs", import.meta.url)), ...args] };
+  }
   return { command: process.execPath, args: [fileURLToPath(new URL("../../bin/ccb.mjs", import.meta.url)), ...args] };
 }
 

@@ -25,11 +25,24 @@ export class Output {
     });
   }
 
-  waitFor(re: RegExp): Promise<RegExpMatchArray> {
+  /** Resolve on the first match; reject when the stream ends or after timeoutMs (every wait is bounded). */
+  waitFor(re: RegExp, timeoutMs = 180_000): Promise<RegExpMatchArray> {
     const m = this.text.match(re);
     if (m) return Promise.resolve(m);
     if (this.#ended) return Promise.reject(new Error(`stream ended without matching ${re}:\n${this.text}`));
-    return new Promise((resolve, reject) => this.#waiters.push({ re, resolve, reject }));
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const i = this.#waiters.indexOf(w);
+        if (i !== -1) this.#waiters.splice(i, 1);
+        reject(new Error(`no match for ${re} within ${timeoutMs} ms:\n${this.text.slice(-4000)}`));
+      }, timeoutMs);
+      const w = {
+        re,
+        resolve: (v: RegExpMatchArray) => (clearTimeout(timer), resolve(v)),
+        reject: (e: Error) => (clearTimeout(timer), reject(e)),
+      };
+      this.#waiters.push(w);
+    });
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Logger } from "../log.ts";
 import { CcbError } from "../errors.ts";
 import type { TerminalBackendKind } from "./types.ts";
+import { jsRuntime } from "../js-runtime.ts";
 
 export interface SpawnSpec {
   /** Absolute path of the program. */
@@ -77,6 +78,18 @@ export async function selectBackend(log: Logger, choice?: BackendChoice): Promis
     }
     const { pipeBackend } = await import("./backend-pipe.ts");
     log.warn("Bun.spawn has no `terminal` support in this Bun; terminals fall back to pipes (no TTY, no resize).");
+    return pipeBackend();
+  }
+  if (jsRuntime().name === "deno") {
+    // node-pty loads under Deno but every write fails with EBADF: a terminal that cannot be typed
+    // into would look like a PTY, so Deno gets the pipe fallback, which says what it is.
+    if (wanted === "node-pty") {
+      throw new CcbError("UNSUPPORTED", "node-pty does not work under Deno (its writes fail with EBADF).", {
+        hint: "Unset CCB_PTY_BACKEND (Deno uses pipes), or run ccb under Node or as the compiled binary for real PTYs.",
+      });
+    }
+    log.info("Deno: terminals use pipes (no TTY, no resize); run ccb under Node or the compiled binary for PTYs.");
+    const { pipeBackend } = await import("./backend-pipe.ts");
     return pipeBackend();
   }
   if (bunGlobal() !== undefined) {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineTool, READ_ONLY } from "../tool.ts";
 import { CCB_VERSION } from "../version.ts";
+import { jsRuntime } from "../js-runtime.ts";
 
 export default defineTool({
   name: "workspace_status",
@@ -17,7 +18,7 @@ export default defineTool({
     const bridge = core.bridge.status();
     const terminals = core.terminals.list();
     const running = terminals.filter((t) => t.running).length;
-    const runtime = process.versions.bun ? { name: "bun", version: process.versions.bun } : { name: "node", version: process.versions.node };
+    const runtime = jsRuntime();
     const roots = core.workspace.roots.map((path, i) => ({ name: core.workspace.names[i] as string, path, primary: i === 0 }));
     const lines = [
       `ccb ${CCB_VERSION} on ${process.platform} ${process.arch} (${runtime.name} ${runtime.version})`,

@@ -66,15 +66,25 @@ export function statusLines(env: NodeJS.ProcessEnv = process.env): string[] {
   return servers.map((s) => `port ${s.port}  pid ${s.body.pid}  ${s.body.ideName}  ${s.body.workspaceFolders.join(", ")}`);
 }
 
-function openBrowser(url: string, log: Logger): void {
+/** `--open`: hand the URL to the desktop's opener and say what happened either way. */
+function openBrowser(url: string, announce: (line: string) => void): void {
   const cmd = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
+  const failed = (why: string) => announce(`--open: could not start ${cmd} (${why}); open the workbench URL above in a browser yourself.`);
   try {
     const child = spawn(cmd, [url], { stdio: "ignore", detached: true });
-    child.on("error", (err) => log.warn(`could not open a browser (${cmd}): ${err.message}. Open the URL yourself.`));
+    child.once("spawn", () => announce(`--open: opened the workbench URL in your browser (${cmd}).`));
+    child.once("error", (err) => failed((err as NodeJS.ErrnoException).code === "ENOENT" ? "not installed" : err.message));
     child.unref();
   } catch (err) {
-    log.warn(`could not open a browser: ${(err as Error).message}`);
+    failed((err as Error).message);
   }
+}
+
+/** What to tell a person whose `-- <command>` could not start. */
+function spawnFailure(cmd: string, err: NodeJS.ErrnoException): string {
+  if (err.code !== "ENOENT") return `could not run ${cmd}: ${err.message}`;
+  const claude = /(^|\/)claude$/.test(cmd);
+  return `could not run ${cmd}: it is not on PATH.${claude ? " Install the Claude Code CLI with `npm i -g @anthropic-ai/claude-code` (or see https://docs.anthropic.com/en/docs/claude-code), then run ccb ide -- claude again." : ""}`;
 }
 
 const SIGNALS: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
@@ -109,7 +119,11 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
     await shutdown();
     throw err;
   }
-  options.announce(`Claude Code IDE server: 127.0.0.1:${ide.port} (${ide.ideName}); run \`claude\` in ${ide.workspaceFolders[0]} or set CLAUDE_CODE_SSE_PORT=${ide.port}`);
+  options.announce(
+    options.command.length > 0
+      ? `Claude Code IDE server: 127.0.0.1:${ide.port} (${ide.ideName}); starting ${(options.command[0] ?? "").split("/").pop()} connected to it`
+      : `Claude Code IDE server: 127.0.0.1:${ide.port} (${ide.ideName}); run \`claude\` in ${ide.workspaceFolders[0]} or set CLAUDE_CODE_SSE_PORT=${ide.port}`,
+  );
 
   if (options.workbench) {
     options.announce("Starting the workbench...");
@@ -129,7 +143,7 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
     } else {
       workbench = first.w;
       options.announce(`Workbench (one-time link): ${workbench.url}`);
-      if (options.open) openBrowser(workbench.link(), log);
+      if (options.open) openBrowser(workbench.link(), options.announce);
     }
   }
 
@@ -161,7 +175,7 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
   process.on("SIGHUP", forward);
   const code = await new Promise<number>((resolve) => {
     child.once("error", (err) => {
-      log.error(`could not run ${cmd}: ${err.message}`);
+      log.error(spawnFailure(cmd, err as NodeJS.ErrnoException));
       resolve(127);
     });
     child.once("exit", (c, s) => resolve(c ?? (s ? 128 + signalNumber(s) : 1)));

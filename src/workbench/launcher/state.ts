@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { CcbError } from "../../core/errors.ts";
 import { BRIDGE_CONFIG_FILE, EXTENSION_ID, type BridgeConfig } from "../contract.ts";
 import { claimDir, removeStale } from "../../platform/state.ts";
+import { embeddedAssetDir } from "../../util/assets.ts";
 import type { LaunchDirs } from "./types.ts";
 
 function inside(child: string, parent: string): boolean {
@@ -77,9 +78,10 @@ export function removeStateDirs(dirs: LaunchDirs): void {
 /** The built extension folder (dist/bridge-extension/<publisher.name-version>), or CCB_BRIDGE_EXTENSION_DIR. */
 export function findBuiltExtension(env: NodeJS.ProcessEnv = process.env): string {
   if (env.CCB_BRIDGE_EXTENSION_DIR) return env.CCB_BRIDGE_EXTENSION_DIR;
-  // From the module (dist/node/... in the npm package, src/workbench/launcher in a checkout), then
-  // next to the executable (the compiled binary ships dist/bridge-extension beside itself).
-  const starts = [dirname(fileURLToPath(import.meta.url)), dirname(process.execPath)];
+  // The compiled binary's unpacked assets first, then from the module (dist/node/... from a
+  // checkout or the source package, src/workbench/launcher under tsx).
+  const embedded = embeddedAssetDir();
+  const starts = embedded ? [embedded] : [dirname(fileURLToPath(import.meta.url))];
   for (const start of starts) {
     let dir = start;
     for (let i = 0; i < 6; i++) {

@@ -1,0 +1,56 @@
+// Run by scripts/compile.mjs with bun: bundles the CLI for the Bun runtime and writes <work>/ccb.pack
+// (the code chunks under code/, the bridge extension under bridge-extension/).
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { createPack } from "../src/util/assets.ts";
+
+const root = new URL("..", import.meta.url).pathname;
+const work = process.argv[2];
+if (!work) throw new Error("usage: bun scripts/bun-bundle.mjs <work dir>");
+
+// chrome-remote-interface requires its 0.5 MB protocol.json only with `local: true`, which ccb never
+// passes (the protocol comes from the browser): the binary carries a module that says so instead.
+const noLocalProtocol = {
+  name: "cri-no-local-protocol",
+  setup(build) {
+    build.onLoad({ filter: /chrome-remote-interface[\\/]lib[\\/]protocol\.json$/ }, () => ({
+      contents: 'throw new Error("chrome-remote-interface: the local protocol descriptor is not bundled; connect without `local`");',
+      loader: "js",
+    }));
+  },
+};
+
+const r = await Bun.build({
+  entrypoints: [join(root, "cli/main.ts")],
+  target: "bun",
+  format: "esm",
+  splitting: true,
+  minify: true,
+  // node-pty is the Node backend; under Bun the terminal backend is Bun's own.
+  external: ["node-pty"],
+  naming: { entry: "[name].js", chunk: "chunk-[hash].js" },
+  plugins: [noLocalProtocol],
+});
+if (!r.success) {
+  for (const l of r.logs) console.error(l);
+  process.exit(1);
+}
+const files = [];
+for (const o of r.outputs) files.push({ path: join("code", relative(".", o.path).replace(/^\.\//, "")), data: new Uint8Array(await o.arrayBuffer()) });
+
+function walk(dir) {
+  const out = [];
+  for (const name of readdirSync(dir).sort()) {
+    if (name.includes(".tmp-") || name.includes(".old-")) continue;
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...walk(p));
+    else out.push(p);
+  }
+  return out;
+}
+const ext = join(root, "dist/bridge-extension");
+for (const p of walk(ext)) files.push({ path: join("bridge-extension", relative(ext, p)), data: readFileSync(p) });
+const pack = createPack(files);
+writeFileSync(join(work, "ccb.pack"), pack);
+const raw = files.reduce((n, f) => n + f.data.byteLength, 0);
+console.error(`ccb.pack: ${files.length} files, ${raw} bytes -> ${pack.length} bytes`);

@@ -1,0 +1,23 @@
+// Entry of the compiled binary (scripts/compile.mjs): unpacks the embedded asset pack (ccb's code
+// and the files it reads at run time) into ccb's cache, verified by SHA-256, then runs the CLI
+// from there. `Bun.embeddedFiles` holds the pack, added to the executable by `bun build --compile`.
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { materializeInCache, setEmbeddedAssetDir } from "./assets.ts";
+import { cacheDir } from "./paths.ts";
+
+const PACK_NAME = "ccb.pack";
+
+async function main(): Promise<void> {
+  const files = (globalThis as { Bun?: { embeddedFiles?: Array<Blob & { name?: string }> } }).Bun?.embeddedFiles ?? [];
+  const blob = files.find((f) => f.name === PACK_NAME || f.name?.endsWith(`/${PACK_NAME}`));
+  if (!blob) throw new Error(`this binary has no embedded ${PACK_NAME} (it was not built by scripts/compile.mjs)`);
+  const dir = materializeInCache(new Uint8Array(await blob.arrayBuffer()), cacheDir());
+  setEmbeddedAssetDir(dir);
+  await import(pathToFileURL(join(dir, "code", "main.js")).href);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`ccb: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

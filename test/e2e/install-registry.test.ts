@@ -1,0 +1,133 @@
+// Installing a release from a registry, as a user would: the generated npm packages (platform
+// packages + dispatcher, platforms/generate.mjs) are published to a local verdaccio on 127.0.0.1 with
+// no uplink, installed with npm, pnpm and bun, and each installed `ccb serve` gets a live bridge.
+import assert from "node:assert/strict";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { repoRoot } from "../helpers/cli.ts";
+import { compiledBinary, homeEnv, liveBridge, peerBin, sha256File } from "../helpers/install.ts";
+import { tmpdirFixture } from "../helpers/tmp.ts";
+
+const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { name: string; version: string };
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+    s.on("error", reject);
+  });
+}
+
+function run(cmd: string, args: string[], opts: { cwd: string; env: Record<string, string> }): string {
+  const r = spawnSync(cmd, args, { ...opts, encoding: "utf8", timeout: 240_000 });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
+}
+
+describe("install from a registry (verdaccio, npm, pnpm, bun)", { timeout: 900_000 }, () => {
+  const dir = tmpdirFixture({ prefix: "ccb-registry-" });
+  let registry: ChildProcess | undefined;
+  let url = "";
+  let env: Record<string, string> = {};
+  const binSha = sha256File(compiledBinary());
+
+  before(async () => {
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}/`;
+    const cfg = join(dir.path, "verdaccio.yaml");
+    writeFileSync(
+      cfg,
+      [
+        `storage: ${join(dir.path, "storage")}`,
+        "auth:",
+        "  htpasswd:",
+        `    file: ${join(dir.path, "htpasswd")}`,
+        "uplinks: {}",
+        "max_body_size: 300mb",
+        "packages:",
+        "  '**':",
+        "    access: $all",
+        "    publish: $authenticated",
+        "log: { type: stdout, format: pretty, level: warn }",
+        "",
+      ].join("\n"),
+    );
+    registry = spawn(process.execPath, [peerBin("verdaccio", "verdaccio", "bin/verdaccio"), "--config", cfg, "--listen", `127.0.0.1:${port}`], { stdio: "ignore" });
+    for (let i = 0; ; i++) {
+      try {
+        if ((await fetch(`${url}-/ping`)).ok) break;
+      } catch {
+        // starting
+      }
+      if (i > 120 || registry.exitCode !== null) throw new Error("verdaccio did not start");
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const user = await fetch(`${url}-/user/org.couchdb.user:ccb`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "ccb", password: "ccb-test-password" }),
+    });
+    const { token } = (await user.json()) as { token: string };
+    assert.ok(token, "verdaccio issued a token");
+    const npmrc = join(dir.path, "npmrc");
+    writeFileSync(npmrc, `registry=${url}\n//127.0.0.1:${port}/:_authToken=${token}\n`);
+    env = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      ...homeEnv(join(dir.path, "home")),
+      npm_config_userconfig: npmrc,
+      npm_config_registry: url,
+      BUN_INSTALL_CACHE_DIR: join(dir.path, "bun-cache"),
+      BUN_CONFIG_REGISTRY: url,
+    };
+    // Publish exactly what release.yml publishes: generated packages, platform packages first.
+    const out = join(dir.path, "packages");
+    run(process.execPath, [join(repoRoot, "platforms/generate.mjs"), "--out", out, "--bin", `linux-x64=${compiledBinary()}`], { cwd: repoRoot, env });
+    const order = JSON.parse(readFileSync(join(out, "publish-order.json"), "utf8")) as Array<{ dir: string }>;
+    for (const p of order) run("npm", ["publish", p.dir, "--registry", url, "--access", "public"], { cwd: dir.path, env });
+  });
+
+  after(async () => {
+    registry?.kill("SIGTERM");
+    dir.cleanup();
+  });
+
+  const check = async (label: string, bin: string, project: string, platformPkg: string) => {
+    assert.ok(existsSync(bin), `${label} installed the ccb command at ${bin}`);
+    assert.equal(sha256File(realpathSync(platformPkg)), binSha, `${label}: the platform package carries the compiled binary`);
+    assert.equal(run(bin, ["--version"], { cwd: project, env }).trim(), pkg.version);
+    const stderr = await liveBridge(bin, project, join(dir.path, `home-${label}`));
+    assert.match(stderr, /bridge: extension host \d+ serves/);
+  };
+
+  it("npm install -g", async () => {
+    const prefix = join(dir.path, "npm-global");
+    run("npm", ["install", "-g", "--prefix", prefix, `${pkg.name}@${pkg.version}`], { cwd: dir.path, env });
+    const mods = join(prefix, "lib/node_modules");
+    const platformPkg = [join(mods, `${pkg.name}/node_modules/${pkg.name}-linux-x64/bin/ccb`), join(mods, `${pkg.name}-linux-x64/bin/ccb`)].find(existsSync);
+    assert.ok(platformPkg, "npm installed the linux-x64 platform package");
+    assert.ok(!existsSync(join(mods, `${pkg.name}/node_modules/${pkg.name}-darwin-arm64`)), "and not another platform's");
+    await check("npm", join(prefix, "bin/ccb"), dir.path, platformPkg);
+  });
+
+  it("pnpm add", async () => {
+    const project = join(dir.path, "pnpm-project");
+    mkdirSync(project);
+    writeFileSync(join(project, "package.json"), '{"name":"p","private":true}\n');
+    run(process.execPath, [peerBin("pnpm", "pnpm", "bin/pnpm.cjs"), "add", `${pkg.name}@${pkg.version}`, "--registry", url, "--store-dir", join(dir.path, "pnpm-store")], { cwd: project, env });
+    const platformPkg = join(realpathSync(join(project, "node_modules", pkg.name)), "..", `${pkg.name}-linux-x64/bin/ccb`);
+    await check("pnpm", join(project, "node_modules/.bin/ccb"), project, platformPkg);
+  });
+
+  it("bun add", async () => {
+    const project = join(dir.path, "bun-project");
+    mkdirSync(project);
+    writeFileSync(join(project, "package.json"), '{"name":"b","private":true}\n');
+    run(join(repoRoot, "node_modules/.bin/bun"), ["add", `${pkg.name}@${pkg.version}`, "--registry", url], { cwd: project, env });
+    await check("bun", join(project, "node_modules/.bin/ccb"), project, join(project, `node_modules/${pkg.name}-linux-x64/bin/ccb`));
+  });
+});
