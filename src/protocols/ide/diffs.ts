@@ -26,6 +26,16 @@ export interface OpenDiffArgs {
   connectionId: number;
 }
 
+/**
+ * The title of a diff tab in the editor: the file's name and whose proposal it is, in plain ASCII
+ * so every font renders it (the client's own tab name, e.g. "✻ [Claude Code] a.ts ⧉", uses glyphs
+ * many fonts lack). The client's tab name still identifies the diff for close_tab.
+ */
+export function diffTitle(path: string): string {
+  const name = path.split(/[\\/]/).pop() || "file";
+  return `${name} (proposed by Claude)`;
+}
+
 export function rejected(tabName: string): IdeToolResult {
   return text("DIFF_REJECTED", tabName);
 }
@@ -76,7 +86,7 @@ export class DiffRegistry {
     let shown: Promise<IdeToolResult> | undefined;
     try {
       shown = this.#editor
-        .showDiff({ diffId: entry.id, path: args.path, newContents: args.newContents, tabName: args.tabName }, controller.signal)
+        .showDiff({ diffId: entry.id, path: args.path, newContents: args.newContents, tabName: diffTitle(args.path) }, controller.signal)
         .then((outcome): IdeToolResult => (outcome.kind === "accepted" ? text("FILE_SAVED", outcome.contents) : rejected(entry.tabName)));
       for (const l of this.#openListeners) l({ diffId: entry.id, tabName: entry.tabName, path: args.path });
       return await Promise.race([shown, settled]);
