@@ -86,7 +86,7 @@ export class DiffRegistry {
     let shown: Promise<IdeToolResult> | undefined;
     try {
       shown = this.#editor
-        .showDiff({ diffId: entry.id, path: args.path, newContents: args.newContents, tabName: diffTitle(args.path) }, controller.signal)
+        .showDiff({ diffId: entry.id, path: args.path, newContents: args.newContents, tabName: args.tabName }, controller.signal)
         .then((outcome): IdeToolResult => (outcome.kind === "accepted" ? text("FILE_SAVED", outcome.contents) : rejected(entry.tabName)));
       for (const l of this.#openListeners) l({ diffId: entry.id, tabName: entry.tabName, path: args.path });
       return await Promise.race([shown, settled]);
