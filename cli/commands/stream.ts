@@ -19,7 +19,7 @@ export default defineCommand({
     fps: { type: "string", description: "Most frames per second sent to the viewer", default: "12" },
     quality: { type: "string", description: "JPEG quality 1-100", default: "60" },
     chromium: { type: "string", description: "Chromium/Chrome binary (env CHROME_PATH; default /usr/bin/chromium)", valueHint: "path" },
-    "no-sandbox": { type: "boolean", description: "Last resort for containers: run Chromium without its sandbox (as root ccb otherwise runs it as `nobody` / CCB_CHROMIUM_USER)" },
+    "no-sandbox": { type: "boolean", description: "Last resort for containers: run Chromium without its sandbox (= CCB_CHROMIUM_NO_SANDBOX=1; as root ccb otherwise runs it as `nobody` / CCB_CHROMIUM_USER)" },
     ...commonArgs,
   },
   async run({ args }) {

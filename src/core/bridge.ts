@@ -13,7 +13,7 @@ export interface EditorBridge {
 
 /** The running workbench, when there is one (filled by src/workbench). The URL is host-only: `_meta`, never model-visible text. */
 export interface WorkbenchInfo {
-  /** Browser URL of the workbench (contains the secret /ide/<key> path). */
+  /** Browser URL of the workbench, with a one-time token that a browser exchanges for the workbench cookie. */
   url: string;
   /** "openvscode" | "code-server". */
   runtime: string;
@@ -49,14 +49,15 @@ export class BridgeSlot {
   #bridge: EditorBridge | undefined;
   #reason = "No workbench is running in this ccb process (start `ccb serve` with the workbench enabled).";
   readonly #listeners = new Set<(status: BridgeStatus) => void>();
-  #workbench: WorkbenchInfo | undefined;
+  #workbench: { url: string | (() => string); runtime: string } | undefined;
 
-  /** The workbench the bridge belongs to (undefined when none runs). */
+  /** The workbench the bridge belongs to (undefined when none runs); a URL function gives a fresh link per call. */
   workbench(): WorkbenchInfo | undefined {
-    return this.#workbench;
+    const w = this.#workbench;
+    return w ? { url: typeof w.url === "function" ? w.url() : w.url, runtime: w.runtime } : undefined;
   }
 
-  setWorkbench(info: WorkbenchInfo | undefined): void {
+  setWorkbench(info: { url: string | (() => string); runtime: string } | undefined): void {
     this.#workbench = info;
   }
 

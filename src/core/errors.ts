@@ -6,6 +6,7 @@
 export const ERROR_CODES = [
   "PATH_OUTSIDE_WORKSPACE",
   "INVALID_PATH",
+  "PATH_TOO_LONG",
   "INVALID_ARGUMENT",
   "NOT_FOUND",
   "ALREADY_EXISTS",
@@ -90,6 +91,16 @@ export function toCcbError(err: unknown, path?: string): CcbError {
     case "EACCES":
     case "EPERM":
       return new CcbError("PERMISSION_DENIED", `Permission denied: ${where}`, { cause: err });
+    case "ENAMETOOLONG":
+      return new CcbError("PATH_TOO_LONG", `Path too long: ${where}`, {
+        hint: "A path component may have at most 255 bytes and a whole path at most 4095; choose a shorter name.",
+        cause: err,
+      });
+    case "ELOOP":
+      return new CcbError("INVALID_PATH", `Too many levels of symbolic links: ${where}`, {
+        hint: "A symlink loop is in the path; remove or fix the symlink.",
+        cause: err,
+      });
     case "EFBIG":
       return new CcbError("TOO_LARGE", `File too large: ${where}`, { cause: err });
     case "ABORT_ERR":

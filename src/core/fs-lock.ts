@@ -1,14 +1,18 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { join } from "node:path";
 import { link, lstat, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { CcbError, throwIfAborted } from "./errors.ts";
+import type { Dir } from "./fs-safe/dir.ts";
+import { privateDir } from "./fs-safe/private.ts";
 
 /**
  * Locks around check-then-replace of one path, so a version check and the rename that follows
  * cannot interleave with another writer:
  * - in process: a per-path async mutex (a promise chain);
- * - across processes: a lock file `.<name>.ccb-lock` next to the target, created atomically with
+ * - across processes: a lock file in ccb's private `locks/` folder (outside the workspace, see
+ *   fs-safe/private.ts) named after the target's identity (device and inode of its directory plus
+ *   its name, the same in every process whatever path led there), created atomically with
  *   link() (a fully written temp file gets a second name; link fails with EEXIST if the lock is
  *   held). It records pid and host; a lock whose holder is gone (same host, dead pid) or that is
  *   older than `staleMs` is broken. The lock file is removed on release.
@@ -44,8 +48,20 @@ export interface FileLockOptions {
   signal?: AbortSignal;
 }
 
-export function lockPathFor(target: string): string {
-  return join(dirname(target), `.${basename(target)}.ccb-lock`);
+/** The lock of one entry: `id` identifies it across processes, `display` names it in messages. */
+export interface LockTarget {
+  id: string;
+  display: string;
+}
+
+/** The lock target of entry `name` of the directory handle `dir`. */
+export function lockTargetAt(dir: Dir, name: string, display: string): LockTarget {
+  return { id: `${dir.st.dev}:${dir.st.ino}/${name}`, display };
+}
+
+export function lockPathFor(target: LockTarget): string {
+  const key = createHash("sha256").update(target.id).digest("hex").slice(0, 40);
+  return join(privateDir("locks"), `${key}.ccb-lock`);
 }
 
 function pidAlive(pid: number): boolean {
@@ -89,7 +105,7 @@ async function breakStale(lockPath: string, ino: number): Promise<void> {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Acquire the cross-process lock of `target`; returns the release function. */
-export async function acquireFileLock(target: string, options: FileLockOptions = {}): Promise<() => Promise<void>> {
+export async function acquireFileLock(target: LockTarget, options: FileLockOptions = {}): Promise<() => Promise<void>> {
   const lockPath = lockPathFor(target);
   const timeoutMs = options.timeoutMs ?? 10_000;
   const staleMs = options.staleMs ?? 30_000;
@@ -116,7 +132,7 @@ export async function acquireFileLock(target: string, options: FileLockOptions =
         continue;
       }
       if (Date.now() > deadline) {
-        throw new CcbError("TIMEOUT", `Timed out waiting for the write lock of ${basename(target)}.`, {
+        throw new CcbError("TIMEOUT", `Timed out waiting for the write lock of ${target.display}.`, {
           hint: `Another ccb process is writing this file. Retry; if it persists, remove ${lockPath}.`,
         });
       }
@@ -129,8 +145,8 @@ export async function acquireFileLock(target: string, options: FileLockOptions =
 }
 
 /** In-process mutex plus cross-process lock file around `fn`. */
-export async function withWriteLock<T>(target: string, fn: () => Promise<T>, options: FileLockOptions = {}): Promise<T> {
-  return withMutex(target, async () => {
+export async function withWriteLock<T>(target: LockTarget, fn: () => Promise<T>, options: FileLockOptions = {}): Promise<T> {
+  return withMutex(target.id, async () => {
     const release = await acquireFileLock(target, options);
     try {
       return await fn();

@@ -4,6 +4,7 @@ import { open, type FileHandle } from "node:fs/promises";
 import { isUtf8 } from "node:buffer";
 import { CcbError, throwIfAborted, toCcbError } from "./errors.ts";
 import { assertSingleLink } from "./workspace.ts";
+import type { Dir } from "./fs-safe/dir.ts";
 
 /** Files up to this size are read whole (line ranges need that); larger ones only by byte range. */
 export const WHOLE_READ_CAP = 64 * 1024 * 1024;
@@ -14,11 +15,15 @@ export function sha256(data: Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
-/** Open a regular file for reading without following a final symlink and without blocking on FIFOs. */
-export async function openRegular(abs: string, display: string): Promise<{ fh: FileHandle; st: Stats }> {
+/**
+ * Open entry `name` of the verified directory handle `dir` for reading, without following a
+ * symlink and without blocking on FIFOs; fstat-verified as a regular file with one link before
+ * any byte is read.
+ */
+export async function openRegular(dir: Dir, name: string, display: string): Promise<{ fh: FileHandle; st: Stats }> {
   let fh: FileHandle;
   try {
-    fh = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fh = await open(dir.at(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ELOOP") {

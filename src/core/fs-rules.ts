@@ -1,5 +1,4 @@
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { openDirBeneath, readSmallAt } from "./fs-safe/dir.ts";
 import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
 
@@ -89,11 +88,18 @@ export function gitignoreLines(text: string): string[] {
   return text.split(/\r?\n/).filter((l) => l.trim() !== "" && !l.startsWith("#"));
 }
 
-/** Load `<rootAbs>/<dir>/.gitignore` as a child of `parent`, or return `parent` when there is none. */
+/** Load `<rootAbs>/<dir>/.gitignore` (read through directory handles, no symlink followed) as a child of `parent`, or return `parent` when there is none. */
 export async function loadIgnoreNode(rootAbs: string, dir: string, parent: IgnoreNode | undefined): Promise<IgnoreNode | undefined> {
   let text: string;
   try {
-    text = await readFile(join(rootAbs, dir, ".gitignore"), "utf8");
+    const d = openDirBeneath(rootAbs, dir);
+    try {
+      const buf = readSmallAt(d, ".gitignore");
+      if (!buf) return parent;
+      text = buf.toString("utf8");
+    } finally {
+      d.close();
+    }
   } catch {
     return parent;
   }

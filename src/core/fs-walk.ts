@@ -1,5 +1,6 @@
 import type { Dirent } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
+import { openDirBeneath } from "./fs-safe/dir.ts";
 import { join } from "node:path";
 import { throwIfAborted } from "./errors.ts";
 import { ancestorIgnores, checkIgnore, GlobRules, loadIgnoreNode, type IgnoreNode } from "./fs-rules.ts";
@@ -53,12 +54,28 @@ async function kindByLstat(abs: string): Promise<EntryKind> {
 
 const READ_AHEAD = 16;
 
+/**
+ * Entries of directory `rel` of the root, read through a handle opened component by component
+ * without following symlinks (fs-safe/dir.ts): a directory swapped for a symlink is not listed.
+ */
+async function listDir(rootAbs: string, rel: string): Promise<Dirent[] | undefined> {
+  let dir;
+  try {
+    dir = openDirBeneath(rootAbs, rel);
+    return await readdir(dir.self, { withFileTypes: true });
+  } catch {
+    return undefined;
+  } finally {
+    dir?.close();
+  }
+}
+
 /** readdir of `dirs`, at most `ahead` in flight beyond the one being consumed; `get(i)` in order. */
-function prefetch(dirs: readonly string[], ahead: number): (i: number) => Promise<Dirent[] | undefined> {
+function prefetch(rootAbs: string, dirs: readonly string[], ahead: number): (i: number) => Promise<Dirent[] | undefined> {
   const started: Array<Promise<Dirent[] | undefined>> = [];
   const start = (i: number) => {
     if (i < dirs.length && started[i] === undefined) {
-      started[i] = readdir(dirs[i] as string, { withFileTypes: true }).catch(() => undefined);
+      started[i] = listDir(rootAbs, dirs[i] as string);
     }
   };
   return (i) => {
@@ -90,7 +107,7 @@ export async function* walk(rootAbs: string, startRel: string, options: WalkOpti
   while (level.length > 0) {
     const next: Pending[] = [];
     // Read the level's directories ahead (a bounded number at a time), consume them in order.
-    const listings = prefetch(level.map((d) => join(rootAbs, d.rel)), READ_AHEAD);
+    const listings = prefetch(rootAbs, level.map((d) => d.rel), READ_AHEAD);
     for (let i = 0; i < level.length; i++) {
       const dir = level[i] as Pending;
       throwIfAborted(options.signal);

@@ -1,23 +1,30 @@
 import { randomBytes } from "node:crypto";
-import { constants } from "node:fs";
-import { lstat, open, rename, unlink } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { constants, fsyncSync, statSync } from "node:fs";
+import { open, rename, unlink } from "node:fs/promises";
+import { join } from "node:path";
 import { CcbError, throwIfAborted, toCcbError } from "./errors.ts";
 import { hashStream, readAll, sha256, WHOLE_READ_CAP } from "./fs-read.ts";
+import type { Dir } from "./fs-safe/dir.ts";
+import { privateDir, tempName } from "./fs-safe/private.ts";
 
 export interface CurrentFile {
-  version: string;
+  /** SHA-256 of the bytes; null for a hard-linked file, whose content is never looked at. */
+  version: string | null;
   mode: number;
   uid: number;
   gid: number;
   nlink: number;
 }
 
-/** Version and mode of the regular file at `abs`, null when it does not exist. */
-export async function currentFile(abs: string, display: string, signal?: AbortSignal): Promise<CurrentFile | null> {
+/**
+ * Version and mode of the regular file `name` in the handle `dir`, null when it does not exist.
+ * A file with several hard links is not read (its other names may be outside the workspace, so
+ * even its hash would tell the caller something about an outside file): its version is null.
+ */
+export async function currentFile(dir: Dir, name: string, display: string, signal?: AbortSignal): Promise<CurrentFile | null> {
   let fh;
   try {
-    fh = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fh = await open(dir.at(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return null;
@@ -30,8 +37,10 @@ export async function currentFile(abs: string, display: string, signal?: AbortSi
     const st = await fh.stat();
     if (st.isDirectory()) throw new CcbError("IS_DIRECTORY", `Is a directory: ${display}`, { hint: "Write to a file path inside it instead." });
     if (!st.isFile()) throw new CcbError("INVALID_ARGUMENT", `Not a regular file: ${display}`, { hint: "Only regular files can be written." });
+    const base = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, nlink: st.nlink };
+    if (st.nlink > 1) return { ...base, version: null };
     const version = st.size > WHOLE_READ_CAP ? (await hashStream(fh, signal)).version : sha256(await readAll(fh, st.size, signal));
-    return { version, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, nlink: st.nlink };
+    return { ...base, version };
   } finally {
     await fh.close();
   }
@@ -51,17 +60,40 @@ export function versionConflict(display: string, expected: string | null, curren
   });
 }
 
+/** Refusal of a version check on a hard-linked file (its version is never computed). */
+export function hardlinkedVersion(display: string): CcbError {
+  return new CcbError("PATH_OUTSIDE_WORKSPACE", `${display} has several hard links; its version cannot be checked, since its other names may be outside the workspace.`, {
+    hint: "Write it without expectedVersion to replace this name with a new file (the other links keep the old content).",
+  });
+}
+
+/** Where the temp file of a write into `dir` goes: ccb's private folder when on the same device. */
+function tempPlace(dir: Dir, name: string): { dir: string | Dir; name: string } {
+  const random = randomBytes(6).toString("hex");
+  try {
+    const priv = privateDir("tmp");
+    if (statSync(priv).dev === dir.st.dev) return { dir: priv, name: tempName(random) };
+  } catch {
+    // no private folder: fall back to the target's directory
+  }
+  return { dir, name: `.${name}.ccb-tmp-${random}` };
+}
+
+const at = (d: string | Dir, n: string) => (typeof d === "string" ? join(d, n) : d.at(n));
+
 /**
- * Replace `abs` atomically with `data`: a temp file in the same directory, written and fsynced,
- * given the old file's mode (and owner, where permitted), then renamed over the target. The
- * rename gives the path a new inode, so other hard links of the old file keep their content.
+ * Replace `name` in `dir` atomically with `data`: a temp file (in ccb's private folder when it
+ * is on the same file system, so nothing but the target ever appears in the workspace; next to
+ * the target otherwise), written and fsynced, given the old file's mode (and owner, where
+ * permitted), then renamed onto the entry through the directory handle. The rename gives the
+ * entry a new inode, so other hard links of the old file keep their content.
  */
-export async function atomicReplace(abs: string, data: Uint8Array, current: CurrentFile | null, signal?: AbortSignal): Promise<void> {
+export async function atomicReplace(dir: Dir, name: string, data: Uint8Array, current: CurrentFile | null, signal?: AbortSignal): Promise<void> {
   throwIfAborted(signal);
-  const dir = dirname(abs);
-  const tmp = join(dir, `.${basename(abs)}.ccb-tmp-${randomBytes(6).toString("hex")}`);
-  const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, current ? current.mode : 0o666);
-  let renamed = false;
+  let place = tempPlace(dir, name);
+  const create = async () => open(at(place.dir, place.name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, current ? current.mode : 0o666);
+  let fh = await create();
+  let placed = true;
   try {
     try {
       if (current) {
@@ -78,31 +110,31 @@ export async function atomicReplace(abs: string, data: Uint8Array, current: Curr
       await fh.close();
     }
     throwIfAborted(signal);
-    await rename(tmp, abs);
-    renamed = true;
-    await syncDir(dir);
-  } finally {
-    if (!renamed) await unlink(tmp).catch(() => undefined);
-  }
-}
-
-async function syncDir(dir: string): Promise<void> {
-  try {
-    const d = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
     try {
-      await d.sync();
-    } finally {
-      await d.close();
+      await rename(at(place.dir, place.name), dir.at(name));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EXDEV" || typeof place.dir !== "string") throw err;
+      // Same device number but another mount: write next to the target instead.
+      await unlink(at(place.dir, place.name)).catch(() => undefined);
+      place = { dir, name: `.${name}.ccb-tmp-${randomBytes(6).toString("hex")}` };
+      fh = await create();
+      try {
+        if (current) await fh.chmod(current.mode);
+        let off = 0;
+        while (off < data.length) off += (await fh.write(data, off, data.length - off)).bytesWritten;
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await rename(at(place.dir, place.name), dir.at(name));
     }
-  } catch {
-    // best effort (some file systems refuse fsync on directories)
+    placed = false;
+    try {
+      fsyncSync(dir.fd);
+    } catch {
+      // best effort (some file systems refuse fsync on directories)
+    }
+  } finally {
+    if (placed) await unlink(at(place.dir, place.name)).catch(() => undefined);
   }
-}
-
-/** Whether something (anything, even a dangling link) exists at `abs`. */
-export async function lexists(abs: string): Promise<boolean> {
-  return lstat(abs).then(
-    () => true,
-    () => false,
-  );
 }

@@ -1,5 +1,5 @@
 import { CcbError } from "./errors.ts";
-import { isLocalUrl, sectionCouldHoldRefusedKey, urlOfKey, userKeyRefusal } from "./git-keys.ts";
+import { isLocalUrl, isPathValuedKey, pathOfValue, sectionCouldHoldRefusedKey, urlOfKey, userKeyRefusal } from "./git-keys.ts";
 import { collectPathTokens } from "./git-paths.ts";
 
 /**
@@ -77,14 +77,22 @@ const GLOBAL_WITH_VALUE = new Set(["-C", "--git-dir", "--work-tree", "--namespac
 const MERGE_STRATEGIES = new Set(["ort", "recursive", "resolve", "octopus", "ours", "subtree"]);
 const PATH_VALUE_OPTIONS = new Set(["-C", "--git-dir", "--work-tree"]);
 
-/** Refuse a dangerous key; a local-path URL value (or url.<base> base) becomes a path token to confine. */
+/**
+ * Refuse a dangerous key; a local-path URL value (or url.<base> base) and the value of a
+ * path-valued key (commit.template, blame.ignoreRevsFile, ...) become path tokens to confine.
+ */
 function checkConfigAssignment(assignment: string, via: string, pathTokens: string[]): void {
   const eq = assignment.indexOf("=");
   const key = eq === -1 ? assignment : assignment.slice(0, eq);
+  const value = eq === -1 ? null : assignment.slice(eq + 1);
   const why = userKeyRefusal(key);
   if (why) refuse(`Refused ${via} ${key}: it ${why}.`);
-  const url = urlOfKey(key, eq === -1 ? null : assignment.slice(eq + 1));
+  const url = urlOfKey(key, value);
   if (url !== undefined && isLocalUrl(url)) pathTokens.push(url);
+  if (isPathValuedKey(key)) {
+    const p = pathOfValue(key, value);
+    if (p !== undefined) pathTokens.push(p.startsWith("~") ? `${process.env.HOME ?? "/"}${p.slice(1)}` : p);
+  }
 }
 
 /** Split the caller's arguments and apply the policy. Throws GIT_REFUSED. */
@@ -198,6 +206,7 @@ function checkSubcommand(sub: string, rest: string[], pathTokens: string[]): voi
 
   const transport = hasLongOption(rest, ["--upload-pack", "--receive-pack", "--exec"]);
   if (transport) refuse(`Refused ${transport}: it names a program to run.`);
+  checkSubmoduleRecursion(sub, rest);
 
   // Tokens after `--` are pathspecs; before it, any token may be a path (checked leniently by the caller).
   collectPathTokens(sub, rest, pathTokens);
@@ -277,6 +286,29 @@ function checkSubcommand(sub: string, rest: string[], pathTokens: string[]): voi
     }
     default:
       break;
+  }
+}
+
+/**
+ * Options that make git start git inside submodules (which reads the submodule's own config and
+ * attributes, hence drivers ccb cannot neutralise by name): recursion, inline submodule diffs,
+ * dirty checks. `clone --recurse-submodules` stays allowed: the submodules it clones are new
+ * repositories whose config git itself writes.
+ */
+function checkSubmoduleRecursion(sub: string, rest: readonly string[]): void {
+  for (const t of beforeDashDash(rest)) {
+    const n = longName(t);
+    if (n === undefined) continue;
+    const value = t.includes("=") ? t.slice(t.indexOf("=") + 1).toLowerCase() : undefined;
+    if (n.length >= 5 && "--recurse-submodules".startsWith(n) && sub !== "clone" && !["no", "false", "off"].includes(value ?? "")) {
+      refuse("Refused --recurse-submodules: git would run inside each submodule with that submodule's own config and drivers.", 'Run the command inside the submodule instead (cwd: "<submodule path>"), where ccb checks that repository first.');
+    }
+    if (n === "--submodule" && value === "diff") {
+      refuse("Refused --submodule=diff: it runs git diff inside each submodule, with that submodule's own config and drivers.", 'Use --submodule=log, or run git_diff with path set to the submodule.');
+    }
+    if (n.length >= 10 && "--ignore-submodules".startsWith(n) && (value === "none" || value === "untracked")) {
+      refuse(`Refused --ignore-submodules=${value}: the dirty check runs git status inside each submodule, with that submodule's own config and drivers.`, "Run git_status with path set to the submodule.");
+    }
   }
 }
 

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { scopeMarker } from "../platform/env.ts";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -18,6 +19,14 @@ import { dirname, join } from "node:path";
  *   `user` mode: not for submodules a cloned `.gitmodules` names), never for push and archive;
  *   everything else (ext::, fd::, remote helpers) never. A repository config that sets
  *   `protocol.<name>.allow` is refused (git-keys.ts), since that would beat `protocol.allow`.
+ * - git never starts git inside a submodule (where it would read the submodule's own config and
+ *   attributes, whose filter/diff/merge drivers have names no override can list in advance):
+ *   recursion is off for every command, dirty-submodule checks stop at the submodule's HEAD
+ *   (`diff.ignoreSubmodules=dirty`), submodule diffs are one-line summaries, and the status summary
+ *   is off. The caller cannot turn these back on (git-args.ts refuses the options and keys);
+ *   `.gitmodules` can (`submodule.<name>.ignore`), so ccb also passes `--ignore-submodules=dirty`
+ *   to status and diff and vets the config of every populated gitlink (git-preflight.ts).
+ * - The attributes file of the user (core.attributesFile) is not read; the system one is off.
  * - Command-line `-c` overrides, placed after the caller's own global options and right before the
  *   subcommand (git: the last `-c` wins, and command-line config beats the repository's
  *   `.git/config`, where a file tool may have planted `core.hooksPath` or `core.fsmonitor`).
@@ -67,6 +76,13 @@ export function configOverrides(options: { noFileProtocol?: boolean } = {}): str
     "gpg.x509.program=gpgsm",
     "gpg.ssh.program=ssh-keygen",
     "color.ui=false",
+    `core.attributesFile=${NULL_DEVICE}`,
+    "submodule.recurse=false",
+    "diff.ignoreSubmodules=dirty",
+    "diff.submodule=short",
+    "status.submoduleSummary=false",
+    "fetch.recurseSubmodules=false",
+    "push.recurseSubmodules=no",
   ];
 }
 
@@ -86,6 +102,9 @@ export function gitEnv(options: EnvOptions): Record<string, string> {
     if (v !== undefined) env[k] = v;
   }
   for (const [k, v] of Object.entries(source)) if (k.startsWith("LC_") && v !== undefined) env[k] = v;
+  // ccb's containment marker (src/platform/supervisor.ts): whatever git starts is found at exit.
+  const scope = scopeMarker();
+  if (scope) env[scope[0]] = scope[1];
   Object.assign(env, {
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: options.globalConfig,

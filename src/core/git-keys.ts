@@ -74,7 +74,44 @@ export const USER_REFUSED_KEYS: readonly KeyRule[] = [
   { re: /^guitool\./, why: RUNS },
   { re: /^http\.(.+\.)?cookiefile$/, why: "makes git read and write a cookie file anywhere" },
   { re: /^format\.outputdirectory$/, why: "makes format-patch write outside the workspace" },
+  { re: /^submodule\.(recurse|.+\.ignore|.+\.fetchrecursesubmodules)$/, why: "would make git start git inside submodules, whose own config ccb keeps out of play" },
+  { re: /^(diff\.ignoresubmodules|diff\.submodule|status\.submodulesummary|fetch\.recursesubmodules|push\.recursesubmodules)$/, why: "would make git start git inside submodules, whose own config ccb keeps out of play" },
 ];
+
+/**
+ * Keys whose value is the path of a file git reads (or writes). A value from the caller, or from a
+ * repository config file, must resolve inside the workspace to a file that is not hard-linked;
+ * relative values resolve against the directory git runs in, `~/` against HOME (outside).
+ */
+export const PATH_VALUED_KEYS: readonly RegExp[] = [
+  /^commit\.template$/,
+  /^blame\.ignorerevsfile$/,
+  /^core\.(excludesfile|attributesfile)$/,
+  /^mailmap\.file$/,
+  /^diff\.orderfile$/,
+  /^format\.signaturefile$/,
+  /^gpg\.ssh\.(allowedsignersfile|revocationfile)$/,
+  /^user\.signingkey$/,
+  /^http\.(.+\.)?ssl(cert|key|cainfo|capath)$/,
+  /^(fsck|fetch\.fsck|receive\.fsck)\.skiplist$/,
+];
+
+/** Whether `key`'s value names a file (see PATH_VALUED_KEYS). */
+export function isPathValuedKey(key: string): boolean {
+  const k = key.trim().toLowerCase();
+  return PATH_VALUED_KEYS.some((re) => re.test(k));
+}
+
+/**
+ * The file a path-valued key names, or undefined when the value is not a file name (an inline
+ * `user.signingKey` such as `key::ssh-ed25519 ...` or a GPG key id).
+ */
+export function pathOfValue(key: string, value: string | null): string | undefined {
+  if (value === null || value.trim() === "") return undefined;
+  if (/^user\.signingkey$/i.test(key.trim()) && !/[/\\~]/.test(value)) return undefined;
+  if (/^key::/.test(value)) return undefined;
+  return value;
+}
 
 /**
  * Keys that make ccb refuse to run git while they are present in a config file of the repository

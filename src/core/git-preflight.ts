@@ -1,13 +1,23 @@
-import { readdir, readFile, stat } from "node:fs/promises";
+import { lstat, readdir, readFile, stat } from "node:fs/promises";
 import { dirname, isAbsolute, join } from "node:path";
 import { CcbError } from "./errors.ts";
 import type { ExecResult } from "./git-exec.ts";
-import { isLocalUrl, repoKeyRefusal, urlOfKey } from "./git-keys.ts";
+import { indexGitlinks } from "./git-index.ts";
+import { isLocalUrl, isPathValuedKey, pathOfValue, repoKeyRefusal, urlOfKey } from "./git-keys.ts";
 
 /**
  * Checks made before the caller's git command runs, with git itself as the parser:
  * where the repository is (its work tree and git directories must lie in the workspace), and
- * whether any config file it (or one of its submodules) reads holds a key that would run a program.
+ * whether any config file it (or one of its submodules) reads holds a key that would run a program
+ * or names a file outside the workspace.
+ *
+ * Submodules are found three ways, so that no layout escapes the scan: absorbed git dirs under
+ * `<common dir>/modules/**`, the paths `.gitmodules` names, and every populated gitlink of the
+ * index (with or without a `.gitmodules` entry), whose git dir git itself resolves (a `.git`
+ * directory, a `gitdir:` file, a separate git dir anywhere). Each submodule repository gets the
+ * same checks as the superproject, recursively. ccb's overrides (git-env.ts) already keep git
+ * from starting git inside submodules; this scan is the second wall for the commands that do
+ * (`git submodule update`, `git rm` of a submodule, ...).
  */
 
 export type RunGit = (argv: string[], cwd: string) => Promise<ExecResult>;
@@ -40,6 +50,7 @@ export async function repoInfo(run: RunGit, dir: string, repoSelect: string[]): 
 }
 
 export interface ConfigEntry {
+  scope?: string;
   origin: string;
   key: string;
   value: string | null;
@@ -56,7 +67,7 @@ export function parseConfigList(out: string, withScope: boolean): ConfigEntry[] 
     const kv = parts[i + step - 1] as string;
     if (scope === "command") continue;
     const nl = kv.indexOf("\n");
-    entries.push({ origin, key: nl === -1 ? kv : kv.slice(0, nl), value: nl === -1 ? null : kv.slice(nl + 1) });
+    entries.push({ scope, origin, key: nl === -1 ? kv : kv.slice(0, nl), value: nl === -1 ? null : kv.slice(nl + 1) });
   }
   return entries;
 }
@@ -84,35 +95,107 @@ export function listConfig(run: RunGit, dir: string, repoSelect: string[]): Prom
   return run([...repoSelect, "config", "--list", "-z", "--includes", "--show-scope", "--show-origin"], dir);
 }
 
+/** What the scan asks of the caller (git.ts), which owns the workspace. */
+export interface ScanChecks {
+  /** Transport subcommands: a local-path remote URL (or url.<base> base) must pass it. */
+  checkUrl?: (url: string, key: string) => Promise<void>;
+  /** A git directory, common directory or alternate must lie in the workspace. */
+  confineRepoPath: (abs: string, what: string) => Promise<void>;
+  /** The value of a path-valued key (commit.template, ...) must name a confined, single-link file; `dir` is where git runs. */
+  confineKeyPath: (dir: string, value: string, key: string, origin: string) => Promise<void>;
+}
+
+const MAX_SUBMODULE_DEPTH = 4;
+const MAX_SUBMODULES = 500;
+
 /**
- * Refuse when the repository's effective config, or a submodule's, holds a key that runs a program.
- * With `checkUrl` (transport subcommands), every local-path remote URL (and url.<base>.insteadOf base)
- * of the repository's config must pass it too.
+ * Refuse when the repository's effective config, or a submodule's, holds a key that runs a program
+ * or a path-valued key naming a file outside the workspace.
  */
 export async function scanConfig(
   run: RunGit,
   dir: string,
   repoSelect: string[],
   info: RepoInfo,
-  checkUrl?: (url: string, key: string) => Promise<void>,
+  checks: ScanChecks,
   started?: Promise<ExecResult>,
 ): Promise<void> {
+  const seen = new Set<string>([info.commonDir]);
+  await scanRepo(run, dir, repoSelect, info, checks, started, "repository", 0, seen);
+}
+
+async function scanRepo(
+  run: RunGit,
+  dir: string,
+  repoSelect: string[],
+  info: RepoInfo,
+  checks: ScanChecks,
+  started: Promise<ExecResult> | undefined,
+  where: "repository" | "submodule",
+  depth: number,
+  seen: Set<string>,
+): Promise<void> {
   const r = await (started ?? listConfig(run, dir, repoSelect));
-  if (r.exitCode !== 0) throw listingFailed(r, "repository");
+  if (r.exitCode !== 0) throw listingFailed(r, where);
   const entries = parseConfigList(r.stdout.toString("utf8"), true);
-  refusalFor(entries, "repository");
+  refusalFor(entries, where);
   await scanConditionalIncludes(run, dir, entries, 0);
-  if (checkUrl) {
+  for (const e of entries) {
+    if (e.scope === "global" || e.scope === "system" || !isPathValuedKey(e.key)) continue;
+    const p = pathOfValue(e.key, e.value);
+    if (p !== undefined) await checks.confineKeyPath(dir, p, e.key, e.origin);
+  }
+  if (checks.checkUrl && where === "repository") {
     for (const e of entries) {
       const url = urlOfKey(e.key, e.value);
-      if (url !== undefined && isLocalUrl(url)) await checkUrl(url, e.key);
+      if (url !== undefined && isLocalUrl(url)) await checks.checkUrl(url, e.key);
     }
   }
+  await checkAlternates(info, (abs) => checks.confineRepoPath(abs, "an object alternate"));
+  // Old-style and absorbed submodule git dirs, populated or not (git submodule update enters them).
   for (const gitDir of await submoduleGitDirs(run, info)) {
+    if (seen.has(gitDir)) continue;
+    seen.add(gitDir);
     const s = await run(["config", "--file", join(gitDir, "config"), "--list", "-z", "--includes", "--show-origin"], dir);
     if (s.exitCode !== 0) throw listingFailed(s, "submodule");
     refusalFor(parseConfigList(s.stdout.toString("utf8"), false), "submodule");
   }
+  if (info.toplevel === null || depth >= MAX_SUBMODULE_DEPTH) return;
+  // Every populated gitlink: git resolves its repository exactly as it would when entering it.
+  const hashBytes = entries.some((e) => e.key.toLowerCase() === "extensions.objectformat" && e.value?.toLowerCase() === "sha256") ? 32 : 20;
+  const links = await gitlinksOf(run, info, hashBytes);
+  const subs: string[] = [];
+  for (const rel of links) {
+    const sub = join(info.toplevel, rel);
+    if (await lstat(join(sub, ".git")).then(() => true, () => false)) subs.push(sub);
+  }
+  if (seen.size + subs.length > MAX_SUBMODULES) {
+    throw new CcbError("GIT_REFUSED", `The repository has more than ${MAX_SUBMODULES} submodules; ccb checks each one's config before it runs git and stops here.`);
+  }
+  await Promise.all(
+    subs.map(async (sub) => {
+      const [subInfo, listing] = await Promise.all([repoInfo(run, sub, []), listConfig(run, sub, [])]);
+      if (!subInfo || subInfo.toplevel === null || seen.has(subInfo.gitDir)) return;
+      seen.add(subInfo.gitDir);
+      await checks.confineRepoPath(subInfo.gitDir, "the git directory of a submodule");
+      await checks.confineRepoPath(subInfo.commonDir, "the git directory of a submodule");
+      await scanRepo(run, sub, [], subInfo, checks, Promise.resolve(listing), "submodule", depth + 1, seen);
+    }),
+  );
+}
+
+/** Gitlink paths of the repository's index (read directly; git is asked only for a split index). */
+async function gitlinksOf(run: RunGit, info: RepoInfo, hashBytes: 20 | 32): Promise<string[]> {
+  const direct = await indexGitlinks(join(info.gitDir, "index"), hashBytes).catch(() => undefined);
+  if (direct !== undefined) return direct;
+  const r = await run(["ls-files", "-z", "--stage"], info.toplevel ?? info.gitDir);
+  if (r.exitCode !== 0) throw listingFailed(r, "index");
+  const out: string[] = [];
+  for (const rec of r.stdout.toString("utf8").split("\0")) {
+    const tab = rec.indexOf("\t");
+    if (rec.startsWith("160000 ") && tab !== -1) out.push(rec.slice(tab + 1));
+  }
+  return out;
 }
 
 /**

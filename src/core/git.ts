@@ -3,8 +3,9 @@ import { isAbsolute, join, resolve as resolvePath } from "node:path";
 import { CcbError } from "./errors.ts";
 import { parseGitArgs, type ParsedGitArgs } from "./git-args.ts";
 import { ccbGlobalConfig, ceilingFor, configOverrides, gitEnv } from "./git-env.ts";
+import { GitConfinement, readsWorkTree } from "./git-confine.ts";
 import { execGit, type ExecResult } from "./git-exec.ts";
-import { checkAlternates, checkSequencerTodo, listConfig, repoInfo, scanConfig, type RepoInfo, type RunGit } from "./git-preflight.ts";
+import { checkSequencerTodo, listConfig, repoInfo, scanConfig, type RepoInfo, type RunGit } from "./git-preflight.ts";
 import { parsePorcelainV2, type GitEntryKind } from "./git-status.ts";
 import { silentLogger, type Logger } from "./log.ts";
 import type { Workspace } from "./workspace.ts";
@@ -19,6 +20,19 @@ import type { Workspace } from "./workspace.ts";
  * - runs git with a fixed environment and `-c` overrides placed last (git-env.ts): hooks off,
  *   fsmonitor off, editor/pager/askpass fixed, no system/global config except the user's identity;
  * - kills the process group on timeout or abort and caps the output.
+ *
+ * The rule that closes the class "git runs a program the workspace controls": a program reaches git
+ * only through config (or through attributes naming a config-defined driver). So every config git
+ * can read is either ccb's (no system config, a ccb-owned global file, `-c` overrides placed last
+ * that fix every program-valued key with a fixed name) or vetted before git runs (the repository's
+ * local and worktree config with includes, and the config of every submodule repository, found by
+ * gitlink and by `modules/**`, whatever its `.git` is); keys with names git lets the repository
+ * choose (filter.<driver>, diff.<driver>, merge.<driver>, credential.<url>, ...) cannot be fixed
+ * by override, so their presence in a vetted file refuses the command. git is kept from starting
+ * git in submodules at all (git-env.ts), so the vetting is the second wall, not the only one.
+ * Files: every path git is told about (arguments, option values, values of path-valued keys,
+ * `rev:path` blobs, `--no-index` operands, the work-tree files a content-reading command would
+ * read) must be confined and single-link.
  */
 
 export interface GitStatusEntry {
@@ -90,6 +104,7 @@ export class GitService {
   readonly gitPath: string;
   private readonly log: Logger;
   private commands: Promise<Set<string>> | undefined;
+  private readonly confine: GitConfinement;
 
   constructor(
     readonly workspace: Workspace,
@@ -97,10 +112,11 @@ export class GitService {
   ) {
     this.gitPath = options.gitPath ?? "git";
     this.log = options.log ?? silentLogger;
+    this.confine = new GitConfinement(workspace);
   }
 
   async status(options: { path?: string; paths?: string[]; untracked?: boolean; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<GitStatus> {
-    const args = ["status", "--porcelain=v2", "--branch", "-z", "--find-renames", `--untracked-files=${options.untracked === false ? "no" : "all"}`];
+    const args = ["status", "--porcelain=v2", "--branch", "-z", "--find-renames", "--ignore-submodules=dirty", `--untracked-files=${options.untracked === false ? "no" : "all"}`];
     const r = await this.internal(args, options.path, options.paths, { timeoutMs: options.timeoutMs ?? READ_TIMEOUT_MS, maxBytes: 16 * 1024 * 1024, killOnCap: true, signal: options.signal });
     if (r.result.stdoutTruncated) throw new CcbError("TOO_LARGE", "git status output is larger than 16 MB.", { hint: "Pass paths to narrow it, or set untracked:false." });
     const p = parsePorcelainV2(r.result.stdout.toString("utf8"));
@@ -121,7 +137,7 @@ export class GitService {
 
   async diff(options: { path?: string; paths?: string[]; staged?: boolean; maxBytes?: number; contextLines?: number; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<GitDiffResult> {
     const maxBytes = Math.max(1, options.maxBytes ?? GIT_DIFF_DEFAULT_MAX_BYTES);
-    const args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv"];
+    const args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty"];
     if (options.staged) args.push("--cached");
     if (options.contextLines !== undefined) args.push(`-U${Math.max(0, Math.floor(options.contextLines))}`);
     const r = await this.internal(args, options.path, options.paths, { timeoutMs: options.timeoutMs ?? READ_TIMEOUT_MS, maxBytes, killOnCap: true, signal: options.signal });
@@ -154,7 +170,8 @@ export class GitService {
     // (`--version`), global options must come last.
     // `git config` never starts programs (its --edit is refused) and must show the files as they are.
     const overrides = parsed.sub === "config" ? [] : overrideArgs(noFile);
-    const argv = parsed.sub === null ? [...overrides, ...parsed.global] : [...parsed.global, ...overrides, parsed.sub, ...parsed.rest];
+    const rest = parsed.sub !== null && IGNORE_DIRTY_SUBMODULES.has(parsed.sub) && !parsed.rest.some((t) => t.startsWith("--ignore-submodules")) ? ["--ignore-submodules=dirty", ...parsed.rest] : parsed.rest;
+    const argv = parsed.sub === null ? [...overrides, ...parsed.global] : [...parsed.global, ...overrides, parsed.sub, ...rest];
     const result = await this.exec(argv, prep, {
       timeoutMs: clampTimeout(options.timeoutMs ?? GIT_DEFAULT_TIMEOUT_MS),
       maxBytes: Math.max(1, options.maxBytes ?? GIT_DEFAULT_MAX_BYTES),
@@ -218,57 +235,39 @@ export class GitService {
     if (!(await stat(cwd.abs)).isDirectory()) throw new CcbError("NOT_DIRECTORY", `Not a directory: ${cwdInput}`);
     let dir = cwd.abs;
     for (const c of parsed.chdirs) dir = (await this.workspace.resolve(resolvePath(dir, c))).abs;
-    for (const t of parsed.pathTokens) await this.confineToken(dir, t);
+    const noIndex = parsed.rest.includes("--no-index");
+    for (const t of parsed.pathTokens) await this.confine.confineToken(dir, t, noIndex);
+    // `grep --no-index` searches the directory itself when no path is given.
+    if (noIndex && parsed.sub === "grep") await this.confine.refuseHardLinked(dir, ".", 0);
     const run = this.preflightRunner(cwd.root, signal);
     const scan = parsed.sub === null || !NO_SCAN.has(parsed.sub);
     const listing = scan ? listConfig(run, cwd.abs, parsed.repoSelect) : undefined;
     listing?.catch(() => {}); // awaited below when there is a repository
     const info = await repoInfo(run, cwd.abs, parsed.repoSelect);
     if (info) {
-      for (const p of [info.gitDir, info.commonDir, info.toplevel]) if (p !== null) await this.confineRepoPath(p, "the repository");
+      for (const p of [info.gitDir, info.commonDir, info.toplevel]) if (p !== null) await this.confine.confineRepoPath(p, "the repository");
       if (listing) {
-        const checkUrl = parsed.sub !== null && TRANSPORT.has(parsed.sub) ? (url: string, key: string) => this.confineUrl(dir, url, key) : undefined;
-        await scanConfig(run, cwd.abs, parsed.repoSelect, info, checkUrl, listing);
-        await checkAlternates(info, (abs) => this.confineRepoPath(abs, "an object alternate"));
+        const checkUrl = parsed.sub !== null && TRANSPORT.has(parsed.sub) ? (url: string, key: string) => this.confine.confineUrl(dir, url, key) : undefined;
+        await scanConfig(
+          run,
+          cwd.abs,
+          parsed.repoSelect,
+          info,
+          {
+            checkUrl,
+            confineRepoPath: (abs, what) => this.confine.confineRepoPath(abs, what),
+            confineKeyPath: (at, value, key, origin) => this.confine.confineKeyPath(at, value, key, origin),
+          },
+          listing,
+        );
+      }
+      if (info.toplevel !== null) {
+        for (const t of parsed.pathTokens) await this.confine.refuseHardLinkedRevPath(dir, info.toplevel, t);
+        if (readsWorkTree(parsed)) await this.confine.refuseHardLinkedInWorkTree(run, info.toplevel, parsed);
       }
       if (parsed.sub === "rebase" || parsed.sub === "cherry-pick" || parsed.sub === "revert") await checkSequencerTodo(info.gitDir);
     }
     return { dir: cwd.abs, root: cwd.root, info };
-  }
-
-  /**
-   * A path-like argument must resolve inside the workspace: absolute paths, `..`, `file://` URLs and
-   * symlinks all go through workspace.resolve. Only `scheme://` URLs of other schemes are skipped;
-   * `host:path`, `rev:path` and `:/message` are checked as paths too (harmless when they are what
-   * they look like, and an option such as `diff --no-index` would take them as paths).
-   */
-  private async confineToken(dir: string, token: string): Promise<void> {
-    if (token.length === 0) return;
-    let p = token;
-    const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(token);
-    if (scheme) {
-      if (scheme[1]?.toLowerCase() !== "file") return;
-      p = safeDecode(token.slice("file://".length));
-    }
-    await this.workspace.resolve(isAbsolute(p) ? p : join(dir, p));
-  }
-
-  private async confineRepoPath(abs: string, what: string): Promise<void> {
-    await this.workspace.resolve(abs).catch((err: unknown) => {
-      throw new CcbError("PATH_OUTSIDE_WORKSPACE", `${what} (${abs}) lies outside the workspace.`, {
-        hint: "Add that directory as a workspace root (--workspace), or run git in a repository that lies wholly inside the workspace.",
-        cause: err,
-      });
-    });
-  }
-
-  private async confineUrl(dir: string, url: string, key: string): Promise<void> {
-    await this.confineToken(dir, url).catch((err: unknown) => {
-      throw new CcbError("PATH_OUTSIDE_WORKSPACE", `The repository config sets ${key} to a local path outside the workspace (${url}).`, {
-        hint: `Point it inside the workspace or at a remote URL, e.g. git_run ["config", "${key}", "<url>"], or remove it.`,
-        cause: err,
-      });
-    });
   }
 
   private preflightRunner(root: string, signal: AbortSignal | undefined): RunGit {
@@ -312,13 +311,11 @@ export class GitService {
   }
 }
 
-function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
-}
+/**
+ * Subcommands given `--ignore-submodules=dirty` first: on the command line it beats a
+ * `submodule.<name>.ignore` of `.gitmodules`, so their dirty check never starts git in a submodule.
+ */
+const IGNORE_DIRTY_SUBMODULES = new Set(["status", "diff", "diff-files", "diff-index"]);
 
 function overrideArgs(noFileProtocol = false): string[] {
   return configOverrides({ noFileProtocol }).flatMap((kv) => ["-c", kv]);

@@ -17,6 +17,8 @@ export interface EngineQuery {
   /** Stop after this many matching lines. */
   limit: number;
   signal?: AbortSignal;
+  /** JS engine, regex queries: how long the worker may take for one batch of files (default 15 s). */
+  regexDeadlineMs?: number;
 }
 
 /** One matching line, path relative to the root. */
@@ -82,7 +84,7 @@ export function normaliseGlobs(include: readonly string[] = [], exclude: readonl
   return { include: inc, exclude: exc };
 }
 
-const MAX_LINE_CHARS = 2000;
+export const MAX_LINE_CHARS = 2000;
 
 /** Cap very long lines (minified files) the same way for both engines. */
 export function capLine(text: string): string {

@@ -2,19 +2,49 @@ import { lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { throwIfAborted } from "./errors.ts";
 import { walk } from "./fs-walk.ts";
-import { BINARY_PROBE_BYTES, buildRegExp, capLine, MAX_SEARCH_FILE_BYTES, type EngineQuery, type EngineResult, type RawMatch } from "./search-common.ts";
+import { BINARY_PROBE_BYTES, buildRegExp, capLine, MAX_LINE_CHARS, MAX_SEARCH_FILE_BYTES, type EngineQuery, type EngineResult, type RawMatch } from "./search-common.ts";
+import { RegexMatcher, type RegexFile } from "./search-regex-worker.ts";
 
 /**
  * The JS search engine: the shared walker (fs-walk.ts, ripgrep's filter semantics) and a
  * line-by-line match, giving the same results as the ripgrep runner. Used when no `rg` is there.
+ * Literal queries (escaped, so matching is linear) are matched here; regular expressions only in a
+ * worker thread with a deadline (search-regex-worker.ts), since a backtracking pattern could
+ * otherwise hold the main thread, and with it every client, for hours.
  */
 export async function searchJs(q: EngineQuery): Promise<EngineResult> {
-  const re = buildRegExp(q.query, q.regex, q.ignoreCase);
-  const fileRe = buildRegExp(q.query, q.regex, q.ignoreCase, true);
-  const literal = !q.regex && !q.ignoreCase ? q.query : undefined;
+  if (q.regex) {
+    buildRegExp(q.query, true, q.ignoreCase); // INVALID_ARGUMENT before a thread starts
+    const matcher = new RegexMatcher(
+      { source: q.query, ignoreCase: q.ignoreCase, contextLines: q.contextLines, maxLineChars: MAX_LINE_CHARS },
+      q.regexDeadlineMs !== undefined ? { deadlineMs: q.regexDeadlineMs } : {},
+    );
+    try {
+      return await searchWith(q, matcher);
+    } finally {
+      await matcher.close();
+    }
+  }
+  return searchWith(q, undefined);
+}
+
+async function searchWith(q: EngineQuery, matcher: RegexMatcher | undefined): Promise<EngineResult> {
+  const re = buildRegExp(q.query, false, q.ignoreCase);
+  const fileRe = buildRegExp(q.query, false, q.ignoreCase, true);
+  const literal = !q.ignoreCase ? q.query : undefined;
   const matches: RawMatch[] = [];
   let filesSearched = 0;
   let stopped = false;
+  /** Files read for the worker, matched at the next flush. */
+  let pendingRegex: RegexFile[] = [];
+  const matchPending = async (): Promise<void> => {
+    if (!matcher || pendingRegex.length === 0 || stopped) return;
+    const files = pendingRegex;
+    pendingRegex = [];
+    const found = await matcher.match(files, q.limit - matches.length, q.signal);
+    matches.push(...found);
+    if (matches.length >= q.limit) stopped = true;
+  };
 
   // Synchronous reads of (page-cached, mostly small) files are several times faster than the
   // thread-pool round trips of fs/promises; the caller yields to the event loop between batches.
@@ -33,6 +63,10 @@ export async function searchJs(q: EngineQuery): Promise<EngineResult> {
     if (nul !== -1) {
       if (nul < BINARY_PROBE_BYTES) return;
       buf = buf.subarray(0, buf.lastIndexOf(10, nul) + 1);
+    }
+    if (matcher) {
+      pendingRegex.push({ rel, buf });
+      return;
     }
     const text = buf.toString("utf8");
     if (literal !== undefined ? !text.includes(literal) : !fileRe.test(text)) return;
@@ -56,6 +90,7 @@ export async function searchJs(q: EngineQuery): Promise<EngineResult> {
 
   if (q.startIsFile) {
     searchFile(q.startRel);
+    await matchPending();
   } else {
     let batch: string[] = [];
     const flush = async () => {
@@ -65,6 +100,7 @@ export async function searchJs(q: EngineQuery): Promise<EngineResult> {
         if (stopped) break;
         searchFile(f);
       }
+      await matchPending();
       await new Promise<void>((r) => setImmediate(r));
     };
     for await (const e of walk(q.rootAbs, q.startRel, {

@@ -1,6 +1,6 @@
-import { stat } from "node:fs/promises";
 import type { Workspace } from "./workspace.ts";
-import { CcbError, throwIfAborted, toCcbError } from "./errors.ts";
+import { CcbError, throwIfAborted } from "./errors.ts";
+import { confirmMatches } from "./fs-safe/confirm.ts";
 import { decideIgnoreCase, normaliseGlobs, buildRegExp, type EngineQuery, type EngineResult } from "./search-common.ts";
 import { searchJs } from "./search-js.ts";
 import { findRgOnPath, rgVersion, searchRg } from "./search-rg.ts";
@@ -57,8 +57,9 @@ const MAX_CONTEXT_LINES = 20;
 /**
  * Text search over the workspace: ripgrep (`rg --json`) when one is available, otherwise a JS
  * engine with the same semantics (same filter rules, smart case decided here, same line
- * shaping, hard-linked files skipped). Results are sorted by path and line; when the cap cuts
- * them `truncated` is true.
+ * shaping, hard-linked files skipped). The start path is resolved through directory handles and
+ * every match is confirmed against a copy read through handles (fs-safe/confirm.ts). Results
+ * are sorted by path and line; when the cap cuts them `truncated` is true.
  */
 export class SearchService {
   #info: Promise<EngineInfo> | undefined;
@@ -97,8 +98,10 @@ export class SearchService {
 
     const targets: Array<{ root: string; rel: string; isFile: boolean }> = [];
     if (options.path !== undefined) {
-      const r = await this.workspace.resolve(options.path, { mustExist: true });
-      const st = await stat(r.abs).catch((e) => Promise.reject(toCcbError(e, options.path)));
+      const r = this.workspace.locate(options.path);
+      const st = r.self?.st ?? r.st;
+      r.close();
+      if (!st) throw new CcbError("NOT_FOUND", `No such file or directory: ${options.path}`, { hint: "Check the path; fs_list shows what exists." });
       if (!st.isFile() && !st.isDirectory()) {
         throw new CcbError("INVALID_ARGUMENT", `Not a file or directory: ${options.path}`, { hint: "Search a directory or a regular file (not a FIFO, socket or device)." });
       }
@@ -138,7 +141,7 @@ export class SearchService {
         r = await searchJs(q);
       }
       if (r.filesSearched !== undefined) filesSearched = (filesSearched ?? 0) + r.filesSearched;
-      for (const m of r.matches) {
+      for (const m of confirmMatches(t.root, r.matches)) {
         const sm: SearchMatch = { path: this.workspace.displayRel(t.root, m.rel), line: m.line, column: m.column, text: m.text };
         if (m.before) sm.before = m.before;
         if (m.after) sm.after = m.after;

@@ -1,7 +1,7 @@
 import { realpathSync, statSync, type Stats } from "node:fs";
-import { lstat, realpath } from "node:fs/promises";
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { CcbError, toCcbError } from "./errors.ts";
+import { locate, type Located, type LocateOptions, type RootSet } from "./fs-safe/locate.ts";
 
 /** A path that has been proven to lie inside one of the workspace roots. */
 export interface ResolvedPath {
@@ -47,14 +47,17 @@ function rootNames(roots: readonly string[]): string[] {
  * The set of workspace roots and the one place where caller-supplied paths are confined.
  *
  * Every path of every tool (files, search, terminal cwd, git paths, bridge edits) goes through
- * `resolve`: a lexical check first, then the real path of the path or of its nearest existing
- * ancestor must lie inside a root, so `..`, absolute paths and symlinks cannot escape.
+ * `locate` (or `resolve`, which locates and lets go of the handles): a lexical check first
+ * (`..` and absolute paths), then a walk component by component from a handle on the root
+ * (fs-safe/locate.ts), so symlinks, and directories swapped for symlinks while the walk runs,
+ * cannot lead outside. The file tools keep the handles `locate` returns and act through them.
  *
  * With several roots, paths are displayed as `<root name>/<rel>` and relative inputs of that
  * form resolve back into the named root; other relative paths resolve against the primary root.
  */
-export class Workspace {
+export class Workspace implements RootSet {
   readonly roots: readonly string[];
+  readonly #ids = new Map<string, { dev: number; ino: number }>();
   /** Display name of each root (same order as `roots`). */
   readonly names: readonly string[];
 
@@ -74,6 +77,7 @@ export class Workspace {
       if (!st.isDirectory()) throw new CcbError("NOT_DIRECTORY", `Workspace root is not a directory: ${abs}`);
       const rp = realpathSync(abs);
       if (!real.includes(rp)) real.push(rp);
+      this.#ids.set(rp, { dev: st.dev, ino: st.ino });
     }
     this.roots = real;
     this.names = rootNames(real);
@@ -114,33 +118,43 @@ export class Workspace {
    * Relative paths resolve against the primary root (or the root they name, with several roots).
    */
   async resolve(input: string, options: ResolveOptions = {}): Promise<ResolvedPath> {
-    const lexical = this.lexical(input);
-    let real: string;
-    let exists: boolean;
+    const l = this.locate(input, { followFinal: options.followFinal });
     try {
-      if (options.followFinal === false && !this.roots.includes(lexical)) {
-        const parent = await realOfNearest(dirname(lexical), input);
-        real = join(parent.real, basename(lexical));
-        exists = parent.exists && (await lstat(real).then(() => true, () => false));
-      } else {
-        ({ real, exists } = await realOfNearest(lexical, input));
+      const exists = l.st !== undefined || l.self !== undefined;
+      if (options.mustExist && !exists) {
+        throw new CcbError("NOT_FOUND", `No such file or directory: ${input}`, {
+          hint: "Check the path; fs_list shows what exists.",
+        });
       }
+      return { abs: l.abs, root: l.root, rel: l.rel, exists };
+    } finally {
+      l.close();
+    }
+  }
+
+  /**
+   * Resolve a caller-supplied path to a verified directory handle and entry name (see
+   * fs-safe/locate.ts); PATH_OUTSIDE_WORKSPACE when it leads outside. The caller closes it.
+   */
+  locate(input: string, options: Omit<LocateOptions, "input"> = {}): Located {
+    const lexical = this.lexical(input);
+    let root = this.rootOf(lexical);
+    let abs = lexical;
+    if (!root) {
+      // Named through an alias of a root (e.g. /tmp vs /private/tmp): map onto the real root.
+      abs = realOfNearestSync(lexical).real;
+      root = this.rootOf(abs);
+      if (!root) throw new CcbError("PATH_OUTSIDE_WORKSPACE", `Path is outside the workspace: ${input}`, { hint: `Use a path inside ${this.roots.join(", ")}.` });
+    }
+    try {
+      return locate(this, root, abs, { ...options, input });
     } catch (err) {
       throw toCcbError(err, input);
     }
-    const root = this.rootOf(real);
-    if (!root) {
-      throw new CcbError("PATH_OUTSIDE_WORKSPACE", `Path resolves outside the workspace: ${input}`, {
-        hint: `Use a path inside ${this.roots.join(", ")}. Symlinks that point outside the workspace are not followed.`,
-      });
-    }
-    if (options.mustExist && !exists) {
-      throw new CcbError("NOT_FOUND", `No such file or directory: ${input}`, {
-        hint: "Check the path; fs_list shows what exists.",
-      });
-    }
-    const rel = relative(root, real).split(sep).join("/");
-    return { abs: real, root, rel, exists };
+  }
+
+  rootId(root: string): { dev: number; ino: number } | undefined {
+    return this.#ids.get(root);
   }
 
   /** The lexical step alone: NUL bytes refused, path made absolute and normalised, must lie in a root. */
@@ -195,45 +209,6 @@ export function assertSingleLink(st: Pick<Stats, "isFile" | "nlink">, display: s
       hint: "A hard-linked file cannot be proven to lie inside the workspace. Replace it with a copy (e.g. `cp --remove-destination` or fs_write of new content) to make it readable.",
       details: { nlink: st.nlink },
     });
-  }
-}
-
-/** Real path of `p`, or of its nearest existing ancestor joined with the missing tail. */
-async function realOfNearest(p: string, input: string): Promise<{ real: string; exists: boolean }> {
-  const tail: string[] = [];
-  let cur = p;
-  for (;;) {
-    try {
-      const real = await realpath(cur);
-      return { real: tail.length ? join(real, ...tail.reverse()) : real, exists: tail.length === 0 };
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === "ELOOP") {
-        throw new CcbError("INVALID_PATH", `Too many levels of symbolic links: ${input}`, {
-          hint: "A symlink loop is in the path; remove or fix the symlink.",
-        });
-      }
-      if (code === "ENOENT" || code === "ENOTDIR") {
-        // A dangling symlink: refuse to let a later create follow it somewhere else.
-        let st: Stats | undefined;
-        try {
-          st = await lstat(cur);
-        } catch {
-          st = undefined;
-        }
-        if (st?.isSymbolicLink()) {
-          throw new CcbError("PATH_OUTSIDE_WORKSPACE", `Path goes through a dangling symlink: ${input}`, {
-            hint: "The symlink's target does not exist, so it cannot be proven to stay inside the workspace. Remove or fix the symlink first.",
-          });
-        }
-        const parent = dirname(cur);
-        if (parent === cur) return { real: p, exists: false };
-        tail.push(basename(cur));
-        cur = parent;
-        continue;
-      }
-      throw err;
-    }
   }
 }
 

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import type { Logger } from "../core/log.ts";
+import { childEnv } from "../platform/env.ts";
 
 export interface AgentCommand {
   command: string;
@@ -20,7 +21,8 @@ export class AgentProcess {
   constructor(cmd: AgentCommand, log: Logger) {
     this.child = spawn(cmd.command, cmd.args, {
       cwd: cmd.cwd,
-      env: { ...process.env, ...cmd.env },
+      // The environment policy: no secret of ccb's, except the agent's own model credentials.
+      env: childEnv(process.env, { agent: true, extra: cmd.env }),
       stdio: ["pipe", "pipe", "pipe"],
       detached: true,
     });

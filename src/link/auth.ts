@@ -1,7 +1,8 @@
-import type { IncomingMessage } from "node:http";
 import { join } from "node:path";
+import { TOKEN_QUERY_KEYS, type EdgePolicy } from "../net/policy.ts";
 import { configDir } from "../util/paths.ts";
-import { newToken, tokensEqual, writeSecretFile } from "../util/secrets.ts";
+import { registerSecret } from "../platform/secrets.ts";
+import { newToken, writeSecretFile } from "../util/secrets.ts";
 
 export const SUBPROTOCOL_PREFIX = "rcs.auth.";
 
@@ -14,6 +15,7 @@ export function resolveToken(env: NodeJS.ProcessEnv = process.env): { token: str
   const fromEnv = env.ACP_AUTH_TOKEN;
   if (fromEnv) return { token: fromEnv, generated: false };
   const token = newToken(32);
+  registerSecret(token);
   const file = tokenFilePath(env);
   writeSecretFile(file, `${token}\n`);
   return { token, generated: true, file };
@@ -23,52 +25,25 @@ export function encodeSubprotocolToken(token: string): string {
   return SUBPROTOCOL_PREFIX + Buffer.from(token, "utf8").toString("base64url");
 }
 
-function offeredProtocols(req: IncomingMessage): string[] {
-  const h = req.headers["sec-websocket-protocol"];
-  if (!h) return [];
-  return h.split(",").map((p) => p.trim()).filter(Boolean);
-}
-
-export type AuthOutcome =
-  | { ok: true; protocol: string | undefined }
-  | { ok: false; status: 400 | 401 | 403; message: string };
-
-const QUERY_TOKEN_KEYS = ["token", "access_token", "auth", "authorization", "key"];
-
 /**
- * Decide, BEFORE the upgrade, whether a request may become a WebSocket: token (bearer header or
- * `rcs.auth.<base64url>` subprotocol, never the query string) and Origin (refused unless allowed).
+ * The edge policy of `/acp` (and `/ws`), checked by the gateway BEFORE the upgrade: Host allow-list,
+ * tokens in the query refused, Origin refused unless listed with --allow-origin, then the token as
+ * `Authorization: Bearer` or the `rcs.auth.<base64url>` subprotocol (constant-time), frames capped.
  */
-export function authorizeUpgrade(
-  req: IncomingMessage,
-  url: URL,
-  opts: { token: string | undefined; allowOrigins: readonly string[] },
-): AuthOutcome {
-  for (const k of QUERY_TOKEN_KEYS) {
-    if (url.searchParams.has(k)) {
-      return { ok: false, status: 400, message: "Tokens in the query string are refused (they end up in logs and history). Use `Authorization: Bearer <token>` or the `rcs.auth.<base64url(token)>` subprotocol." };
-    }
-  }
-  const origin = req.headers.origin;
-  if (origin !== undefined && !opts.allowOrigins.includes(origin)) {
-    return { ok: false, status: 403, message: `Origin ${origin} is not allowed. Start ccb link with --allow-origin ${origin} to let this browser client in.` };
-  }
-  const protocols = offeredProtocols(req);
-  const authProto = protocols.find((p) => p.startsWith(SUBPROTOCOL_PREFIX));
-  const chosen = authProto ?? protocols[0];
-  if (opts.token === undefined) return { ok: true, protocol: chosen };
-  let given: string | undefined;
-  const header = req.headers.authorization;
-  if (typeof header === "string" && /^bearer\s+/i.test(header)) given = header.replace(/^bearer\s+/i, "").trim();
-  else if (authProto) {
-    try {
-      given = Buffer.from(authProto.slice(SUBPROTOCOL_PREFIX.length), "base64url").toString("utf8");
-    } catch {
-      given = undefined;
-    }
-  }
-  if (!tokensEqual(given, opts.token)) {
-    return { ok: false, status: 401, message: given === undefined ? "Missing token." : "Wrong token." };
-  }
-  return { ok: true, protocol: chosen };
+export function linkPolicy(opts: { token: string | undefined; allowOrigins: readonly string[]; maxMessageBytes: number }): EdgePolicy {
+  return {
+    name: "link",
+    origin: { kind: "same", allow: () => opts.allowOrigins },
+    auth: [{ places: [{ in: "bearer" }, { in: "subprotocol", prefix: SUBPROTOCOL_PREFIX }], expected: () => opts.token }],
+    refuseQueryKeys: TOKEN_QUERY_KEYS,
+    maxFrameBytes: opts.maxMessageBytes,
+    style: "text",
+    realm: "ccb link",
+    messages: {
+      TOKEN_IN_QUERY: "Tokens in the query string are refused (they end up in logs and history). Use `Authorization: Bearer <token>` or the `rcs.auth.<base64url(token)>` subprotocol.",
+      ORIGIN_REFUSED: "This browser Origin is not allowed. Start ccb link with --allow-origin <origin> to let that client in.",
+      TOKEN_MISSING: "Missing token.",
+      TOKEN_WRONG: "Wrong token.",
+    },
+  };
 }

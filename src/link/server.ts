@@ -1,12 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { createServer as createHttpsServer } from "node:https";
-import type { Duplex } from "node:stream";
+import type { Server } from "node:http";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { Logger } from "../core/log.ts";
 import { CCB_VERSION } from "../core/version.ts";
+import { Gateway } from "../net/gateway.ts";
+import { hostForUrl } from "../net/loopback.ts";
 import { AgentProcess, type AgentCommand } from "./agent-process.ts";
-import { authorizeUpgrade } from "./auth.ts";
+import { linkPolicy } from "./auth.ts";
 import type { FrameLog } from "./frame-log.ts";
 import type { PermissionMode } from "./permission.ts";
 import { Relay } from "./relay.ts";
@@ -27,17 +27,18 @@ export interface LinkServerOptions {
 
 export interface LinkServer {
   readonly server: Server;
+  readonly gateway: Gateway;
   readonly url: string;
   /** Live connections (each with its own agent). */
   connections(): number;
   close(): Promise<void>;
 }
 
-const PATHS = new Set(["/acp", "/ws"]);
+const PATHS = ["/acp", "/ws"];
 
 /**
- * HTTP(S) server with `GET /health` and the WebSocket endpoint `/acp` (alias `/ws`). Every
- * connection gets its own agent process; auth and Origin are checked before the upgrade.
+ * HTTP(S) gateway with `GET /health` and the WebSocket endpoint `/acp` (alias `/ws`). Every
+ * connection gets its own agent process; Host, Origin and token are checked before the upgrade.
  */
 export async function startLinkServer(o: LinkServerOptions): Promise<LinkServer> {
   const wss = new WebSocketServer({
@@ -53,35 +54,28 @@ export async function startLinkServer(o: LinkServerOptions): Promise<LinkServer>
   });
   const live = new Map<WebSocket, AgentProcess>();
 
-  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? "/", "http://link.invalid");
-    if (req.method === "GET" && url.pathname === "/health") {
-      res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
-      res.end(JSON.stringify({ ok: true, name: "ccb link", version: CCB_VERSION, connections: live.size }));
-      return;
-    }
-    if (PATHS.has(url.pathname)) {
+  const policy = linkPolicy({ token: o.token, allowOrigins: o.allowOrigins, maxMessageBytes: o.maxMessageBytes });
+  const gateway = new Gateway({
+    host: o.host,
+    port: o.port,
+    tls: o.tls ? { cert: o.tls.cert, key: o.tls.key } : undefined,
+    log: o.log,
+    fallback: { status: 404, text: "Not found. Endpoints: GET /health, WebSocket /acp (alias /ws).", policy: { ...policy, name: "link-other", auth: [] } },
+  });
+  gateway.addRoute("GET", "/health", (_req, res) => {
+    res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
+    res.end(JSON.stringify({ ok: true, name: "ccb link", version: CCB_VERSION, connections: live.size }));
+  }, { name: "link-health", origin: { kind: "same" }, auth: [] });
+  for (const path of PATHS) {
+    gateway.addRoute("*", path, (_req, res) => {
       res.writeHead(426, { "content-type": "text/plain", upgrade: "websocket" });
       res.end("This endpoint speaks ACP over WebSocket (one JSON-RPC message per text frame).\n");
-      return;
-    }
-    res.writeHead(404, { "content-type": "text/plain" });
-    res.end("Not found. Endpoints: GET /health, WebSocket /acp (alias /ws).\n");
-  };
+    }, { ...policy, name: "link-plain", auth: [] });
+    gateway.addUpgrade(path, (req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => accept(ws)), policy);
+  }
+  gateway.hosts.allowMachineNames();
+  const server = gateway.server;
 
-  const server = o.tls ? createHttpsServer({ cert: o.tls.cert, key: o.tls.key }, onRequest) : createHttpServer(onRequest);
-
-  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    socket.on("error", () => socket.destroy());
-    const url = new URL(req.url ?? "/", "http://link.invalid");
-    if (!PATHS.has(url.pathname)) return refuse(socket, 404, "Not found. The WebSocket endpoint is /acp (alias /ws).");
-    const auth = authorizeUpgrade(req, url, { token: o.token, allowOrigins: o.allowOrigins });
-    if (!auth.ok) {
-      o.log.warn(`refused a connection from ${req.socket.remoteAddress}: ${auth.status} ${auth.message}`);
-      return refuse(socket, auth.status, auth.message);
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => accept(ws));
-  });
   const accept = (ws: WebSocket) => {
     const id = randomBytes(4).toString("hex");
     const agent = new AgentProcess(o.agent(o.localMode), o.log);
@@ -121,20 +115,12 @@ export async function startLinkServer(o: LinkServerOptions): Promise<LinkServer>
     });
   };
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(o.port, o.host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const addr = server.address();
-  const port = typeof addr === "object" && addr ? addr.port : o.port;
-  const hostForUrl = o.host.includes(":") ? `[${o.host}]` : o.host;
-  const url = `${o.tls ? "wss" : "ws"}://${hostForUrl}:${port}/acp`;
+  await gateway.listen();
+  const url = `${o.tls ? "wss" : "ws"}://${hostForUrl(o.host)}:${gateway.port}/acp`;
 
   return {
     server,
+    gateway,
     url,
     connections: () => live.size,
     async close() {
@@ -144,14 +130,7 @@ export async function startLinkServer(o: LinkServerOptions): Promise<LinkServer>
       }
       await Promise.all([...live.values()].map((a) => a.exited));
       wss.close();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await gateway.close();
     },
   };
-}
-
-function refuse(socket: Duplex, status: number, message: string): void {
-  const reason = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found" }[status] ?? "Error";
-  const body = `${message}\n`;
-  const extra = status === 401 ? 'WWW-Authenticate: Bearer realm="ccb link"\r\n' : "";
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}Connection: close\r\n\r\n${body}`);
 }

@@ -1,9 +1,10 @@
-import CDP from "chrome-remote-interface";
 import type { Logger } from "../core/log.ts";
+import type { CdpSession } from "../platform/cdp-pipe.ts";
 import type { ViewerMessage } from "./protocol.ts";
 
 export interface ScreencastOptions {
-  port: number;
+  /** The page's DevTools session (src/platform/chromium.ts). */
+  page: CdpSession;
   width: number;
   height: number;
   quality: number;
@@ -19,7 +20,7 @@ const BUTTON_MASK = { none: 0, left: 1, right: 2, middle: 4 } as const;
  * a viewer cannot navigate the browser or issue arbitrary DevTools commands.
  */
 export class Screencast {
-  #client: CDP.Client | undefined;
+  #client: CdpSession | undefined;
   #lastFrameAt = 0;
   #onFrame: ((jpeg: Buffer) => void) | undefined;
   #buttons = 0;
@@ -32,7 +33,7 @@ export class Screencast {
   }
 
   async attach(): Promise<void> {
-    const client = await CDP({ host: "127.0.0.1", port: this.o.port, target: (targets) => targets.find((t) => t.type === "page") });
+    const client = this.o.page;
     this.#client = client;
     await client.send("Page.enable");
     await this.#applySize();
@@ -109,7 +110,7 @@ export class Screencast {
   }
 
   async close(): Promise<void> {
-    await this.#client?.close().catch(() => {});
+    await this.stop();
     this.#client = undefined;
   }
 

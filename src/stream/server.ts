@@ -2,7 +2,9 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import type { Logger } from "../core/log.ts";
-import { tokensEqual } from "../util/secrets.ts";
+import type { OriginPolicy } from "../net/origin.ts";
+import type { EdgePolicy } from "../net/policy.ts";
+import { refuseUpgrade } from "../net/respond.ts";
 import { LIMITS, viewerMessageSchema, type StreamEvent } from "./protocol.ts";
 import type { Screencast } from "./screencast.ts";
 
@@ -14,17 +16,26 @@ export interface StreamEndpoint {
 }
 
 /**
- * The `/stream` WebSocket: one viewer at a time, authenticated by its own random token (in the
- * query, since a browser WebSocket cannot set headers, or as a bearer header), JPEG frames out,
- * schema-checked input in.
+ * The edge policy of a `/stream` upgrade: its own 256-bit token in the query (a browser WebSocket
+ * cannot set headers) or as a bearer header, frames capped. `ccb stream` serves its viewer itself
+ * (same origin); the MCP App connects from its host's origin (`any`, the token being the credential).
+ */
+export function streamPolicy(token: string, origin: OriginPolicy = { kind: "any" }): EdgePolicy {
+  return {
+    name: "stream",
+    origin,
+    auth: [{ places: [{ in: "query", name: "token" }, { in: "bearer" }], expected: () => token }],
+    maxFrameBytes: LIMITS.maxFrameBytes,
+  };
+}
+
+/**
+ * The `/stream` WebSocket behind a gateway route with streamPolicy(): one viewer at a time, JPEG
+ * frames out, schema-checked input in.
  */
 export function createStreamEndpoint(o: { screencast: Screencast; token: string; maxFps: number; log: Logger }): StreamEndpoint {
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.maxFrameBytes, perMessageDeflate: false });
   let viewer: WebSocket | undefined;
-
-  const refuse = (socket: Duplex, status: number, text: string) => {
-    socket.end(`HTTP/1.1 ${status} ${text}\r\nContent-Type: text/plain\r\nContent-Length: ${text.length + 1}\r\nConnection: close\r\n\r\n${text}\n`);
-  };
 
   const accept = (ws: WebSocket) => {
     viewer = ws;
@@ -73,11 +84,7 @@ export function createStreamEndpoint(o: { screencast: Screencast; token: string;
   return {
     handleUpgrade(req, socket, head) {
       socket.on("error", () => socket.destroy());
-      const url = new URL(req.url ?? "/", "http://stream.invalid");
-      const header = req.headers.authorization;
-      const given = url.searchParams.get("token") ?? (typeof header === "string" ? header.replace(/^bearer\s+/i, "") : undefined);
-      if (!tokensEqual(given, o.token)) return refuse(socket, 401, "Unauthorized");
-      if (viewer) return refuse(socket, 409, "Conflict: another viewer is connected (one viewer at a time)");
+      if (viewer) return refuseUpgrade(socket, 409, "Conflict: another viewer is connected (one viewer at a time)");
       wss.handleUpgrade(req, socket, head, accept);
     },
     viewerConnected: () => viewer !== undefined,

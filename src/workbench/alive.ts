@@ -47,7 +47,7 @@ const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "co
  * Asks upstream for identity encoding so the body can be edited; Content-Length is recomputed.
  * Anything but a 200 text/html answer passes through unchanged (redirects, errors).
  */
-export function proxyWorkbenchPage(req: IncomingMessage, res: ServerResponse, target: { port: number; path: string }, scriptSrc: string, log: Logger): void {
+export function proxyWorkbenchPage(req: IncomingMessage, res: ServerResponse, target: { socketPath: string; path: string }, scriptSrc: string, log: Logger): void {
   const headers: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && k !== "accept-encoding") headers[k] = v;
   headers["accept-encoding"] = "identity";
@@ -55,7 +55,7 @@ export function proxyWorkbenchPage(req: IncomingMessage, res: ServerResponse, ta
   if (remote) headers["x-forwarded-for"] = remote;
   headers["x-forwarded-host"] = String(req.headers.host ?? "");
   headers["x-forwarded-proto"] = "encrypted" in req.socket && req.socket.encrypted ? "https" : "http";
-  const up = httpRequest({ host: "127.0.0.1", port: target.port, method: "GET", path: target.path, headers }, (upRes) => {
+  const up = httpRequest({ socketPath: target.socketPath, method: "GET", path: target.path, headers }, (upRes) => {
     const status = upRes.statusCode ?? 502;
     const type = String(upRes.headers["content-type"] ?? "");
     const encoding = String(upRes.headers["content-encoding"] ?? "identity");

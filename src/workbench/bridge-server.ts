@@ -1,4 +1,5 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
+import { tokensEqual } from "../util/secrets.ts";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
@@ -6,6 +7,7 @@ import type { EditorBridge } from "../core/bridge.ts";
 import type { Core } from "../core/core.ts";
 import { CcbError, ERROR_CODES, toCcbError, type ErrorCode } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
+import { registerSecret } from "../platform/secrets.ts";
 import { CCB_VERSION } from "../core/version.ts";
 import {
   BRIDGE_PROTOCOL_VERSION,
@@ -59,6 +61,8 @@ export class BridgeConnection {
   readonly connectedAt = Date.now();
   /** Server-clock time of the last "focused" report; 0 = never focused. */
   focusAt = 0;
+  /** focusAt came from the hello only (the extension host's state before it knew the window's). */
+  focusFromHello = false;
   role: Role = "standby";
   readonly pending = new Map<number, Pending>();
   #nextId = 1;
@@ -80,8 +84,12 @@ export class BridgeConnection {
 
 /**
  * The `/bridge` WebSocket endpoint and ccb's EditorBridge. Extension hosts authenticate with a
- * hello frame; the one focused last serves (others stand by; only a focus gain moves the role, so
- * it never flaps). It fills core.bridge while a host serves and clears it with a reason otherwise.
+ * hello frame. The serving role: the host whose window gained focus last serves — a person's tab
+ * that opens in front reports focus in its hello and takes over at once; a hidden (background)
+ * window has no focus and never takes the role; ccb's own headless client declares its page hidden
+ * and unfocused (src/platform/chromium.ts), so it serves only while no window was ever focused.
+ * With no focus ever reported the first connected serves. Losing focus never moves the role, and
+ * only a focus gain or a departure does, so two windows cannot flap. It fills core.bridge while a host serves and clears it with a reason otherwise.
  * Every path that crosses it is confined to the workspace here, whatever the caller did before.
  */
 export class BridgeServer implements EditorBridge {
@@ -98,6 +106,7 @@ export class BridgeServer implements EditorBridge {
   constructor(options: BridgeServerOptions) {
     this.#o = { ...options };
     this.token = options.token ?? randomBytes(32).toString("base64url");
+    registerSecret(this.token);
   }
 
   /** Set who serves the extension's requests (terminals). */
@@ -149,7 +158,10 @@ export class BridgeServer implements EditorBridge {
         if (hello.protocol !== BRIDGE_PROTOCOL_VERSION) return ws.close(CLOSE_BAD_FRAME, `protocol ${BRIDGE_PROTOCOL_VERSION} required`);
         touch();
         conn = new BridgeConnection(ws, ++this.#seq, hello);
-        if (hello.focused) conn.focusAt = Date.now();
+        if (hello.focused) {
+          conn.focusAt = Date.now();
+          conn.focusFromHello = true;
+        }
         this.#conns.add(conn);
         log.info(`bridge: extension host ${conn.seq} connected (VS Code ${hello.vscodeVersion})`);
         conn.send({ type: "welcome", role: "standby", serverVersion: CCB_VERSION, pingIntervalMs: PING_INTERVAL_MS });
@@ -183,6 +195,12 @@ export class BridgeServer implements EditorBridge {
       case "focus":
         if (frame.focused) {
           conn.focusAt = Date.now();
+          conn.focusFromHello = false;
+          this.#elect();
+        } else if (conn.focusFromHello) {
+          // The hello's "focused" was the extension host's default, not the window's: never focused.
+          conn.focusAt = 0;
+          conn.focusFromHello = false;
           this.#elect();
         }
         return;
@@ -369,8 +387,4 @@ export class BridgeServer implements EditorBridge {
   }
 }
 
-function tokenMatches(given: string, expected: string): boolean {
-  const a = Buffer.from(given, "utf8");
-  const b = Buffer.from(expected, "utf8");
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+const tokenMatches = tokensEqual;

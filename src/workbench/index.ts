@@ -3,8 +3,10 @@ import { resolve as resolvePath } from "node:path";
 import type { Core } from "../core/core.ts";
 import { CcbError, toCcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
+import { BrowserSession } from "../net/browser-session.ts";
+import { childEnv } from "../platform/env.ts";
 import { BridgeServer } from "./bridge-server.ts";
-import { mountSessionRoutes, mountWorkbenchProxy, type WorkbenchHttp } from "./gateway.ts";
+import { BRIDGE_POLICY, mountSessionRoutes, mountWorkbenchProxy, type WorkbenchHttp } from "./gateway.ts";
 import { startHeadlessClient, type HeadlessClient } from "./headless-client.ts";
 import { codeServerRuntime, isCodeServerRoot } from "./launcher/code-server.ts";
 import { openVscodeRuntime } from "./launcher/openvscode.ts";
@@ -17,9 +19,9 @@ export type { WorkbenchHttp } from "./gateway.ts";
 
 export interface WorkbenchOptions {
   core: Core;
-  /** A loopback plain-HTTP server (the gateway beside /mcp) for /bridge, /ide/<key>, /session.json and /app. */
+  /** A loopback plain-HTTP gateway (the one beside /mcp) for /bridge, /ide/<key>, /session.json and /app. */
   http: WorkbenchHttp;
-  /** The browser-facing server when it is another one (TLS or a public address): /ide/<key>, /session.json and /app are mounted there too, and URLs given to hosts use it. */
+  /** The browser-facing gateway when it is another one (TLS, a public address, a public URL): /ide/<key>, /session.json and /app are mounted there too, and URLs given to hosts use its `url`. */
   publicHttp?: WorkbenchHttp | undefined;
   log: Logger;
   /** Default: code-server when runtimeRoot is a code-server package, else OpenVSCode. */
@@ -30,7 +32,7 @@ export interface WorkbenchOptions {
   runtimeNode?: string | undefined;
   /** Open the workbench in headless Chromium so the bridge is live with nobody watching (default true). */
   headlessClient?: boolean | undefined;
-  /** When set, /session.json and /app need ?token=<it>. */
+  /** When set, programs may read /session.json with `Authorization: Bearer <it>` (browsers use the cookie). */
   authToken?: string | undefined;
   env?: NodeJS.ProcessEnv | undefined;
 }
@@ -46,12 +48,16 @@ export interface WorkbenchStatus {
 }
 
 export interface WorkbenchHandle {
-  /** `/ide/<key>` (secret). */
+  /** `/ide/<key>`. */
   basePath: string;
-  /** Full browser URL of the workbench (secret: host-only `_meta`). */
+  /** The browser session: its cookie opens the workbench, /app and /session.json. */
+  session: BrowserSession;
+  /** A browser link to the workbench with a fresh one-time token (secret: host-only `_meta`, or the person's terminal). */
   url(): string | undefined;
-  /** The same on the loopback server (what the headless client opens). */
+  /** The same on the loopback gateway (what the headless client and the stream's Chromium open). */
   localUrl(): string | undefined;
+  /** A one-time link to `path` (e.g. `/app`) on the browser-facing gateway. */
+  link(path: string): string;
   bridge: BridgeServer;
   /** Resolves once the runtime answers (or could not start: see status()). */
   ready: Promise<void>;
@@ -64,14 +70,9 @@ export interface WorkbenchHandle {
   close(): Promise<void>;
 }
 
-/** Environment for the runtime: ccb's own secrets removed (integrated terminals inherit it). */
+/** Environment for the runtime (its integrated terminals inherit it): the one child policy, src/platform/env.ts. */
 export function runtimeEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const out: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(env)) {
-    if (/^(CCB_|FLUJO_)/.test(k) && /TOKEN|SECRET|KEY|PASSWORD|AUTH/i.test(k)) continue;
-    out[k] = v;
-  }
-  return out;
+  return childEnv(env);
 }
 
 export async function resolveRuntime(o: Pick<WorkbenchOptions, "runtime" | "runtimeRoot" | "runtimeNode" | "env">): Promise<Runtime> {
@@ -147,18 +148,19 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
   });
   refreshReason();
 
-  http.addUpgrade("/bridge", (req, socket, head) => bridge.handleUpgrade(req, socket, head));
-  const target = { port: () => (supervisor?.state === "running" ? supervisor.port : 0), get stripPrefix() { return runtime?.stripPrefix ?? true; } };
-  const servers = o.publicHttp ? [http, o.publicHttp] : [http];
-  const closeProxies = servers.map((s) => mountWorkbenchProxy(s, basePath, target, log.child("proxy")));
+  http.gateway.addUpgrade("/bridge", (req, socket, head) => bridge.handleUpgrade(req, socket, head), BRIDGE_POLICY);
   const publicUrl = (o.publicHttp ?? http).url;
+  const session = new BrowserSession({ paths: () => [basePath, "/app", "/session.json"], secure: () => publicUrl.startsWith("https:") });
+  const target = { socketPath: () => (supervisor?.state === "running" ? supervisor.socketPath : undefined), get stripPrefix() { return runtime?.stripPrefix ?? true; } };
+  const servers = o.publicHttp ? [http, o.publicHttp] : [http];
+  const closeProxies = servers.map((s) => mountWorkbenchProxy(s, basePath, target, session, log.child("proxy")));
   const publicPath = (): string | undefined => {
     if (!runtime) return undefined;
     const p = runtime.workbenchPath(basePath, core.workspace.primary);
     return runtime.stripPrefix ? `${basePath}${p}` : p;
   };
   for (const s of servers) {
-    mountSessionRoutes(s, o.authToken, () => ({
+    mountSessionRoutes(s, session, o.authToken, () => ({
       runtime: runtime?.kind ?? "none",
       state: unavailable ? "unavailable" : (supervisor?.state ?? "starting"),
       workbenchPath: publicPath() ?? "",
@@ -174,7 +176,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
       supervisor = new RuntimeSupervisor({ runtime, dirs, basePath, folder: core.workspace.primary, log: log.child("runtime"), env: runtimeEnv(env) });
       supervisor.onState((s) => {
         refreshReason();
-        if (s === "running" && runtime) core.bridge.setWorkbench({ url: `${publicUrl}${publicPath()}`, runtime: runtime.kind });
+        if (s === "running" && runtime) core.bridge.setWorkbench({ url: () => session.link(`${publicUrl}${publicPath()}`), runtime: runtime.kind });
         else if (s !== "running") core.bridge.setWorkbench(undefined);
       });
       if (closed) return;
@@ -184,7 +186,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
       if (closed) return;
       if (o.headlessClient ?? true) {
         try {
-          headless = await startHeadlessClient({ url: `${http.url}${publicPath()}`, log: log.child("headless"), env });
+          headless = await startHeadlessClient({ url: session.link(`${http.url}${publicPath()}`), log: log.child("headless"), env });
           headlessState = "running";
           if (closed) await headless.close();
         } catch (err) {
@@ -205,8 +207,10 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
   let closing: Promise<void> | undefined;
   return {
     basePath,
-    url: () => (runtime && supervisor?.state === "running" ? `${publicUrl}${publicPath()}` : undefined),
-    localUrl: () => (runtime && supervisor?.state === "running" ? `${http.url}${publicPath()}` : undefined),
+    session,
+    url: () => (runtime && supervisor?.state === "running" ? session.link(`${publicUrl}${publicPath()}`) : undefined),
+    localUrl: () => (runtime && supervisor?.state === "running" ? session.link(`${http.url}${publicPath()}`) : undefined),
+    link: (path) => session.link(`${publicUrl}${path}`),
     bridge,
     ready,
     bridgeConnected,

@@ -2,8 +2,8 @@ import type { Core } from "../core/core.ts";
 import type { Logger } from "../core/log.ts";
 import { startWorkbenchApp } from "../protocols/mcp/app/stream-tier.ts";
 import type { RenderMode } from "../protocols/mcp/app/render-mode.ts";
-import { isLoopbackHost } from "../protocols/mcp/guards.ts";
-import { Gateway } from "../protocols/mcp/gateway.ts";
+import { Gateway } from "../net/gateway.ts";
+import { isLoopbackHost } from "../net/loopback.ts";
 import type { WorkbenchHttp } from "./gateway.ts";
 import { startWorkbench, type WorkbenchHandle } from "./index.ts";
 import type { RuntimeKind } from "./launcher/types.ts";
@@ -25,33 +25,33 @@ export interface ServeWorkbench {
 
 /**
  * Start the workbench for `ccb serve`. The bridge and the headless client always use a loopback
- * plain-HTTP server: serve's own when it is one, else (stdio only, TLS or a public address) a
- * private one on 127.0.0.1 with a random port. A browser-facing serve HTTP server gets /ide too.
+ * plain-HTTP gateway: serve's own when it is one (and browsers reach it there), else (stdio only,
+ * TLS, a public address or a public URL) a private one on 127.0.0.1 with a random port. A
+ * browser-facing serve gateway gets /ide, /app, /session.json (and /stream) too.
  */
 export async function startServeWorkbench(o: {
   core: Core;
   log: Logger;
   options: ServeWorkbenchOptions;
-  /** serve's HTTP server, when --http is on. */
-  http?: (WorkbenchHttp & { scheme?: string; host?: string }) | undefined;
+  /** serve's gateway and the URL browsers reach it at (--public-url), when --http is on. */
+  http?: { gateway: Gateway; publicUrl: string; host: string } | undefined;
   authToken?: string | undefined;
   announce?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
 }): Promise<ServeWorkbench> {
-  const usable = o.http && (o.http.scheme ?? "http") === "http" && isLoopbackHost(o.http.host ?? "127.0.0.1");
+  const served: WorkbenchHttp | undefined = o.http ? { gateway: o.http.gateway, url: o.http.publicUrl } : undefined;
+  const usable = o.http && o.http.gateway.scheme === "http" && isLoopbackHost(o.http.host) && o.http.publicUrl === o.http.gateway.url;
   let own: Gateway | undefined;
   let loopback: WorkbenchHttp;
-  if (usable && o.http) loopback = o.http;
+  if (usable && served) loopback = served;
   else {
     own = new Gateway({ host: "127.0.0.1", port: 0, log: o.log.child("gateway") });
-    const url = await own.listen();
-    const g = own;
-    loopback = { url, addRoute: (m, p, h, opt) => g.addRoute(m, p, h, opt), addUpgrade: (p, h, opt) => g.addUpgrade(p, h, opt) };
+    loopback = { gateway: own, url: await own.listen() };
   }
   const handle = startWorkbench({
     core: o.core,
     http: loopback,
-    publicHttp: usable ? undefined : o.http,
+    publicHttp: usable ? undefined : served,
     log: o.log,
     runtime: o.options.runtime,
     runtimeRoot: o.options.runtimeRoot,
@@ -64,7 +64,7 @@ export async function startServeWorkbench(o: {
     core: o.core,
     log: o.log.child("app"),
     renderMode: o.options.renderMode ?? "default",
-    gateway: usable || !o.http ? loopback : o.http,
+    gateway: usable || !served ? loopback : served,
     ready: handle.ready,
     localUrl: () => handle.localUrl(),
     env: o.env,
@@ -72,7 +72,7 @@ export async function startServeWorkbench(o: {
   void handle.ready.then(() => {
     const s = handle.status();
     if (s.state === "unavailable") o.announce?.(`ccb serve: workbench unavailable: ${s.reason}`);
-    else o.announce?.(`ccb serve: workbench (${s.runtime}) running; open ${(o.http && !usable ? o.http.url : loopback.url)}/app${o.authToken ? "?token=<auth token>" : ""}`);
+    else o.announce?.(`ccb serve: workbench (${s.runtime}) running; open ${handle.link("/app")} (a one-time link)`);
   });
   return {
     handle,

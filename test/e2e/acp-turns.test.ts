@@ -216,21 +216,43 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
 
     const noKey = AgentHarness.start({ dataDir: data.path, env: { ANTHROPIC_BASE_URL: closedPort } });
     try {
-      await noKey.initialize();
-      const { sessionId } = await noKey.newSession(project.path);
-      assert.equal((await noKey.prompt(sessionId, "hi")).stopReason, "end_turn");
-      assert.match(noKey.textOf(sessionId), /No Anthropic API key.*ANTHROPIC_API_KEY/s);
+      const init = await noKey.initialize();
+      assert.deepEqual(init.authMethods?.map((m) => m.id), ["anthropic-api-key"]);
+      // the env_var fields as written on the wire (the SDK 2.4 client does not model them yet)
+      const wire = noKey.frames.find((f) => f.result?.authMethods)!.result.authMethods[0];
+      assert.equal(wire.type, "env_var");
+      assert.deepEqual(wire.vars.map((v: { name: string }) => v.name), ["ANTHROPIC_API_KEY"]);
+      await assert.rejects(noKey.newSession(project.path), (e: acp.RequestError) => e.code === -32000 && /No Anthropic API key.*ANTHROPIC_API_KEY/s.test(e.message));
+      await assert.rejects(noKey.agent.request(acp.methods.agent.authenticate, { methodId: "anthropic-api-key" }), (e: acp.RequestError) => e.code === -32000);
+      await assert.rejects(noKey.agent.request(acp.methods.agent.authenticate, { methodId: "oauth-please" }), (e: acp.RequestError) => e.code === -32602 && /Unknown auth method/.test(e.message));
     } finally {
       await noKey.close();
     }
     const down = AgentHarness.start({ dataDir: data.path, env: { ANTHROPIC_BASE_URL: closedPort, ANTHROPIC_API_KEY: "sk-ant-test", CCB_MAX_RETRIES: "2" } });
     try {
       await down.initialize();
+      assert.deepEqual(await down.agent.request(acp.methods.agent.authenticate, { methodId: "anthropic-api-key" }), {});
       const { sessionId } = await down.newSession(project.path);
-      assert.equal((await down.prompt(sessionId, "hi")).stopReason, "end_turn");
-      assert.match(down.textOf(sessionId), /Cannot reach the Anthropic API at http:\/\/127\.0\.0\.1:\d+/);
+      await assert.rejects(
+        down.prompt(sessionId, "hi"),
+        (e: acp.RequestError) => e.code === -32603 && /Cannot reach the Anthropic API at http:\/\/127\.0\.0\.1:\d+.*gave up after 3 attempts/.test(e.message) && (e.data as { code: string }).code === "MODEL_UNAVAILABLE",
+      );
+      assert.match(down.textOf(sessionId), /Cannot reach the Anthropic API/, "the chat shows the reason too");
+      // the session lives on: the next prompt is answered (with the same failure)
+      await assert.rejects(down.prompt(sessionId, "again"), (e: acp.RequestError) => e.code === -32603);
     } finally {
       await down.close();
+    }
+    const refusing = await startFakeAnthropic({ script: () => ({ status: 401, error: { type: "authentication_error", message: "invalid x-api-key" } }) });
+    const denied = AgentHarness.start({ apiUrl: refusing.url, dataDir: data.path });
+    try {
+      await denied.initialize();
+      const { sessionId } = await denied.newSession(project.path);
+      await assert.rejects(denied.prompt(sessionId, "hi"), (e: acp.RequestError) => e.code === -32000 && /refused the credentials \(401\).*invalid x-api-key/.test(e.message));
+      assert.equal(refusing.requests.length, 1, "a 401 is not retried");
+    } finally {
+      await denied.close();
+      await refusing.close();
     }
   });
 });

@@ -94,7 +94,7 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
       },
     });
     core = createCore({ roots: [ws], log });
-    const env = { ...process.env, ...(process.getuid?.() === 0 ? { CCB_CHROMIUM_NO_SANDBOX: "1" } : {}) };
+    const env = { ...process.env };
     wb = await startIdeWorkbench(core, log, { runtime: "code-server", runtimeRoot: codeServerRoot(), runtimeNode: node24(), headlessClient: true, env });
     await wb.workbench.bridgeConnected;
     ide = await startIde({ core, log, lockDir: join(home, ".claude", "ide") });

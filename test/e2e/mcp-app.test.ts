@@ -5,10 +5,10 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import CDP from "chrome-remote-interface";
 import { WebSocket } from "ws";
 import { silentLogger } from "../../src/core/log.ts";
-import { launchChromium, type Chromium } from "../../src/util/chromium.ts";
+import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
+import { launchChromium, type Chromium } from "../../src/platform/chromium.ts";
 import { runCcb } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { cleanEnv } from "./serve-helpers.ts";
@@ -26,7 +26,7 @@ const APP_URI = "ui://ccb/workbench.html";
 
 let wb: Workbench;
 let chromium: Chromium | undefined;
-let cdp: CDP.Client | undefined;
+let cdp: CdpSession | undefined;
 let host: Server | undefined;
 let hostUrl = "";
 let onLoad: (() => void) | undefined;
@@ -79,7 +79,7 @@ async function appResource(): Promise<{ html: string; csp: { frameDomains: strin
 async function runScenario(name: string, result: ToolResult, hostCapabilities: Record<string, unknown> = {}): Promise<{ state: string; detail: string }> {
   const { html, csp } = await appResource();
   scenarios.set(name, { html, result, hostCapabilities, csp });
-  const c = cdp as CDP.Client;
+  const c = cdp as CdpSession;
   const loaded = new Promise<void>((resolve) => (onLoad = resolve));
   await c.send("Page.navigate", { url: `${hostUrl}/${name}` });
   await loaded;
@@ -87,7 +87,7 @@ async function runScenario(name: string, result: ToolResult, hostCapabilities: R
 }
 
 async function evaluate<T>(expression: string): Promise<T> {
-  const r = (await (cdp as CDP.Client).send("Runtime.evaluate", { expression, awaitPromise: true, returnByValue: true })) as {
+  const r = (await (cdp as CdpSession).send("Runtime.evaluate", { expression, awaitPromise: true, returnByValue: true })) as {
     result: { value?: unknown };
     exceptionDetails?: unknown;
   };
@@ -106,15 +106,14 @@ before(async () => {
   host.listen(0, "127.0.0.1");
   await once(host, "listening");
   hostUrl = `http://127.0.0.1:${(host.address() as AddressInfo).port}`;
-  chromium = await launchChromium({ log: silentLogger, width: 1400, height: 900 });
-  cdp = await CDP({ host: "127.0.0.1", port: chromium.port, target: (targets) => targets.find((t) => t.type === "page") });
+  chromium = await launchChromium({ url: "about:blank", log: silentLogger, width: 1400, height: 900 });
+  cdp = chromium.page;
   cdp.on("Page.loadEventFired", () => onLoad?.());
   await cdp.send("Page.enable");
   await cdp.send("Runtime.enable");
 }, { timeout: 300_000 });
 
 after(async () => {
-  await cdp?.close().catch(() => undefined);
   await chromium?.close();
   host?.closeAllConnections();
   host?.close();

@@ -6,9 +6,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import CDP from "chrome-remote-interface";
 import { silentLogger } from "../../src/core/log.ts";
-import { launchChromium, type Chromium } from "../../src/util/chromium.ts";
+import { launchChromium, type Chromium } from "../../src/platform/chromium.ts";
+import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
 import { repoRoot, spawnCcb } from "../helpers/cli.ts";
 import { stopProcess, waitForOutput } from "../helpers/process.ts";
 
@@ -46,7 +46,7 @@ describe("ccb stream viewer fits its window (real Chromium on both sides)", () =
   let stream: ChildProcess;
   let viewerUrl = "";
   let viewer: Chromium;
-  let cdp: CDP.Client;
+  let cdp: CdpSession;
   const events: Record<string, string>[] = [];
   const waiters: Array<() => void> = [];
   const waitEvent = async (pred: (e: Record<string, string>) => boolean): Promise<Record<string, string>> => {
@@ -73,8 +73,8 @@ describe("ccb stream viewer fits its window (real Chromium on both sides)", () =
     await once(page, "listening");
     stream = spawnCcb(["stream", "--url", `http://127.0.0.1:${(page.address() as AddressInfo).port}/`, "--port", "0"]);
     viewerUrl = (await waitForOutput(stream, /viewer (http:\/\/\S+)/, { timeoutMs: 60_000 }))[1] as string;
-    viewer = await launchChromium({ log: silentLogger, width: 1000, height: 700 });
-    cdp = await CDP({ host: "127.0.0.1", port: viewer.port, target: (targets) => targets.find((t) => t.type === "page") });
+    viewer = await launchChromium({ url: "about:blank", log: silentLogger, width: 1000, height: 700 });
+    cdp = viewer.page;
     await cdp.send("Page.enable");
     await cdp.send("Runtime.enable");
     await setWindow(1000, 700);
@@ -82,7 +82,6 @@ describe("ccb stream viewer fits its window (real Chromium on both sides)", () =
   });
 
   after(async () => {
-    await cdp?.close().catch(() => undefined);
     await viewer?.close();
     await stopProcess(stream);
     page.closeAllConnections();

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createCore, type Core } from "../../src/core/core.ts";
 import { silentLogger } from "../../src/core/log.ts";
-import { Gateway } from "../../src/protocols/mcp/gateway.ts";
+import { Gateway } from "../../src/net/gateway.ts";
 import { startWorkbench, type WorkbenchHandle } from "../../src/workbench/index.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -29,12 +29,12 @@ before(async () => {
   const url = await gw.listen();
   wb = startWorkbench({
     core,
-    http: { url, addRoute: gw.addRoute.bind(gw), addUpgrade: gw.addUpgrade.bind(gw) },
+    http: { gateway: gw, url },
     log: silentLogger,
     runtime: "code-server",
     runtimeRoot: codeServerRoot(),
     runtimeNode: node24(),
-    env: { ...process.env, HOME: home.path, XDG_STATE_HOME: join(home.path, "state"), ...(process.getuid?.() === 0 ? { CCB_CHROMIUM_NO_SANDBOX: "1" } : {}) },
+    env: { ...process.env, HOME: home.path, XDG_STATE_HOME: join(home.path, "state") },
   });
   wb.bridge.onEvent((e) => events.push(e));
   await wb.bridgeConnected;

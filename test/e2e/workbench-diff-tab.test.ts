@@ -2,13 +2,13 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import CDP from "chrome-remote-interface";
 import { createCore, type Core } from "../../src/core/core.ts";
 import { silentLogger } from "../../src/core/log.ts";
 import { diffTitle } from "../../src/protocols/ide/diffs.ts";
 import { startIde, type IdeServer } from "../../src/protocols/ide/ide.ts";
 import { startIdeWorkbench, type IdeWorkbench } from "../../src/protocols/ide/workbench.ts";
-import { launchChromium, type Chromium } from "../../src/util/chromium.ts";
+import { launchChromium, type Chromium } from "../../src/platform/chromium.ts";
+import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
 import { repoRoot } from "../helpers/cli.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -31,7 +31,7 @@ describe("the workbench's first screen and a Claude diff tab (real code-server, 
   let wb: IdeWorkbench;
   let ide: IdeServer;
   let chromium: Chromium;
-  let cdp: CDP.Client;
+  let cdp: CdpSession;
 
   const evaluate = async <T>(expression: string): Promise<T> => {
     const r = (await cdp.send("Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true })) as { result: { value?: unknown }; exceptionDetails?: { text: string } };
@@ -61,8 +61,8 @@ describe("the workbench's first screen and a Claude diff tab (real code-server, 
     core = createCore({ roots: [ws], log: silentLogger });
     wb = await startIdeWorkbench(core, silentLogger, { runtime: "code-server", runtimeRoot: codeServerRoot(), runtimeNode: node24(), headlessClient: false, env: { ...process.env, XDG_STATE_HOME: state } });
     ide = await startIde({ core, log: silentLogger, lockDir: join(tmp.path, "ide") });
-    chromium = await launchChromium({ log: silentLogger, width: 1280, height: 800 });
-    cdp = await CDP({ host: "127.0.0.1", port: chromium.port, target: (targets) => targets.find((t) => t.type === "page") });
+    chromium = await launchChromium({ url: "about:blank", log: silentLogger, width: 1280, height: 800 });
+    cdp = chromium.page;
     await cdp.send("Page.enable");
     await cdp.send("Runtime.enable");
     await cdp.send("Emulation.setDeviceMetricsOverride", { width: 1280, height: 800, deviceScaleFactor: 1, mobile: false });
@@ -71,7 +71,6 @@ describe("the workbench's first screen and a Claude diff tab (real code-server, 
   });
 
   after(async () => {
-    await cdp?.close().catch(() => undefined);
     await chromium?.close();
     await ide?.close();
     await wb?.close();

@@ -71,7 +71,7 @@ export function text(r: ToolResult): string {
 }
 
 /** Boot `ccb serve --http --runtime code-server --headless-client` once and wait until the bridge serves. */
-export async function bootWorkbench(workspace: string, home: string, extraArgs: string[] = []): Promise<Workbench> {
+export async function bootWorkbench(workspace: string, home: string, extraArgs: string[] = [], extraEnv: Record<string, string> = {}): Promise<Workbench> {
   for (const d of ["state", "cache", "config", "data"]) mkdirSync(join(home, d), { recursive: true });
   // CI runs the same suite on OpenVSCode Server from the runtime cache (.github/workflows/openvscode-e2e.yml:
   // CCB_E2E_RUNTIME=openvscode, CCB_CACHE_DIR filled by `ccb runtime fetch`).
@@ -86,10 +86,10 @@ export async function bootWorkbench(workspace: string, home: string, extraArgs: 
       XDG_CACHE_HOME: join(home, "cache"),
       XDG_CONFIG_HOME: join(home, "config"),
       XDG_DATA_HOME: join(home, "data"),
-      // The test machine runs as root: Chromium's sandbox needs an explicit opt-out there.
-      ...(process.getuid?.() === 0 || process.env.CCB_CHROMIUM_NO_SANDBOX === "1" ? { CCB_CHROMIUM_NO_SANDBOX: "1" } : {}),
+      // Defaults: as root, ccb runs Chromium as an unprivileged account with its sandbox on.
       ...(process.env.CHROME_PATH ? { CHROME_PATH: process.env.CHROME_PATH } : {}),
       ...(process.env.CCB_CACHE_DIR ? { CCB_CACHE_DIR: process.env.CCB_CACHE_DIR } : {}),
+      ...extraEnv,
     },
   );
   const child: ChildProcess = serve.child;

@@ -23,7 +23,6 @@ async function connect(args: string[]): Promise<{ client: Client; stderr: () => 
     HOME: home.path,
     XDG_STATE_HOME: join(home.path, "state"),
     CCB_CACHE_DIR: join(home.path, "cache"),
-    ...(process.getuid?.() === 0 ? { CCB_CHROMIUM_NO_SANDBOX: "1" } : {}),
   });
   const transport = new StdioClientTransport({ command, args: full, env, stderr: "pipe" });
   let err = "";

@@ -29,6 +29,8 @@ export interface AgentHarnessOptions {
 export class AgentHarness {
   readonly updates: Update[] = [];
   readonly strayStdout: string[] = [];
+  /** Every JSON-RPC frame the agent wrote, as parsed from stdout (before the SDK client validates it). */
+  readonly frames: any[] = [];
   readonly permissionRequests: acp.RequestPermissionRequest[] = [];
   stderr = "";
   private waiters: { pred: (u: Update) => boolean; resolve: (u: Update) => void }[] = [];
@@ -71,6 +73,7 @@ export class AgentHarness {
         try {
           const m = JSON.parse(line);
           if (m?.jsonrpc !== "2.0") h.strayStdout.push(line);
+          else if (line.length < 1_000_000) h.onFrame(m);
         } catch {
           h.strayStdout.push(line);
         }
@@ -96,6 +99,25 @@ export class AgentHarness {
     const conn = app.connect(stream);
     h = new AgentHarness(child, conn);
     return h;
+  }
+
+  private frameWaiters: { pred: (f: any) => boolean; resolve: (f: any) => void }[] = [];
+
+  private onFrame(f: any): void {
+    this.frames.push(f);
+    for (const w of [...this.frameWaiters]) {
+      if (w.pred(f)) {
+        this.frameWaiters.splice(this.frameWaiters.indexOf(w), 1);
+        w.resolve(f);
+      }
+    }
+  }
+
+  /** The first frame the agent wrote (or writes) that matches. */
+  waitForFrame(pred: (f: any) => boolean): Promise<any> {
+    const found = this.frames.find(pred);
+    if (found) return Promise.resolve(found);
+    return new Promise((resolve) => this.frameWaiters.push({ pred, resolve }));
   }
 
   private onUpdate(u: Update): void {

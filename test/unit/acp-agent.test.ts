@@ -5,6 +5,9 @@ import { silentLogger } from "../../src/core/log.ts";
 import { createAcpAgent } from "../../src/protocols/acp/agent.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
+// session/new needs credentials; these tests make no model request
+process.env.ANTHROPIC_API_KEY = "sk-ant-unit-test";
+
 // In-process: the SDK's client connected straight to the agent app (no process, no sockets).
 test("in-process: bypassPermissions is refused as root outside a sandbox, with the reason, over the protocol", async () => {
   const dir = tmpdirFixture();

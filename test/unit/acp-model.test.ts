@@ -16,6 +16,7 @@ const base: ModelSettings = {
   maxTurns: 5,
   maxTokens: 100,
   permissionMode: undefined,
+  prices: {},
   maxRetries: 3,
   retryBaseMs: 5,
   timeoutMs: 30_000,

@@ -8,7 +8,7 @@ import { createCore, type Core } from "../../src/core/core.ts";
 import { BUILTIN_TOOLS } from "../../src/protocols/acp/tools/index.ts";
 import { createClientIO } from "../../src/protocols/acp/tools/io.ts";
 import type { AgentTool, ToolContext } from "../../src/protocols/acp/tools/types.ts";
-import { toolsForModel } from "../../src/protocols/acp/loop.ts";
+import { toolsForModel } from "../../src/protocols/acp/model-tools.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 const tool = (name: string): AgentTool => BUILTIN_TOOLS.find((t) => t.name === name)!;

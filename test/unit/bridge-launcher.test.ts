@@ -91,9 +91,9 @@ describe("runtime supervisor", () => {
       script,
       `import { createServer } from "node:http";
        import { spawn } from "node:child_process";
-       const port = Number(process.argv[2]);
+       const socketPath = process.argv[2];
        spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" }); // a child in the same group
-       createServer((req, res) => res.writeHead(req.url === "/healthz" ? 200 : 404).end()).listen(port, "127.0.0.1");`,
+       createServer((req, res) => res.writeHead(req.url === "/healthz" ? 200 : 404).end()).listen(socketPath);`,
     );
     const runtime: Runtime = {
       kind: "code-server",
@@ -102,7 +102,7 @@ describe("runtime supervisor", () => {
       stripPrefix: true,
       healthPath: () => "/healthz",
       workbenchPath: () => "/",
-      command: (input) => ({ command: process.execPath, args: [script, String(input.port)], env: {} }),
+      command: (input) => ({ command: process.execPath, args: [script, input.socketPath], env: {} }),
     };
     const dirs = createStateDirs([join(tmp.path, "ws")], { XDG_STATE_HOME: join(tmp.path, "state") });
     const sup = new RuntimeSupervisor({ runtime, dirs, basePath: "/ide/x", folder: tmp.path, log: silentLogger, env: process.env, minBackoffMs: 50, maxBackoffMs: 200 });
@@ -133,7 +133,7 @@ describe("runtime supervisor", () => {
 
   test("a ccb killed with SIGKILL does not leave its runtime running (watchdog)", async () => {
     const fake = join(tmp.path, "fake-runtime-2.mjs");
-    writeFileSync(fake, `import { createServer } from "node:http"; createServer((q, r) => r.writeHead(200).end()).listen(Number(process.argv[2]), "127.0.0.1");`);
+    writeFileSync(fake, `import { createServer } from "node:http"; createServer((q, r) => r.writeHead(200).end()).listen(process.argv[2]);`);
     const host = join(tmp.path, "host.mts");
     const processTs = new URL("../../src/workbench/launcher/process.ts", import.meta.url).pathname;
     const stateTs = new URL("../../src/workbench/launcher/state.ts", import.meta.url).pathname;
@@ -143,7 +143,7 @@ describe("runtime supervisor", () => {
        import { createStateDirs } from ${JSON.stringify(stateTs)};
        const log = { debug() {}, info() {}, warn() {}, error() {}, child() { return log; } };
        const runtime = { kind: "code-server", describe: "fake", root: "/", stripPrefix: true, healthPath: () => "/", workbenchPath: () => "/",
-         command: (i) => ({ command: process.execPath, args: [${JSON.stringify(fake)}, String(i.port)], env: {} }) };
+         command: (i) => ({ command: process.execPath, args: [${JSON.stringify(fake)}, i.socketPath], env: {} }) };
        const dirs = createStateDirs([${JSON.stringify(join(tmp.path, "ws2"))}], { XDG_STATE_HOME: ${JSON.stringify(join(tmp.path, "state2"))} });
        const sup = new RuntimeSupervisor({ runtime, dirs, basePath: "/ide/x", folder: "/", log, env: process.env });
        await sup.start();

@@ -183,6 +183,34 @@ describe("bridge server", () => {
     await a.closed;
   });
 
+  test("serving role: an unfocused (hidden, or ccb's headless) host keeps it until a focused window opens; that one takes over on its hello; a hello's default focus corrected to false gives it back", async () => {
+    const roles: string[] = [];
+    const off = bridge.onActiveChange((a) => roles.push(a?.clientId ?? "none"));
+    const headless = await connect({ clientId: "H" });
+    await headless.next("role");
+    const hidden = await connect({ clientId: "X" });
+    await hidden.next("welcome");
+    hidden.send({ type: "focus", focused: false });
+    headless.send({ type: "ping" });
+    await headless.next("pong");
+    assert.equal(bridge.active?.clientId, "H", "a hidden window never takes the role");
+    const person = await connect({ clientId: "P", focused: true });
+    assert.deepEqual(await person.next("role"), { type: "role", role: "active" }, "a person's focused tab serves as it loads");
+    assert.deepEqual(await headless.next("role"), { type: "role", role: "standby" });
+    // A host whose hello carried the extension host's default (focused) and then learnt the window is not focused.
+    const unsure = await connect({ clientId: "U", focused: true });
+    assert.deepEqual(await unsure.next("role"), { type: "role", role: "active" });
+    assert.deepEqual(await person.next("role"), { type: "role", role: "standby" });
+    unsure.send({ type: "focus", focused: false });
+    assert.deepEqual(await person.next("role"), { type: "role", role: "active" }, "the real focus holder gets it back");
+    person.ws.close();
+    assert.deepEqual(await headless.next("role"), { type: "role", role: "active" }, "no window was ever focused: the first connected (headless) serves");
+    assert.deepEqual(roles, ["H", "P", "U", "P", "H"]);
+    off();
+    for (const c of [headless, hidden, unsure]) c.ws.close();
+    await Promise.all([headless.closed, hidden.closed, unsure.closed]);
+  });
+
   test("events from the extension reach subscribers", async () => {
     const c = await connect();
     await c.next("welcome");

@@ -9,6 +9,8 @@ import { execFileSync } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import { isCcbError } from "../../src/core/errors.ts";
 import { FileService } from "../../src/core/files.ts";
+import { lockPathFor, lockTargetAt } from "../../src/core/fs-lock.ts";
+import { openDirPath } from "../../src/core/fs-safe/dir.ts";
 import { Workspace } from "../../src/core/workspace.ts";
 import { repoRoot } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -278,18 +280,23 @@ describe("FileService.write", () => {
 
   it("breaks a lock left by a dead process, and waits for (then gives up on) a live one", async () => {
     writeFileSync(join(f.root, "locked.txt"), "x");
+    // The lock lives in ccb's private folder, outside the workspace, named after the file's identity.
+    const rootDir = openDirPath(f.root);
+    const lockPath = lockPathFor(lockTargetAt(rootDir, "locked.txt", "locked.txt"));
+    rootDir.close();
+    assert.ok(!lockPath.startsWith(f.root));
     const dead = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
     const deadPid = dead.pid as number;
     await new Promise((r) => dead.on("exit", r));
-    writeFileSync(join(f.root, ".locked.txt.ccb-lock"), `${deadPid}\n${hostname()}\n`);
+    writeFileSync(lockPath, `${deadPid}\n${hostname()}\n`);
     await f.files.write("locked.txt", "after stale lock");
     assert.equal(readFileSync(join(f.root, "locked.txt"), "utf8"), "after stale lock");
-    assert.ok(!existsSync(join(f.root, ".locked.txt.ccb-lock")));
-    writeFileSync(join(f.root, ".locked.txt.ccb-lock"), `${process.pid}\n${hostname()}\n`);
+    assert.ok(!existsSync(lockPath));
+    writeFileSync(lockPath, `${process.pid}\n${hostname()}\n`);
     const impatient = new FileService(f.ws, { lockTimeoutMs: 100 });
     await rejectsCode(impatient.write("locked.txt", "blocked"), "TIMEOUT", /ccb-lock/);
     assert.equal(readFileSync(join(f.root, "locked.txt"), "utf8"), "after stale lock");
-    rmSync(join(f.root, ".locked.txt.ccb-lock"));
+    rmSync(lockPath);
   });
 
   it("20 concurrent writers with the same expectedVersion: exactly one wins", async () => {

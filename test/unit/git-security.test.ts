@@ -170,6 +170,7 @@ const EXAMPLE_KEYS = [
   "web.browser", "browser.firefox.cmd", "man.viewer", "man.konqueror.cmd", "interactive.diffFilter", "submodule.s.update",
   "init.templateDir", "safe.directory", "trace2.eventTarget", "sendemail.smtpServer", "imap.tunnel", "tar.tgz.command",
   "hook.linter.command", "guitool.x.cmd", "http.cookieFile", "http.https://example.com.cookieFile", "format.outputDirectory",
+  "submodule.recurse", "diff.ignoreSubmodules",
 ];
 
 function exampleKey(re: RegExp): string {

@@ -57,8 +57,8 @@ test("parsePorcelainV2: headers, ordinary, renamed, unmerged, untracked and igno
 test("parseConfigList: scope/origin/key/value records, valueless keys, command scope skipped", () => {
   const out = "local\0file:.git/config\0core.bare\nfalse\0command\0command line:\0core.hookspath\n/dev/null\0local\0file:.git/config\0filter.x.clean\0";
   assert.deepEqual(parseConfigList(out, true), [
-    { origin: "file:.git/config", key: "core.bare", value: "false" },
-    { origin: "file:.git/config", key: "filter.x.clean", value: null },
+    { scope: "local", origin: "file:.git/config", key: "core.bare", value: "false" },
+    { scope: "local", origin: "file:.git/config", key: "filter.x.clean", value: null },
   ]);
 });
 
@@ -296,4 +296,31 @@ test("parseGitArgs (property): a refused key or program option never gets throug
     }),
     { numRuns: 2000 },
   );
+});
+
+test("parseGitArgs: values of path-valued keys are path tokens; options that enter submodules are refused", async () => {
+  const { parseGitArgs } = await import("../../src/core/git-args.ts");
+  const refusedArgs = (e: unknown) => e instanceof Error && (e as { code?: string }).code === "GIT_REFUSED";
+  assert.ok(parseGitArgs(["-c", "commit.template=/etc/passwd", "commit"]).pathTokens.includes("/etc/passwd"));
+  assert.ok(parseGitArgs(["-c", "Blame.IgnoreRevsFile=../x", "blame", "a"]).pathTokens.includes("../x"));
+  assert.ok(parseGitArgs(["-c", "http.https://h.example.sslCAInfo=/ca.pem", "fetch"]).pathTokens.includes("/ca.pem"));
+  assert.ok(parseGitArgs(["config", "core.excludesFile", "/tmp/x"]).pathTokens.includes("/tmp/x"));
+  assert.equal(parseGitArgs(["-c", "user.signingKey=ABCDEF12", "log"]).pathTokens.includes("ABCDEF12"), false, "a key id is not a path");
+  for (const args of [
+    ["status", "--recurse-submodules"],
+    ["checkout", "--recurse-submodules=yes", "main"],
+    ["grep", "--recurse-sub", "x"],
+    ["diff", "--submodule=diff"],
+    ["status", "--ignore-submodules=none"],
+    ["diff", "--ignore-submodules=untracked"],
+    ["-c", "submodule.recurse=true", "checkout", "main"],
+    ["-c", "submodule.x.ignore=none", "status"],
+    ["-c", "diff.ignoreSubmodules=none", "status"],
+    ["config", "-f", ".gitmodules", "submodule.x.ignore", "none"],
+  ]) {
+    assert.throws(() => parseGitArgs(args), refusedArgs, args.join(" "));
+  }
+  for (const args of [["clone", "--recurse-submodules", "https://example.com/r.git"], ["fetch", "--recurse-submodules=no"], ["diff", "--submodule=log"], ["status", "--ignore-submodules=dirty"]]) {
+    assert.doesNotThrow(() => parseGitArgs(args), args.join(" "));
+  }
 });

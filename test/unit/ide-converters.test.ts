@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { diagnosticsPayload, fileUri, findTextRange, pathsFromUri, selectionKey, severityName, textInRange } from "../../src/protocols/ide/converters.ts";
-import { hostAllowed, tokenMatches } from "../../src/protocols/ide/auth.ts";
 
 describe("ide converters", () => {
   it("file URIs are file:// + the raw path, never percent-encoded", () => {
@@ -44,16 +43,5 @@ describe("ide converters", () => {
     assert.notEqual(selectionKey(base), selectionKey({ ...base, text: "y" }));
     assert.notEqual(selectionKey(base), selectionKey({ ...base, filePath: "/b" }));
     assert.notEqual(selectionKey(base), selectionKey({ ...base, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 2 } } }));
-  });
-
-  it("auth helpers: length check then constant-time compare; loopback hosts only", () => {
-    assert.equal(tokenMatches("abc", "abc"), true);
-    assert.equal(tokenMatches("abd", "abc"), false);
-    assert.equal(tokenMatches("abcd", "abc"), false);
-    assert.equal(tokenMatches(undefined, "abc"), false);
-    assert.equal(hostAllowed("127.0.0.1:4000", 4000), true);
-    assert.equal(hostAllowed("LOCALHOST:4000", 4000), true);
-    assert.equal(hostAllowed("127.0.0.1.evil.example:4000", 4000), false);
-    assert.equal(hostAllowed(undefined, 4000), false);
   });
 });

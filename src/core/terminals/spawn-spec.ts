@@ -1,28 +1,21 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, resolve } from "node:path";
+import { childEnv } from "../../platform/env.ts";
+import { isSecretName } from "../../platform/secrets.ts";
 import { CcbError } from "../errors.ts";
 
-/**
- * ccb's own secrets never reach a terminal: its bearer tokens and any CCB_* variable that looks
- * like a secret. Everything else (PATH, HOME, ANTHROPIC_*, ...) passes through unchanged.
- */
-const DROPPED_EXACT = new Set(["CCB_AUTH_TOKEN", "CCB_BRIDGE_TOKEN", "ACP_AUTH_TOKEN", "NODE_TEST_CONTEXT"]);
-const DROPPED_PATTERN = /^CCB_.*(TOKEN|SECRET|PASSWORD|KEY)/i;
-
+/** Whether a variable is never passed to a terminal (the one policy: src/platform/env.ts). */
 export function isDroppedEnvName(name: string): boolean {
-  return DROPPED_EXACT.has(name) || DROPPED_PATTERN.test(name);
+  return isSecretName(name) || name === "NODE_TEST_CONTEXT";
 }
 
-/** The process environment without ccb's secrets, with `extra` merged on top. */
+/** The environment policy's child environment (no secrets, ccb's containment marker), with `extra` merged on top. */
 export function terminalEnv(
   base: NodeJS.ProcessEnv,
   extra: Record<string, string> | undefined,
   defaults: Record<string, string>,
 ): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(base)) {
-    if (v !== undefined && !isDroppedEnvName(k)) env[k] = v;
-  }
+  const env = childEnv(base);
   Object.assign(env, defaults);
   for (const [k, v] of Object.entries(extra ?? {})) {
     if (k.length === 0 || k.includes("=") || k.includes("\0")) {

@@ -2,15 +2,17 @@ import { randomUUID } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import * as acp from "@agentclientprotocol/sdk/unstable";
-import type { ClientCapabilities, McpServer } from "@agentclientprotocol/sdk/unstable";
+import type { AuthMethod, ClientCapabilities, McpServer } from "@agentclientprotocol/sdk/unstable";
 import { z } from "zod";
 import { CcbError, isCcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { CCB_VERSION } from "../../core/version.ts";
 import { replayUpdates } from "./history.ts";
 import { sandboxFacts, type SandboxFacts } from "./modes.ts";
+import { missingCredentials, ModelError, type ModelErrorKind } from "./model-error.ts";
 import type { Session } from "./session.ts";
-import type { AgentEnv } from "./settings.ts";
+import { sessionOptionsFrom, type SessionOptions } from "./session-options.ts";
+import { loadModelSettings, type AgentEnv } from "./settings.ts";
 import { SessionStore } from "./store.ts";
 
 export interface AcpAgentOptions {
@@ -21,18 +23,37 @@ export interface AcpAgentOptions {
 
 const PAGE_SIZE = 50;
 
+const MODEL_ERROR_CODES: Record<ModelErrorKind, string> = { auth: "AUTH_REQUIRED", unavailable: "MODEL_UNAVAILABLE", rejected: "MODEL_REJECTED" };
+
+/** How to authenticate: the client passes the key in the agent's environment (ACP "env_var" auth method). */
+const AUTH_METHODS: AuthMethod[] = [
+  {
+    id: "anthropic-api-key",
+    name: "Anthropic API key",
+    description: "Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN; ANTHROPIC_BASE_URL for another endpoint) in the agent's environment, or in the \"env\" object of ~/.config/ccb/settings.json, then restart the agent.",
+    // the "env_var" auth method fields (type, vars, link); the SDK's 2.4 types do not name them yet
+    ...{ type: "env_var", vars: [{ name: "ANTHROPIC_API_KEY", label: "Anthropic API key", secret: true, optional: false }], link: "https://console.anthropic.com/settings/keys" },
+  },
+];
+
 const loadSession = () => import("./session.ts");
 const newSessionId = () => `ccb-${randomUUID()}`;
 
 /** CcbError codes -> JSON-RPC errors, in one place. */
 export function toRequestError(err: unknown, sessionId?: string): Error {
   if (err instanceof acp.RequestError) return err;
+  if (err instanceof ModelError) {
+    const data = { code: MODEL_ERROR_CODES[err.kind], ...(err.status !== undefined ? { status: err.status } : {}) };
+    if (err.kind === "auth") return acp.RequestError.authRequired({ ...data, authMethods: AUTH_METHODS.map((m) => m.id) }, err.message);
+    return acp.RequestError.internalError(data, err.message);
+  }
   if (isCcbError(err)) {
     switch (err.code) {
       case "NOT_FOUND":
         return sessionId ? acp.RequestError.sessionNotFound(sessionId) : acp.RequestError.resourceNotFound();
       case "INVALID_ARGUMENT":
       case "INVALID_PATH":
+      case "PATH_TOO_LONG":
       case "PATH_OUTSIDE_WORKSPACE":
       case "NOT_DIRECTORY":
         return acp.RequestError.invalidParams({ code: err.code }, err.message);
@@ -43,6 +64,12 @@ export function toRequestError(err: unknown, sessionId?: string): Error {
     }
   }
   return acp.RequestError.internalError(undefined, (err as Error)?.message ?? String(err));
+}
+
+/** An API key or auth token is configured (environment or settings files of this project). */
+function hasCredentials(env: AgentEnv, cwd: string): boolean {
+  const settings = loadModelSettings(env, cwd);
+  return Boolean(settings.apiKey ?? settings.authToken);
 }
 
 function checkCwd(cwd: string): string {
@@ -63,7 +90,8 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
     try {
       return await fn();
     } catch (err) {
-      if (!isCcbError(err)) log.error(`request failed: ${(err as Error)?.stack ?? String(err)}`);
+      // expected failures (typed, with a message for the user) are not logged as crashes
+      if (!isCcbError(err) && !(err instanceof ModelError) && !(err instanceof acp.RequestError)) log.error(`request failed: ${(err as Error)?.stack ?? String(err)}`);
       throw toRequestError(err, sessionId);
     }
   };
@@ -72,7 +100,7 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
     if (!s) throw new CcbError("NOT_FOUND", `Session not found: ${sessionId}`);
     return s;
   };
-  const open = async (client: acp.AgentContext, id: string, cwd: string, mcpServers: McpServer[], fromStore: boolean) => {
+  const open = async (client: acp.AgentContext, id: string, cwd: string, mcpServers: McpServer[], fromStore: boolean, sessionOptions: SessionOptions = {}) => {
     const previous = sessions.get(id);
     if (previous) {
       sessions.delete(id);
@@ -82,7 +110,7 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
     const { Session } = await loadSession(); // loaded on first use: initialize stays fast
     const s = await Session.open(
       { client, caps, env: options.env, store, log, facts },
-      { id, cwd, mcpServers, writer: fromStore ? store.writer(id) : store.create(id, cwd), ...(stored ? { records: stored.records, title: stored.title } : {}) },
+      { id, cwd, mcpServers, options: sessionOptions, writer: fromStore ? store.writer(id) : store.create(id, cwd), ...(stored ? { records: stored.records, title: stored.title } : {}) },
     );
     sessions.set(id, s);
     return { s, stored };
@@ -106,23 +134,27 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
           loadSession: true,
           promptCapabilities: { image: true, embeddedContext: true },
           mcpCapabilities: { http: true, sse: true },
-          sessionCapabilities: { list: {}, resume: {}, close: {}, fork: {}, delete: {} },
+          sessionCapabilities: { list: {}, resume: {}, close: {}, fork: {}, delete: {}, additionalDirectories: {} },
         },
         agentInfo: { name: "ccb", title: "ccb", version: CCB_VERSION },
-        authMethods: [
-          {
-            id: "anthropic-api-key",
-            name: "Anthropic API key",
-            description: "Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL) in the agent's environment or in ~/.config/ccb/settings.json.",
-          },
-        ],
+        authMethods: AUTH_METHODS,
       };
     })
-    .onRequest(acp.methods.agent.authenticate, () => ({}))
+    .onRequest(acp.methods.agent.authenticate, ({ params }) =>
+      wrap(() => {
+        if (!AUTH_METHODS.some((m) => m.id === params.methodId)) {
+          throw acp.RequestError.invalidParams({ methodId: params.methodId, authMethods: AUTH_METHODS.map((m) => m.id) }, `Unknown auth method "${params.methodId}"; this agent offers ${AUTH_METHODS.map((m) => `"${m.id}"`).join(", ")}.`);
+        }
+        // the credentials come from the environment the client started the agent with
+        if (!hasCredentials(options.env, process.cwd())) throw missingCredentials();
+        return {};
+      }),
+    )
     .onRequest(acp.methods.agent.session.new, ({ params, client }) =>
       wrap(async () => {
         const cwd = checkCwd(params.cwd);
-        const { s } = await open(client, newSessionId(), cwd, params.mcpServers ?? [], false);
+        if (!hasCredentials(options.env, cwd)) throw missingCredentials();
+        const { s } = await open(client, newSessionId(), cwd, params.mcpServers ?? [], false, sessionOptionsFrom(params._meta, params.additionalDirectories));
         s.requestInitialMode((params._meta as { permissionMode?: unknown } | null | undefined)?.permissionMode);
         announce(s);
         return { sessionId: s.id, modes: s.modes(), configOptions: s.configOptions() };
@@ -132,7 +164,7 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
       wrap(async () => {
         const cwd = checkCwd(params.cwd);
         if (!store.exists(params.sessionId)) throw new CcbError("NOT_FOUND", `Session not found: ${params.sessionId}`);
-        const { s, stored } = await open(client, params.sessionId, cwd, params.mcpServers ?? [], true);
+        const { s, stored } = await open(client, params.sessionId, cwd, params.mcpServers ?? [], true, sessionOptionsFrom(params._meta, params.additionalDirectories));
         for (const update of replayUpdates(stored?.records ?? [])) s.notify(update);
         if (s.title) s.notify({ sessionUpdate: "session_info_update", title: s.title });
         announce(s);
@@ -143,7 +175,7 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
       wrap(async () => {
         const cwd = checkCwd(params.cwd);
         if (!store.exists(params.sessionId)) throw new CcbError("NOT_FOUND", `Session not found: ${params.sessionId}`);
-        const { s } = await open(client, params.sessionId, cwd, params.mcpServers ?? [], true);
+        const { s } = await open(client, params.sessionId, cwd, params.mcpServers ?? [], true, sessionOptionsFrom(params._meta, params.additionalDirectories));
         announce(s);
         return { modes: s.modes(), configOptions: s.configOptions() };
       }, params.sessionId),

@@ -32,6 +32,14 @@ const BUILTINS: SlashCommand[] = [
     source: "builtin",
   },
   {
+    name: "security-review",
+    description: "Review the uncommitted changes for security problems",
+    hint: "optional focus",
+    template:
+      "Do a security review of the uncommitted changes in this repository (use git status and git diff, and read the surrounding code). Look for injection, path traversal, unsafe deserialization, secrets in code, missing authentication or authorization checks, unsafe defaults and race conditions. Report only real, exploitable problems with file and line, most severe first, each with a concrete fix. $ARGUMENTS",
+    source: "builtin",
+  },
+  {
     name: "commit",
     description: "Commit the current changes with a good message",
     template: "Look at git status and git diff, then stage the relevant changes and commit them with a clear, conventional commit message. $ARGUMENTS",

@@ -107,8 +107,9 @@ export function promptText(blocks: ContentBlock[]): string {
   return blocks.map((b) => (b.type === "text" ? b.text : "")).join("");
 }
 
-export function usageUpdate(used: number, size: number): SessionUpdate {
-  return { sessionUpdate: "usage_update", used, size };
+/** Context use of the last request; `costUsd` is the session's total so far, when the model's price is known. */
+export function usageUpdate(used: number, size: number, costUsd?: number): SessionUpdate {
+  return { sessionUpdate: "usage_update", used, size, ...(costUsd !== undefined ? { cost: { amount: Math.round(costUsd * 1e6) / 1e6, currency: "USD" } } : {}) };
 }
 
 export function textContent(text: string): ToolCallContent {

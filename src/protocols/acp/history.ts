@@ -30,6 +30,9 @@ export function replayUpdates(records: StoreRecord[]): SessionUpdate[] {
       case "message":
       case "mode":
       case "config":
+      case "options":
+      case "usage":
+      case "compact":
         break;
       default: {
         const never: never = r;
@@ -62,9 +65,18 @@ export function lastTurn(records: StoreRecord[]): number {
  * tool_use without its tool_result (interrupted or cancelled) answered with an error result.
  */
 export function modelHistory(records: StoreRecord[]): MessageParam[] {
-  const msgs: MessageParam[] = [];
-  for (const r of records) if (r.t === "message") msgs.push(r.message);
+  let msgs: MessageParam[] = [];
+  for (const r of records) {
+    if (r.t === "message") msgs.push(r.message);
+    if (r.t === "compact") msgs = compactedHistory(r.summary);
+  }
   return repairHistory(msgs);
+}
+
+/** The conversation after /compact (a summary to continue from) or /clear (nothing). */
+export function compactedHistory(summary: string | null): MessageParam[] {
+  if (summary === null) return [];
+  return [{ role: "user", content: [{ type: "text", text: `<conversation-summary>\nThe earlier conversation was compacted into this summary; continue from it.\n\n${summary}\n</conversation-summary>` }] }];
 }
 
 function blocks(m: MessageParam): ContentBlockParam[] {

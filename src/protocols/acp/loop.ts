@@ -1,26 +1,18 @@
 import type { ContentBlock, StopReason } from "@agentclientprotocol/sdk/unstable";
-import type { ContentBlockParam, Message, MessageParam, Tool, ToolResultBlockParam, ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
-import { z } from "zod";
+import type { ContentBlockParam, Message, MessageParam, ToolResultBlockParam, ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
 import { isCcbError } from "../../core/errors.ts";
-import { mapStopReason, promptText, promptToModel, streamEventToUpdate, textChunk, thoughtChunk, usageUpdate, userChunk } from "./converters.ts";
+import { mapStopReason, promptText, promptToModel, streamEventToUpdate, textChunk, thoughtChunk, userChunk } from "./converters.ts";
 import { expandCommand } from "./commands.ts";
 import { repairHistory } from "./history.ts";
+import { toolsForModel } from "./model-tools.ts";
+import { findLocalCommand } from "./session-commands.ts";
 import type { ModelRequest } from "./model.ts";
 import { ModelError } from "./model-error.ts";
-import { contextWindow, THOUGHT_LEVELS } from "./modes.ts";
+import { THOUGHT_LEVELS } from "./modes.ts";
+import { countsOf } from "./pricing.ts";
 import type { Session } from "./session.ts";
-import { systemPrompt } from "./system-prompt.ts";
 import { runToolUse } from "./tool-runner.ts";
-import type { AgentTool } from "./tools/types.ts";
 import type { TurnOutlet } from "./turn.ts";
-
-export function toolsForModel(tools: readonly AgentTool[]): Tool[] {
-  return tools.map((t) => ({
-    name: t.name,
-    description: t.description,
-    input_schema: (t.jsonSchema ?? z.toJSONSchema(t.schema, { io: "input" })) as Tool["input_schema"],
-  }));
-}
 
 /**
  * One prompt turn: model request -> stream text/thinking to the client -> run the tools it asked
@@ -33,15 +25,26 @@ export async function runTurn(session: Session, outlet: TurnOutlet, prompt: Cont
   for (const block of prompt) session.append({ t: "update", turn, update: userChunk(block) });
   session.maybeTitle(promptText(prompt), outlet);
 
+  const end = <R extends StopReason | "error">(reason: R): R => {
+    session.append({ t: "turn_end", turn, stopReason: reason });
+    return reason;
+  };
   const text = promptText(prompt);
+  const local = findLocalCommand(text);
+  if (local) {
+    try {
+      return end(await local.command.run(session, outlet, local.args, turn, signal));
+    } catch (err) {
+      if (signal.aborted || isCcbError(err, "ABORTED")) return end("cancelled");
+      if (err instanceof ModelError) outlet.emit(textChunk(err.message));
+      end("error");
+      throw err;
+    }
+  }
   const expanded = expandCommand(text, session.commands);
   const userContent: ContentBlockParam[] = expanded !== undefined ? [{ type: "text", text: expanded }] : promptToModel(prompt);
   session.pushMessage(turn, { role: "user", content: userContent });
 
-  const end = (reason: StopReason): StopReason => {
-    session.append({ t: "turn_end", turn, stopReason: reason });
-    return reason;
-  };
 
   const tools = session.tools();
   const apiTools = toolsForModel(tools);
@@ -49,8 +52,8 @@ export async function runTurn(session: Session, outlet: TurnOutlet, prompt: Cont
   const git = await session.gitState(signal);
   for (let step = 0; ; step++) {
     if (signal.aborted) return end("cancelled");
-    if (step >= session.settings.maxTurns) {
-      outlet.emit(textChunk(`\n\n[stopped: the turn reached the limit of ${session.settings.maxTurns} model requests]`));
+    if (step >= session.maxTurns) {
+      outlet.emit(textChunk(`\n\n[stopped: the turn reached the limit of ${session.maxTurns} model requests]`));
       return end("max_turn_requests");
     }
     let message: Message;
@@ -59,7 +62,7 @@ export async function runTurn(session: Session, outlet: TurnOutlet, prompt: Cont
       const request: ModelRequest = {
         model: session.config.model,
         max_tokens: session.settings.maxTokens,
-        system: systemPrompt({ cwd: session.cwd, platform: `${process.platform} ${process.arch}`, date: new Date().toISOString().slice(0, 10), git, mode: session.config.mode, toolNames: tools.map((t) => t.name) }),
+        system: session.systemPrompt(git, tools),
         messages: repairHistory(session.history),
         tools: apiTools,
       };
@@ -74,17 +77,17 @@ export async function runTurn(session: Session, outlet: TurnOutlet, prompt: Cont
       });
     } catch (err) {
       if (signal.aborted || isCcbError(err, "ABORTED")) return end("cancelled");
-      const msg = err instanceof ModelError ? err.message : `The model request failed: ${(err as Error).message}`;
-      session.log.warn(msg);
-      const chunk = textChunk(`${step > 0 ? "\n\n" : ""}${msg}`);
+      // the chat shows the reason; the prompt itself fails with a JSON-RPC error (mapped in agent.ts)
+      const failure = err instanceof ModelError ? err : new ModelError(`The model request failed: ${(err as Error).message}`, false);
+      session.log.warn(failure.message);
+      const chunk = textChunk(`${step > 0 ? "\n\n" : ""}${failure.message}`);
       outlet.emit(chunk);
       session.append({ t: "update", turn, update: chunk });
-      return end("end_turn");
+      end("error");
+      throw failure;
     }
     recordAssistant(session, turn, message);
-    const u = message.usage;
-    const used = (u.input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (u.output_tokens ?? 0);
-    outlet.emit(usageUpdate(used, contextWindow(session.config.model)));
+    session.recordUsage(turn, session.config.model, countsOf(message.usage), outlet);
 
     const stop = mapStopReason(message.stop_reason);
     const uses = message.content.filter((b): b is ToolUseBlock => b.type === "tool_use");

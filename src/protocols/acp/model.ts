@@ -2,7 +2,7 @@ import Anthropic, { APIConnectionError, APIError, APIUserAbortError } from "@ant
 import type { ContentBlock as ApiBlock, Message, MessageCreateParamsNonStreaming, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
-import { ModelError } from "./model-error.ts";
+import { missingCredentials, ModelError } from "./model-error.ts";
 import type { ModelSettings } from "./settings.ts";
 
 export type ModelRequest = Omit<MessageCreateParamsNonStreaming, "stream">;
@@ -28,13 +28,7 @@ export class ModelClient {
   private readonly client: Anthropic;
 
   constructor(readonly settings: ModelSettings, private readonly log: Logger) {
-    if (!settings.apiKey && !settings.authToken) {
-      throw new ModelError(
-        "No Anthropic API key is configured. Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment the editor gives ccb " +
-          '(Zed: "agent_servers": { "ccb": { "env": { "ANTHROPIC_API_KEY": "..." } } }), or put it in the "env" object of ~/.config/ccb/settings.json.',
-        false,
-      );
-    }
+    if (!settings.apiKey && !settings.authToken) throw missingCredentials();
     this.client = new Anthropic({
       apiKey: settings.apiKey ?? null,
       authToken: settings.apiKey ? null : (settings.authToken ?? null),
@@ -65,7 +59,8 @@ export class ModelClient {
       } catch (err) {
         if (signal.aborted || err instanceof APIUserAbortError) throw new CcbError("ABORTED", "The operation was cancelled.");
         const mapped = this.mapError(err);
-        if (!mapped.retryable || emitted || attempt >= max) throw mapped;
+        if (!mapped.retryable || emitted) throw mapped;
+        if (attempt >= max) throw new ModelError(`${mapped.message} (gave up after ${attempt + 1} attempts)`, false, "unavailable", mapped.status);
         const wait = this.backoff(attempt, err);
         this.log.warn(`model request failed (${mapped.message}); retry ${attempt + 1}/${max} in ${wait} ms`);
         await sleep(wait, signal);
@@ -73,10 +68,15 @@ export class ModelClient {
     }
   }
 
-  /** A short non-streaming request (titles). */
+  /** A non-streaming request without retries (titles, summaries). */
   async complete(request: ModelRequest, signal: AbortSignal): Promise<string> {
-    const msg = await this.client.messages.create({ ...request, stream: false }, { signal });
-    return msg.content.map((b) => (b.type === "text" ? b.text : "")).join("");
+    try {
+      const msg = await this.client.messages.create({ ...request, stream: false }, { signal });
+      return msg.content.map((b) => (b.type === "text" ? b.text : "")).join("");
+    } catch (err) {
+      if (signal.aborted || err instanceof APIUserAbortError) throw new CcbError("ABORTED", "The operation was cancelled.");
+      throw this.mapError(err);
+    }
   }
 
   private backoff(attempt: number, err: unknown): number {
@@ -99,10 +99,10 @@ export class ModelClient {
       const detail = body?.error?.message ?? err.message;
       const status = err.status;
       if (status === 401 || status === 403) {
-        return new ModelError(`The Anthropic API at ${where} refused the credentials (${status}): ${detail}. Check ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN.`, false);
+        return new ModelError(`The Anthropic API at ${where} refused the credentials (${status}): ${detail}. Check ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN.`, false, "auth", status);
       }
       const retryable = type === "overloaded_error" || status === undefined || status === 408 || status === 409 || status === 429 || status >= 500;
-      return new ModelError(`The Anthropic API failed${status ? ` (${status}${type ? ` ${type}` : ""})` : type ? ` (${type})` : ""}: ${detail}`, retryable);
+      return new ModelError(`The Anthropic API failed${status ? ` (${status}${type ? ` ${type}` : ""})` : type ? ` (${type})` : ""}: ${detail}`, retryable, retryable ? "unavailable" : "rejected", status);
     }
     return new ModelError(`The model request failed: ${(err as Error)?.message ?? String(err)}`, false);
   }

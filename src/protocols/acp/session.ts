@@ -6,15 +6,18 @@ import { CcbError } from "../../core/errors.ts";
 import type { GitStatus } from "../../core/git.ts";
 import type { Logger } from "../../core/log.ts";
 import { availableCommands, loadCommands, type SlashCommand } from "./commands.ts";
-import { shortTitle, todosToPlan, type Todo } from "./converters.ts";
-import { lastTurn, modelHistory } from "./history.ts";
+import { shortTitle, todosToPlan, usageUpdate, type Todo } from "./converters.ts";
+import { acpUsage, addCounts, costOf, priceOf, ZERO_TOKENS, type TokenCounts } from "./pricing.ts";
+import { compactedHistory, lastTurn, modelHistory } from "./history.ts";
 import { runTurn } from "./loop.ts";
+import { localAvailableCommands } from "./session-commands.ts";
 import type { McpConnections } from "./mcp-clients.ts";
 import type { ModelClient } from "./model.ts";
-import { ModelError } from "./model-error.ts";
-import { bypassRefusal, configOptions, isModeId, isThoughtLevel, modeState, type ModeId, type SandboxFacts, type SessionConfig } from "./modes.ts";
+import { bypassRefusal, configOptions, contextWindow, isModeId, isThoughtLevel, modeState, type ModeId, type SandboxFacts, type SessionConfig } from "./modes.ts";
 import { PermissionRules } from "./permissions.ts";
 import { loadModelSettings, type AgentEnv, type ModelSettings } from "./settings.ts";
+import { applySystemPrompt, mergeOptions, type SessionOptions } from "./session-options.ts";
+import { systemPrompt } from "./system-prompt.ts";
 import type { SessionStore, SessionWriter, StoreRecord } from "./store.ts";
 import { createClientIO, type ClientIO } from "./tools/io.ts";
 import { BUILTIN_TOOLS } from "./tools/index.ts";
@@ -36,13 +39,18 @@ export class Session {
   readonly io: ClientIO;
   readonly rules: PermissionRules;
   readonly settings: ModelSettings;
-  readonly commands: SlashCommand[];
+  commands: SlashCommand[];
   readonly client: acp.AgentContext;
   readonly log: Logger;
   config: SessionConfig;
   history: MessageParam[] = [];
   title: string | undefined;
   private turnNo = 0;
+  /** Tokens of the running prompt turn, the session's cost so far (undefined: a price is unknown), context use of the last request. */
+  turnTokens: TokenCounts = ZERO_TOKENS;
+  sessionTokens: TokenCounts = ZERO_TOKENS;
+  costUsd: number | undefined = 0;
+  lastContextTokens = 0;
   private mcp: McpConnections | undefined;
   private model: ModelClient | undefined;
   private tail: Promise<void> = Promise.resolve();
@@ -56,10 +64,11 @@ export class Session {
     readonly cwd: string,
     private readonly writer: SessionWriter,
     private readonly deps: SessionDeps,
+    readonly options: SessionOptions,
   ) {
     this.client = deps.client;
     this.log = deps.log.child(id.slice(0, 12));
-    this.core = createCore({ roots: [cwd], log: this.log });
+    this.core = createCore({ roots: [cwd, ...(options.additionalDirectories ?? []).filter((d) => d !== cwd)], log: this.log });
     this.io = createClientIO(deps.client, deps.caps, this.core, id, cwd);
     this.rules = PermissionRules.forProject(deps.env.dataDir, cwd);
     this.settings = loadModelSettings(deps.env, cwd);
@@ -70,8 +79,15 @@ export class Session {
   }
 
   /** A new session (or a fork / a stored one when `records` are given). */
-  static async open(deps: SessionDeps, opts: { id: string; cwd: string; mcpServers: McpServer[]; writer: SessionWriter; records?: StoreRecord[]; title?: string | undefined }): Promise<Session> {
-    const s = new Session(opts.id, opts.cwd, opts.writer, deps);
+  static async open(
+    deps: SessionDeps,
+    opts: { id: string; cwd: string; mcpServers: McpServer[]; writer: SessionWriter; options: SessionOptions; records?: StoreRecord[]; title?: string | undefined },
+  ): Promise<Session> {
+    let stored: SessionOptions = {};
+    for (const r of opts.records ?? []) if (r.t === "options") stored = r.options;
+    const options = mergeOptions(stored, opts.options);
+    const s = new Session(opts.id, opts.cwd, opts.writer, deps, options);
+    if (Object.keys(opts.options).length > 0) s.append({ t: "options", options });
     if (opts.records) s.restore(opts.records);
     s.title = opts.title;
     if (opts.mcpServers.length > 0) {
@@ -85,6 +101,7 @@ export class Session {
     this.history = modelHistory(records);
     this.turnNo = lastTurn(records);
     for (const r of records) {
+      if (r.t === "usage") this.countUsage(r.model, r.tokens);
       if (r.t === "mode" && isModeId(r.modeId) && !(r.modeId === "bypassPermissions" && bypassRefusal(this.deps.facts))) this.config.mode = r.modeId;
       if (r.t === "config") this.applyConfig(r.configId, r.value, false);
     }
@@ -96,6 +113,32 @@ export class Session {
 
   append(record: StoreRecord): void {
     if (!this.closed) this.writer.append(record);
+  }
+
+  private countUsage(model: string, tokens: TokenCounts): void {
+    this.sessionTokens = addCounts(this.sessionTokens, tokens);
+    this.lastContextTokens = tokens.input + tokens.cacheRead + tokens.cacheWrite + tokens.output;
+    const price = priceOf(model, this.settings.prices);
+    this.costUsd = price && this.costUsd !== undefined ? this.costUsd + costOf(tokens, price) : undefined;
+  }
+
+  /** One model response's tokens: stored, added to the turn and the session, announced as usage_update. */
+  recordUsage(turn: number, model: string, tokens: TokenCounts, outlet: TurnOutlet): void {
+    this.append({ t: "usage", turn, model, tokens });
+    this.turnTokens = addCounts(this.turnTokens, tokens);
+    this.countUsage(model, tokens);
+    outlet.emit(usageUpdate(this.lastContextTokens, contextWindow(model), this.costUsd));
+  }
+
+  /** /compact and /clear: the model continues from `summary` (or from nothing); the file keeps every earlier record. */
+  compactTo(turn: number, summary: string | null): void {
+    this.history = compactedHistory(summary);
+    this.append({ t: "compact", turn, summary });
+  }
+
+  /** Model requests allowed per prompt: the client's session option, else the settings. */
+  get maxTurns(): number {
+    return this.options.maxTurns ?? this.settings.maxTurns;
   }
 
   nextTurn(): number {
@@ -133,6 +176,20 @@ export class Session {
     return value;
   }
 
+  /** The system prompt of the next model request (after the client's replace/append option). */
+  systemPrompt(git: GitStatus | undefined, tools: readonly AgentTool[]): string {
+    const base = systemPrompt({
+      cwd: this.cwd,
+      extraRoots: this.options.additionalDirectories ?? [],
+      platform: `${process.platform} ${process.arch}`,
+      date: new Date().toISOString().slice(0, 10),
+      git,
+      mode: this.config.mode,
+      toolNames: tools.map((t) => t.name),
+    });
+    return applySystemPrompt(base, this.options.systemPrompt);
+  }
+
   /** A tool with side effects ran: the next turn re-reads git state. */
   markChanged(): void {
     this.gitDirty = true;
@@ -144,7 +201,15 @@ export class Session {
   }
 
   announceCommands(): void {
-    this.notify({ sessionUpdate: "available_commands_update", availableCommands: availableCommands(this.commands) });
+    this.notify({ sessionUpdate: "available_commands_update", availableCommands: [...localAvailableCommands(), ...availableCommands(this.commands)] });
+  }
+
+  /** Command files may change during a turn (the agent can write them): re-read and re-announce when they did. */
+  refreshCommands(): void {
+    const next = loadCommands(this.cwd, this.deps.env.home, this.deps.env.configDir);
+    if (JSON.stringify(next) === JSON.stringify(this.commands)) return;
+    this.commands = next;
+    this.announceCommands();
   }
 
   /**
@@ -236,20 +301,18 @@ export class Session {
       await previous;
       if (ac.signal.aborted) return { stopReason: "cancelled" };
       const outlet = new TurnOutlet(this.client, this.id, this.log);
+      this.turnTokens = ZERO_TOKENS;
       try {
         const stopReason = await runTurn(this, outlet, prompt, ac.signal);
-        return { stopReason: ac.signal.aborted ? "cancelled" : stopReason };
+        return { stopReason: ac.signal.aborted ? "cancelled" : stopReason, usage: acpUsage(this.turnTokens) };
       } catch (err) {
         if (ac.signal.aborted) return { stopReason: "cancelled" };
-        if (err instanceof ModelError) {
-          outlet.emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: err.message } });
-          return { stopReason: "end_turn" };
-        }
         throw err;
       } finally {
         outlet.close();
       }
     } finally {
+      if (!this.closed) this.refreshCommands();
       requestSignal.removeEventListener("abort", onRequestAbort);
       this.active.delete(ac);
       release();

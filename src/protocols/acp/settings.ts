@@ -1,8 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
+import { secretValue } from "../../platform/secrets.ts";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { CcbError } from "../../core/errors.ts";
+import type { Price } from "./pricing.ts";
 
 /**
  * Configuration of `ccb acp`, lowest to highest precedence:
@@ -19,6 +21,8 @@ export const SettingsSchema = z.object({
   thinking: z.enum(["off", "low", "medium", "high"]).optional(),
   maxTurns: z.number().int().positive().optional(),
   maxTokens: z.number().int().positive().optional(),
+  /** US dollars per million tokens, by model id, for models whose prices ccb does not know. */
+  prices: z.record(z.string(), z.object({ input: z.number().nonnegative(), output: z.number().nonnegative(), cacheWrite: z.number().nonnegative().optional(), cacheRead: z.number().nonnegative().optional() })).optional(),
 });
 export type SettingsFile = z.infer<typeof SettingsSchema>;
 
@@ -38,6 +42,7 @@ export interface ModelSettings {
   maxTurns: number;
   maxTokens: number;
   permissionMode: string | undefined;
+  prices: Record<string, Price>;
   maxRetries: number;
   retryBaseMs: number;
   timeoutMs: number;
@@ -98,7 +103,8 @@ export function loadModelSettings(agentEnv: AgentEnv, cwd: string, env: NodeJS.P
   const user = paths.user ? readSettingsFile(paths.user) : {};
   const project = readSettingsFile(paths.project);
   const fileEnv = { ...user.env, ...project.env };
-  const get = (k: string) => nonEmpty(env[k]) ?? nonEmpty(fileEnv[k]);
+  // Secrets (ANTHROPIC_API_KEY...) were moved from process.env into the vault at startup.
+  const get = (k: string) => nonEmpty(env[k]) ?? (env === process.env ? nonEmpty(secretValue(k)) : undefined) ?? nonEmpty(fileEnv[k]);
   const model = get("ANTHROPIC_MODEL") ?? project.model ?? user.model ?? DEFAULT_MODELS[0]!;
   const list = project.models ?? user.models ?? DEFAULT_MODELS;
   const models = list.includes(model) ? list : [model, ...list];
@@ -116,6 +122,7 @@ export function loadModelSettings(agentEnv: AgentEnv, cwd: string, env: NodeJS.P
     thinking: project.thinking ?? user.thinking ?? "off",
     maxTurns: int("CCB_MAX_TURNS", project.maxTurns ?? user.maxTurns ?? 50),
     maxTokens: project.maxTokens ?? user.maxTokens ?? 16_384,
+    prices: { ...user.prices, ...project.prices } as Record<string, Price>,
     permissionMode: get("CCB_PERMISSION_MODE") ?? get("ACP_PERMISSION_MODE") ?? project.permissionMode ?? user.permissionMode,
     maxRetries: int("CCB_MAX_RETRIES", 4),
     retryBaseMs: int("CCB_RETRY_BASE_MS", 500),

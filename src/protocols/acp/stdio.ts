@@ -9,6 +9,12 @@ export interface StartAcpOptions {
   output?: NodeJS.WritableStream & Writable;
 }
 
+/** The incoming frame cap: CCB_ACP_MAX_FRAME_MB (whole MiB, 1-1024), default 64 MiB. */
+function maxFrameBytes(env: NodeJS.ProcessEnv): number {
+  const mb = Number(env.CCB_ACP_MAX_FRAME_MB);
+  return (Number.isInteger(mb) && mb >= 1 && mb <= 1024 ? mb : 64) * 1024 * 1024;
+}
+
 /**
  * `ccb acp`: ACP over stdio. stdout carries only protocol frames (logs go to stderr; tools run with
  * piped stdio or PTYs). Resolves when the client closes stdin. A bad environment (empty PATH/HOME)
@@ -23,9 +29,12 @@ export async function startAcpAgent(options: StartAcpOptions): Promise<void> {
     options.log.debug(`stdout closed: ${err.code ?? err.message}`);
     input.destroy();
   });
-  const [acp, { createAcpAgent }] = await Promise.all([import("@agentclientprotocol/sdk/unstable"), import("./agent.ts")]);
+  const [{ boundedNdJsonStream }, { createAcpAgent }] = await Promise.all([import("./framing.ts"), import("./agent.ts")]);
   const app = createAcpAgent({ env, log: options.log.child("acp") });
-  const stream = acp.ndJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(input) as ReadableStream<Uint8Array>);
+  const stream = boundedNdJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(input) as ReadableStream<Uint8Array>, {
+    maxFrameBytes: maxFrameBytes(options.env ?? process.env),
+    onDrop: (bytes, id) => options.log.warn(`dropped an incoming message of ${bytes} bytes (over the frame limit), request id ${JSON.stringify(id)}`),
+  });
   const conn = app.connect(stream);
   options.log.debug(`acp agent ready (data ${env.dataDir})`);
   await conn.closed;

@@ -3,6 +3,8 @@ import { join } from "node:path";
 import type { SessionUpdate } from "@agentclientprotocol/sdk/unstable";
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { CcbError } from "../../core/errors.ts";
+import type { TokenCounts } from "./pricing.ts";
+import type { SessionOptions } from "./session-options.ts";
 
 /**
  * Sessions as append-only JSONL, one file per session: `<dataDir>/sessions/<sessionId>.jsonl`.
@@ -19,6 +21,12 @@ export type StoreRecord =
   /** One message of the model conversation. */
   | { t: "message"; turn: number; message: MessageParam }
   | { t: "mode"; modeId: string }
+  /** /compact (summary) or /clear (null): the model's conversation restarts from here; earlier records stay for replay. */
+  | { t: "compact"; turn: number; summary: string | null }
+  /** Tokens of one model response (context use, cost). */
+  | { t: "usage"; turn: number; model: string; tokens: TokenCounts }
+  /** Session options from session/new|load|resume (system prompt, max turns, extra roots). */
+  | { t: "options"; options: SessionOptions }
   | { t: "config"; configId: string; value: string };
 
 export interface StoredSession {

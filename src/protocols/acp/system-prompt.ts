@@ -5,6 +5,8 @@ import type { ModeId } from "./modes.ts";
 
 export interface PromptFacts {
   cwd: string;
+  /** More workspace roots besides cwd (session option additionalDirectories). */
+  extraRoots?: readonly string[];
   platform: string;
   date: string;
   git: GitStatus | undefined;
@@ -39,7 +41,7 @@ export function systemPrompt(f: PromptFacts): string {
 Work in the project directory with the tools (${f.toolNames.join(", ")}). Read files before editing them; make the smallest correct change; use edit for changes to existing files and write for new files; run tests with bash when useful. Keep answers short and concrete. Use todo_write to track multi-step work.
 
 <environment>
-Working directory: ${f.cwd}
+Working directory: ${f.cwd}${f.extraRoots?.length ? `\nAlso in the workspace: ${f.extraRoots.join(", ")}` : ""}
 Platform: ${f.platform}
 Date: ${f.date}
 ${git}

@@ -2,6 +2,7 @@ import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { PermissionOption, ToolCallContent, ToolCallUpdate } from "@agentclientprotocol/sdk/unstable";
 import type { ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
 import { isCcbError, toCcbError } from "../../core/errors.ts";
+import { maskDeep, maskSecrets } from "../../platform/secrets.ts";
 import { textContent, toolCallStart } from "./converters.ts";
 import { decide, optionKind, PERMISSION_OPTIONS } from "./permissions.ts";
 import type { Session } from "./session.ts";
@@ -28,8 +29,15 @@ function errorText(err: unknown): string {
   return e.toUserText();
 }
 
-/** Runs one tool_use: tool_call -> permission -> in_progress -> completed/failed, each step visible to the client and stored. */
+/** Runs one tool_use; what leaves for the model and the client has every current secret value masked. */
 export async function runToolUse(session: Session, outlet: TurnOutlet, use: ToolUseBlock, turn: number, signal: AbortSignal): Promise<ToolRunResult> {
+  const masked: TurnOutlet = Object.create(outlet, { emit: { value: (update: Parameters<TurnOutlet["emit"]>[0]) => outlet.emit(maskDeep(update)) } }) as TurnOutlet;
+  const r = await runToolUseUnmasked(session, masked, use, turn, signal);
+  return { ...r, text: maskSecrets(r.text) };
+}
+
+/** tool_call -> permission -> in_progress -> completed/failed, each step visible to the client and stored. */
+async function runToolUseUnmasked(session: Session, outlet: TurnOutlet, use: ToolUseBlock, turn: number, signal: AbortSignal): Promise<ToolRunResult> {
   const tool = session.tools().find((t) => t.name === use.name);
   const id = use.id;
   let final: ToolCallUpdate = { toolCallId: id, title: use.name, kind: "other", status: "pending", rawInput: use.input, locations: [], content: [] };
@@ -119,7 +127,7 @@ export async function runToolUse(session: Session, outlet: TurnOutlet, use: Tool
       return { text: out.text, isError: true, cancelled: true };
     }
     const content = out.content ?? [textContent(out.text)];
-    send({ status: out.isError ? "failed" : "completed", content: content.length > 0 ? content : (final.content ?? []), rawOutput: out.rawOutput ?? { output: out.text } });
+    send({ status: out.isError ? "failed" : "completed", content: content.length > 0 ? content : (final.content ?? []), ...(out.locations ? { locations: out.locations } : {}), rawOutput: out.rawOutput ?? { output: out.text } });
     store();
     return { text: out.text, isError: out.isError === true, cancelled: false };
   } catch (err) {

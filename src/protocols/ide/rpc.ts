@@ -1,4 +1,5 @@
 import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
+import { maskDeep } from "../../platform/secrets.ts";
 import { z } from "zod";
 
 /**
@@ -173,7 +174,8 @@ export class RpcSession<T extends RpcTool> {
   }
 
   #result(id: string | number, result: unknown): void {
-    if (!this.#closed) this.#send(JSON.stringify({ jsonrpc: "2.0", id, result }));
+    // Tool results leave for the model here: every current secret value is masked.
+    if (!this.#closed) this.#send(JSON.stringify({ jsonrpc: "2.0", id, result: maskDeep(result) }));
   }
 
   #error(id: string | number | null, code: number, message: string): void {

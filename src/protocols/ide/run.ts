@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { childEnv as policyEnv } from "../../platform/env.ts";
 import { createCore } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
+import { LOOPBACK_NAMES } from "../../net/loopback.ts";
 import { startIde, type IdeServer } from "./ide.ts";
 import { lockDir, runningServers } from "./lockfile.ts";
 
@@ -32,11 +34,13 @@ export interface RunIdeOptions {
 
 /** A running workbench as `ccb ide` needs it. */
 export interface WorkbenchHandle {
+  /** A one-time link to the workbench (exchanged for the workbench cookie by the browser that opens it). */
   url: string;
+  /** Another one-time link (for --open, so the printed one stays usable). */
+  link(): string;
   close(): Promise<void>;
 }
 
-const LOOPBACK = ["127.0.0.1", "localhost", "::1"];
 
 /** NO_PROXY with the loopback names added (keeping what is there). */
 export function withLoopbackNoProxy(value: string | undefined): string {
@@ -44,14 +48,15 @@ export function withLoopbackNoProxy(value: string | undefined): string {
     .split(",")
     .map((p) => p.trim())
     .filter(Boolean);
-  for (const l of LOOPBACK) if (!parts.includes(l)) parts.push(l);
+  for (const l of LOOPBACK_NAMES) if (!parts.includes(l)) parts.push(l);
   return parts.join(",");
 }
 
 /** The environment for the command run by `ccb ide -- <command>`. */
 export function childEnv(base: NodeJS.ProcessEnv, port: number): NodeJS.ProcessEnv {
   const noProxy = withLoopbackNoProxy(base.NO_PROXY ?? base.no_proxy);
-  return { ...base, CLAUDE_CODE_SSE_PORT: String(port), ENABLE_IDE_INTEGRATION: "true", NO_PROXY: noProxy, no_proxy: noProxy };
+  // The child policy (src/platform/env.ts): no ccb secret, but the agent's own model credentials.
+  return policyEnv(base, { agent: true, extra: { CLAUDE_CODE_SSE_PORT: String(port), ENABLE_IDE_INTEGRATION: "true", NO_PROXY: noProxy, no_proxy: noProxy } });
 }
 
 /** `ccb ide --status`: ccb's running IDE servers, one line each (never the token). */
@@ -123,8 +128,8 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
       options.announce(`Workbench unavailable: ${e.message.replace(/\.$/, "")}${e.hint ? ` (${e.hint})` : ""}. The IDE server runs without it; editor tools will say so.`);
     } else {
       workbench = first.w;
-      options.announce(`Workbench: ${workbench.url}`);
-      if (options.open) openBrowser(workbench.url, log);
+      options.announce(`Workbench (one-time link): ${workbench.url}`);
+      if (options.open) openBrowser(workbench.link(), log);
     }
   }
 

@@ -1,14 +1,15 @@
 import type { Core } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
-import { Gateway } from "../mcp/gateway.ts";
+import { Gateway } from "../../net/gateway.ts";
 import { startWorkbench, type WorkbenchHandle as Workbench } from "../../workbench/index.ts";
 import type { RuntimeKind } from "../../workbench/launcher/types.ts";
 import type { WorkbenchHandle } from "./run.ts";
 
 /**
- * The workbench of `ccb ide`: the shared Gateway (src/protocols/mcp/gateway.ts) on 127.0.0.1 with
- * a random port, and the workbench mounted on it (bridge at /bridge, the workbench at /ide/<key>).
+ * The workbench of `ccb ide`: a Gateway (src/net/gateway.ts) on 127.0.0.1 with a random port, and
+ * the workbench mounted on it (bridge at /bridge, the workbench at /ide/<key>, which a browser opens
+ * through a one-time link that sets the workbench cookie).
  */
 
 export interface IdeWorkbenchOptions {
@@ -28,7 +29,7 @@ export async function startIdeWorkbench(core: Core, log: Logger, options: IdeWor
   const base = await gateway.listen();
   const workbench = startWorkbench({
     core,
-    http: { url: base, addRoute: (m, p, h, o) => gateway.addRoute(m, p, h, o), addUpgrade: (p, h, o) => gateway.addUpgrade(p, h, o) },
+    http: { gateway, url: base },
     log,
     runtime: options.runtime,
     runtimeRoot: options.runtimeRoot,
@@ -47,5 +48,5 @@ export async function startIdeWorkbench(core: Core, log: Logger, options: IdeWor
     await close();
     throw new CcbError("RUNTIME_UNAVAILABLE", reason || "The workbench did not start.");
   }
-  return { url, workbench, close };
+  return { url, link: () => workbench.url() ?? url, workbench, close };
 }

@@ -7,13 +7,17 @@ import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
 import { CCB_VERSION } from "../../core/version.ts";
 import { connectValidated } from "./edge.ts";
-import type { Gateway } from "./gateway.ts";
-import { BodyTooLargeError, bearerMatches, normaliseOrigin, readBody, sendJson, sendJsonRpcError } from "./guards.ts";
+import { BodyTooLargeError, readBody } from "../../net/body.ts";
+import type { Gateway } from "../../net/gateway.ts";
+import { TOKEN_QUERY_KEYS, type EdgePolicy } from "../../net/policy.ts";
+import { sendJson, sendJsonRpcError } from "../../net/respond.ts";
 import { createMcpServer } from "./server.ts";
 
+/** The largest MCP message, over HTTP (request body) and stdio (one frame) alike: --max-body-bytes. */
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
-const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
-const DEFAULT_MAX_SESSIONS = 256;
+/** A session with no request in flight and no open stream is closed after this long. */
+export const DEFAULT_SESSION_IDLE_MS = 5 * 60_000;
+export const DEFAULT_MAX_SESSIONS = 256;
 
 export interface McpHttpOptions {
   core: Core;
@@ -31,28 +35,32 @@ interface Session {
   transport: StreamableHTTPServerTransport;
   server: Server;
   lastSeen: number;
+  /** Requests in flight, open GET streams included: a session with any is never idle. */
+  open: number;
 }
 
 /**
- * Streamable HTTP at /mcp with sessions (one MCP Server per session) and /healthz. Every /mcp
- * request passes, in order: Host (gateway), Origin, bearer token, body cap, JSON parse; only then
- * does the SDK's transport see it.
+ * Streamable HTTP at /mcp with sessions (one MCP Server per session) and /healthz. The gateway
+ * checks every /mcp request against its declared policy (Host, Origin, bearer token); here come the
+ * body cap and the JSON parse; only then does the SDK's transport see it.
+ *
+ * Sessions cannot be exhausted: a session with nothing in flight and no open stream expires after
+ * `sessionIdleMs`, and a new session at the cap evicts the least recently used idle one (503 only
+ * when every session is busy), so memory stays bounded by `maxSessions`.
  */
 export class McpHttpEndpoint {
   readonly #sessions = new Map<string, Session>();
   readonly #options: McpHttpOptions;
-  readonly #gateway: Gateway;
   readonly #maxBody: number;
   readonly #sweep: NodeJS.Timeout;
 
   constructor(gateway: Gateway, options: McpHttpOptions) {
-    this.#gateway = gateway;
     this.#options = options;
     this.#maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-    gateway.addRoute("*", "/mcp", (req, res) => this.#handle(req, res));
-    gateway.addRoute("GET", "/healthz", (_req, res) => this.#health(res));
+    gateway.addRoute("*", "/mcp", (req, res) => this.#handle(req, res), mcpPolicy(options, this.#maxBody));
+    gateway.addRoute("GET", "/healthz", (_req, res) => this.#health(res), { name: "healthz", origin: { kind: "same" }, auth: [] });
     const idle = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
-    this.#sweep = setInterval(() => this.#closeIdle(idle), Math.min(idle, 60_000));
+    this.#sweep = setInterval(() => this.#closeIdle(idle), Math.max(1_000, Math.min(idle / 2, 30_000)));
     this.#sweep.unref();
   }
 
@@ -73,25 +81,12 @@ export class McpHttpEndpoint {
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (!this.#originAllowed(req.headers.origin)) {
-      sendJsonRpcError(res, 403, -32000, "Forbidden: browser Origin not allowed. Start ccb with --allow-origin <origin> to allow it.");
-      return;
-    }
-    const token = this.#options.authToken;
-    if (token !== undefined && !bearerMatches(req.headers.authorization, token)) {
-      const given = req.headers.authorization !== undefined;
-      sendJsonRpcError(res, 401, -32001, given ? "Unauthorized: wrong bearer token." : "Unauthorized: send Authorization: Bearer <token> (the --auth-token / CCB_AUTH_TOKEN value).", {
-        "www-authenticate": given ? 'Bearer realm="ccb", error="invalid_token"' : 'Bearer realm="ccb"',
-      });
-      return;
-    }
     const sessionId = header(req, "mcp-session-id");
     if (req.method === "POST") return this.#post(req, res, sessionId);
     if (req.method === "GET" || req.method === "DELETE") {
       const session = sessionId ? this.#sessions.get(sessionId) : undefined;
       if (!session) return this.#noSession(res, sessionId);
-      session.lastSeen = Date.now();
-      await session.transport.handleRequest(req, res);
+      await this.#serve(session, req, res);
       return;
     }
     sendJsonRpcError(res, 405, -32000, `Method ${req.method} not allowed on /mcp (use POST, GET or DELETE).`, { allow: "GET, POST, DELETE" });
@@ -118,19 +113,43 @@ export class McpHttpEndpoint {
     if (sessionId !== undefined) {
       const session = this.#sessions.get(sessionId);
       if (!session) return this.#noSession(res, sessionId);
-      session.lastSeen = Date.now();
-      await session.transport.handleRequest(req, res, message);
+      await this.#serve(session, req, res, message);
       return;
     }
     if (!isInitializeRequest(message)) {
       sendJsonRpcError(res, 400, -32000, "Bad Request: no Mcp-Session-Id header. Send an initialize request first to open a session.");
       return;
     }
-    if (this.#sessions.size >= (this.#options.maxSessions ?? DEFAULT_MAX_SESSIONS)) {
-      sendJsonRpcError(res, 503, -32000, "Too many open MCP sessions; close one (HTTP DELETE /mcp) and retry.");
+    if (this.#sessions.size >= (this.#options.maxSessions ?? DEFAULT_MAX_SESSIONS) && !this.#evictIdle()) {
+      sendJsonRpcError(res, 503, -32000, "Too many busy MCP sessions (every one has a request or stream open); retry in a moment.", { "retry-after": "5" });
       return;
     }
     await this.#openSession(req, res, message);
+  }
+
+  /** Pass a request to its session, counting it as open until its response ends (streams included). */
+  async #serve(session: Session, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> {
+    session.open++;
+    session.lastSeen = Date.now();
+    res.once("close", () => {
+      session.open--;
+      session.lastSeen = Date.now();
+    });
+    await session.transport.handleRequest(req, res, body);
+  }
+
+  /** Close the least recently used idle session; false when every session is busy. */
+  #evictIdle(): boolean {
+    let victim: [string, Session] | undefined;
+    for (const entry of this.#sessions) {
+      if (entry[1].open > 0) continue;
+      if (!victim || entry[1].lastSeen < victim[1].lastSeen) victim = entry;
+    }
+    if (!victim) return false;
+    this.#sessions.delete(victim[0]);
+    this.#options.log.debug("session cap reached: closing the least recently used idle session");
+    void victim[1].transport.close().catch(() => {});
+    return true;
   }
 
   async #openSession(req: IncomingMessage, res: ServerResponse, message: unknown): Promise<void> {
@@ -139,7 +158,7 @@ export class McpHttpEndpoint {
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        this.#sessions.set(id, { transport, server, lastSeen: Date.now() });
+        this.#sessions.set(id, { transport, server, lastSeen: Date.now(), open: 0 });
         log.debug(`session opened (${this.#sessions.size} open)`);
       },
       onsessionclosed: (id) => {
@@ -163,24 +182,35 @@ export class McpHttpEndpoint {
     }
   }
 
-  #originAllowed(origin: string | undefined): boolean {
-    if (origin === undefined) return true;
-    const o = normaliseOrigin(origin);
-    const same = this.#gateway.hosts.sameOrigins(this.#gateway.scheme);
-    const allowed = [...same, ...(this.#options.allowOrigins ?? []).map(normaliseOrigin)];
-    return allowed.includes(o);
-  }
-
   #closeIdle(idleMs: number): void {
     const now = Date.now();
     for (const [id, s] of this.#sessions) {
-      if (now - s.lastSeen > idleMs) {
+      if (s.open === 0 && now - s.lastSeen > idleMs) {
         this.#sessions.delete(id);
         this.#options.log.debug("closing idle MCP session");
         void s.transport.close().catch(() => {});
       }
     }
   }
+}
+
+/** /mcp: Host, Origin (own or --allow-origin), bearer token when set, body cap; refusals as JSON-RPC errors. */
+function mcpPolicy(options: McpHttpOptions, maxBody: number): EdgePolicy {
+  const allow = options.allowOrigins ?? [];
+  return {
+    name: "mcp",
+    origin: { kind: "same", allow: () => allow },
+    auth: [{ places: [{ in: "bearer" }], expected: () => options.authToken }],
+    refuseQueryKeys: TOKEN_QUERY_KEYS,
+    maxBodyBytes: maxBody,
+    style: "jsonrpc",
+    realm: "ccb",
+    messages: {
+      ORIGIN_REFUSED: "Forbidden: browser Origin not allowed. Start ccb with --allow-origin <origin> to allow it.",
+      TOKEN_MISSING: "Unauthorized: send Authorization: Bearer <token> (the --auth-token / CCB_AUTH_TOKEN value).",
+      TOKEN_WRONG: "Unauthorized: wrong bearer token.",
+    },
+  };
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

@@ -4,9 +4,9 @@ import { createCore, type Core } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import { silentLogger, type Logger } from "../../core/log.ts";
 import { connectValidated } from "./edge.ts";
-import { Gateway, type RouteHandler, type RouteOptions, type UpgradeHandler } from "./gateway.ts";
-import { isLoopbackHost } from "./guards.ts";
-import { McpHttpEndpoint } from "./http.ts";
+import { Gateway } from "../../net/gateway.ts";
+import { isLoopbackHost } from "../../net/loopback.ts";
+import { DEFAULT_MAX_BODY_BYTES, McpHttpEndpoint } from "./http.ts";
 import { createMcpServer } from "./server.ts";
 import { LineStdioTransport } from "./stdio.ts";
 import type { ServeWorkbenchOptions } from "../../workbench/serve.ts";
@@ -21,6 +21,10 @@ export interface ServeHttpOptions {
   keyFile?: string | undefined;
   allowOrigins?: readonly string[];
   maxBodyBytes?: number;
+  /** The browser-reachable origin of this server when it differs (reverse proxy, ingress): --public-url / CCB_PUBLIC_URL. */
+  publicUrl?: string | undefined;
+  /** Plain HTTP on a non-loopback address behind a TLS-terminating proxy (needs an https publicUrl and a token). */
+  trustProxy?: boolean | undefined;
 }
 
 export interface ServeOptions {
@@ -39,15 +43,17 @@ export interface ServeOptions {
   core?: Core;
   /** Run the live workbench beside the server (src/workbench); undefined = none. */
   workbench?: ServeWorkbenchOptions | undefined;
+  /** Largest stdio frame (default: the HTTP body cap, --max-body-bytes). */
+  maxFrameBytes?: number | undefined;
 }
 
 export interface ServeHttpHandle {
   server: Gateway["server"];
+  gateway: Gateway;
   /** Base URL, e.g. http://127.0.0.1:43123; the MCP endpoint is `${url}/mcp`. */
   url: string;
-  addRoute(method: string, pathPrefix: string, handler: RouteHandler, options?: RouteOptions): void;
-  addUpgrade(pathPrefix: string, handler: UpgradeHandler, options?: RouteOptions): void;
-  allowHost(hostOrAuthority: string): void;
+  /** Where browsers reach it: --public-url, else `url`. */
+  publicUrl: string;
 }
 
 export interface ServeHandle {
@@ -66,7 +72,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const httpOpts = options.http;
   const useStdio = options.stdio ?? !httpOpts;
   const tls = httpOpts ? await loadTls(httpOpts) : undefined;
-  if (httpOpts) checkExposure(httpOpts.host ?? "127.0.0.1", Boolean(tls), httpOpts.authToken);
+  const publicUrl = httpOpts?.publicUrl ? checkPublicUrl(httpOpts.publicUrl, httpOpts.authToken) : undefined;
+  if (httpOpts) checkExposure(httpOpts.host ?? "127.0.0.1", Boolean(tls), httpOpts.authToken, { publicUrl, trustProxy: httpOpts.trustProxy });
 
   const ownsCore = !options.core;
   const core = options.core ?? createCore({ roots: options.roots, log });
@@ -89,7 +96,13 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   try {
     let http: ServeHttpHandle | undefined;
     if (httpOpts) {
-      const gateway = new Gateway({ host: httpOpts.host ?? "127.0.0.1", port: httpOpts.port ?? 0, tls, log: log.child("http") });
+      const gateway = new Gateway({ host: httpOpts.host ?? "127.0.0.1", port: httpOpts.port ?? 0, tls, log: log.child("http"), publicScheme: publicUrl ? (publicUrl.protocol === "https:" ? "https" : "http") : undefined });
+      gateway.hosts.allowMachineNames();
+      if (publicUrl) {
+        gateway.allowHost(publicUrl.host);
+        gateway.allowHost(`${publicUrl.hostname}:${publicUrl.port || (publicUrl.protocol === "https:" ? "443" : "80")}`);
+        gateway.allowOwnOrigin(publicUrl.origin);
+      }
       const endpoint = new McpHttpEndpoint(gateway, {
         core,
         log: log.child("mcp-http"),
@@ -100,14 +113,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       closers.push(() => gateway.close());
       closers.push(() => endpoint.close());
       const url = await gateway.listen();
-      announce(`ccb serve: MCP Streamable HTTP listening on ${url}/mcp${httpOpts.authToken ? " (bearer token required)" : ""}`);
-      http = {
-        server: gateway.server,
-        url,
-        addRoute: (m, p, h, o) => gateway.addRoute(m, p, h, o),
-        addUpgrade: (p, h, o) => gateway.addUpgrade(p, h, o),
-        allowHost: (h) => gateway.allowHost(h),
-      };
+      announce(`ccb serve: MCP Streamable HTTP listening on ${url}/mcp${httpOpts.authToken ? " (bearer token required)" : ""}${publicUrl ? `; public URL ${publicUrl.origin}` : ""}`);
+      http = { server: gateway.server, gateway, url, publicUrl: publicUrl?.origin ?? url };
     }
     if (options.workbench) {
       closers.push(async () => core.bridge.expectApp(false));
@@ -116,14 +123,14 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         core,
         log: log.child("workbench"),
         options: options.workbench,
-        http: http && httpOpts ? { ...http, scheme: tls ? "https" : "http", host: httpOpts.host ?? "127.0.0.1" } : undefined,
+        http: http && httpOpts ? { gateway: http.gateway, publicUrl: http.publicUrl, host: httpOpts.host ?? "127.0.0.1" } : undefined,
         authToken: httpOpts?.authToken,
         announce,
       });
       closers.push(() => wb.close());
     }
     if (useStdio) {
-      const transport = new LineStdioTransport(options.stdin, options.stdout);
+      const transport = new LineStdioTransport(options.stdin, options.stdout, { maxFrameBytes: options.maxFrameBytes ?? httpOpts?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES });
       const server = createMcpServer({ core, log: log.child("mcp") });
       stdioClosed = new Promise<void>((resolve) => {
         const prev = server.onclose;
@@ -144,7 +151,10 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   }
 }
 
-/** Run until SIGINT/SIGTERM or (with --stdio) the end of stdin, then shut down cleanly. */
+/** The signals that end serve cleanly (SIGKILL is left to the supervisor, src/platform/supervisor.ts). */
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+/** Run until SIGINT/SIGTERM/SIGHUP or (with --stdio) the end of stdin, then shut down cleanly. */
 export async function runServe(options: ServeOptions): Promise<void> {
   const log = options.log ?? silentLogger;
   // Handlers go in before anything starts: a signal that arrives while starting up (e.g. right
@@ -153,21 +163,17 @@ export async function runServe(options: ServeOptions): Promise<void> {
   const stopped = new Promise<void>((resolve) => {
     stop = (why: string) => {
       log.debug(`shutting down: ${why}`);
-      process.off("SIGINT", onInt);
-      process.off("SIGTERM", onTerm);
+      for (const sig of SIGNALS) process.off(sig, onSignal);
       resolve();
     };
   });
-  const onInt = () => stop("SIGINT");
-  const onTerm = () => stop("SIGTERM");
-  process.once("SIGINT", onInt);
-  process.once("SIGTERM", onTerm);
+  const onSignal = (sig: NodeJS.Signals) => stop(sig);
+  for (const sig of SIGNALS) process.once(sig, onSignal);
   let handle: ServeHandle;
   try {
     handle = await startServe(options);
   } catch (err) {
-    process.off("SIGINT", onInt);
-    process.off("SIGTERM", onTerm);
+    for (const sig of SIGNALS) process.off(sig, onSignal);
     throw err;
   }
   void handle.stdioClosed.then(() => stop("stdin closed"));
@@ -175,14 +181,53 @@ export async function runServe(options: ServeOptions): Promise<void> {
   await handle.close();
 }
 
-/** A non-loopback listener needs both TLS and a bearer token. */
-export function checkExposure(host: string, tls: boolean, authToken: string | undefined): void {
+/**
+ * A non-loopback listener needs both TLS and a bearer token; behind a TLS-terminating proxy
+ * (--trust-proxy) plain HTTP is allowed when the public URL is https and a token is set.
+ */
+export function checkExposure(host: string, tls: boolean, authToken: string | undefined, proxy: { publicUrl?: URL | undefined; trustProxy?: boolean | undefined } = {}): void {
   if (isLoopbackHost(host)) return;
   if (tls && authToken) return;
+  if (proxy.trustProxy) {
+    if (proxy.publicUrl?.protocol === "https:" && authToken) return;
+    throw new CcbError("CONFIG_INVALID", `Refusing to listen on ${host} behind a proxy: --trust-proxy needs an https --public-url and a bearer token (--auth-token or CCB_AUTH_TOKEN).`, {
+      hint: "The proxy terminates TLS for the public URL; ccb then serves plain HTTP to it only.",
+    });
+  }
   const missing = [!tls ? "TLS (--cert and --key)" : "", !authToken ? "a bearer token (--auth-token or CCB_AUTH_TOKEN)" : ""].filter(Boolean).join(" and ");
   throw new CcbError("CONFIG_INVALID", `Refusing to listen on ${host}: a non-loopback address needs ${missing}.`, {
     hint: "Anyone who can reach this address could read and change the workspace and run commands. Use --host 127.0.0.1, or set both TLS and a token.",
   });
+}
+
+/**
+ * --public-url: an origin (no path) that browsers use to reach this server. It must be https:,
+ * or point at loopback; a non-loopback one needs the bearer token too.
+ */
+export function checkPublicUrl(value: string, authToken: string | undefined): URL {
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    throw new CcbError("CONFIG_INVALID", `--public-url ${JSON.stringify(value)} is not a URL.`, { hint: "Give the origin browsers use, e.g. https://ccb.example.com" });
+  }
+  if ((u.protocol !== "https:" && u.protocol !== "http:") || (u.pathname !== "/" && u.pathname !== "") || u.search || u.hash || u.username || u.password) {
+    throw new CcbError("CONFIG_INVALID", `--public-url must be an origin (scheme://host[:port], no path or query), got ${u.protocol}//${u.host}${u.pathname}.`, {
+      hint: "Route the paths of the gateway at the root of that origin (see the README's reverse-proxy example).",
+    });
+  }
+  const loopback = isLoopbackHost(u.hostname);
+  if (u.protocol !== "https:" && !loopback) {
+    throw new CcbError("CONFIG_INVALID", `Refusing --public-url ${u.origin}: a non-loopback public URL must be https.`, {
+      hint: "Terminate TLS at the proxy and give its https:// origin.",
+    });
+  }
+  if (!loopback && !authToken) {
+    throw new CcbError("CONFIG_INVALID", `Refusing --public-url ${u.origin} without a bearer token (--auth-token or CCB_AUTH_TOKEN).`, {
+      hint: "Anyone who can reach that origin could use /mcp.",
+    });
+  }
+  return u;
 }
 
 async function loadTls(o: ServeHttpOptions): Promise<{ cert: Buffer; key: Buffer } | undefined> {

@@ -1,4 +1,5 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { maskDeep } from "../../platform/secrets.ts";
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -68,18 +69,19 @@ export function createMcpServer(options: McpServerOptions): Server {
     }
     try {
       const result = await def.execute(parsed.data, { core: options.core, signal: extra.signal, log });
-      return {
+      // Tool results leave for the model here: every current secret value is masked.
+      return maskDeep({
         content: [{ type: "text", text: result.text }],
         ...(result.structured ? { structuredContent: result.structured } : {}),
         ...(result.meta ? { _meta: result.meta } : {}),
-      };
+      });
     } catch (err) {
       const result = toolErrorResult(err, name, log);
       const code = (result.structuredContent as { error: { code: string } }).error.code;
       if (code === "INTERNAL") {
         void server.sendLoggingMessage({ level: "error", logger: "ccb", data: `tool ${name} failed unexpectedly` }, extra.sessionId).catch(() => {});
       }
-      return result;
+      return maskDeep(result);
     }
   });
   return server;

@@ -1,13 +1,17 @@
 import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { idFromPrefix, idFromSuffix } from "./frame-id.ts";
 
 export interface StdioTransportOptions {
   /** Longest accepted frame (one line) in bytes; longer lines are dropped with a JSON-RPC error. */
   maxFrameBytes?: number;
 }
 
+/** The same cap as an HTTP request body (--max-body-bytes, default 4 MiB). */
 export const DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024;
+/** How much of an oversized frame's start and end is kept to read its id from. */
+const ID_PREFIX_BYTES = 4096;
 
 /**
  * MCP over newline-delimited JSON on a pair of streams (stdin/stdout by default, injectable).
@@ -15,7 +19,10 @@ export const DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024;
  * Unlike the SDK's StdioServerTransport, a bad frame never ends the connection: malformed JSON is
  * answered with a JSON-RPC Parse error (-32700), a well-formed value that is not a JSON-RPC message
  * with Invalid Request (-32600, echoing its id when it has a usable one), and an oversized line is
- * dropped up to its newline and answered with Invalid Request naming the limit.
+ * dropped up to its newline and answered with Invalid Request naming the limit and carrying the
+ * request's id, so the client can match the error to its request: at once when the id can be read
+ * from the frame's first 4 KiB, else at the frame's end with the id read from its last 4 KiB (the
+ * SDK writes `id` after `params`), else with id null.
  */
 export class LineStdioTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
@@ -28,6 +35,9 @@ export class LineStdioTransport implements Transport {
   #pending: Buffer[] = [];
   #pendingBytes = 0;
   #discarding = false;
+  /** While discarding: whether the error was already sent (id from the start), and the last bytes seen. */
+  #answered = false;
+  #tail = Buffer.alloc(0);
   #closed = false;
 
   constructor(input: Readable = process.stdin, output: Writable = process.stdout, options: StdioTransportOptions = {}) {
@@ -92,11 +102,15 @@ export class LineStdioTransport implements Transport {
       buf = buf.subarray(nl + 1);
       if (this.#discarding) {
         this.#discarding = false;
+        this.#keepTail(head);
+        if (!this.#answered) this.#tooLarge(idFromSuffix(this.#tail.toString("utf8")));
+        this.#tail = Buffer.alloc(0);
         continue;
       }
       if (this.#pendingBytes + head.length > this.#max) {
+        const id = idFromPrefix(this.#prefix(head)) ?? idFromSuffix(head.subarray(Math.max(0, head.length - ID_PREFIX_BYTES)).toString("utf8"));
         this.#reset();
-        this.#tooLarge();
+        this.#tooLarge(id);
         continue;
       }
       const line = this.#pending.length === 0 ? head : Buffer.concat([...this.#pending, head]);
@@ -106,11 +120,19 @@ export class LineStdioTransport implements Transport {
   };
 
   #append(buf: Buffer): void {
-    if (this.#discarding || buf.length === 0) return;
+    if (buf.length === 0) return;
+    if (this.#discarding) {
+      this.#keepTail(buf);
+      return;
+    }
     if (this.#pendingBytes + buf.length > this.#max) {
+      const id = idFromPrefix(this.#prefix(buf));
       this.#reset();
       this.#discarding = true;
-      this.#tooLarge();
+      this.#answered = id !== null;
+      this.#tail = Buffer.alloc(0);
+      this.#keepTail(buf);
+      if (id !== null) this.#tooLarge(id);
       return;
     }
     this.#pending.push(buf);
@@ -122,8 +144,19 @@ export class LineStdioTransport implements Transport {
     this.#pendingBytes = 0;
   }
 
-  #tooLarge(): void {
-    this.#reply(null, ErrorCode.InvalidRequest, `Request too large: a frame may be at most ${this.#max} bytes. Send smaller requests.`);
+  /** The first bytes of the current frame (what is pending, then `more`). */
+  #prefix(more: Buffer): string {
+    const parts = [...this.#pending, more];
+    return Buffer.concat(parts, Math.min(ID_PREFIX_BYTES, this.#pendingBytes + more.length)).toString("utf8");
+  }
+
+  #keepTail(more: Buffer): void {
+    const joined = Buffer.concat([this.#tail, more]);
+    this.#tail = joined.subarray(Math.max(0, joined.length - ID_PREFIX_BYTES));
+  }
+
+  #tooLarge(id: string | number | null): void {
+    this.#reply(id, ErrorCode.InvalidRequest, `Request too large: a frame may be at most ${this.#max} bytes (--max-body-bytes). Send smaller requests.`);
   }
 
   #frame(raw: string): void {

@@ -56,8 +56,11 @@ export async function codeServerRuntime(root: string, nodeOption: string | undef
         command: node.path,
         args: [
           join(root, "out/node/entry.js"),
-          "--bind-addr",
-          `127.0.0.1:${input.port}`,
+          // A Unix socket only its owner can open (mode 600, in a 0700 folder); --bind-addr is then unused.
+          "--socket",
+          input.socketPath,
+          "--socket-mode",
+          "600",
           "--auth",
           "none",
           "--disable-telemetry",

@@ -32,10 +32,9 @@ export async function openVscodeRuntime(rootOption: string | undefined): Promise
       return {
         command: join(serverRoot, "bin/openvscode-server"),
         args: [
-          "--host",
-          "127.0.0.1",
-          "--port",
-          String(input.port),
+          // A Unix socket in the 0700 state folder instead of a TCP port anyone on the machine could reach.
+          "--socket-path",
+          input.socketPath,
           "--server-base-path",
           input.basePath,
           "--without-connection-token",

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { rmSync } from "node:fs";
 import { request } from "node:http";
 import { createServer } from "node:net";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { CcbError } from "../../core/errors.ts";
 import { redact, type Logger } from "../../core/log.ts";
@@ -35,9 +37,9 @@ export function freePort(): Promise<number> {
   });
 }
 
-function httpStatus(port: number, path: string, signal: AbortSignal): Promise<number> {
+function httpStatus(socketPath: string, path: string, signal: AbortSignal): Promise<number> {
   return new Promise((resolve) => {
-    const req = request({ host: "127.0.0.1", port, path, method: "GET", signal, timeout: 5_000 }, (res) => {
+    const req = request({ socketPath, path, method: "GET", signal, timeout: 5_000 }, (res) => {
       res.resume();
       resolve(res.statusCode ?? 0);
     });
@@ -48,13 +50,14 @@ function httpStatus(port: number, path: string, signal: AbortSignal): Promise<nu
 }
 
 /**
- * Runs the runtime as its own process group on 127.0.0.1:<free port>, waits until it answers,
+ * Runs the runtime as its own process group on a Unix socket in its 0700 state folder, waits until it answers,
  * restarts it with exponential backoff when it crashes, and stops the whole group on close (and
  * on ccb's exit). Its output goes to ccb's logger with secrets redacted.
  */
 export class RuntimeSupervisor {
   state: WorkbenchState = "stopped";
-  port = 0;
+  /** The runtime's Unix socket (in the 0700 state folder). */
+  readonly socketPath: string;
   /** Time from spawn to the runtime's own health answer, for the last start. */
   bootMs = 0;
   #child: ChildProcess | undefined;
@@ -68,6 +71,7 @@ export class RuntimeSupervisor {
 
   constructor(options: SupervisorOptions) {
     this.#o = options;
+    this.socketPath = join(options.dirs.state, "runtime.sock");
     this.#backoff = options.minBackoffMs ?? 1_000;
   }
 
@@ -94,8 +98,11 @@ export class RuntimeSupervisor {
 
   async #spawnAndWait(): Promise<void> {
     const { runtime, dirs, log } = this.#o;
-    this.port = await freePort();
-    const cmd = runtime.command({ port: this.port, basePath: this.#o.basePath, dirs, folder: this.#o.folder });
+    if (Buffer.byteLength(this.socketPath) > 100) {
+      throw new CcbError("RUNTIME_UNAVAILABLE", `The runtime socket path is too long for a Unix socket (${this.socketPath}).`, { hint: "Set XDG_STATE_HOME to a shorter folder." });
+    }
+    rmSync(this.socketPath, { force: true }); // a stale socket of a crashed run
+    const cmd = runtime.command({ socketPath: this.socketPath, basePath: this.#o.basePath, dirs, folder: this.#o.folder });
     this.#set("starting");
     const t0 = performance.now();
     const child = spawn(cmd.command, cmd.args, {
@@ -131,7 +138,7 @@ export class RuntimeSupervisor {
       for (;;) {
         if (stopped) throw new CcbError("RUNTIME_UNAVAILABLE", `${runtime.kind} exited while starting; see the log (--log-level debug).`);
         if (ac.signal.aborted) throw new CcbError("TIMEOUT", `${runtime.kind} did not answer within ${Math.round((this.#o.readyTimeoutMs ?? 120_000) / 1000)} s.`);
-        const status = await httpStatus(this.port, healthPath, ac.signal);
+        const status = await httpStatus(this.socketPath, healthPath, ac.signal);
         if (status >= 200 && status < 400) break;
         await new Promise((r) => setTimeout(r, 100)); // polling the runtime's health endpoint
       }
@@ -139,7 +146,7 @@ export class RuntimeSupervisor {
       clearTimeout(deadline);
     }
     this.bootMs = performance.now() - t0;
-    log.info(`${runtime.describe} is up on 127.0.0.1:${this.port} after ${Math.round(this.bootMs)} ms`);
+    log.info(`${runtime.describe} is up on ${this.socketPath} after ${Math.round(this.bootMs)} ms`);
     this.#set("running");
   }
 

@@ -5,6 +5,7 @@ import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CcbError } from "../../core/errors.ts";
 import { BRIDGE_CONFIG_FILE, EXTENSION_ID, type BridgeConfig } from "../contract.ts";
+import { claimDir, removeStale } from "../../platform/state.ts";
 import type { LaunchDirs } from "./types.ts";
 
 function inside(child: string, parent: string): boolean {
@@ -22,7 +23,8 @@ function real(p: string): string {
 /**
  * A fresh per-instance state folder OUTSIDE every workspace root (so file tools cannot plant
  * extension code or read the bridge token through it): $XDG_STATE_HOME/ccb/workbench/<id>, else the
- * temp dir when that would fall inside the workspace (e.g. the workspace is $HOME). Removed on close.
+ * temp dir when that would fall inside the workspace (e.g. the workspace is $HOME). Removed on close,
+ * by the supervisor however ccb ends, and (owner gone) at the next start.
  */
 export function createStateDirs(roots: readonly string[], env: NodeJS.ProcessEnv = process.env): LaunchDirs {
   const base = env.XDG_STATE_HOME || join(homedir(), ".local/state");
@@ -32,7 +34,9 @@ export function createStateDirs(roots: readonly string[], env: NodeJS.ProcessEnv
     if (roots.some((r) => inside(realParent, r) || inside(r, realParent))) continue;
     mkdirSync(parent, { recursive: true, mode: 0o700 });
     if (roots.some((r) => inside(real(parent), r))) continue;
+    removeStale(parent); // folders of ccb processes that are gone
     const state = mkdtempSync(join(parent, `${randomBytes(4).toString("hex")}-`));
+    claimDir(state);
     const dirs: LaunchDirs = {
       state,
       userData: join(state, "user-data"),

@@ -10,7 +10,8 @@ export interface LaunchDirs {
 }
 
 export interface LaunchInput {
-  port: number;
+  /** The Unix socket the runtime listens on, inside the 0700 state folder: no TCP port at all. */
+  socketPath: string;
   /** The public base path, `/ide/<key>` (no trailing slash). */
   basePath: string;
   dirs: LaunchDirs;
@@ -34,7 +35,7 @@ export interface Runtime {
   command(input: LaunchInput): LaunchCommand;
   /** Whether the gateway strips `/ide/<key>` before proxying (code-server serves at "/" behind any prefix). */
   stripPrefix: boolean;
-  /** Path on the runtime's own port answering 200 once it can serve (for readiness and the benchmark). */
+  /** Path on the runtime's own socket answering 200 once it can serve (for readiness and the benchmark). */
   healthPath(basePath: string): string;
   /** Path of the workbench page on the runtime (with the base path when not stripped), folder query included. */
   workbenchPath(basePath: string, folder: string): string;

@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { childEnv } from "../../../platform/env.ts";
 import { z } from "zod";
 import { CcbError, isCcbError } from "../../../core/errors.ts";
 import { isSafeCommand } from "../permissions.ts";
@@ -87,7 +88,7 @@ async function inCoreTerminal(i: BashInput, ctx: ToolContext, ms: number): Promi
 /** Plain pipes (used when the core has no terminal backend): stdio piped, process group killed on cancel. */
 function inPipes(i: BashInput, ctx: ToolContext, ms: number): Promise<ToolOutcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn("/bin/sh", ["-c", i.command], { cwd: ctx.cwd, stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawn("/bin/sh", ["-c", i.command], { cwd: ctx.cwd, env: childEnv(), stdio: ["ignore", "pipe", "pipe"], detached: true });
     let out = "";
     const add = (b: Buffer) => {
       if (out.length < 2_000_000) out += b.toString("utf8");

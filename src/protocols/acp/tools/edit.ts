@@ -22,6 +22,11 @@ export function applyEdit(text: string, i: EditInput, abs: string): string {
   return i.replace_all ? text.split(i.old_string).join(i.new_string) : text.replace(i.old_string, () => i.new_string);
 }
 
+/** 1-based line where old_string first occurs. */
+function firstChangedLine(text: string, oldString: string): number {
+  return text.slice(0, Math.max(0, text.indexOf(oldString))).split("\n").length;
+}
+
 async function compute(i: EditInput, ctx: ToolContext): Promise<{ abs: string; old: string; next: string }> {
   const abs = await ctx.io.resolve(i.path);
   const old = await ctx.io.readText(abs, ctx.signal);
@@ -39,12 +44,13 @@ export const editTool = defineAgentTool<EditInput>({
   access: () => ({ category: "edit", ruleKey: "edit" }),
   async preview(i, ctx) {
     const { abs, old, next } = await compute(i, ctx);
+    ctx.progress({ locations: [{ path: abs, line: firstChangedLine(old, i.old_string) }] });
     return [diffContent(abs, old, next)];
   },
   async run(i, ctx) {
     const { abs, old, next } = await compute(i, ctx);
     await ctx.io.writeText(abs, next, ctx.signal);
-    const line = old.slice(0, old.indexOf(i.old_string)).split("\n").length;
-    return { text: `Edited ${abs} (first change at line ${line}).`, content: [diffContent(abs, old, next)] };
+    const line = firstChangedLine(old, i.old_string);
+    return { text: `Edited ${abs} (first change at line ${line}).`, content: [diffContent(abs, old, next)], locations: [{ path: abs, line }] };
   },
 });

@@ -1,3 +1,4 @@
+import type { ToolCallLocation } from "@agentclientprotocol/sdk/unstable";
 import { z } from "zod";
 import { defineAgentTool, truncateForModel } from "./types.ts";
 import { absPath } from "./paths.ts";
@@ -9,6 +10,9 @@ const Input = z.object({
   case_sensitive: z.boolean().optional(),
   max_results: z.number().int().positive().max(2000).optional().describe("Default 200."),
 });
+
+/** Hits reported to the client as tool call locations (the model sees all of them as text). */
+const MAX_HIT_LOCATIONS = 100;
 
 export const grepTool = defineAgentTool<z.infer<typeof Input>>({
   name: "grep",
@@ -32,6 +36,13 @@ export const grepTool = defineAgentTool<z.infer<typeof Input>>({
     });
     if (r.matches.length === 0) return { text: `No matches for ${i.pattern}.` };
     const lines = r.matches.map((m) => `${m.path}:${m.line}:${m.text}`);
-    return { text: truncateForModel(lines.join("\n") + (r.truncated ? `\n[truncated at ${r.matches.length} matches; narrow the search]` : "")), rawOutput: { count: r.matches.length, truncated: r.truncated } };
+    const locations: ToolCallLocation[] = [];
+    for (const m of r.matches.slice(0, MAX_HIT_LOCATIONS)) {
+      const abs = await ctx.core.workspace.resolve(m.path).then((p) => p.abs, () => undefined);
+      if (abs) locations.push({ path: abs, line: m.line });
+    }
+    return {
+      locations,
+      text: truncateForModel(lines.join("\n") + (r.truncated ? `\n[truncated at ${r.matches.length} matches; narrow the search]` : "")), rawOutput: { count: r.matches.length, truncated: r.truncated } };
   },
 });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { CcbError } from "../../../core/errors.ts";
+import { textContent } from "../converters.ts";
 import { defineAgentTool, truncateForModel } from "./types.ts";
 import { absPath } from "./paths.ts";
 
@@ -15,7 +16,7 @@ export const readTool = defineAgentTool<z.infer<typeof Input>>({
   schema: Input,
   kind: "read",
   title: (i) => `Read ${i.path}${i.offset ? ` (from line ${i.offset})` : ""}`,
-  locations: (i, ctx) => [{ path: absPath(ctx.cwd, i.path), ...(i.offset ? { line: i.offset } : {}) }],
+  locations: (i, ctx) => [{ path: absPath(ctx.cwd, i.path), line: i.offset ?? 1 }],
   access: () => ({ category: "read", ruleKey: "read" }),
   async run(i, ctx) {
     const abs = await ctx.io.resolve(i.path);
@@ -26,6 +27,13 @@ export const readTool = defineAgentTool<z.infer<typeof Input>>({
     const slice = lines.slice(start, start + (i.limit ?? 2000));
     const numbered = slice.map((l, n) => `${String(start + n + 1).padStart(6)}\t${l}`).join("\n");
     const more = start + slice.length < lines.length ? `\n[${lines.length - start - slice.length} more lines; use offset ${start + slice.length + 1}]` : "";
-    return { text: truncateForModel(numbered + more), content: [] };
+    // the client sees what the model read (a fenced block), and where
+    const shown = slice.join("\n");
+    const fence = "`".repeat(Math.max(3, ...[...shown.matchAll(/`{3,}/g)].map((m) => m[0].length + 1)));
+    return {
+      text: truncateForModel(numbered + more),
+      content: [textContent(`${fence}\n${truncateForModel(shown)}\n${fence}`)],
+      locations: [{ path: abs, line: start + 1 }],
+    };
   },
 });

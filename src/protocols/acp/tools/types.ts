@@ -13,7 +13,7 @@ export interface ToolContext {
   io: ClientIO;
   signal: AbortSignal;
   /** Send a tool_call_update with these fields for the running call (e.g. an embedded terminal). */
-  progress(fields: { content?: ToolCallContent[]; title?: string }): void;
+  progress(fields: { content?: ToolCallContent[]; title?: string; locations?: ToolCallLocation[] }): void;
   setPlan(todos: Todo[]): void;
 }
 
@@ -23,6 +23,8 @@ export interface ToolOutcome {
   isError?: boolean;
   /** What the editor shows in the final tool_call_update (default: the text). */
   content?: ToolCallContent[];
+  /** Where the call landed, with lines (grep hits, the first changed line), replacing the initial locations. */
+  locations?: ToolCallLocation[];
   rawOutput?: unknown;
 }
 

@@ -3,8 +3,9 @@ import type { WorkbenchAppInfo } from "../../../core/bridge.ts";
 import { toCcbError } from "../../../core/errors.ts";
 import type { Logger } from "../../../core/log.ts";
 import { Screencast } from "../../../stream/screencast.ts";
-import { createStreamEndpoint, type StreamEndpoint } from "../../../stream/server.ts";
-import { launchChromium, type Chromium } from "../../../util/chromium.ts";
+import { refuseUpgrade } from "../../../net/respond.ts";
+import { createStreamEndpoint, streamPolicy, type StreamEndpoint } from "../../../stream/server.ts";
+import { launchChromium, type Chromium } from "../../../platform/chromium.ts";
 import { newToken } from "../../../util/secrets.ts";
 import type { WorkbenchHttp } from "../../../workbench/gateway.ts";
 import type { RenderMode } from "./render-mode.ts";
@@ -60,13 +61,14 @@ export function startWorkbenchApp(o: {
   let endpoint: StreamEndpoint | undefined;
   let screencast: Screencast | undefined;
   let chromium: Chromium | undefined;
-  o.gateway.addUpgrade("/stream", (req, socket, head) => {
-    if (!endpoint) {
-      socket.end("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
-      return;
-    }
-    endpoint.handleUpgrade(req, socket, head);
-  });
+  o.gateway.gateway.addUpgrade(
+    "/stream",
+    (req, socket, head) => {
+      if (!endpoint) return refuseUpgrade(socket, 503, "The stream is starting.");
+      endpoint.handleUpgrade(req, socket, head);
+    },
+    streamPolicy(token),
+  );
   const started = (async () => {
     await o.ready;
     const url = o.localUrl();
@@ -79,11 +81,11 @@ export function startWorkbenchApp(o: {
       chromePath: env.CCB_STREAM_BROWSER || undefined,
       width,
       height,
-      noSandbox: /^(1|true)$/i.test(env.CCB_STREAM_NO_SANDBOX ?? ""),
+      env,
       log: log.child("chromium"),
     });
     if (closed) return;
-    screencast = new Screencast({ port: chromium.port, width, height, quality: 60, maxFps: 12, log });
+    screencast = new Screencast({ page: chromium.page, width, height, quality: 60, maxFps: 12, log });
     await screencast.attach();
     if (closed) return;
     endpoint = createStreamEndpoint({ screencast, token, maxFps: 12, log });

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
@@ -14,7 +16,8 @@ import vscodeOpen from "../../../../src/core/tools/vscode_open.ts";
 import { WORKBENCH_APP_HTML } from "../../../../src/protocols/mcp/app/app-html.ts";
 import { parseRenderMode } from "../../../../src/protocols/mcp/app/render-mode.ts";
 import { appResourceMeta, MCP_APP_MIME } from "../../../../src/protocols/mcp/app/resource.ts";
-import { Gateway } from "../../../../src/protocols/mcp/gateway.ts";
+import { BrowserSession } from "../../../../src/net/browser-session.ts";
+import { Gateway } from "../../../../src/net/gateway.ts";
 import { createMcpServer } from "../../../../src/protocols/mcp/server.ts";
 import { ALIVE_SCRIPT_PATH, injectAliveTag } from "../../../../src/workbench/alive.ts";
 import { mountWorkbenchProxy } from "../../../../src/workbench/gateway.ts";
@@ -187,6 +190,10 @@ describe("liveness script injection", () => {
   });
 
   const BASE = "/ide/unit-key";
+  const sockDir = mkdtempSync(join(tmpdir(), "ccb-app-"));
+  const socket = join(sockDir, "runtime.sock");
+  const session = new BrowserSession({ paths: () => [BASE], secure: () => false });
+  const headers: Record<string, string> = {};
   let upstream: Server;
   let gw: Gateway;
   let seen: IncomingHttpHeaders | undefined;
@@ -197,21 +204,23 @@ describe("liveness script injection", () => {
       else if (req.url === "/?folder=%2Fw") res.writeHead(302, { location: "/elsewhere" }).end();
       else res.writeHead(200, { "content-type": "text/html" }).end("<html><head></head></html>");
     });
-    upstream.listen(0, "127.0.0.1");
+    upstream.listen(socket);
     await once(upstream, "listening");
     gw = new Gateway({ host: "127.0.0.1", port: 0, log: silentLogger });
     const url = await gw.listen();
-    const port = (upstream.address() as AddressInfo).port;
-    mountWorkbenchProxy({ url, addRoute: (m, p, h, o) => gw.addRoute(m, p, h, o), addUpgrade: (p, h, o) => gw.addUpgrade(p, h, o) }, BASE, { port: () => port, stripPrefix: true }, silentLogger);
+    mountWorkbenchProxy({ gateway: gw, url }, BASE, { socketPath: () => socket, stripPrefix: true }, session, silentLogger);
+    const r = await fetch(session.link(`${url}${BASE}/x`), { redirect: "manual" });
+    headers.cookie = String(r.headers.get("set-cookie")).split(";")[0] as string;
   });
   after(async () => {
     await gw.close();
     upstream.closeAllConnections();
     upstream.close();
+    rmSync(sockDir, { recursive: true, force: true });
   });
 
   it("the workbench page gets the script with a correct Content-Length; upstream is asked for identity encoding", async () => {
-    const r = await fetch(`${gw.url}${BASE}/`, { headers: { "accept-encoding": "gzip, br" } });
+    const r = await fetch(`${gw.url}${BASE}/`, { headers: { "accept-encoding": "gzip, br", ...headers } });
     const body = await r.text();
     assert.equal(body, `<html><head><title>wb</title><script src="${BASE}${ALIVE_SCRIPT_PATH}"></script></head><body>ü</body></html>`);
     assert.equal(Number(r.headers.get("content-length")), Buffer.byteLength(body));
@@ -219,10 +228,10 @@ describe("liveness script injection", () => {
   });
 
   it("other pages and non-200 answers pass through untouched; the script itself is served", async () => {
-    assert.equal(await (await fetch(`${gw.url}${BASE}/other.html`)).text(), "<html><head></head></html>");
-    const redirect = await fetch(`${gw.url}${BASE}/?folder=%2Fw`, { redirect: "manual" });
+    assert.equal(await (await fetch(`${gw.url}${BASE}/other.html`, { headers })).text(), "<html><head></head></html>");
+    const redirect = await fetch(`${gw.url}${BASE}/?folder=%2Fw`, { redirect: "manual", headers });
     assert.equal(redirect.status, 302);
-    const script = await fetch(`${gw.url}${BASE}${ALIVE_SCRIPT_PATH}`);
+    const script = await fetch(`${gw.url}${BASE}${ALIVE_SCRIPT_PATH}`, { headers });
     assert.match(script.headers.get("content-type") ?? "", /javascript/);
     assert.match(await script.text(), /window\.parent\.postMessage\(\{ type: "ccb:workbench-alive" \}/);
   });

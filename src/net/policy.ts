@@ -1,0 +1,99 @@
+import type { IncomingMessage } from "node:http";
+import type { BrowserSession } from "./browser-session.ts";
+import { credentialMatches, offeredSubprotocols, presentsAny, type Credential } from "./credentials.ts";
+import type { HostAllowList } from "./hosts.ts";
+import { originAllowed, type OriginPolicy } from "./origin.ts";
+
+/**
+ * What a route of a listener requires, declared once next to the route. The gateway
+ * (src/net/gateway.ts) runs these checks, in this order, before the handler or any WebSocket
+ * upgrade: Host allow-list, tokens in the query refused, Origin, credential, subprotocol. Body and
+ * frame caps are enforced by the gateway's body reader and the WebSocket server that use them.
+ */
+export interface EdgePolicy {
+  /** A short name (logs, the generated test matrix). */
+  name: string;
+  origin: OriginPolicy;
+  /** Any one of these grants access; none active (empty, or every `expected()` undefined) = open. */
+  auth: readonly Credential[];
+  /** Query keys refused outright: a secret in a URL ends up in logs and history. */
+  refuseQueryKeys?: readonly string[];
+  /** A browser session whose one-time link (`?ccb_ott=`) is exchanged for its cookie on GET. */
+  session?: BrowserSession | undefined;
+  /** The WebSocket subprotocol the client must offer. */
+  subprotocol?: string;
+  /** Largest request body (HTTP routes reading one). */
+  maxBodyBytes?: number;
+  /** Largest WebSocket message (upgrade routes). */
+  maxFrameBytes?: number;
+  /** How refusals of HTTP requests are written (default `json`); upgrades are always refused in plain HTTP. */
+  style?: "json" | "jsonrpc" | "text";
+  /** Listener-specific wording of a refusal (e.g. which flag to use). */
+  messages?: Partial<Record<EdgeRefusal, string>>;
+  /** The realm named in `WWW-Authenticate` on 401. */
+  realm?: string;
+}
+
+export type EdgeRefusal =
+  | "HOST_REFUSED"
+  | "TOKEN_IN_QUERY"
+  | "ORIGIN_REFUSED"
+  | "TOKEN_MISSING"
+  | "TOKEN_WRONG"
+  | "SUBPROTOCOL_REQUIRED";
+
+export type EdgeVerdict = { ok: true } | { ok: false; status: 400 | 401 | 403; code: EdgeRefusal; message: string };
+
+export interface EdgeContext {
+  hosts: HostAllowList;
+  scheme: "http" | "https";
+  /** Origins that are this listener besides its Host names (e.g. the public URL). */
+  ownOrigins?: readonly string[];
+}
+
+const DEFAULT_QUERY_KEYS = ["token", "access_token", "auth", "authorization", "key"];
+
+/** The query keys an upgrade or API route refuses unless it declares its own list. */
+export const TOKEN_QUERY_KEYS: readonly string[] = DEFAULT_QUERY_KEYS;
+
+export function checkEdge(req: IncomingMessage, url: URL, policy: EdgePolicy, ctx: EdgeContext): EdgeVerdict {
+  const v = rawCheck(req, url, policy, ctx);
+  if (v.ok) return v;
+  return { ...v, message: policy.messages?.[v.code] ?? v.message };
+}
+
+function rawCheck(req: IncomingMessage, url: URL, policy: EdgePolicy, ctx: EdgeContext): EdgeVerdict {
+  if (!ctx.hosts.check(single(req.headers.host))) {
+    return refuse(403, "HOST_REFUSED", "Forbidden: this Host header is not allowed (DNS-rebinding protection). Connect to the address ccb printed.");
+  }
+  for (const k of policy.refuseQueryKeys ?? []) {
+    if (url.searchParams.has(k)) {
+      return refuse(400, "TOKEN_IN_QUERY", "Tokens in the query string are refused (they end up in logs and history). Send the token in a header or subprotocol.");
+    }
+  }
+  const origin = single(req.headers.origin);
+  if (!originAllowed(policy.origin, origin, { scheme: ctx.scheme, authorities: ctx.hosts.authorities(), extra: ctx.ownOrigins ?? [] })) {
+    return refuse(403, "ORIGIN_REFUSED", policy.origin.kind === "none" ? "Forbidden: browser origins are refused here." : `Forbidden: browser Origin ${String(origin).slice(0, 200)} is not allowed.`);
+  }
+  const credentials = [...policy.auth, ...(policy.session ? [policy.session.credential] : [])];
+  const match = credentialMatches(req, url, credentials);
+  if (policy.origin.kind === "any" && match === undefined) {
+    return refuse(401, "TOKEN_MISSING", "Unauthorized: this endpoint accepts any origin only with its token, and has none set.");
+  }
+  if (match === false) {
+    const given = presentsAny(req, url, credentials);
+    return refuse(401, given ? "TOKEN_WRONG" : "TOKEN_MISSING", given ? "Unauthorized: wrong token." : "Unauthorized: this endpoint needs its token.");
+  }
+  if (policy.subprotocol !== undefined && !offeredSubprotocols(req).includes(policy.subprotocol)) {
+    return refuse(400, "SUBPROTOCOL_REQUIRED", `The ${policy.subprotocol} subprotocol is required.`);
+  }
+  return { ok: true };
+}
+
+function refuse(status: 400 | 401 | 403, code: EdgeRefusal, message: string): EdgeVerdict {
+  return { ok: false, status, code, message };
+}
+
+function single(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? (v.length === 1 ? v[0] : undefined) : v;
+}

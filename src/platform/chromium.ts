@@ -1,0 +1,190 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Readable, Writable } from "node:stream";
+import { createInterface } from "node:readline";
+import { CcbError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
+import { CdpPipe, type CdpSession } from "./cdp-pipe.ts";
+import { childEnv } from "./env.ts";
+import { claimDir, removeStale } from "./state.ts";
+
+/**
+ * The one Chromium launcher (headless client, `ccb stream`, the MCP App stream tier), with one
+ * root policy: as root, Chromium runs as an unprivileged account (CCB_CHROMIUM_USER, default
+ * `nobody`) with its sandbox ON. `--no-sandbox` is used only when asked explicitly, through the
+ * single opt-out CCB_CHROMIUM_NO_SANDBOX=1 (the CLI's `ccb stream --no-sandbox` sets the same
+ * option). DevTools runs over a pipe, never a port.
+ */
+export interface ChromiumOptions {
+  url: string;
+  /** Browser binary; default CHROME_PATH, then Debian's /usr/bin/chromium and the usual names. */
+  chromePath?: string | undefined;
+  width?: number;
+  height?: number;
+  /** The explicit opt-out; default: CCB_CHROMIUM_NO_SANDBOX=1 in `env`. */
+  noSandbox?: boolean | undefined;
+  /**
+   * true: the page declares itself hidden and unfocused (Page Visibility API and
+   * document.hasFocus(), set before any script of the page runs): ccb's own headless client is
+   * nobody's window, so its extension host reports no focus and never takes the serving role from
+   * a person's tab. false (default): the page is a person's foreground tab, visible and focused
+   * (DevTools focus emulation; a headless page otherwise has no focus) — what a stream viewer sees.
+   */
+  hidden?: boolean;
+  log: Logger;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface Chromium {
+  readonly pid: number;
+  /** uid Chromium runs as. */
+  readonly uid: number;
+  readonly sandbox: boolean;
+  readonly userDataDir: string;
+  /** The DevTools session of the page. */
+  readonly page: CdpSession;
+  /** Resolves when the browser process has exited. */
+  readonly exited: Promise<void>;
+  /** Stop the browser (its whole process group) and remove its profile. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** The flags that keep a headless Chromium quiet on a closed network. */
+export const CHROMIUM_FLAGS = [
+  "--headless=new",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+  "--no-default-browser-check",
+  "--disable-default-apps",
+  "--disable-extensions",
+  "--mute-audio",
+  "--password-store=basic",
+  "--disable-features=Translate,MediaRouter,OptimizationHints",
+  "--remote-debugging-pipe",
+];
+
+const HIDDEN_PAGE_SCRIPT = `(() => {
+  const get = (v) => ({ configurable: true, get: () => v });
+  Object.defineProperty(Document.prototype, "visibilityState", get("hidden"));
+  Object.defineProperty(Document.prototype, "hidden", get(true));
+  Document.prototype.hasFocus = function hasFocus() { return false; };
+})();`;
+
+export function findChromium(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
+  const candidates = [explicit, env.CHROME_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable"];
+  for (const c of candidates) if (c && existsSync(c)) return c;
+  throw new CcbError("RUNTIME_UNAVAILABLE", "No Chromium or Chrome was found.", {
+    hint: "Install one (Debian: apt-get install chromium) or give its path in CHROME_PATH.",
+  });
+}
+
+function lookupUser(name: string): { uid: number; gid: number } | undefined {
+  try {
+    for (const line of readFileSync("/etc/passwd", "utf8").split("\n")) {
+      const f = line.split(":");
+      if (f[0] === name && f[2] && f[3]) return { uid: Number(f[2]), gid: Number(f[3]) };
+    }
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}
+
+export function sandboxOptOut(env: NodeJS.ProcessEnv = process.env): boolean {
+  return /^(1|true|yes)$/i.test(env.CCB_CHROMIUM_NO_SANDBOX ?? "");
+}
+
+export async function launchChromium(o: ChromiumOptions): Promise<Chromium> {
+  const env = o.env ?? process.env;
+  const chromePath = findChromium(o.chromePath, env);
+  const noSandbox = o.noSandbox ?? sandboxOptOut(env);
+  const root = process.getuid?.() === 0;
+  let drop: { uid: number; gid: number } | undefined;
+  if (root && !noSandbox) {
+    const name = env.CCB_CHROMIUM_USER || "nobody";
+    drop = lookupUser(name);
+    if (!drop || drop.uid === 0) {
+      throw new CcbError("UNSUPPORTED", `ccb runs as root and cannot start Chromium as the unprivileged account "${name}".`, {
+        hint: "Create that account or set CCB_CHROMIUM_USER to another one; last resort: CCB_CHROMIUM_NO_SANDBOX=1.",
+      });
+    }
+  }
+  removeStale(tmpdir(), "ccb-chromium-");
+  const profile = mkdtempSync(join(tmpdir(), "ccb-chromium-"));
+  claimDir(profile);
+  if (drop) chownSync(profile, drop.uid, drop.gid);
+  const flags = [...CHROMIUM_FLAGS, `--window-size=${o.width ?? 1280},${o.height ?? 800}`, `--user-data-dir=${profile}`];
+  if (noSandbox) {
+    o.log.warn("Chromium runs with --no-sandbox (CCB_CHROMIUM_NO_SANDBOX=1)");
+    flags.push("--no-sandbox");
+  }
+  flags.push("about:blank");
+  const child: ChildProcess = spawn(chromePath, flags, {
+    stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
+    detached: true, // its own process group, stopped as a whole
+    env: childEnv(env, { extra: { HOME: profile, TMPDIR: profile, XDG_CONFIG_HOME: join(profile, ".config"), XDG_CACHE_HOME: join(profile, ".cache") } }),
+    ...(drop ? { uid: drop.uid, gid: drop.gid } : {}),
+  });
+  const exited = new Promise<void>((resolve) => {
+    child.once("exit", () => resolve());
+    child.once("error", () => resolve());
+  });
+  let stderrTail = "";
+  if (child.stderr) {
+    createInterface({ input: child.stderr }).on("line", (line) => {
+      stderrTail = `${stderrTail}${line}\n`.slice(-2000);
+      o.log.debug(line);
+    });
+  }
+  const removeProfile = () => rmSync(profile, { recursive: true, force: true, maxRetries: 5 });
+  let closing: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    closing ??= (async () => {
+      const pid = child.pid;
+      if (pid && child.exitCode === null && child.signalCode === null) {
+        try {
+          process.kill(-pid, "SIGTERM");
+        } catch {
+          // gone
+        }
+        const t = setTimeout(() => {
+          try {
+            process.kill(-pid, "SIGKILL");
+          } catch {
+            // gone
+          }
+        }, 3_000);
+        await exited;
+        clearTimeout(t);
+      }
+      removeProfile();
+    })();
+    return closing;
+  };
+  try {
+    if (!child.pid) throw new Error("spawn failed");
+    const cdp = new CdpPipe(child.stdio[3] as Writable, child.stdio[4] as Readable);
+    const page = await Promise.race([
+      cdp.attachFirstPage(),
+      exited.then(() => {
+        throw new Error(`Chromium exited: ${stderrTail.trim().split("\n").slice(-3).join(" ")}`);
+      }),
+    ]);
+    await page.send("Page.enable");
+    if (o.hidden) await page.send("Page.addScriptToEvaluateOnNewDocument", { source: HIDDEN_PAGE_SCRIPT });
+    else await page.send("Emulation.setFocusEmulationEnabled", { enabled: true });
+    await page.send("Page.navigate", { url: o.url });
+    return { pid: child.pid, uid: drop?.uid ?? process.getuid?.() ?? -1, sandbox: !noSandbox, userDataDir: profile, page, exited, close: stop };
+  } catch (err) {
+    await stop();
+    throw new CcbError("RUNTIME_UNAVAILABLE", `Chromium did not start: ${(err as Error).message}`, {
+      hint: `Check that ${chromePath} starts${drop ? " as the unprivileged account (CCB_CHROMIUM_USER)" : ""}.`,
+      cause: err,
+    });
+  }
+}

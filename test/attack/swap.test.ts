@@ -1,0 +1,195 @@
+// Attack: a directory of the workspace is exchanged with a symlink to an outside directory
+// (renameat2(RENAME_EXCHANGE), test/helpers/swap.py) in a tight loop while ccb's real MCP tools
+// (spawned `ccb serve --stdio`, SDK client) work on paths under it. Nothing may be read,
+// written, created, deleted or moved outside. A positive control shows the swap does let a
+// naive check-then-open read outside.
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { connectStdio, type StdioPeer } from "../e2e/serve-helpers.ts";
+import { startSwapper } from "../helpers/swap.ts";
+import { tmpdirFixture } from "../helpers/tmp.ts";
+
+const ATTEMPTS = 200;
+const SECRET = "OUTSIDE-SECRET";
+
+type ToolResult = { isError?: boolean; content: Array<{ type: string; text?: string }> };
+const text = (r: ToolResult) => r.content.map((c) => c.text ?? "").join("\n");
+
+/** Every file (relative path -> content) under `dir`, symlinks not followed. */
+function snapshot(dir: string, prefix = ""): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const rel = prefix ? `${prefix}/${e.name}` : e.name;
+    if (e.isDirectory()) for (const [k, v] of snapshot(join(dir, e.name), rel)) out.set(k, v);
+    else if (e.isFile()) out.set(rel, readFileSync(join(dir, e.name), "utf8"));
+    else out.set(rel, "<other>");
+  }
+  return out;
+}
+
+describe("symlink swap attack against the file tools (ccb serve --stdio)", { timeout: 600_000 }, () => {
+  const base = tmpdirFixture({ prefix: "ccb-swap-" });
+  const ws = join(base.path, "ws");
+  const outside = join(base.path, "outside");
+  let peer: StdioPeer;
+  let outsideBefore: Map<string, string>;
+
+  before(async () => {
+    mkdirSync(join(ws, "d", "sub"), { recursive: true });
+    mkdirSync(join(outside, "sub"), { recursive: true });
+    writeFileSync(join(ws, "d", "f.txt"), "inside needle\n");
+    writeFileSync(join(ws, "d", "sub", "g.txt"), "inside needle too\n");
+    writeFileSync(join(outside, "f.txt"), `${SECRET} needle\n`);
+    writeFileSync(join(outside, "sub", "g.txt"), `${SECRET} needle too\n`);
+    writeFileSync(join(outside, "only-outside.txt"), `${SECRET}\n`);
+    for (let i = 0; i < ATTEMPTS; i++) {
+      writeFileSync(join(ws, "d", `victim-${i}.txt`), "inside victim\n");
+      writeFileSync(join(outside, `victim-${i}.txt`), `${SECRET} victim\n`);
+      writeFileSync(join(ws, "d", `m-${i}.txt`), "inside movable\n");
+      writeFileSync(join(outside, `m-${i}.txt`), `${SECRET} movable\n`);
+      writeFileSync(join(ws, `top-${i}.txt`), "inside top\n");
+    }
+    symlinkSync(outside, join(ws, "alt"));
+    outsideBefore = snapshot(outside);
+    peer = await connectStdio(ws);
+  });
+  after(async () => {
+    await peer?.close();
+    base.cleanup();
+  });
+
+  const call = async (name: string, args: Record<string, unknown>) => (await peer.client.callTool({ name, arguments: args })) as ToolResult;
+
+  /** Run `attempt(i)` ATTEMPTS times with the swapper running; returns how many exchanges it made. */
+  async function underSwap(attempt: (i: number) => Promise<void>): Promise<number> {
+    const swapper = await startSwapper(join(ws, "d"), join(ws, "alt"));
+    try {
+      for (let i = 0; i < ATTEMPTS; i++) await attempt(i);
+    } finally {
+      const n = await swapper.stop();
+      assert.ok(n > ATTEMPTS, `the swapper really swapped (${n} exchanges)`);
+    }
+    assert.ok(realpathSync(join(ws, "d")) === join(ws, "d"), "d is the real directory again");
+    return 0;
+  }
+
+  const assertOutsideUntouched = () => assert.deepEqual(snapshot(outside), outsideBefore, "nothing outside was created, changed, deleted or moved");
+
+  it("positive control: a naive realpath-check-then-read leaks outside content under the swap", async () => {
+    let leaks = 0;
+    const swapper = await startSwapper(join(ws, "d"), join(ws, "alt"));
+    try {
+      for (let i = 0; i < 20_000 && leaks === 0; i++) {
+        const p = join(ws, "d", "f.txt");
+        let real: string;
+        try {
+          real = realpathSync(p);
+        } catch {
+          continue;
+        }
+        if (!real.startsWith(`${ws}/`)) continue; // the check: refuse what resolves outside
+        try {
+          if (readFileSync(p, "utf8").includes(SECRET)) leaks++; // the use: by path again
+        } catch {
+          // mid-swap
+        }
+      }
+    } finally {
+      await swapper.stop();
+    }
+    assert.ok(leaks > 0, "the harness makes a check-then-use race observable");
+  });
+
+  it("fs_read never returns outside content", async () => {
+    let ok = 0;
+    await underSwap(async () => {
+      const r = await call("fs_read", { path: "d/f.txt" });
+      assert.ok(!text(r).includes(SECRET), text(r));
+      if (!r.isError) ok++;
+    });
+    assert.ok(ok > 0, "some reads succeeded (the tool was really exercised)");
+  });
+
+  it("fs_list never lists outside entries", async () => {
+    await underSwap(async () => {
+      const r = await call("fs_list", { path: "d", recursive: true, limit: 2000 });
+      assert.ok(!text(r).includes("only-outside"), text(r).slice(0, 500));
+    });
+  });
+
+  it("fs_search never returns outside lines (ripgrep)", async () => {
+    let hits = 0;
+    await underSwap(async (i) => {
+      const r = await call("fs_search", i % 2 === 0 ? { query: "needle", path: "d" } : { query: "needle" });
+      assert.ok(!text(r).includes(SECRET), text(r));
+      if (/inside needle/.test(text(r))) hits++;
+    });
+    assert.ok(hits > 0, "some searches found the inside matches");
+  });
+
+  it("fs_write never creates or changes a file outside", async () => {
+    let ok = 0;
+    await underSwap(async (i) => {
+      const r = await call("fs_write", { path: i % 2 === 0 ? `d/new-${i}.txt` : "d/f.txt", content: i % 2 === 0 ? "new\n" : "inside needle\n" });
+      if (!r.isError) ok++;
+      assert.ok(!text(r).includes(SECRET));
+    });
+    assertOutsideUntouched();
+    assert.ok(ok > 0);
+    // No temp or lock debris next to the files.
+    assert.deepEqual(readdirSync(join(ws, "d")).filter((n) => n.includes("ccb-")), []);
+  });
+
+  it("fs_write with createParents never creates directories outside", async () => {
+    await underSwap(async (i) => {
+      await call("fs_write", { path: `d/sub/deep-${i}/x.txt`, content: "x\n", createParents: true });
+    });
+    assertOutsideUntouched();
+  });
+
+  it("fs_delete never deletes outside", async () => {
+    let ok = 0;
+    await underSwap(async (i) => {
+      const r = await call("fs_delete", { path: `d/victim-${i}.txt` });
+      if (!r.isError) ok++;
+    });
+    assertOutsideUntouched();
+    assert.ok(ok > 0);
+  });
+
+  it("fs_delete recursive never deletes outside", async () => {
+    // Set up before the swap starts: the test's own path-based writes would follow the swap.
+    for (let i = 0; i < ATTEMPTS; i++) {
+      mkdirSync(join(ws, "d", `tree-${i}`, "x"), { recursive: true });
+      writeFileSync(join(ws, "d", `tree-${i}`, "x", "t.txt"), "inside\n");
+      mkdirSync(join(outside, `tree-${i}`, "x"), { recursive: true });
+      writeFileSync(join(outside, `tree-${i}`, "x", "keep.txt"), SECRET);
+    }
+    outsideBefore = snapshot(outside);
+    let ok = 0;
+    await underSwap(async (i) => {
+      const r = await call("fs_delete", { path: `d/tree-${i}`, recursive: true });
+      if (!r.isError) ok++;
+    });
+    assertOutsideUntouched();
+    assert.ok(ok > 0);
+  });
+
+  it("fs_move never moves outside files in, nor workspace files out", async () => {
+    let ok = 0;
+    await underSwap(async (i) => {
+      const r = i % 2 === 0
+        ? await call("fs_move", { from: `d/m-${i}.txt`, to: `moved-${i}.txt` })
+        : await call("fs_move", { from: `top-${i}.txt`, to: `d/top-${i}.txt` });
+      if (!r.isError) ok++;
+    });
+    assertOutsideUntouched();
+    assert.ok(ok > 0);
+    for (let i = 0; i < ATTEMPTS; i += 2) {
+      const p = join(ws, `moved-${i}.txt`);
+      if (existsSync(p)) assert.ok(!readFileSync(p, "utf8").includes(SECRET), `moved-${i}.txt came from inside`);
+    }
+  });
+});
