@@ -1,6 +1,6 @@
 import { CcbError } from "../src/core/errors.ts";
 import { registerSecret, secretValue } from "../src/platform/secrets.ts";
-import { createLogging } from "./logging.ts";
+import { createLogging, fatalLines } from "./logging.ts";
 
 /** Options every subcommand accepts. */
 export const commonArgs = {
@@ -13,6 +13,11 @@ export const commonArgs = {
     type: "string",
     description: "Write logs to this file instead of stderr (env CCB_LOG_FILE).",
     valueHint: "path",
+  },
+  "log-format": {
+    type: "string",
+    description: "Log format: text (default) or json, one JSON object per line with time, level, tag and msg (env CCB_LOG_FORMAT).",
+    valueHint: "text|json",
   },
 } as const;
 
@@ -36,18 +41,18 @@ export function workspaceRoots(rawArgs: string[], envValue = process.env.CCB_WOR
   return { roots: [process.cwd()], source: "cwd" };
 }
 
-export function setupLogging(args: { "log-level"?: string | undefined; "log-file"?: string | undefined }) {
-  return createLogging({ level: args["log-level"], file: args["log-file"] });
+export function setupLogging(args: { "log-level"?: string | undefined; "log-file"?: string | undefined; "log-format"?: string | undefined }) {
+  return createLogging({ level: args["log-level"], file: args["log-file"], format: args["log-format"] });
 }
 
 /** Print an error for a person (no stack trace for expected errors) and set the exit code. */
 export function reportFatal(err: unknown): never {
   if (err instanceof CcbError) {
-    process.stderr.write(`ccb: ${err.message}\n${err.hint ? `${err.hint}\n` : ""}`);
+    process.stderr.write(fatalLines(err.message, err.hint));
     process.exit(1);
   }
   const e = err as Error;
-  process.stderr.write(`ccb: ${e?.message ?? String(err)}\n`);
+  process.stderr.write(fatalLines(e?.message ?? String(err)));
   if (process.env.CCB_LOG_LEVEL === "debug" && e?.stack) process.stderr.write(`${e.stack}\n`);
   process.exit(1);
 }

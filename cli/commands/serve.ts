@@ -2,6 +2,7 @@ import { defineCommand } from "citty";
 import { CcbError } from "../../src/core/errors.ts";
 import { parseRenderMode } from "../../src/protocols/mcp/app/render-mode.ts";
 import { commonArgs, reportFatal, secretArg, setupLogging, workspaceRoots } from "../common.ts";
+import { announceLine } from "../logging.ts";
 
 export default defineCommand({
   meta: {
@@ -64,7 +65,7 @@ export default defineCommand({
           : undefined,
         maxFrameBytes: maxBodyBytes,
         log,
-        announce: (line) => process.stderr.write(`${line}\n`),
+        announce: (line) => announceLine(line),
         workbench: args.workbench === false ? undefined : workbenchArgs(args),
       });
       process.exit(0);

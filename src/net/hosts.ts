@@ -12,6 +12,7 @@ export class HostAllowList {
   #port = 0;
   readonly #boundHost: string;
   readonly #extra: string[] = [];
+  readonly #exact = new Set<string>();
   readonly #defaultPort: number;
 
   constructor(boundHost: string, tls: boolean) {
@@ -29,6 +30,11 @@ export class HostAllowList {
   allow(hostOrAuthority: string): void {
     this.#extra.push(hostOrAuthority.toLowerCase());
     this.#rebuild();
+  }
+
+  /** Accept exactly this Host value, e.g. `ccb.example.com` as a proxy forwards it (no port: the public default). */
+  allowExact(hostHeader: string): void {
+    this.#exact.add(hostHeader.toLowerCase());
   }
 
   /**
@@ -57,13 +63,14 @@ export class HostAllowList {
   check(hostHeader: string | undefined): boolean {
     if (!hostHeader) return false;
     const h = hostHeader.trim().toLowerCase();
+    if (this.#exact.has(h)) return true;
     const authority = hasPort(h) ? h : `${h}:${this.#defaultPort}`;
     return this.#allowed.has(authority);
   }
 
   /** The allowed authorities (`host:port`), e.g. for same-origin checks. */
   authorities(): string[] {
-    return [...this.#allowed];
+    return [...this.#allowed, ...this.#exact];
   }
 }
 

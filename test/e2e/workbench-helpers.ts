@@ -71,7 +71,7 @@ export function text(r: ToolResult): string {
 }
 
 /** Boot `ccb serve --http --runtime code-server --headless-client` once and wait until the bridge serves. */
-export async function bootWorkbench(workspace: string, home: string, extraArgs: string[] = [], extraEnv: Record<string, string> = {}): Promise<Workbench> {
+export async function bootWorkbench(workspace: string, home: string, extraArgs: string[] = [], opts: { env?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<Workbench> {
   for (const d of ["state", "cache", "config", "data"]) mkdirSync(join(home, d), { recursive: true });
   // CI runs the same suite on OpenVSCode Server from the runtime cache (.github/workflows/openvscode-e2e.yml:
   // CCB_E2E_RUNTIME=openvscode, CCB_CACHE_DIR filled by `ccb runtime fetch`).
@@ -89,7 +89,7 @@ export async function bootWorkbench(workspace: string, home: string, extraArgs: 
       // Defaults: as root, ccb runs Chromium as an unprivileged account with its sandbox on.
       ...(process.env.CHROME_PATH ? { CHROME_PATH: process.env.CHROME_PATH } : {}),
       ...(process.env.CCB_CACHE_DIR ? { CCB_CACHE_DIR: process.env.CCB_CACHE_DIR } : {}),
-      ...extraEnv,
+      ...(opts.env ?? {}),
     },
   );
   const child: ChildProcess = serve.child;
@@ -124,7 +124,7 @@ export async function bootWorkbench(workspace: string, home: string, extraArgs: 
     await serve.stop();
     throw err;
   }
-  const client = await connectHttp(serve.url);
+  const client = await connectHttp(serve.url, opts.headers);
   const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args }, undefined, { timeout: 180_000 })) as ToolResult;
   return {
     serve,

@@ -37,7 +37,7 @@ const planted = {
 };
 
 before(async () => {
-  wb = await bootWorkbench(ws.path, home.path, [], planted);
+  wb = await bootWorkbench(ws.path, home.path, [], { env: planted });
 }, { timeout: 300_000 });
 
 after(async () => {
@@ -63,7 +63,14 @@ describe("workbench over MCP (code-server + headless Chromium)", { timeout: 900_
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/ide\/[A-Za-z0-9_-]{32,}\//);
     const key = /\/ide\/([^/]+)/.exec(url)?.[1] as string;
     assert.ok(!text(r).includes(key) && !JSON.stringify(r.structuredContent).includes(key));
-    const page = await fetch(url);
+    assert.match(url, /[?&]ccb_ott=[A-Za-z0-9_-]{40,}/, "a one-time link");
+    const plain = new URL(url);
+    plain.searchParams.delete("ccb_ott");
+    assert.equal((await fetch(plain)).status, 401, "the path alone opens nothing");
+    const exchange = await fetch(url, { redirect: "manual" });
+    assert.equal(exchange.status, 302);
+    const cookie = String(exchange.headers.get("set-cookie")).split(";")[0] as string;
+    const page = await fetch(new URL(String(exchange.headers.get("location")), url), { headers: { cookie } });
     assert.equal(page.status, 200, "the gateway proxies the workbench page");
     assert.match(await page.text(), /<html/i);
   });

@@ -40,7 +40,7 @@ interface Session {
 }
 
 /**
- * Streamable HTTP at /mcp with sessions (one MCP Server per session) and /healthz. The gateway
+ * Streamable HTTP at /mcp with sessions (one MCP Server per session), /healthz and /readyz. The gateway
  * checks every /mcp request against its declared policy (Host, Origin, bearer token); here come the
  * body cap and the JSON parse; only then does the SDK's transport see it.
  *
@@ -59,6 +59,7 @@ export class McpHttpEndpoint {
     this.#maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     gateway.addRoute("*", "/mcp", (req, res) => this.#handle(req, res), mcpPolicy(options, this.#maxBody));
     gateway.addRoute("GET", "/healthz", (_req, res) => this.#health(res), { name: "healthz", origin: { kind: "same" }, auth: [] });
+    gateway.addRoute("GET", "/readyz", (_req, res) => this.#ready(res), { name: "readyz", origin: { kind: "same" }, auth: [] });
     const idle = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
     this.#sweep = setInterval(() => this.#closeIdle(idle), Math.max(1_000, Math.min(idle / 2, 30_000)));
     this.#sweep.unref();
@@ -78,6 +79,12 @@ export class McpHttpEndpoint {
   #health(res: ServerResponse): void {
     const bridge = this.#options.core.bridge.status();
     sendJson(res, 200, { ok: true, name: "ccb", version: CCB_VERSION, bridge: { connected: bridge.connected, reason: bridge.reason }, sessions: this.#sessions.size });
+  }
+
+  /** Readiness: 200 while the live editor bridge is connected, 503 (with the reason) otherwise. */
+  #ready(res: ServerResponse): void {
+    const bridge = this.#options.core.bridge.status();
+    sendJson(res, bridge.connected ? 200 : 503, { ready: bridge.connected, bridge: { connected: bridge.connected, reason: bridge.reason } });
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

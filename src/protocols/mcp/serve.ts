@@ -99,7 +99,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       const gateway = new Gateway({ host: httpOpts.host ?? "127.0.0.1", port: httpOpts.port ?? 0, tls, log: log.child("http"), publicScheme: publicUrl ? (publicUrl.protocol === "https:" ? "https" : "http") : undefined });
       gateway.hosts.allowMachineNames();
       if (publicUrl) {
-        gateway.allowHost(publicUrl.host);
+        gateway.hosts.allowExact(publicUrl.host);
         gateway.allowHost(`${publicUrl.hostname}:${publicUrl.port || (publicUrl.protocol === "https:" ? "443" : "80")}`);
         gateway.allowOwnOrigin(publicUrl.origin);
       }
