@@ -4,9 +4,8 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import CDP from "chrome-remote-interface";
 import { silentLogger } from "../../src/core/log.ts";
-import { launchChromium, type Chromium } from "../../src/util/chromium.ts";
+import { launchChromium, type Chromium } from "../../src/platform/chromium.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { bootWorkbench, type Workbench } from "./workbench-helpers.ts";
 
@@ -118,11 +117,10 @@ describe("the workbench belongs to its owner", { timeout: 600_000 }, () => {
     assert.ok(printed, "ccb printed a one-time /app link");
     const before = wb.countLog(/bridge: extension host \d+ connected/);
     let chromium: Chromium | undefined;
-    let cdp: CDP.Client | undefined;
     try {
       chromium = await launchChromium({ url: printed, log: silentLogger, width: 1280, height: 800 });
       await wb.waitLog(() => wb.countLog(/bridge: extension host \d+ connected/) > before, 300_000);
-      cdp = await CDP({ host: "127.0.0.1", port: chromium.port, target: (targets) => targets.find((t) => t.type === "page") });
+      const cdp = chromium.page;
       const { cookies } = (await cdp.send("Network.getAllCookies")) as { cookies: Array<{ path: string; httpOnly: boolean; sameSite?: string }> };
       const paths = cookies.map((c) => c.path).sort();
       assert.ok(paths.includes("/app") && paths.some((p) => p.startsWith("/ide/")), JSON.stringify(cookies.map((c) => c.path)));
@@ -133,7 +131,6 @@ describe("the workbench belongs to its owner", { timeout: 600_000 }, () => {
       const { result } = (await cdp.send("Runtime.evaluate", { expression: "location.href", returnByValue: true })) as { result: { value: string } };
       assert.equal(result.value, `${base}/app`, "the token left the address bar");
     } finally {
-      await cdp?.close().catch(() => undefined);
       await chromium?.close();
     }
   });
