@@ -24,6 +24,8 @@ export class Screencast {
   #lastFrameAt = 0;
   #onFrame: ((jpeg: Buffer) => void) | undefined;
   #buttons = 0;
+  #held: Buffer | undefined;
+  #heldTimer: NodeJS.Timeout | undefined;
   width: number;
   height: number;
 
@@ -43,11 +45,29 @@ export class Screencast {
       // Skip frames rendered at a size we no longer emulate (in flight across a resize).
       const meta = params.metadata as { deviceWidth?: number; deviceHeight?: number } | undefined;
       if (meta?.deviceWidth && meta.deviceHeight && (Math.abs(meta.deviceWidth - this.width) > 1 || Math.abs(meta.deviceHeight - this.height) > 1)) return;
-      const now = performance.now();
-      if (now - this.#lastFrameAt < 1000 / this.o.maxFps) return;
-      this.#lastFrameAt = now;
-      this.#onFrame?.(Buffer.from(params.data as string, "base64"));
+      this.#deliver(Buffer.from(params.data as string, "base64"));
     });
+  }
+
+  /**
+   * At most maxFps frames a second, and never drop the latest one: a frame arriving too soon is
+   * held and sent when the interval has passed (a static page sends no further frame, so a dropped
+   * last frame, e.g. the first one after a resize, would leave the viewer on a stale picture).
+   */
+  #deliver(jpeg: Buffer): void {
+    const wait = this.#lastFrameAt + 1000 / this.o.maxFps - performance.now();
+    if (wait > 0) {
+      this.#held = jpeg;
+      this.#heldTimer ??= setTimeout(() => {
+        this.#heldTimer = undefined;
+        const held = this.#held;
+        this.#held = undefined;
+        if (held) this.#deliver(held);
+      }, wait);
+      return;
+    }
+    this.#lastFrameAt = performance.now();
+    this.#onFrame?.(jpeg);
   }
 
   async start(onFrame: (jpeg: Buffer) => void): Promise<void> {
@@ -58,6 +78,9 @@ export class Screencast {
 
   async stop(): Promise<void> {
     this.#onFrame = undefined;
+    this.#held = undefined;
+    if (this.#heldTimer) clearTimeout(this.#heldTimer);
+    this.#heldTimer = undefined;
     await this.#send("Page.stopScreencast").catch(() => {});
   }
 

@@ -130,7 +130,7 @@ export function mountSessionRoutes(http: WorkbenchHttp, session: BrowserSession,
       const src = JSON.stringify(info().workbenchPath).replace(/</g, "\\u003c");
       const html = `<!doctype html><html><head><meta charset="utf-8"><title>ccb workbench</title>
 <meta name="referrer" content="no-referrer">
-<style>html,body,iframe{margin:0;border:0;width:100%;height:100%;background:#1e1e1e;color:#ccc;font:14px sans-serif}</style></head>
+<style>html,body{margin:0;height:100%;overflow:hidden;background:#1e1e1e;color:#ccc;font:14px sans-serif}iframe{display:block;border:0;width:100%;height:100%}</style></head>
 <body><iframe id="wb" title="workbench" allow="clipboard-read; clipboard-write"></iframe>
 <script>document.getElementById("wb").src = ${src};</script></body></html>`;
       res

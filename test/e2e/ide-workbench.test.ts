@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createCore, type Core } from "../../src/core/core.ts";
 import { createLogging } from "../../cli/logging.ts";
+import { diffTitle } from "../../src/protocols/ide/diffs.ts";
 import { startIde, type IdeServer } from "../../src/protocols/ide/ide.ts";
 import { startIdeWorkbench, type IdeWorkbench } from "../../src/protocols/ide/workbench.ts";
 import { IdeClient, jsonOf, textsOf } from "../helpers/ide-client.ts";
@@ -147,20 +148,20 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
   });
 
   it("an Edit opens a real diff in the workbench; accepting it there makes claude write the file", async () => {
-    const { diffId: id, tabName } = await nextDiff();
-    await diffVisible(tabName);
+    const { diffId: id } = await nextDiff();
+    await diffVisible(diffTitle(file));
     assert.equal(readFileSync(file, "utf8"), "export const x = 1;\nexport const y = 5;\n", "the IDE never writes the file");
-    await bridgeCall("commands.execute", { command: "ccb.diff.accept", args: [{ $type: "uri", uri: `ccb-proposed:/${id}/main.ts` }] });
+    await bridgeCall("commands.execute", { command: "ccb.diff.accept", args: [{ $type: "uri", uri: `ccb-proposed:/main.ts?diff=${id}` }] });
     const afterEdit = await main.wait(3);
     assert.match(toolResultText(afterEdit), /updated successfully/);
     assert.equal(readFileSync(file, "utf8"), "export const x = 2;\nexport const y = 5;\n");
   });
 
   it("rejecting the next diff in the workbench leaves the file unchanged", async () => {
-    const { diffId: id, tabName } = await nextDiff();
-    await diffVisible(tabName);
+    const { diffId: id } = await nextDiff();
+    await diffVisible(diffTitle(file));
     const from = claude!.output.length;
-    await bridgeCall("commands.execute", { command: "ccb.diff.reject", args: [{ $type: "uri", uri: `ccb-proposed:/${id}/main.ts` }] });
+    await bridgeCall("commands.execute", { command: "ccb.diff.reject", args: [{ $type: "uri", uri: `ccb-proposed:/main.ts?diff=${id}` }] });
     await claude!.waitFor(/reject/i, from);
     assert.equal(readFileSync(file, "utf8"), "export const x = 2;\nexport const y = 5;\n");
   });

@@ -225,7 +225,7 @@ describe("MCP App (ui://ccb/workbench.html) on ccb serve with the real workbench
     const r = await wb.ok("vscode_open");
     const settled = await runScenario("stream", r);
     assert.equal(settled.state, "stream", JSON.stringify(settled));
-    assert.ok(Number(await evaluate<string>("window.appDoc().documentElement.dataset.frames")) >= 1);
+    assert.ok(Number(await evaluate<string>("window.appDoc().getElementById('wrap').dataset.frames")) >= 1);
     const size = await evaluate<{ w: number; h: number }>("(() => { const c = window.appDoc().querySelector('canvas'); return { w: c.width, h: c.height }; })()");
     assert.deepEqual(size, { w: 1280, h: 800 });
   });

@@ -58,8 +58,10 @@ describe("BridgeEditor (bridge contract -> IDE editor)", () => {
       ed.onEvent((e) => events.push(e));
 
       b.answers["diff.open"] = () => ({ outcome: "accepted", finalText: "edited\n" });
-      assert.deepEqual(await ed.showDiff({ diffId: "d1", path: file, newContents: "new\n", tabName: "tab" }, signal), { kind: "accepted", contents: "edited\n" });
-      assert.deepEqual(b.calls.at(-1), { method: "diff.open", params: { id: "d1", path: file, originalText: "line one\nline two\n", proposedText: "new\n", title: "tab" } });
+      assert.deepEqual(await ed.showDiff({ diffId: "d1", path: file, newContents: "new\n", tabName: "✻ [Claude Code] tab ⧉" }, signal), { kind: "accepted", contents: "edited\n" });
+      // The editor's title is the file's name in plain ASCII, not the client's tab name.
+      const title = `${file.split("/").pop()} (proposed by Claude)`;
+      assert.deepEqual(b.calls.at(-1), { method: "diff.open", params: { id: "d1", path: file, originalText: "line one\nline two\n", proposedText: "new\n", title } });
       b.answers["diff.open"] = () => ({ outcome: "closed" });
       assert.deepEqual(await ed.showDiff({ diffId: "d2", path: join(tmp.path, "new.ts"), newContents: "n", tabName: "t2" }, signal), { kind: "rejected" });
       assert.equal(b.calls.at(-1)!.params.originalText, "", "a new file diffs against nothing");

@@ -4,6 +4,9 @@ import { WORKBENCH_APP_URI } from "../bridge.ts";
 import { defineTool } from "../tool.ts";
 import { callBridge, editorLine, resolveForEditor } from "./editor_common.ts";
 
+/** How long a caller should wait before retrying vscode_open while the workbench starts. */
+const RETRY_SECONDS = 5;
+
 export default defineTool({
   name: "vscode_open",
   title: "Open the workbench",
@@ -21,6 +24,11 @@ export default defineTool({
   async execute(args, ctx) {
     const wb = ctx.core.bridge.workbench();
     if (!wb) {
+      if (ctx.core.bridge.appOffered() && (ctx.core.bridge.app()?.starting ?? true)) {
+        throw new CcbError("BRIDGE_UNAVAILABLE", "The workbench is still starting (the editor runtime boots in about 5 to 30 seconds).", {
+          hint: `Call vscode_open again in ${RETRY_SECONDS} seconds; file, search, terminal and git tools already work.`,
+        });
+      }
       const status = ctx.core.bridge.status();
       throw new CcbError("BRIDGE_UNAVAILABLE", `No workbench is running: ${status.reason}`, {
         hint: "File, search, terminal and git tools still work without it.",

@@ -5,6 +5,7 @@ import type { Logger } from "../../core/log.ts";
 import { BridgeEvent, extensionMethods, type ExtensionMethod, type ParamsOf, type ResultOf } from "../../workbench/contract.ts";
 import { findTextRange, severityName, textInRange } from "./converters.ts";
 import type { DiffOutcome, EditorEvent, ExecuteOutput, IdeEditor } from "./editor.ts";
+import { diffTitle } from "./diffs.ts";
 
 /** BRIDGE_UNAVAILABLE for the IDE tools, with what to do about it. */
 export function noEditor(reason: string): CcbError {
@@ -130,7 +131,7 @@ export class BridgeEditor implements IdeEditor {
     } catch {
       // a new file: the diff is against nothing
     }
-    const r = await this.#call("diff.open", { id: req.diffId, path: req.path, originalText, proposedText: req.newContents, title: req.tabName }, signal);
+    const r = await this.#call("diff.open", { id: req.diffId, path: req.path, originalText, proposedText: req.newContents, title: diffTitle(req.path) }, signal);
     if (r.outcome === "accepted") return { kind: "accepted", contents: r.finalText ?? req.newContents };
     return { kind: "rejected" };
   }

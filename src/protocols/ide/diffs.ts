@@ -26,6 +26,16 @@ export interface OpenDiffArgs {
   connectionId: number;
 }
 
+/**
+ * The title of a diff tab in the editor: the file's name and whose proposal it is, in plain ASCII
+ * so every font renders it (the client's own tab name, e.g. "✻ [Claude Code] a.ts ⧉", uses glyphs
+ * many fonts lack). The client's tab name still identifies the diff for close_tab.
+ */
+export function diffTitle(path: string): string {
+  const name = path.split(/[\\/]/).pop() || "file";
+  return `${name} (proposed by Claude)`;
+}
+
 export function rejected(tabName: string): IdeToolResult {
   return text("DIFF_REJECTED", tabName);
 }

@@ -80,6 +80,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const from = options.rootsSource === "cwd" ? " (the current directory; pass --workspace to choose)" : options.rootsSource === "env" ? " (from CCB_WORKSPACE)" : "";
   announce(`ccb serve: workspace ${core.workspace.roots.join(", ")}${from}`);
 
+  // Every MCP session, including one created the moment the listener answers, offers the App.
+  if (options.workbench) core.bridge.expectApp();
   const closers: Array<() => Promise<void>> = [];
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -115,6 +117,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       http = { server: gateway.server, gateway, url, publicUrl: publicUrl?.origin ?? url };
     }
     if (options.workbench) {
+      closers.push(async () => core.bridge.expectApp(false));
       const { startServeWorkbench } = await import("../../workbench/serve.ts");
       const wb = await startServeWorkbench({
         core,
@@ -130,7 +133,11 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       const transport = new LineStdioTransport(options.stdin, options.stdout, { maxFrameBytes: options.maxFrameBytes ?? httpOpts?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES });
       const server = createMcpServer({ core, log: log.child("mcp") });
       stdioClosed = new Promise<void>((resolve) => {
-        server.onclose = () => resolve();
+        const prev = server.onclose;
+        server.onclose = () => {
+          prev?.();
+          resolve();
+        };
       });
       transport.onerror = (err) => log.debug(`stdio: ${err.message}`);
       closers.push(() => server.close());

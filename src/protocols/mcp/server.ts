@@ -49,10 +49,11 @@ export function createMcpServer(options: McpServerOptions): Server {
   );
   server.onerror = (err) => log.debug(`protocol: ${err.message}`);
 
-  // The MCP App (ui://ccb/workbench.html) exists only when a workbench is configured; without it,
-  // tools do not point hosts at a resource that is not there.
-  const withApp = options.core.bridge.app() !== undefined;
-  if (withApp) registerWorkbenchApp(server, () => options.core.bridge.app());
+  // The MCP App (ui://ccb/workbench.html) is a property of the server: offered to every session of
+  // a serve configured with a workbench, from its start; without one, tools do not point hosts at
+  // a resource that is not there.
+  const withApp = options.core.bridge.appOffered();
+  if (withApp) registerWorkbenchApp(server, options.core.bridge);
   const listed = withApp ? catalog.list : catalog.list.map(withoutUi);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
 

@@ -57,6 +57,9 @@ export function createStateDirs(roots: readonly string[], env: NodeJS.ProcessEnv
           "extensions.autoUpdate": false,
           "update.mode": "none",
           "workbench.tips.enabled": false,
+          // A clean first screen: the workspace's files, no runtime-bundled AI chat panel (Claude is the agent here).
+          "chat.disableAIFeatures": true,
+          "workbench.secondarySideBar.defaultVisibility": "hidden",
         },
         null,
         2,

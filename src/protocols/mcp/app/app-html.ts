@@ -1,3 +1,5 @@
+import { STREAM_CLIENT_JS } from "../../../stream/viewer-client.ts";
+
 /**
  * The MCP App document (`ui://ccb/workbench.html`): self-contained HTML + JS, no external loads.
  * It speaks the MCP Apps postMessage protocol (JSON-RPC 2.0 with the host: ui/initialize,
@@ -23,7 +25,9 @@ export const WORKBENCH_APP_HTML = `<!doctype html>
 <style>
 html,body{margin:0;height:100%;background:#1e1e1e;color:#ccc;font:14px system-ui,sans-serif}
 #wrap{position:relative;width:100%;height:100vh;min-height:480px}
-iframe,canvas{position:absolute;inset:0;width:100%;height:100%;border:0;display:block;outline:none}
+html,body{overflow:hidden}
+iframe{position:absolute;inset:0;width:100%;height:100%;border:0;display:block}
+canvas{position:absolute;display:block;outline:none}
 #card{position:absolute;inset:0;display:flex;align-items:center;justify-content:center;padding:24px;box-sizing:border-box}
 #card div{max-width:560px;line-height:1.5}
 #card h2{margin:0 0 8px;font-size:16px;color:#eee}
@@ -34,7 +38,7 @@ a{color:#3794ff}
 <body><div id="wrap">
 <div id="card"><div><h2 id="title">Waiting for the workbench…</h2><p id="reason"></p><p id="actions" class="hidden"><button id="open">Open in browser</button><a id="link" target="_blank" rel="noopener noreferrer">open the workbench in a new tab</a></p></div></div>
 </div>
-<script>
+<script>${STREAM_CLIENT_JS}
 (function () {
   "use strict";
   var ALIVE_TIMEOUT_MS = ${ALIVE_TIMEOUT_MS};
@@ -116,56 +120,22 @@ a{color:#3794ff}
     setState("probing", "stream");
     var canvas = document.createElement("canvas");
     canvas.tabIndex = 0;
-    var ctx = canvas.getContext("2d");
-    var frames = 0;
-    var ws;
-    try { ws = new WebSocket(s.url + "?token=" + encodeURIComponent(s.token)); } catch (err) {
-      browser("The stream could not be opened: " + err.message, workbenchUrl);
-      return;
-    }
-    ws.binaryType = "blob";
-    var send = function (m) { if (ws.readyState === 1) ws.send(JSON.stringify(m)); };
-    ws.onmessage = function (e) {
-      if (typeof e.data === "string") {
-        var m = JSON.parse(e.data);
-        if (m.type === "hello" || m.type === "resized") { canvas.width = m.width; canvas.height = m.height; }
-        return;
-      }
-      createImageBitmap(e.data).then(function (img) {
-        ctx.drawImage(img, 0, 0, canvas.width, canvas.height);
-        img.close();
-        frames++;
-        document.documentElement.dataset.frames = String(frames);
-        if (frames === 1) { card.classList.add("hidden"); setState("stream", "first frame"); }
-      });
-    };
-    ws.onclose = function (e) {
-      canvas.remove();
-      browser("The stream ended" + (e.reason ? ": " + e.reason : " (the server refused or closed it)") + ".", workbenchUrl);
-    };
-    var pos = function (e) {
-      var r = canvas.getBoundingClientRect();
-      var sx = canvas.width / (r.width || 1), sy = canvas.height / (r.height || 1);
-      return { x: Math.max(0, (e.clientX - r.left) * sx), y: Math.max(0, (e.clientY - r.top) * sy) };
-    };
-    var btn = function (b) { return ["left", "middle", "right"][b] || "left"; };
-    var mods = function (e) { return (e.altKey ? 1 : 0) | (e.ctrlKey ? 2 : 0) | (e.metaKey ? 4 : 0) | (e.shiftKey ? 8 : 0); };
-    var ptr = function (action) {
-      return function (e) {
-        if (action === "down") canvas.focus();
-        var p = pos(e);
-        send({ type: "pointer", action: action, x: p.x, y: p.y, button: action === "move" ? "none" : btn(e.button), clickCount: action === "move" ? 0 : (e.detail || 1), modifiers: mods(e) });
-      };
-    };
-    canvas.onmousedown = ptr("down");
-    canvas.onmouseup = ptr("up");
-    canvas.onmousemove = ptr("move");
-    canvas.onwheel = function (e) { e.preventDefault(); var p = pos(e); send({ type: "wheel", x: p.x, y: p.y, deltaX: e.deltaX, deltaY: e.deltaY }); };
-    canvas.oncontextmenu = function (e) { e.preventDefault(); };
-    canvas.onkeydown = function (e) { e.preventDefault(); send({ type: "key", action: "down", key: e.key.slice(0, 32), code: e.code.slice(0, 32), text: e.key.length === 1 ? e.key : undefined, modifiers: mods(e) }); };
-    canvas.onkeyup = function (e) { e.preventDefault(); send({ type: "key", action: "up", key: e.key.slice(0, 32), code: e.code.slice(0, 32), modifiers: mods(e) }); };
-    canvas.addEventListener("paste", function (e) { var t = e.clipboardData.getData("text"); if (t) send({ type: "text", text: t.slice(0, 4096) }); });
     wrap.appendChild(canvas);
+    try {
+      ccbStream({
+        url: s.url + "?token=" + encodeURIComponent(s.token),
+        canvas: canvas,
+        container: wrap,
+        onFirstFrame: function () { card.classList.add("hidden"); setState("stream", "first frame"); },
+        onClose: function (reason) {
+          canvas.remove();
+          browser("The stream ended" + (reason ? ": " + reason : " (the server refused or closed it)") + ".", workbenchUrl);
+        }
+      });
+    } catch (err) {
+      canvas.remove();
+      browser("The stream could not be opened: " + err.message, workbenchUrl);
+    }
   }
 
   function onToolResult(result) {

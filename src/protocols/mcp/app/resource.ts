@@ -1,6 +1,6 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ErrorCode, ListResourcesRequestSchema, McpError, ReadResourceRequestSchema, type Resource } from "@modelcontextprotocol/sdk/types.js";
-import { WORKBENCH_APP_URI, type WorkbenchAppInfo } from "../../../core/bridge.ts";
+import { WORKBENCH_APP_URI, type BridgeSlot, type WorkbenchAppInfo } from "../../../core/bridge.ts";
 import { WORKBENCH_APP_HTML } from "./app-html.ts";
 
 /** MIME type of an MCP App document (MCP Apps extension, io.modelcontextprotocol/ui). */
@@ -17,26 +17,55 @@ export function appResourceMeta(app: WorkbenchAppInfo): { ui: { csp: { frameDoma
   return { ui: { csp: { frameDomains: [origin], connectDomains: [origin, ws] }, prefersBorder: false } };
 }
 
-/** Add resources/list and resources/read for the workbench App to a (not yet connected) server. */
-export function registerWorkbenchApp(server: Server, app: () => WorkbenchAppInfo | undefined): void {
-  server.registerCapabilities({ resources: { listChanged: false } });
-  const describe = (a: WorkbenchAppInfo): Resource => ({
+/** How long resources/list and resources/read wait for the App's gateway address while `ccb serve` sets the workbench up. */
+const LIST_WAIT_MS = 5_000;
+const READ_WAIT_MS = 15_000;
+
+/**
+ * Add resources/list and resources/read for the workbench App to a (not yet connected) server of a
+ * `ccb serve` that is configured with a workbench. The resource is listed from the first session
+ * on, whether or not the workbench is up yet; its `_meta.ui` (the gateway origins) is known a few
+ * milliseconds after the HTTP listener starts, and every change of it is announced with
+ * notifications/resources/list_changed. A read before the origins are known waits for them, and
+ * says so if they do not come.
+ */
+export function registerWorkbenchApp(server: Server, bridge: BridgeSlot): void {
+  server.registerCapabilities({ resources: { listChanged: true } });
+  const describe = (a: WorkbenchAppInfo | undefined): Resource => ({
     uri: WORKBENCH_APP_URI,
     name: "workbench",
     title: "ccb workbench",
     description: "The live Code OSS workbench of this workspace (MCP App shown with vscode_open).",
     mimeType: MCP_APP_MIME,
-    _meta: appResourceMeta(a),
+    ...(a ? { _meta: appResourceMeta(a) } : {}),
   });
-  server.setRequestHandler(ListResourcesRequestSchema, () => {
-    const a = app();
-    return { resources: a ? [describe(a)] : [] };
+  server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => {
+    const a = await bridge.waitApp(LIST_WAIT_MS, extra.signal);
+    return { resources: bridge.appOffered() ? [describe(a)] : [] };
   });
-  server.setRequestHandler(ReadResourceRequestSchema, (request) => {
-    const a = app();
-    if (!a || request.params.uri !== WORKBENCH_APP_URI) {
+  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+    if (request.params.uri !== WORKBENCH_APP_URI || !bridge.appOffered()) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown resource "${request.params.uri.slice(0, 200)}". Call resources/list to see the resources.`);
+    }
+    const a = await bridge.waitApp(READ_WAIT_MS, extra.signal);
+    if (!a) {
+      throw new McpError(ErrorCode.InternalError, "The workbench App is still being set up (its gateway address is not known yet); read the resource again in a few seconds.");
     }
     return { contents: [{ uri: WORKBENCH_APP_URI, mimeType: MCP_APP_MIME, text: WORKBENCH_APP_HTML, _meta: appResourceMeta(a) }] };
   });
+
+  // Tell the session when what resources/list returns changes (the origins become known, or the App goes away).
+  let last = JSON.stringify(describe(bridge.app()));
+  const off = bridge.onAppChange(() => {
+    const now = JSON.stringify(bridge.appOffered() ? describe(bridge.app()) : null);
+    if (now === last) return;
+    last = now;
+    if (!server.transport) return;
+    server.sendResourceListChanged().catch(() => {});
+  });
+  const prevClose = server.onclose;
+  server.onclose = () => {
+    off();
+    prevClose?.();
+  };
 }

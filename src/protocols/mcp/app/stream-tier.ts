@@ -1,4 +1,5 @@
 import type { Core } from "../../../core/core.ts";
+import type { WorkbenchAppInfo } from "../../../core/bridge.ts";
 import { toCcbError } from "../../../core/errors.ts";
 import type { Logger } from "../../../core/log.ts";
 import { Screencast } from "../../../stream/screencast.ts";
@@ -14,10 +15,11 @@ export interface WorkbenchAppHandle {
 }
 
 /**
- * Configure the MCP App for `ccb serve` (the resource appears on every MCP server created after
- * this) and, in stream mode, run the stream tier: a server-side Chromium on the INTERNAL loopback
- * workbench URL, its screencast on `/stream` of the browser-facing gateway, authenticated by its
- * own 256-bit token. The token and stream URL go only into vscode_open's result `_meta`.
+ * Configure the MCP App for `ccb serve` (every MCP session of the server offers it; sessions are
+ * told through resources/list_changed when its configuration changes) and, in stream mode, run
+ * the stream tier: a server-side Chromium on the INTERNAL loopback workbench URL, its screencast
+ * on `/stream` of the browser-facing gateway, authenticated by its own 256-bit token. The token
+ * and stream URL go only into vscode_open's result `_meta`.
  */
 export function startWorkbenchApp(o: {
   core: Core;
@@ -25,22 +27,40 @@ export function startWorkbenchApp(o: {
   renderMode: RenderMode;
   /** The browser-facing gateway (its origin goes into the App's CSP request; /stream is mounted on it). */
   gateway: WorkbenchHttp;
-  /** Resolves once the runtime answers. */
+  /** Resolves once the runtime answers (or could not start). */
   ready: Promise<void>;
   /** The workbench page on the loopback server, once running. */
   localUrl: () => string | undefined;
   env?: NodeJS.ProcessEnv;
 }): WorkbenchAppHandle {
   const { core, log } = o;
-  core.bridge.setApp({ gatewayUrl: o.gateway.url, renderMode: o.renderMode });
-  if (o.renderMode !== "stream") return { close: async () => core.bridge.setApp(undefined) };
+  let closed = false;
+  let info: WorkbenchAppInfo = { gatewayUrl: o.gateway.url, renderMode: o.renderMode, starting: true };
+  const update = (change: Partial<WorkbenchAppInfo>) => {
+    if (closed) return;
+    info = { ...info, ...change };
+    core.bridge.setApp(info);
+  };
+  core.bridge.setApp(info);
+  const settled = o.ready.then(
+    () => update({ starting: false }),
+    () => update({ starting: false }),
+  );
+  if (o.renderMode !== "stream") {
+    return {
+      close: async () => {
+        closed = true;
+        await settled;
+        core.bridge.setApp(undefined);
+      },
+    };
+  }
 
   const env = o.env ?? process.env;
   const token = newToken(32);
   let endpoint: StreamEndpoint | undefined;
   let screencast: Screencast | undefined;
   let chromium: Chromium | undefined;
-  let closed = false;
   o.gateway.gateway.addUpgrade(
     "/stream",
     (req, socket, head) => {
@@ -69,17 +89,18 @@ export function startWorkbenchApp(o: {
     await screencast.attach();
     if (closed) return;
     endpoint = createStreamEndpoint({ screencast, token, maxFps: 12, log });
-    const wsUrl = `${o.gateway.url.replace(/^http/, "ws")}/stream`; // wss: for an https gateway or public URL
-    core.bridge.setApp({ gatewayUrl: o.gateway.url, renderMode: "stream", stream: { url: wsUrl, token } });
+    const wsUrl = `${o.gateway.url.replace(/^http/, "ws")}/stream`;
+    update({ stream: { url: wsUrl, token } });
     log.info(`stream: server-side Chromium (pid ${chromium.pid}) streams the workbench on /stream`);
   })().catch((err: unknown) => {
     const reason = toCcbError(err).toUserText().replace(/\n/g, " ");
     log.warn(`stream unavailable: ${reason}`);
-    if (!closed) core.bridge.setApp({ gatewayUrl: o.gateway.url, renderMode: "stream", streamError: `The stream could not start: ${reason}` });
+    update({ streamError: `The stream could not start: ${reason}` });
   });
   return {
     async close() {
       closed = true;
+      await settled;
       await started;
       core.bridge.setApp(undefined);
       endpoint?.close();

@@ -51,9 +51,12 @@ export class DiffManager implements vscode.FileSystemProvider {
   async open(p: ParamsOf<"diff.open">): Promise<DiffResult> {
     const existing = this.#diffs.get(p.id);
     if (existing) this.#finish(existing, { outcome: "closed" }, true); // same id supersedes
-    const name = p.path.split("/").pop() ?? "file";
-    const proposedUri = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path: `/${encodeURIComponent(p.id)}/${name}` });
-    const originalUri = vscode.Uri.from({ scheme: ORIGINAL_SCHEME, path: `/${encodeURIComponent(p.id)}/${name}` });
+    // Both sides read as the file itself: its workspace-relative path (what the breadcrumb shows),
+    // the diff's id in the query so two diffs of one file stay apart.
+    const path = `/${vscode.workspace.asRelativePath(vscode.Uri.file(p.path), false)}`.replace(/^\/+/, "/");
+    const query = `diff=${encodeURIComponent(p.id)}`;
+    const proposedUri = vscode.Uri.from({ scheme: PROPOSED_SCHEME, path, query });
+    const originalUri = vscode.Uri.from({ scheme: ORIGINAL_SCHEME, path, query });
     let original = p.originalText;
     if (original === undefined) {
       try {

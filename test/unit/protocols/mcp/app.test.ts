@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { WORKBENCH_APP_URI } from "../../../../src/core/bridge.ts";
 import { createCore, type Core } from "../../../../src/core/core.ts";
 import { CcbError } from "../../../../src/core/errors.ts";
@@ -38,11 +39,11 @@ describe("render mode", () => {
 
 describe("App resource metadata", () => {
   it("asks for the gateway origin only: frame + http/ws connect (https gives wss)", () => {
-    assert.deepEqual(appResourceMeta({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default" }).ui.csp, {
+    assert.deepEqual(appResourceMeta({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default", starting: false }).ui.csp, {
       frameDomains: ["http://127.0.0.1:4000"],
       connectDomains: ["http://127.0.0.1:4000", "ws://127.0.0.1:4000"],
     });
-    const meta = appResourceMeta({ gatewayUrl: "https://editor.example.com:8443", renderMode: "stream", stream: { url: "wss://editor.example.com:8443/stream", token: "SECRET" } });
+    const meta = appResourceMeta({ gatewayUrl: "https://editor.example.com:8443", renderMode: "stream", starting: false, stream: { url: "wss://editor.example.com:8443/stream", token: "SECRET" } });
     assert.deepEqual(meta.ui.csp.connectDomains, ["https://editor.example.com:8443", "wss://editor.example.com:8443"]);
     assert.ok(!JSON.stringify(meta).includes("SECRET"));
   });
@@ -81,7 +82,7 @@ describe("MCP server with and without the App", () => {
   });
 
   it("with a workbench: the resource is listed and read, vscode_open links it", async () => {
-    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default" });
+    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default", starting: false });
     const c = await connect();
     const list = await c.client.listResources();
     assert.deepEqual(list.resources.map((r) => [r.uri, r.mimeType]), [[WORKBENCH_APP_URI, MCP_APP_MIME]]);
@@ -92,6 +93,63 @@ describe("MCP server with and without the App", () => {
     assert.deepEqual((t?._meta as Record<string, unknown>).ui, { resourceUri: WORKBENCH_APP_URI });
     await c.close();
     core.bridge.setApp(undefined);
+  });
+});
+
+describe("a session created before the workbench is set up", () => {
+  const ws = tmpdirFixture({ prefix: "ccb-app-early-" });
+  const core = createCore({ roots: [ws.path], log: silentLogger });
+  after(async () => {
+    await core.dispose();
+    ws.cleanup();
+  });
+
+  it("is offered the App from the start and told when its metadata arrives; reads wait for it", async () => {
+    core.bridge.expectApp();
+    const server = createMcpServer({ core, log: silentLogger });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    const client = new Client({ name: "t", version: "1" });
+    let changed = 0;
+    const notified = new Promise<void>((resolve) => {
+      client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+        changed++;
+        resolve();
+      });
+    });
+    await Promise.all([server.connect(a), client.connect(b)]);
+    assert.equal(client.getServerCapabilities()?.resources?.listChanged, true);
+    const t = (await client.listTools()).tools.find((x) => x.name === "vscode_open");
+    assert.deepEqual((t?._meta as Record<string, unknown>).ui, { resourceUri: WORKBENCH_APP_URI });
+    const run = () => vscodeOpen.execute({}, { core, signal: new AbortController().signal, log: silentLogger });
+    await assert.rejects(run(), (e: unknown) => e instanceof CcbError && e.code === "BRIDGE_UNAVAILABLE" && /still starting/.test(e.message) && /again in 5 seconds/.test(e.hint ?? ""));
+    // A read issued now is answered once the App is set up.
+    const read = client.readResource({ uri: WORKBENCH_APP_URI });
+    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4100", renderMode: "default", starting: true });
+    const content = (await read).contents[0] as unknown as { _meta: { ui: { csp: { frameDomains: string[] } } } };
+    assert.deepEqual(content._meta.ui.csp.frameDomains, ["http://127.0.0.1:4100"]);
+    await notified;
+    const listed = (await client.listResources()).resources;
+    assert.deepEqual(listed.map((r) => r.uri), [WORKBENCH_APP_URI]);
+    assert.deepEqual((listed[0]?._meta as { ui: { csp: { frameDomains: string[] } } }).ui.csp.frameDomains, ["http://127.0.0.1:4100"]);
+    await assert.rejects(run(), /still starting/);
+    // Settling without a workbench gives the real reason, not "starting".
+    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4100", renderMode: "default", starting: false });
+    await assert.rejects(run(), (e: unknown) => e instanceof CcbError && /No workbench is running/.test(e.message));
+    // A change that leaves the listing as it was sends nothing more.
+    assert.equal(changed, 1);
+    await client.close();
+    core.bridge.setApp(undefined);
+    core.bridge.expectApp(false);
+  });
+
+  it("without a workbench configured, the server has no resources capability at all", async () => {
+    const server = createMcpServer({ core, log: silentLogger });
+    assert.equal(core.bridge.appOffered(), false);
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    const client = new Client({ name: "t", version: "1" });
+    await Promise.all([server.connect(a), client.connect(b)]);
+    assert.equal(client.getServerCapabilities()?.resources, undefined);
+    await client.close();
   });
 });
 
@@ -107,20 +165,20 @@ describe("vscode_open result metadata", () => {
 
   it("default mode: the workbench URL in _meta only, no stream entry", async () => {
     core.bridge.setWorkbench({ url: URL_, runtime: "code-server" });
-    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default" });
+    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default", starting: false });
     const r = await run();
     assert.deepEqual(r.meta, { "ccb/workbench": { url: URL_, runtime: "code-server" } });
     assert.ok(!`${r.text}${JSON.stringify(r.structured)}`.includes("SECRETKEY"));
   });
 
   it("stream mode: the stream URL and token, or the reason it is not there (never a silent iframe)", async () => {
-    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream", stream: { url: "ws://127.0.0.1:4000/stream", token: "TOKEN123" } });
+    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream", starting: false, stream: { url: "ws://127.0.0.1:4000/stream", token: "TOKEN123" } });
     const ok = await run();
     assert.deepEqual(ok.meta?.["ccb/stream"], { url: "ws://127.0.0.1:4000/stream", token: "TOKEN123" });
     assert.ok(!`${ok.text}${JSON.stringify(ok.structured)}`.includes("TOKEN123"));
-    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream", streamError: "The stream could not start: no Chromium." });
+    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream", starting: false, streamError: "The stream could not start: no Chromium." });
     assert.deepEqual((await run()).meta?.["ccb/stream"], { error: "The stream could not start: no Chromium." });
-    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream" });
+    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream", starting: false });
     assert.match(((await run()).meta?.["ccb/stream"] as { error: string }).error, /still starting/);
   });
 });
