@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { open, readFile, stat, unlink, utimes } from "node:fs/promises";
 import { hostname } from "node:os";
 import { CcbError, throwIfAborted } from "../src/core/errors.ts";
+import { pidAlive } from "../src/core/pid.ts";
 
 /** How long a lock may go without a heartbeat before it counts as abandoned (pid reuse, frozen host). */
 export const LOCK_STALE_MS = 120_000;
@@ -117,14 +118,6 @@ async function inspectLock(file: string): Promise<"gone" | "stale" | { pid: numb
   return { pid: c.pid };
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -5,6 +5,7 @@ import { link, lstat, readFile, rename, unlink, writeFile } from "node:fs/promis
 import { CcbError, throwIfAborted } from "./errors.ts";
 import type { Dir } from "./fs-safe/dir.ts";
 import { privateDir } from "./fs-safe/private.ts";
+import { pidAlive } from "./pid.ts";
 
 /**
  * Locks around check-then-replace of one path, so a version check and the rename that follows
@@ -64,14 +65,6 @@ export function lockPathFor(target: LockTarget): string {
   return join(privateDir("locks"), `${key}.ccb-lock`);
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 async function isStale(lockPath: string, staleMs: number): Promise<{ stale: boolean; ino?: number }> {
   try {

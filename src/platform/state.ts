@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { supervisor } from "./supervisor.ts";
+import { pidAlive } from "../core/pid.ts";
 
 /**
  * The lifecycle of ccb's state and temp folders: each one gets an owner file (pid and the
@@ -23,14 +24,6 @@ export function processStartTime(pid: number): string | undefined {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** Mark `dir` as this process's, and have the supervisor remove it when ccb ends. */
 export function claimDir(dir: string): void {
@@ -73,7 +66,7 @@ export function ownerGone(dir: string, now = Date.now()): boolean {
     }
   }
   if (typeof owner.pid !== "number" || !Number.isInteger(owner.pid) || owner.pid <= 0) return true;
-  if (!alive(owner.pid)) return true;
+  if (!pidAlive(owner.pid)) return true;
   const start = processStartTime(owner.pid);
   return typeof owner.start === "string" && start !== undefined && start !== owner.start;
 }

@@ -3,6 +3,7 @@ import { lstatSync, mkdirSync, readdirSync, unlinkSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { CcbError } from "../errors.ts";
+import { pidAlive } from "../pid.ts";
 
 /**
  * ccb's private scratch folders, outside every workspace: `<tmpdir>/ccb-<uid>/{locks,tmp}`, mode
@@ -42,14 +43,6 @@ export function tempName(random: string): string {
   return `${HOST}-${process.pid}-${random}`;
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 let swept = false;
 
