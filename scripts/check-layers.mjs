@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+// Imports point downwards: cli → src/protocols/* → src/{workbench,stream,link} → src/tools →
+// src/{net,platform} → src/core → src/util. A module may import its own folder and any lower layer; never a
+// higher one, and never a sibling of its own layer (src/protocols/mcp ↛ src/protocols/acp, src/workbench ↛
+// src/link). runtime-fetch/ stands on its own: it may use src/core and src/util only. Exit 1 lists offenders.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+/** [unit, rank]: a unit is a folder prefix; the longest matching prefix names a file's unit. */
+const UNITS = [
+  ["src/util", 0],
+  ["src/types", 0],
+  ["src/core", 1],
+  ["src/net", 2],
+  ["src/platform", 2],
+  ["src/tools", 3],
+  ["src/workbench", 4],
+  ["src/stream", 4],
+  ["src/link", 4],
+  ["src/protocols/mcp", 5],
+  ["src/protocols/ide", 5],
+  ["src/protocols/acp", 5],
+  ["cli", 6],
+];
+/** Libraries on their own: the units they may import; others import them as at the given rank. */
+const STANDALONE = { "runtime-fetch": { uses: ["src/core", "src/util"], rank: 2 } };
+
+function unitOf(file) {
+  let best;
+  for (const [u, rank] of UNITS) if ((file === u || file.startsWith(`${u}/`)) && (!best || u.length > best[0].length)) best = [u, rank];
+  if (best) return { unit: best[0], rank: best[1] };
+  for (const [u, s] of Object.entries(STANDALONE)) if (file.startsWith(`${u}/`)) return { unit: u, rank: s.rank, standalone: s.uses };
+  return undefined;
+}
+
+function walk(dir) {
+  const out = [];
+  for (const name of readdirSync(join(root, dir))) {
+    if (name === "node_modules" || name === "bridge-extension") continue;
+    const p = join(dir, name);
+    if (statSync(join(root, p)).isDirectory()) out.push(...walk(p));
+    else if (/\.(ts|mts|mjs)$/.test(name) && !name.endsWith(".d.ts")) out.push(p);
+  }
+  return out;
+}
+
+const SPEC = /(?:^|\s)(?:import|export)\s[^"'`;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm;
+const problems = [];
+for (const file of ["src", "cli", "runtime-fetch"].flatMap((d) => walk(d))) {
+  const from = unitOf(file);
+  if (!from) continue;
+  const text = readFileSync(join(root, file), "utf8");
+  for (const m of text.matchAll(SPEC)) {
+    const spec = m[1] ?? m[2];
+    if (!spec?.startsWith(".")) continue;
+    const target = relative(root, resolve(join(root, dirname(file)), spec));
+    const to = unitOf(target);
+    if (!to || to.unit === from.unit) continue;
+    const ok = from.standalone ? from.standalone.includes(to.unit) : to.rank < from.rank;
+    if (!ok) problems.push(`${file} imports ${target} (${from.unit} → ${to.unit})`);
+  }
+}
+if (problems.length > 0) {
+  console.error(`check-layers: ${problems.length} import(s) point upwards or sideways:\n  ${problems.join("\n  ")}`);
+  process.exit(1);
+}
+console.error("check-layers: every import points downwards");
