@@ -205,7 +205,7 @@ export class FileService {
           const f = found[i] as { rel: string };
           const entry = entries[i] as FileEntry;
           const name = f.rel.slice(f.rel.lastIndexOf("/") + 1);
-          let s;
+          let s: ReturnType<typeof lstatSync>;
           try {
             s = lstatSync(dir.at(name));
           } catch {

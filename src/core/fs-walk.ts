@@ -1,6 +1,6 @@
 import type { Dirent } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
-import { openDirBeneath } from "./fs-safe/dir.ts";
+import { type Dir, openDirBeneath } from "./fs-safe/dir.ts";
 import { join } from "node:path";
 import { throwIfAborted } from "./errors.ts";
 import { ancestorIgnores, checkIgnore, GlobRules, loadIgnoreNode, type IgnoreNode } from "./fs-rules.ts";
@@ -59,7 +59,7 @@ const READ_AHEAD = 16;
  * without following symlinks (fs-safe/dir.ts): a directory swapped for a symlink is not listed.
  */
 async function listDir(rootAbs: string, rel: string): Promise<Dirent[] | undefined> {
-  let dir;
+  let dir: Dir | undefined;
   try {
     dir = openDirBeneath(rootAbs, rel);
     return await readdir(dir.self, { withFileTypes: true });

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { constants, fsyncSync, statSync } from "node:fs";
-import { open, rename, unlink } from "node:fs/promises";
+import { type FileHandle, open, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { CcbError, throwIfAborted, toCcbError } from "./errors.ts";
 import { hashStream, readAll, sha256, WHOLE_READ_CAP } from "./fs-read.ts";
@@ -22,7 +22,7 @@ export interface CurrentFile {
  * even its hash would tell the caller something about an outside file): its version is null.
  */
 export async function currentFile(dir: Dir, name: string, display: string, signal?: AbortSignal): Promise<CurrentFile | null> {
-  let fh;
+  let fh: FileHandle;
   try {
     fh = await open(dir.at(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {

@@ -168,7 +168,7 @@ export function userKeyRefusal(key: string): string | undefined {
 export function repoKeyRefusal(key: string, value: string | null): string | undefined {
   const k = key.toLowerCase();
   if (/^submodule\..+\.update$/.test(k)) {
-    return value !== null && value.trimStart().startsWith("!") ? "`!command` update mode runs a program" : undefined;
+    return value?.trimStart().startsWith("!") ? "`!command` update mode runs a program" : undefined;
   }
   return REPO_REFUSED_KEYS.find((r) => r.re.test(k))?.why;
 }

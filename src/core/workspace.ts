@@ -66,7 +66,7 @@ export class Workspace implements RootSet {
     const real: string[] = [];
     for (const r of roots) {
       const abs = resolve(r);
-      let st;
+      let st: Stats;
       try {
         st = statSync(abs);
       } catch {

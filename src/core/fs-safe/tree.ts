@@ -1,5 +1,5 @@
 import { constants, linkSync, renameSync, rmdirSync, unlinkSync } from "node:fs";
-import { open } from "node:fs/promises";
+import { type FileHandle, open } from "node:fs/promises";
 import { CcbError, throwIfAborted } from "../errors.ts";
 import { hashStream, readAll, sha256, WHOLE_READ_CAP } from "../fs-read.ts";
 import { type Dir, openDirAt, readdirHandle } from "./dir.ts";
@@ -77,7 +77,7 @@ export function moveAt(fromDir: Dir, from: string, toDir: Dir, to: string, noRep
 
 /** SHA-256 of the single-linked regular file `name` of `dir` (no symlink followed). */
 export async function hashAt(dir: Dir, name: string): Promise<string | undefined> {
-  let fh;
+  let fh: FileHandle;
   try {
     fh = await open(dir.at(name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
