@@ -22,7 +22,7 @@ function render(): string {
 :root{color-scheme:dark;--bg:var(--color-background-primary,#1e1e1e);--fg:var(--color-text-primary,#ccc)}
 html[data-theme=light]{color-scheme:light;--bg:var(--color-background-primary,#f3f3f3);--fg:var(--color-text-primary,#333)}
 html,body{margin:0;background:var(--bg);color:var(--fg);font:14px system-ui,sans-serif;overflow:hidden}
-#wrap{position:relative;width:100%;height:600px;min-height:200px;overflow:hidden}
+#wrap{position:relative;width:100%;height:100vh;min-height:480px;overflow:hidden}
 iframe{position:absolute;inset:0;width:100%;height:100%;border:0;display:block}
 canvas{position:absolute;display:block;outline:none}
 #card{position:absolute;inset:0;display:flex;align-items:center;justify-content:center;padding:24px;box-sizing:border-box}

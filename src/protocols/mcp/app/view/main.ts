@@ -36,8 +36,6 @@ declare const CCB_APP: { aliveTimeoutMs: number; version: string };
 
 type State = "waiting" | "probing" | "embedded" | "stream" | "browser" | "closed";
 
-/** Height of the App inline when the host gives no container size. */
-const DEFAULT_HEIGHT = 600;
 /** Upper bound of the inline height when the host gives only a maximum. */
 const PREFERRED_MAX_HEIGHT = 800;
 
@@ -184,19 +182,18 @@ function onToolResult(result: { isError?: boolean; _meta?: Record<string, unknow
   else embed(wb.url);
 }
 
-/** Size the App to the host's container (fixed or maximum size); fullscreen fills the viewport. */
+/**
+ * Size the App to the host's container (a fixed size, or a maximum); fullscreen, or no size from
+ * the host, fills the frame the host gave (at least the CSS minimum height).
+ */
 function applySize(ctx: McpUiHostContext): void {
-  if (displayMode === "fullscreen") {
-    wrap.style.height = "100vh";
-    wrap.style.width = "100%";
-    return;
-  }
   const dims = ctx.containerDimensions as { height?: number; maxHeight?: number; width?: number; maxWidth?: number } | undefined;
-  if (dims === undefined) return;
-  const height = dims.height ?? (dims.maxHeight !== undefined ? Math.min(dims.maxHeight, PREFERRED_MAX_HEIGHT) : undefined);
-  if (height !== undefined) wrap.style.height = `${Math.floor(height)}px`;
-  const width = dims.width ?? dims.maxWidth;
-  wrap.style.width = width !== undefined ? `${Math.floor(width)}px` : "100%";
+  const fixed = displayMode === "fullscreen" || dims === undefined ? undefined : dims;
+  const height = fixed?.height ?? (fixed?.maxHeight !== undefined ? Math.min(fixed.maxHeight, PREFERRED_MAX_HEIGHT) : undefined);
+  const width = fixed?.width ?? fixed?.maxWidth;
+  wrap.style.height = height !== undefined ? `${Math.floor(height)}px` : "";
+  wrap.style.minHeight = height !== undefined ? "0" : "";
+  wrap.style.width = width !== undefined ? `${Math.floor(width)}px` : "";
 }
 
 function setDisplayMode(mode: McpUiDisplayMode): void {
@@ -237,7 +234,6 @@ app.onteardown = () => {
   return {};
 };
 
-wrap.style.height = `${DEFAULT_HEIGHT}px`;
 app.connect().then(
   () => applyContext(app.getHostContext() ?? {}),
   (err: unknown) => browser(`The host did not complete the MCP Apps handshake: ${(err as Error).message}`, ""),
