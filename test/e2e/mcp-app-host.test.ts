@@ -135,6 +135,12 @@ async function loadHost(o: {
   await evaluate(`ccbHost.load(${JSON.stringify(scenario)})`);
 }
 
+/** The App's size (#app: what the host's container holds), its stage below the bar (#wrap) and the last stream frame's size. */
+const SIZES =
+  "(() => { const a = doc.getElementById('app'), w = doc.getElementById('wrap'); " +
+  "return { app: a.offsetWidth + 'x' + a.offsetHeight, wrap: w.offsetWidth + 'x' + w.offsetHeight, bar: doc.getElementById('bar').offsetHeight, frame: w.dataset.frameSize || '' }; })()";
+type Sizes = { app: string; wrap: string; bar: number; frame: string };
+
 const settled = () => evaluate<{ state: string; detail: string }>("ccbHost.state((s) => s.state !== 'probing')");
 
 /** The HTTP status a new /stream viewer gets (101 = connected, then closed again). */
@@ -211,10 +217,13 @@ describe("the MCP App in an ext-apps AppBridge host (real Chromium, real workben
     assert.equal(await probe<string>("doc.querySelector('iframe').src"), (r._meta?.["ccb/workbench"] as { url: string }).url);
     // The host context was applied: theme, and the container width with a capped height.
     assert.equal(await probe<string>("doc.documentElement.dataset.theme"), "dark");
-    assert.deepEqual(await probe<{ w: number; h: number }>("({ w: doc.getElementById('wrap').offsetWidth, h: doc.getElementById('wrap').offsetHeight })"), { w: 1000, h: 700 });
+    const sized = await probe<Sizes>(SIZES);
+    assert.ok(sized.bar > 0, "the bar with the fullscreen button is shown (the host offers fullscreen)");
+    assert.equal(sized.app, "1000x700");
+    assert.equal(sized.wrap, `1000x${700 - sized.bar}`);
     // The App's size reached the host, which sized the frame to it.
     await evaluate("new Promise((r) => { const t = () => ccbHost.sizes.some((s) => s.height === 700) ? r() : setTimeout(t, 50); t(); })");
-    await until("the workbench renders in the frame", "doc.querySelector('iframe').offsetHeight", (h: number) => h === 700);
+    await until("the workbench frame fills the stage", "doc.querySelector('iframe').offsetHeight", (h: number) => h === 700 - sized.bar);
     await screenshot("mcp-app-host-embedded.png");
 
     // Fullscreen: the App's button asks the host (ui/request-display-mode) and follows its answer.
@@ -223,7 +232,7 @@ describe("the MCP App in an ext-apps AppBridge host (real Chromium, real workben
     await until("the App is in fullscreen", "doc.documentElement.dataset.displayMode", (m: string) => m === "fullscreen");
     assert.deepEqual(await evaluate<string[]>("ccbHost.displayModes"), ["fullscreen"]);
     const viewport = await evaluate<{ w: number; h: number }>("({ w: innerWidth, h: innerHeight })");
-    await until("the App fills the host's viewport", "({ w: doc.getElementById('wrap').offsetWidth, h: doc.getElementById('wrap').offsetHeight })", (v: { w: number; h: number }) => v.w === viewport.w && v.h === viewport.h);
+    await until("the App fills the host's viewport", SIZES, (v: Sizes) => v.app === `${viewport.w}x${viewport.h}`);
     await screenshot("mcp-app-host-fullscreen.png");
 
     // Teardown: answered, the workbench frame is gone.
@@ -256,19 +265,21 @@ describe("the MCP App in an ext-apps AppBridge host (real Chromium, real workben
     const s = await settled();
     assert.equal(s.state, "stream", JSON.stringify(s));
     assert.ok(Number(await probe<string>("doc.getElementById('wrap').dataset.frames")) >= 1);
-    await until("the remote page takes the container's size", "doc.getElementById('wrap').dataset.frameSize", (v: string) => v === "1000x640");
+    const first = await until("the remote page takes the stage's size", SIZES, (v: Sizes) => v.frame !== "" && v.frame === v.wrap);
+    assert.equal(first.app, "1000x640");
     await screenshot("mcp-app-host-stream.png");
 
     // The host's container shrinks: the App follows, tells the host its new size, the stream refits.
     await evaluate("ccbHost.setContext({ containerDimensions: { width: 800, height: 450 } })");
-    await until("the App takes the new container size", "[doc.getElementById('wrap').offsetWidth, doc.getElementById('wrap').offsetHeight].join('x')", (v: string) => v === "800x450");
+    await until("the App takes the new container size", SIZES, (v: Sizes) => v.app === "800x450");
     await evaluate("new Promise((r) => { const t = () => ccbHost.sizes.some((s) => s.height === 450) ? r() : setTimeout(t, 50); t(); })");
     assert.equal(await evaluate<string>("ccbHost.frame.style.height"), "450px");
-    await until("a frame of the new size is drawn", "doc.getElementById('wrap').dataset.frameSize", (v: string) => v === "800x450");
+    const resized = await until("a frame of the new stage size is drawn", SIZES, (v: Sizes) => v.frame === v.wrap);
+    assert.equal(resized.wrap, `800x${450 - resized.bar}`);
     const canvas = await probe<{ w: number; h: number; left: number; top: number }>(
       "(() => { const c = doc.querySelector('canvas'); return { w: c.offsetWidth, h: c.offsetHeight, left: c.offsetLeft, top: c.offsetTop }; })()",
     );
-    assert.deepEqual(canvas, { w: 800, h: 450, left: 0, top: 0 });
+    assert.deepEqual(canvas, { w: 800, h: 450 - resized.bar, left: 0, top: 0 }, "the canvas fills the stage exactly");
     await screenshot("mcp-app-host-stream-resized.png");
 
     // The App holds the one stream viewer: another one is refused while it shows the stream ...

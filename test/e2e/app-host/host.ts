@@ -41,7 +41,8 @@ const host = {
   /** Frame the sandbox, hand it the App, deliver the tool result once the App is initialized. */
   async load(s: Scenario): Promise<void> {
     const frame = document.createElement("iframe");
-    frame.style.cssText = "display:block;border:1px solid #888;width:1000px;height:200px";
+    const width = (s.hostContext.containerDimensions as { width?: number } | undefined)?.width ?? 1000;
+    frame.style.cssText = `display:block;border:0;width:${width}px;height:200px`;
     frame.src = s.sandboxUrl;
     document.body.appendChild(frame);
     const win = frame.contentWindow as Window;
@@ -69,7 +70,7 @@ const host = {
     bridge.onrequestdisplaymode = async ({ mode }) => {
       host.displayModes.push(mode);
       if (mode === "fullscreen") frame.style.cssText = "display:block;border:0;position:fixed;inset:0;width:100vw;height:100vh";
-      else frame.style.cssText = "display:block;border:1px solid #888;width:1000px;height:600px";
+      else frame.style.cssText = `display:block;border:0;width:${width}px;height:600px`;
       host.setContext({ displayMode: mode });
       return { mode };
     };
@@ -85,6 +86,8 @@ const host = {
   /** Change the host context; the bridge sends the App what changed (ui/notifications/host-context-changed). */
   setContext(change: McpUiHostContext): void {
     host.context = { ...host.context, ...change };
+    const width = (change.containerDimensions as { width?: number } | undefined)?.width;
+    if (width !== undefined && host.frame) host.frame.style.width = `${width}px`;
     host.bridge?.setHostContext(host.context);
   },
 

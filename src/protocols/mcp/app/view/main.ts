@@ -41,6 +41,8 @@ const PREFERRED_MAX_HEIGHT = 800;
 
 const root = document.documentElement;
 const byId = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
+const box = byId<HTMLDivElement>("app");
+const bar = byId<HTMLDivElement>("bar");
 const wrap = byId<HTMLDivElement>("wrap");
 const card = byId<HTMLDivElement>("card");
 const fullscreenButton = byId<HTMLButtonElement>("fullscreen");
@@ -191,9 +193,9 @@ function applySize(ctx: McpUiHostContext): void {
   const fixed = displayMode === "fullscreen" || dims === undefined ? undefined : dims;
   const height = fixed?.height ?? (fixed?.maxHeight !== undefined ? Math.min(fixed.maxHeight, PREFERRED_MAX_HEIGHT) : undefined);
   const width = fixed?.width ?? fixed?.maxWidth;
-  wrap.style.height = height !== undefined ? `${Math.floor(height)}px` : "";
-  wrap.style.minHeight = height !== undefined ? "0" : "";
-  wrap.style.width = width !== undefined ? `${Math.floor(width)}px` : "";
+  box.style.height = height !== undefined ? `${Math.floor(height)}px` : "";
+  box.style.minHeight = height !== undefined ? "0" : "";
+  box.style.width = width !== undefined ? `${Math.floor(width)}px` : "";
 }
 
 function setDisplayMode(mode: McpUiDisplayMode): void {
@@ -211,7 +213,7 @@ function applyContext(ctx: McpUiHostContext): void {
   }
   if (ctx.styles?.variables) applyHostStyleVariables(ctx.styles.variables);
   const modes = app.getHostContext()?.availableDisplayModes;
-  fullscreenButton.classList.toggle("hidden", !modes?.includes("fullscreen"));
+  bar.classList.toggle("hidden", !modes?.includes("fullscreen"));
   if (ctx.displayMode && ctx.displayMode !== displayMode) setDisplayMode(ctx.displayMode);
   else applySize(app.getHostContext() ?? ctx);
 }
