@@ -1,10 +1,11 @@
 // Bundles the MCP App view (src/protocols/mcp/app/view/main.ts, on @modelcontextprotocol/ext-apps)
 // for the browser and provides the esbuild/Bun plugin that inlines it into ccb's own bundle in place
 // of src/protocols/mcp/app/view-script.ts. Used by scripts/build.mjs and scripts/bun-bundle.mjs.
-import { build } from "esbuild";
+
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 export const APP_VIEW_FILE = join(root, "dist/app-view/view.js");

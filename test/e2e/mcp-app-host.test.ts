@@ -9,7 +9,7 @@ import { build } from "esbuild";
 import { WebSocket } from "ws";
 import { silentLogger } from "../../src/core/log.ts";
 import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
-import { launchChromium, type Chromium } from "../../src/platform/chromium.ts";
+import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { repoRoot } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { bootWorkbench, type ToolResult, type Workbench } from "./workbench-helpers.ts";
@@ -161,35 +161,40 @@ function withoutStream(r: ToolResult): ToolResult {
   return { ...r, _meta: meta };
 }
 
-before(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  const bundle = await build({
-    entryPoints: [join(repoRoot, "test/e2e/app-host/host.ts")],
-    bundle: true,
-    write: false,
-    format: "iife",
-    platform: "browser",
-    logLevel: "warning",
-  });
-  hostScript = bundle.outputFiles[0]?.text ?? "";
-  hostUrl = await listen((req, res) => {
-    if (req.url === "/host.js") return void res.writeHead(200, { "content-type": "text/javascript" }).end(hostScript);
-    if (req.url !== "/") return void res.writeHead(404).end();
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-    res.end('<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0;background:#444"><script src="/host.js"></script></body></html>');
-  });
-  // A second origin (another port) for the sandbox proxy, as real hosts do.
-  sandboxUrl = `${await listen((_req, res) => void res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(SANDBOX_PAGE))}/sandbox.html`;
-  wb = await bootWorkbench(ws.path, home.path, ["--render-mode", "stream"]);
-  await wb.waitLog(/stream: server-side Chromium \(pid \d+\) streams the workbench/);
-  origin = new URL(wb.serve.base).origin;
-  const read = await wb.client.readResource({ uri: APP_URI });
-  html = (read.contents[0] as { text: string }).text;
-  chromium = await launchChromium({ url: "about:blank", log: silentLogger, width: 1100, height: 900 });
-  cdp = chromium.page;
-  await cdp.send("Page.enable");
-  await cdp.send("Runtime.enable");
-}, { timeout: 300_000 });
+before(
+  async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const bundle = await build({
+      entryPoints: [join(repoRoot, "test/e2e/app-host/host.ts")],
+      bundle: true,
+      write: false,
+      format: "iife",
+      platform: "browser",
+      logLevel: "warning",
+    });
+    hostScript = bundle.outputFiles[0]?.text ?? "";
+    hostUrl = await listen((req, res) => {
+      if (req.url === "/host.js") return void res.writeHead(200, { "content-type": "text/javascript" }).end(hostScript);
+      if (req.url !== "/") return void res.writeHead(404).end();
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      res.end(
+        '<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0;background:#444"><script src="/host.js"></script></body></html>',
+      );
+    });
+    // A second origin (another port) for the sandbox proxy, as real hosts do.
+    sandboxUrl = `${await listen((_req, res) => void res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(SANDBOX_PAGE))}/sandbox.html`;
+    wb = await bootWorkbench(ws.path, home.path, ["--render-mode", "stream"]);
+    await wb.waitLog(/stream: server-side Chromium \(pid \d+\) streams the workbench/);
+    origin = new URL(wb.serve.base).origin;
+    const read = await wb.client.readResource({ uri: APP_URI });
+    html = (read.contents[0] as { text: string }).text;
+    chromium = await launchChromium({ url: "about:blank", log: silentLogger, width: 1100, height: 900 });
+    cdp = chromium.page;
+    await cdp.send("Page.enable");
+    await cdp.send("Runtime.enable");
+  },
+  { timeout: 300_000 },
+);
 
 after(async () => {
   await chromium?.close();
@@ -212,9 +217,14 @@ describe("the MCP App in an ext-apps AppBridge host (real Chromium, real workben
     assert.equal(s.state, "embedded", JSON.stringify(s));
     assert.equal(s.detail, origin);
     // The framed workbench is a new client of the runtime: its own extension host connects to the bridge.
-    await wb.waitLog((err) => err.split("\n").filter((l) => /bridge: extension host \d+ connected/.test(l)).length > connected);
+    await wb.waitLog(
+      (err) => err.split("\n").filter((l) => /bridge: extension host \d+ connected/.test(l)).length > connected,
+    );
     assert.equal(await probe<string>("doc.documentElement.dataset.state"), "embedded");
-    assert.equal(await probe<string>("doc.querySelector('iframe').src"), (r._meta?.["ccb/workbench"] as { url: string }).url);
+    assert.equal(
+      await probe<string>("doc.querySelector('iframe').src"),
+      (r._meta as { "ccb/workbench": { url: string } })["ccb/workbench"].url,
+    );
     // The host context was applied: theme, and the container width with a capped height.
     assert.equal(await probe<string>("doc.documentElement.dataset.theme"), "dark");
     const sized = await probe<Sizes>(SIZES);
@@ -222,14 +232,24 @@ describe("the MCP App in an ext-apps AppBridge host (real Chromium, real workben
     assert.equal(sized.app, "1000x700");
     assert.equal(sized.wrap, `1000x${700 - sized.bar}`);
     // The App's size reached the host, which sized the frame to it.
-    await evaluate("new Promise((r) => { const t = () => ccbHost.sizes.some((s) => s.height === 700) ? r() : setTimeout(t, 50); t(); })");
-    await until("the workbench frame fills the stage", "doc.querySelector('iframe').offsetHeight", (h: number) => h === 700 - sized.bar);
+    await evaluate(
+      "new Promise((r) => { const t = () => ccbHost.sizes.some((s) => s.height === 700) ? r() : setTimeout(t, 50); t(); })",
+    );
+    await until(
+      "the workbench frame fills the stage",
+      "doc.querySelector('iframe').offsetHeight",
+      (h: number) => h === 700 - sized.bar,
+    );
     await screenshot("mcp-app-host-embedded.png");
 
     // Fullscreen: the App's button asks the host (ui/request-display-mode) and follows its answer.
     assert.equal(await probe<boolean>("doc.getElementById('fullscreen').classList.contains('hidden')"), false);
     await probe("doc.getElementById('fullscreen').click()");
-    await until("the App is in fullscreen", "doc.documentElement.dataset.displayMode", (m: string) => m === "fullscreen");
+    await until(
+      "the App is in fullscreen",
+      "doc.documentElement.dataset.displayMode",
+      (m: string) => m === "fullscreen",
+    );
     assert.deepEqual(await evaluate<string[]>("ccbHost.displayModes"), ["fullscreen"]);
     const viewport = await evaluate<{ w: number; h: number }>("({ w: innerWidth, h: innerHeight })");
     await until("the App fills the host's viewport", SIZES, (v: Sizes) => v.app === `${viewport.w}x${viewport.h}`);
@@ -243,7 +263,7 @@ describe("the MCP App in an ext-apps AppBridge host (real Chromium, real workben
 
   it("the host refuses the frame origin: the browser card, whose button sends ui/open-link to the host", async () => {
     const r = withoutStream(await wb.ok("vscode_open"));
-    const url = (r._meta?.["ccb/workbench"] as { url: string }).url;
+    const url = (r._meta as { "ccb/workbench": { url: string } })["ccb/workbench"].url;
     await loadHost({ result: r, csp: {}, declared: { frameDomains: [] }, hostContext: { theme: "light" } });
     const s = await settled();
     assert.equal(s.state, "browser");
@@ -254,25 +274,41 @@ describe("the MCP App in an ext-apps AppBridge host (real Chromium, real workben
     assert.equal(await probe<string>("getComputedStyle(doc.body).colorScheme"), "light");
     await screenshot("mcp-app-host-browser-card.png");
     await probe("doc.getElementById('open').click()");
-    assert.deepEqual(await evaluate<string[]>("new Promise((r) => { const t = () => ccbHost.links.length ? r(ccbHost.links) : setTimeout(t, 50); t(); })"), [url]);
+    assert.deepEqual(
+      await evaluate<string[]>(
+        "new Promise((r) => { const t = () => ccbHost.links.length ? r(ccbHost.links) : setTimeout(t, 50); t(); })",
+      ),
+      [url],
+    );
     assert.deepEqual(await evaluate("ccbHost.bridge.teardownResource({})"), {});
   });
 
   it("stream mode with only connectDomains: canvas frames; a container-size change resizes the App and the remote page; teardown closes the stream", async () => {
     const r = await wb.ok("vscode_open");
     const connect = { connectDomains: [origin, origin.replace(/^http/, "ws")] };
-    await loadHost({ result: r, csp: connect, declared: connect, hostContext: { containerDimensions: { width: 1000, height: 640 } } });
+    await loadHost({
+      result: r,
+      csp: connect,
+      declared: connect,
+      hostContext: { containerDimensions: { width: 1000, height: 640 } },
+    });
     const s = await settled();
     assert.equal(s.state, "stream", JSON.stringify(s));
     assert.ok(Number(await probe<string>("doc.getElementById('wrap').dataset.frames")) >= 1);
-    const first = await until("the remote page takes the stage's size", SIZES, (v: Sizes) => v.frame !== "" && v.frame === v.wrap);
+    const first = await until(
+      "the remote page takes the stage's size",
+      SIZES,
+      (v: Sizes) => v.frame !== "" && v.frame === v.wrap,
+    );
     assert.equal(first.app, "1000x640");
     await screenshot("mcp-app-host-stream.png");
 
     // The host's container shrinks: the App follows, tells the host its new size, the stream refits.
     await evaluate("ccbHost.setContext({ containerDimensions: { width: 800, height: 450 } })");
     await until("the App takes the new container size", SIZES, (v: Sizes) => v.app === "800x450");
-    await evaluate("new Promise((r) => { const t = () => ccbHost.sizes.some((s) => s.height === 450) ? r() : setTimeout(t, 50); t(); })");
+    await evaluate(
+      "new Promise((r) => { const t = () => ccbHost.sizes.some((s) => s.height === 450) ? r() : setTimeout(t, 50); t(); })",
+    );
     assert.equal(await evaluate<string>("ccbHost.frame.style.height"), "450px");
     const resized = await until("a frame of the new stage size is drawn", SIZES, (v: Sizes) => v.frame === v.wrap);
     assert.equal(resized.wrap, `800x${450 - resized.bar}`);

@@ -7,10 +7,10 @@
  */
 import {
   AppBridge,
-  PostMessageTransport,
   type McpUiHostCapabilities,
   type McpUiHostContext,
   type McpUiResourceCsp,
+  PostMessageTransport,
 } from "@modelcontextprotocol/ext-apps/app-bridge";
 
 interface Scenario {
@@ -47,9 +47,15 @@ const host = {
     document.body.appendChild(frame);
     const win = frame.contentWindow as Window;
     host.context = s.hostContext;
-    const bridge = new AppBridge(null, { name: "ccb-test-host", version: "1" }, s.hostCapabilities, { hostContext: s.hostContext });
+    const bridge = new AppBridge(null, { name: "ccb-test-host", version: "1" }, s.hostCapabilities, {
+      hostContext: s.hostContext,
+    });
     bridge.onsandboxready = () => {
-      void bridge.sendSandboxResourceReady({ html: s.html, csp: s.csp, sandbox: "allow-scripts allow-same-origin allow-popups" });
+      void bridge.sendSandboxResourceReady({
+        html: s.html,
+        csp: s.csp,
+        sandbox: "allow-scripts allow-same-origin allow-popups",
+      });
     };
     bridge.oninitialized = () => {
       void bridge.sendToolResult(s.result as Parameters<AppBridge["sendToolResult"]>[0]);
@@ -69,7 +75,8 @@ const host = {
     };
     bridge.onrequestdisplaymode = async ({ mode }) => {
       host.displayModes.push(mode);
-      if (mode === "fullscreen") frame.style.cssText = "display:block;border:0;position:fixed;inset:0;width:100vw;height:100vh";
+      if (mode === "fullscreen")
+        frame.style.cssText = "display:block;border:0;position:fixed;inset:0;width:100vw;height:100vh";
       else frame.style.cssText = `display:block;border:0;width:${width}px;height:600px`;
       host.setContext({ displayMode: mode });
       return { mode };

@@ -1,5 +1,5 @@
-import { RESOURCE_URI_META_KEY } from "@modelcontextprotocol/ext-apps/server";
 import type { McpUiToolMeta } from "@modelcontextprotocol/ext-apps";
+import { RESOURCE_URI_META_KEY } from "@modelcontextprotocol/ext-apps/server";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Core } from "../../../core/core.ts";
 import { CcbError } from "../../../core/errors.ts";
@@ -30,9 +30,13 @@ export function linkAppTool(tool: Tool): Tool {
 export function checkAppToolReady(name: string, app: AppState, core: Core): void {
   if (name !== APP_TOOL || core.bridge.workbench() || !app.offered()) return;
   if (app.current()?.starting ?? true) {
-    throw new CcbError("BRIDGE_UNAVAILABLE", "The workbench is still starting (the editor runtime boots in about 5 to 30 seconds).", {
-      hint: `Call vscode_open again in ${RETRY_SECONDS} seconds; file, search, terminal and git tools already work.`,
-    });
+    throw new CcbError(
+      "BRIDGE_UNAVAILABLE",
+      "The workbench is still starting (the editor runtime boots in about 5 to 30 seconds).",
+      {
+        hint: `Call vscode_open again in ${RETRY_SECONDS} seconds; file, search, terminal and git tools already work.`,
+      },
+    );
   }
 }
 

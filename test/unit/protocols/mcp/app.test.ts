@@ -98,7 +98,7 @@ describe("MCP server with and without the App", () => {
     const t = (await c.client.listTools()).tools.find((x) => x.name === "vscode_open");
     assert.deepEqual((t?._meta as Record<string, unknown>).ui, { resourceUri: WORKBENCH_APP_URI });
     // The flat key of older hosts, as the ext-apps server helper registerAppTool writes it.
-    assert.equal((t?._meta as Record<string, unknown>)["ui/resourceUri"], WORKBENCH_APP_URI);
+    assert.equal((t?._meta as Record<string, unknown> | undefined)?.["ui/resourceUri"], WORKBENCH_APP_URI);
     await c.close();
   });
 });

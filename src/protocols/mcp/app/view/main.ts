@@ -47,7 +47,10 @@ const wrap = byId<HTMLDivElement>("wrap");
 const card = byId<HTMLDivElement>("card");
 const fullscreenButton = byId<HTMLButtonElement>("fullscreen");
 
-const app = new App({ name: "ccb-workbench", version: CCB_APP.version }, { availableDisplayModes: ["inline", "fullscreen"] });
+const app = new App(
+  { name: "ccb-workbench", version: CCB_APP.version },
+  { availableDisplayModes: ["inline", "fullscreen"] },
+);
 
 let shown = false;
 let displayMode: McpUiDisplayMode = "inline";
@@ -95,7 +98,10 @@ function frameRefused(origin: string): boolean {
 function embed(url: string): void {
   const origin = new URL(url).origin;
   if (frameRefused(origin)) {
-    browser(`The host does not allow this App to frame ${origin} (frameDomains), so the workbench cannot be shown here.`, url);
+    browser(
+      `The host does not allow this App to frame ${origin} (frameDomains), so the workbench cannot be shown here.`,
+      url,
+    );
     return;
   }
   setState("probing", origin);
@@ -104,7 +110,12 @@ function embed(url: string): void {
   frame.allow = "clipboard-read; clipboard-write";
   let done = false;
   const onMessage = (e: MessageEvent) => {
-    if (done || e.source !== frame.contentWindow || (e.data as { type?: unknown } | null)?.type !== "ccb:workbench-alive") return;
+    if (
+      done ||
+      e.source !== frame.contentWindow ||
+      (e.data as { type?: unknown } | null)?.type !== "ccb:workbench-alive"
+    )
+      return;
     done = true;
     clearTimeout(timer);
     card.classList.add("hidden");
@@ -175,11 +186,15 @@ function onToolResult(result: { isError?: boolean; _meta?: Record<string, unknow
   const wb = meta["ccb/workbench"];
   const s = meta["ccb/stream"];
   if (typeof wb?.url !== "string") {
-    if (result.isError) return browser("vscode_open failed: no workbench is running, so there is no editor to show.", "");
-    return browser("The tool result carries no workbench address (the host did not pass the result metadata to this App).", "");
+    const reason = result.isError
+      ? "vscode_open failed: no workbench is running, so there is no editor to show."
+      : "The tool result carries no workbench address (the host did not pass the result metadata to this App).";
+    browser(reason, "");
+    return;
   }
   shown = true;
-  if (typeof s?.error === "string") browser(`Stream mode is on, but ${s.error.charAt(0).toLowerCase()}${s.error.slice(1)}`, wb.url);
+  if (typeof s?.error === "string")
+    browser(`Stream mode is on, but ${s.error.charAt(0).toLowerCase()}${s.error.slice(1)}`, wb.url);
   else if (typeof s?.url === "string" && typeof s.token === "string") stream({ url: s.url, token: s.token }, wb.url);
   else embed(wb.url);
 }
@@ -189,9 +204,12 @@ function onToolResult(result: { isError?: boolean; _meta?: Record<string, unknow
  * the host, fills the frame the host gave (at least the CSS minimum height).
  */
 function applySize(ctx: McpUiHostContext): void {
-  const dims = ctx.containerDimensions as { height?: number; maxHeight?: number; width?: number; maxWidth?: number } | undefined;
+  const dims = ctx.containerDimensions as
+    | { height?: number; maxHeight?: number; width?: number; maxWidth?: number }
+    | undefined;
   const fixed = displayMode === "fullscreen" || dims === undefined ? undefined : dims;
-  const height = fixed?.height ?? (fixed?.maxHeight !== undefined ? Math.min(fixed.maxHeight, PREFERRED_MAX_HEIGHT) : undefined);
+  const height =
+    fixed?.height ?? (fixed?.maxHeight !== undefined ? Math.min(fixed.maxHeight, PREFERRED_MAX_HEIGHT) : undefined);
   const width = fixed?.width ?? fixed?.maxWidth;
   box.style.height = height !== undefined ? `${Math.floor(height)}px` : "";
   box.style.minHeight = height !== undefined ? "0" : "";
