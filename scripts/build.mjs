@@ -4,8 +4,12 @@
 import { build } from "esbuild";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { appViewPlugin, buildAppView } from "./app-view.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
+
+// The MCP App view (browser code on the ext-apps SDK), inlined into the bundle as a string.
+const appView = await buildAppView();
 
 await build({
   absWorkingDir: root,
@@ -21,6 +25,7 @@ await build({
   sourcemap: "linked",
   logLevel: "warning",
   chunkNames: "chunks/[name]-[hash]",
+  plugins: [appViewPlugin(appView)],
 });
 
 // The VS Code bridge extension (issue: workbench) builds itself when present.

@@ -19,22 +19,6 @@ export interface WorkbenchInfo {
   runtime: string;
 }
 
-/** The MCP App resource that shows the workbench (src/protocols/mcp/app). */
-export const WORKBENCH_APP_URI = "ui://ccb/workbench.html";
-
-/** How the MCP App shows the workbench, set by `ccb serve` when a workbench is configured. */
-export interface WorkbenchAppInfo {
-  /** Browser-facing gateway base URL (origin only matters: it goes into the App's CSP request). */
-  gatewayUrl: string;
-  renderMode: "default" | "stream";
-  /** True until the workbench has started or failed to (vscode_open then says to retry). */
-  starting: boolean;
-  /** The /stream WebSocket (stream mode, once running). Secret: App-only `_meta`, never text or logs. */
-  stream?: { url: string; token: string } | undefined;
-  /** Stream mode only: why the stream is not (yet) available; the App shows it instead of silently embedding. */
-  streamError?: string | undefined;
-}
-
 export interface BridgeStatus {
   connected: boolean;
   /** Why it is not connected, in words a user or model can act on. */
@@ -59,62 +43,6 @@ export class BridgeSlot {
 
   setWorkbench(info: { url: string | (() => string); runtime: string } | undefined): void {
     this.#workbench = info;
-  }
-
-  #app: WorkbenchAppInfo | undefined;
-  #appExpected = false;
-  readonly #appListeners = new Set<() => void>();
-
-  /** The MCP App configuration (undefined when no workbench is configured, or while it is being set up). */
-  app(): WorkbenchAppInfo | undefined {
-    return this.#app;
-  }
-
-  /**
-   * The server is configured with a workbench, so it offers the App from its first session on,
-   * even before the workbench (and its gateway address) is set up.
-   */
-  expectApp(expected = true): void {
-    this.#appExpected = expected;
-    this.#emitApp();
-  }
-
-  /** Whether this server offers the App: configured with a workbench (starting or running). */
-  appOffered(): boolean {
-    return this.#appExpected || this.#app !== undefined;
-  }
-
-  setApp(info: WorkbenchAppInfo | undefined): void {
-    this.#app = info;
-    this.#emitApp();
-  }
-
-  /** Called whenever the App configuration changes (set up, stream ready, gone). Returns an unsubscribe function. */
-  onAppChange(listener: () => void): () => void {
-    this.#appListeners.add(listener);
-    return () => this.#appListeners.delete(listener);
-  }
-
-  /** The App configuration once it is set up; undefined if it is not within `timeoutMs` or the server stops offering it. */
-  async waitApp(timeoutMs: number, signal?: AbortSignal): Promise<WorkbenchAppInfo | undefined> {
-    if (this.#app || !this.#appExpected) return this.#app;
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        off();
-        signal?.removeEventListener("abort", done);
-        resolve(this.#app);
-      };
-      const timer = setTimeout(done, timeoutMs);
-      const off = this.onAppChange(() => {
-        if (this.#app || !this.#appExpected) done();
-      });
-      signal?.addEventListener("abort", done, { once: true });
-    });
-  }
-
-  #emitApp(): void {
-    for (const l of this.#appListeners) l();
   }
 
   status(): BridgeStatus {

@@ -2,6 +2,7 @@ import type { Core } from "../core/core.ts";
 import type { Logger } from "../core/log.ts";
 import { startWorkbenchApp } from "../protocols/mcp/app/stream-tier.ts";
 import type { RenderMode } from "../protocols/mcp/app/render-mode.ts";
+import type { AppState } from "../protocols/mcp/app/state.ts";
 import { Gateway } from "../net/gateway.ts";
 import { isLoopbackHost } from "../net/loopback.ts";
 import type { WorkbenchHttp } from "./gateway.ts";
@@ -31,6 +32,8 @@ export interface ServeWorkbench {
  */
 export async function startServeWorkbench(o: {
   core: Core;
+  /** The MCP App state of the serve, filled in by the App set-up. */
+  app: AppState;
   log: Logger;
   options: ServeWorkbenchOptions;
   /** serve's gateway and the URL browsers reach it at (--public-url), when --http is on. */
@@ -61,7 +64,7 @@ export async function startServeWorkbench(o: {
     env: o.env,
   });
   const app = startWorkbenchApp({
-    core: o.core,
+    app: o.app,
     log: o.log.child("app"),
     renderMode: o.options.renderMode ?? "default",
     gateway: usable || !served ? loopback : served,

@@ -11,6 +11,7 @@ import { BodyTooLargeError, readBody } from "../../net/body.ts";
 import type { Gateway } from "../../net/gateway.ts";
 import { TOKEN_QUERY_KEYS, type EdgePolicy } from "../../net/policy.ts";
 import { sendJson, sendJsonRpcError } from "../../net/respond.ts";
+import type { AppState } from "./app/state.ts";
 import { createMcpServer } from "./server.ts";
 
 /** The largest MCP message, over HTTP (request body) and stdio (one frame) alike: --max-body-bytes. */
@@ -29,6 +30,8 @@ export interface McpHttpOptions {
   maxBodyBytes?: number;
   sessionIdleMs?: number;
   maxSessions?: number;
+  /** The MCP App every session offers (`ccb serve` with a workbench). */
+  app?: AppState | undefined;
 }
 
 interface Session {
@@ -161,7 +164,7 @@ export class McpHttpEndpoint {
 
   async #openSession(req: IncomingMessage, res: ServerResponse, message: unknown): Promise<void> {
     const log = this.#options.log;
-    const server = createMcpServer({ core: this.#options.core, log });
+    const server = createMcpServer({ core: this.#options.core, log, app: this.#options.app });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {

@@ -7,6 +7,7 @@ import { connectValidated } from "./edge.ts";
 import { Gateway } from "../../net/gateway.ts";
 import { isLoopbackHost } from "../../net/loopback.ts";
 import { DEFAULT_MAX_BODY_BYTES, McpHttpEndpoint } from "./http.ts";
+import { AppState } from "./app/state.ts";
 import { createMcpServer } from "./server.ts";
 import { LineStdioTransport } from "./stdio.ts";
 import type { ServeWorkbenchOptions } from "../../workbench/serve.ts";
@@ -81,7 +82,8 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   announce(`ccb serve: workspace ${core.workspace.roots.join(", ")}${from}`);
 
   // Every MCP session, including one created the moment the listener answers, offers the App.
-  if (options.workbench) core.bridge.expectApp();
+  const app = options.workbench ? new AppState() : undefined;
+  app?.expect();
   const closers: Array<() => Promise<void>> = [];
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
@@ -108,6 +110,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         log: log.child("mcp-http"),
         authToken: httpOpts.authToken,
         allowOrigins: httpOpts.allowOrigins ?? [],
+        app,
         ...(httpOpts.maxBodyBytes !== undefined ? { maxBodyBytes: httpOpts.maxBodyBytes } : {}),
       });
       closers.push(() => gateway.close());
@@ -116,11 +119,12 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       announce(`ccb serve: MCP Streamable HTTP listening on ${url}/mcp${httpOpts.authToken ? " (bearer token required)" : ""}${publicUrl ? `; public URL ${publicUrl.origin}` : ""}`);
       http = { server: gateway.server, gateway, url, publicUrl: publicUrl?.origin ?? url };
     }
-    if (options.workbench) {
-      closers.push(async () => core.bridge.expectApp(false));
+    if (options.workbench && app) {
+      closers.push(async () => app.expect(false));
       const { startServeWorkbench } = await import("../../workbench/serve.ts");
       const wb = await startServeWorkbench({
         core,
+        app,
         log: log.child("workbench"),
         options: options.workbench,
         http: http && httpOpts ? { gateway: http.gateway, publicUrl: http.publicUrl, host: httpOpts.host ?? "127.0.0.1" } : undefined,
@@ -131,7 +135,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     }
     if (useStdio) {
       const transport = new LineStdioTransport(options.stdin, options.stdout, { maxFrameBytes: options.maxFrameBytes ?? httpOpts?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES });
-      const server = createMcpServer({ core, log: log.child("mcp") });
+      const server = createMcpServer({ core, log: log.child("mcp"), app });
       stdioClosed = new Promise<void>((resolve) => {
         const prev = server.onclose;
         server.onclose = () => {

@@ -14,6 +14,8 @@ import type { AnyToolDef } from "../../core/tool.ts";
 import { workspaceTools } from "../../core/tools/registry.ts";
 import { CCB_VERSION } from "../../core/version.ts";
 import { registerWorkbenchApp } from "./app/resource.ts";
+import type { AppState } from "./app/state.ts";
+import { appToolMeta, checkAppToolReady, linkAppTool } from "./app/tool-link.ts";
 import { toolErrorResult } from "./errors.ts";
 
 export interface McpServerOptions {
@@ -21,6 +23,8 @@ export interface McpServerOptions {
   /** Defaults to the workspace tool registry. */
   tools?: readonly AnyToolDef[];
   log?: Logger;
+  /** The MCP App of a `ccb serve` configured with a workbench (its resource, and vscode_open linked to it). */
+  app?: AppState | undefined;
 }
 
 const INSTRUCTIONS =
@@ -52,9 +56,9 @@ export function createMcpServer(options: McpServerOptions): Server {
   // The MCP App (ui://ccb/workbench.html) is a property of the server: offered to every session of
   // a serve configured with a workbench, from its start; without one, tools do not point hosts at
   // a resource that is not there.
-  const withApp = options.core.bridge.appOffered();
-  if (withApp) registerWorkbenchApp(server, options.core.bridge);
-  const listed = withApp ? catalog.list : catalog.list.map(withoutUi);
+  const app = options.app?.offered() ? options.app : undefined;
+  if (app) registerWorkbenchApp(server, app);
+  const listed = app ? catalog.list.map(linkAppTool) : catalog.list;
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
@@ -68,12 +72,14 @@ export function createMcpServer(options: McpServerOptions): Server {
       throw new InvalidParams(`Invalid arguments for tool ${name}: ${formatIssues(parsed.error)}. See the tool's inputSchema in tools/list.`);
     }
     try {
+      if (app) checkAppToolReady(name, app, options.core);
       const result = await def.execute(parsed.data, { core: options.core, signal: extra.signal, log });
+      const meta = app ? { ...result.meta, ...appToolMeta(name, app) } : result.meta;
       // Tool results leave for the model here: every current secret value is masked.
       return maskDeep({
         content: [{ type: "text", text: result.text }],
         ...(result.structured ? { structuredContent: result.structured } : {}),
-        ...(result.meta ? { _meta: result.meta } : {}),
+        ...(meta && Object.keys(meta).length > 0 ? { _meta: meta } : {}),
       });
     } catch (err) {
       const result = toolErrorResult(err, name, log);
@@ -120,13 +126,6 @@ export function toolCatalog(tools: readonly AnyToolDef[]): Catalog {
   const catalog = { list, byName };
   catalogs.set(tools, catalog);
   return catalog;
-}
-
-function withoutUi(tool: Tool): Tool {
-  if (!tool._meta || !("ui" in tool._meta)) return tool;
-  const { ui: _ui, ...rest } = tool._meta;
-  const { _meta: _m, ...bare } = tool;
-  return Object.keys(rest).length > 0 ? { ...bare, _meta: rest } : bare;
 }
 
 function inputJsonSchema(schema: z.ZodObject): Tool["inputSchema"] {

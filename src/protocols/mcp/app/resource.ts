@@ -1,17 +1,19 @@
+import type { McpUiResourceMeta } from "@modelcontextprotocol/ext-apps";
+import { RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ErrorCode, ListResourcesRequestSchema, McpError, ReadResourceRequestSchema, type Resource } from "@modelcontextprotocol/sdk/types.js";
-import { WORKBENCH_APP_URI, type BridgeSlot, type WorkbenchAppInfo } from "../../../core/bridge.ts";
-import { WORKBENCH_APP_HTML } from "./app-html.ts";
+import { workbenchAppHtml } from "./app-html.ts";
+import { type AppState, WORKBENCH_APP_URI, type WorkbenchAppInfo } from "./state.ts";
 
 /** MIME type of an MCP App document (MCP Apps extension, io.modelcontextprotocol/ui). */
-export const MCP_APP_MIME = "text/html;profile=mcp-app";
+export const MCP_APP_MIME = RESOURCE_MIME_TYPE;
 
 /**
  * The `_meta.ui` of the App resource: a request to the host to let the App frame the gateway
  * origin (embedded tier) and connect to it over HTTP and WebSocket (stream tier). Origins only:
  * nothing secret (no /ide/<key> path, no token).
  */
-export function appResourceMeta(app: WorkbenchAppInfo): { ui: { csp: { frameDomains: string[]; connectDomains: string[] }; prefersBorder: boolean } } {
+export function appResourceMeta(app: WorkbenchAppInfo): { ui: McpUiResourceMeta & { csp: { frameDomains: string[]; connectDomains: string[] } } } {
   const origin = new URL(app.gatewayUrl).origin;
   const ws = origin.replace(/^http/, "ws");
   return { ui: { csp: { frameDomains: [origin], connectDomains: [origin, ws] }, prefersBorder: false } };
@@ -29,7 +31,7 @@ const READ_WAIT_MS = 15_000;
  * notifications/resources/list_changed. A read before the origins are known waits for them, and
  * says so if they do not come.
  */
-export function registerWorkbenchApp(server: Server, bridge: BridgeSlot): void {
+export function registerWorkbenchApp(server: Server, app: AppState): void {
   server.registerCapabilities({ resources: { listChanged: true } });
   const describe = (a: WorkbenchAppInfo | undefined): Resource => ({
     uri: WORKBENCH_APP_URI,
@@ -40,24 +42,24 @@ export function registerWorkbenchApp(server: Server, bridge: BridgeSlot): void {
     ...(a ? { _meta: appResourceMeta(a) } : {}),
   });
   server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => {
-    const a = await bridge.waitApp(LIST_WAIT_MS, extra.signal);
-    return { resources: bridge.appOffered() ? [describe(a)] : [] };
+    const a = await app.wait(LIST_WAIT_MS, extra.signal);
+    return { resources: app.offered() ? [describe(a)] : [] };
   });
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
-    if (request.params.uri !== WORKBENCH_APP_URI || !bridge.appOffered()) {
+    if (request.params.uri !== WORKBENCH_APP_URI || !app.offered()) {
       throw new McpError(ErrorCode.InvalidParams, `Unknown resource "${request.params.uri.slice(0, 200)}". Call resources/list to see the resources.`);
     }
-    const a = await bridge.waitApp(READ_WAIT_MS, extra.signal);
+    const a = await app.wait(READ_WAIT_MS, extra.signal);
     if (!a) {
       throw new McpError(ErrorCode.InternalError, "The workbench App is still being set up (its gateway address is not known yet); read the resource again in a few seconds.");
     }
-    return { contents: [{ uri: WORKBENCH_APP_URI, mimeType: MCP_APP_MIME, text: WORKBENCH_APP_HTML, _meta: appResourceMeta(a) }] };
+    return { contents: [{ uri: WORKBENCH_APP_URI, mimeType: MCP_APP_MIME, text: workbenchAppHtml(), _meta: appResourceMeta(a) }] };
   });
 
   // Tell the session when what resources/list returns changes (the origins become known, or the App goes away).
-  let last = JSON.stringify(describe(bridge.app()));
-  const off = bridge.onAppChange(() => {
-    const now = JSON.stringify(bridge.appOffered() ? describe(bridge.app()) : null);
+  let last = JSON.stringify(describe(app.current()));
+  const off = app.onChange(() => {
+    const now = JSON.stringify(app.offered() ? describe(app.current()) : null);
     if (now === last) return;
     last = now;
     if (!server.transport) return;

@@ -1,5 +1,3 @@
-import type { Core } from "../../../core/core.ts";
-import type { WorkbenchAppInfo } from "../../../core/bridge.ts";
 import { toCcbError } from "../../../core/errors.ts";
 import type { Logger } from "../../../core/log.ts";
 import { Screencast } from "../../../stream/screencast.ts";
@@ -9,6 +7,7 @@ import { launchChromium, type Chromium } from "../../../platform/chromium.ts";
 import { newToken } from "../../../util/secrets.ts";
 import type { WorkbenchHttp } from "../../../workbench/gateway.ts";
 import type { RenderMode } from "./render-mode.ts";
+import type { AppState, WorkbenchAppInfo } from "./state.ts";
 
 export interface WorkbenchAppHandle {
   close(): Promise<void>;
@@ -22,7 +21,8 @@ export interface WorkbenchAppHandle {
  * and stream URL go only into vscode_open's result `_meta`.
  */
 export function startWorkbenchApp(o: {
-  core: Core;
+  /** The App state of the MCP server assembly, filled in here. */
+  app: AppState;
   log: Logger;
   renderMode: RenderMode;
   /** The browser-facing gateway (its origin goes into the App's CSP request; /stream is mounted on it). */
@@ -33,15 +33,15 @@ export function startWorkbenchApp(o: {
   localUrl: () => string | undefined;
   env?: NodeJS.ProcessEnv;
 }): WorkbenchAppHandle {
-  const { core, log } = o;
+  const { app, log } = o;
   let closed = false;
   let info: WorkbenchAppInfo = { gatewayUrl: o.gateway.url, renderMode: o.renderMode, starting: true };
   const update = (change: Partial<WorkbenchAppInfo>) => {
     if (closed) return;
     info = { ...info, ...change };
-    core.bridge.setApp(info);
+    app.set(info);
   };
-  core.bridge.setApp(info);
+  app.set(info);
   const settled = o.ready.then(
     () => update({ starting: false }),
     () => update({ starting: false }),
@@ -51,7 +51,7 @@ export function startWorkbenchApp(o: {
       close: async () => {
         closed = true;
         await settled;
-        core.bridge.setApp(undefined);
+        app.set(undefined);
       },
     };
   }
@@ -102,7 +102,7 @@ export function startWorkbenchApp(o: {
       closed = true;
       await settled;
       await started;
-      core.bridge.setApp(undefined);
+      app.set(undefined);
       endpoint?.close();
       await screencast?.close();
       await chromium?.close();

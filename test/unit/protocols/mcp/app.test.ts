@@ -8,14 +8,13 @@ import { after, before, describe, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { WORKBENCH_APP_URI } from "../../../../src/core/bridge.ts";
 import { createCore, type Core } from "../../../../src/core/core.ts";
 import { CcbError } from "../../../../src/core/errors.ts";
 import { silentLogger } from "../../../../src/core/log.ts";
-import vscodeOpen from "../../../../src/core/tools/vscode_open.ts";
-import { WORKBENCH_APP_HTML } from "../../../../src/protocols/mcp/app/app-html.ts";
+import { workbenchAppHtml } from "../../../../src/protocols/mcp/app/app-html.ts";
 import { parseRenderMode } from "../../../../src/protocols/mcp/app/render-mode.ts";
 import { appResourceMeta, MCP_APP_MIME } from "../../../../src/protocols/mcp/app/resource.ts";
+import { AppState, WORKBENCH_APP_URI } from "../../../../src/protocols/mcp/app/state.ts";
 import { BrowserSession } from "../../../../src/net/browser-session.ts";
 import { Gateway } from "../../../../src/net/gateway.ts";
 import { createMcpServer } from "../../../../src/protocols/mcp/server.ts";
@@ -48,11 +47,16 @@ describe("App resource metadata", () => {
     assert.ok(!JSON.stringify(meta).includes("SECRET"));
   });
   it("the App document loads nothing from outside", () => {
-    assert.doesNotMatch(WORKBENCH_APP_HTML, /<(script|img|link|iframe)[^>]+(src|href)=/i);
-    assert.match(WORKBENCH_APP_HTML, /ui\/initialize/);
-    assert.match(WORKBENCH_APP_HTML, /ccb:workbench-alive/);
+    const html = workbenchAppHtml();
+    assert.doesNotMatch(html, /<(script|img|link|iframe)[^>]+(src|href)=/i);
+    assert.match(html, /ui\/initialize/);
+    assert.match(html, /ccb:workbench-alive/);
   });
 });
+
+/** A tools/call of vscode_open through the MCP server: its isError result as the CcbError fields, or the result. */
+type OpenResult = { isError?: boolean; content: Array<{ text: string }>; structuredContent?: { error?: { code: string; message: string; hint?: string } }; _meta?: Record<string, unknown> };
+const callOpen = async (client: Client): Promise<OpenResult> => (await client.callTool({ name: "vscode_open", arguments: {} })) as OpenResult;
 
 describe("MCP server with and without the App", () => {
   const ws = tmpdirFixture({ prefix: "ccb-app-unit-" });
@@ -64,8 +68,8 @@ describe("MCP server with and without the App", () => {
     await core.dispose();
     ws.cleanup();
   });
-  const connect = async () => {
-    const server = createMcpServer({ core, log: silentLogger });
+  const connect = async (app?: AppState) => {
+    const server = createMcpServer({ core, log: silentLogger, app });
     const [a, b] = InMemoryTransport.createLinkedPair();
     const client = new Client({ name: "t", version: "1" });
     await Promise.all([server.connect(a), client.connect(b)]);
@@ -73,26 +77,29 @@ describe("MCP server with and without the App", () => {
   };
 
   it("without a workbench: no resources capability and no ui link on vscode_open", async () => {
-    core.bridge.setApp(undefined);
-    const c = await connect();
-    assert.equal(c.client.getServerCapabilities()?.resources, undefined);
-    const t = (await c.client.listTools()).tools.find((x) => x.name === "vscode_open");
-    assert.equal((t?._meta as Record<string, unknown> | undefined)?.ui, undefined);
-    await c.close();
+    for (const app of [undefined, new AppState()]) {
+      const c = await connect(app);
+      assert.equal(c.client.getServerCapabilities()?.resources, undefined);
+      const t = (await c.client.listTools()).tools.find((x) => x.name === "vscode_open");
+      assert.equal((t?._meta as Record<string, unknown> | undefined)?.ui, undefined);
+      await c.close();
+    }
   });
 
   it("with a workbench: the resource is listed and read, vscode_open links it", async () => {
-    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default", starting: false });
-    const c = await connect();
+    const app = new AppState();
+    app.set({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default", starting: false });
+    const c = await connect(app);
     const list = await c.client.listResources();
     assert.deepEqual(list.resources.map((r) => [r.uri, r.mimeType]), [[WORKBENCH_APP_URI, MCP_APP_MIME]]);
     const read = await c.client.readResource({ uri: WORKBENCH_APP_URI });
     assert.equal(read.contents[0]?.mimeType, MCP_APP_MIME);
-    assert.equal((read.contents[0] as { text: string }).text, WORKBENCH_APP_HTML);
+    assert.equal((read.contents[0] as { text: string }).text, workbenchAppHtml());
     const t = (await c.client.listTools()).tools.find((x) => x.name === "vscode_open");
     assert.deepEqual((t?._meta as Record<string, unknown>).ui, { resourceUri: WORKBENCH_APP_URI });
+    // The flat key of older hosts, as the ext-apps server helper registerAppTool writes it.
+    assert.equal((t?._meta as Record<string, unknown> | undefined)?.["ui/resourceUri"], WORKBENCH_APP_URI);
     await c.close();
-    core.bridge.setApp(undefined);
   });
 });
 
@@ -105,8 +112,9 @@ describe("a session created before the workbench is set up", () => {
   });
 
   it("is offered the App from the start and told when its metadata arrives; reads wait for it", async () => {
-    core.bridge.expectApp();
-    const server = createMcpServer({ core, log: silentLogger });
+    const app = new AppState();
+    app.expect();
+    const server = createMcpServer({ core, log: silentLogger, app });
     const [a, b] = InMemoryTransport.createLinkedPair();
     const client = new Client({ name: "t", version: "1" });
     let changed = 0;
@@ -120,31 +128,32 @@ describe("a session created before the workbench is set up", () => {
     assert.equal(client.getServerCapabilities()?.resources?.listChanged, true);
     const t = (await client.listTools()).tools.find((x) => x.name === "vscode_open");
     assert.deepEqual((t?._meta as Record<string, unknown>).ui, { resourceUri: WORKBENCH_APP_URI });
-    const run = () => vscodeOpen.execute({}, { core, signal: new AbortController().signal, log: silentLogger });
-    await assert.rejects(run(), (e: unknown) => e instanceof CcbError && e.code === "BRIDGE_UNAVAILABLE" && /still starting/.test(e.message) && /again in 5 seconds/.test(e.hint ?? ""));
+    const starting = await callOpen(client);
+    const err = starting.structuredContent?.error;
+    assert.ok(starting.isError && err?.code === "BRIDGE_UNAVAILABLE" && /still starting/.test(err.message) && /again in 5 seconds/.test(err.hint ?? ""), JSON.stringify(starting));
     // A read issued now is answered once the App is set up.
     const read = client.readResource({ uri: WORKBENCH_APP_URI });
-    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4100", renderMode: "default", starting: true });
+    app.set({ gatewayUrl: "http://127.0.0.1:4100", renderMode: "default", starting: true });
     const content = (await read).contents[0] as unknown as { _meta: { ui: { csp: { frameDomains: string[] } } } };
     assert.deepEqual(content._meta.ui.csp.frameDomains, ["http://127.0.0.1:4100"]);
     await notified;
     const listed = (await client.listResources()).resources;
     assert.deepEqual(listed.map((r) => r.uri), [WORKBENCH_APP_URI]);
     assert.deepEqual((listed[0]?._meta as { ui: { csp: { frameDomains: string[] } } }).ui.csp.frameDomains, ["http://127.0.0.1:4100"]);
-    await assert.rejects(run(), /still starting/);
+    assert.match((await callOpen(client)).content[0]?.text ?? "", /still starting/);
     // Settling without a workbench gives the real reason, not "starting".
-    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4100", renderMode: "default", starting: false });
-    await assert.rejects(run(), (e: unknown) => e instanceof CcbError && /No workbench is running/.test(e.message));
+    app.set({ gatewayUrl: "http://127.0.0.1:4100", renderMode: "default", starting: false });
+    const settled = await callOpen(client);
+    assert.ok(settled.isError && /No workbench is running/.test(settled.structuredContent?.error?.message ?? ""), JSON.stringify(settled));
     // A change that leaves the listing as it was sends nothing more.
     assert.equal(changed, 1);
     await client.close();
-    core.bridge.setApp(undefined);
-    core.bridge.expectApp(false);
   });
 
   it("without a workbench configured, the server has no resources capability at all", async () => {
-    const server = createMcpServer({ core, log: silentLogger });
-    assert.equal(core.bridge.appOffered(), false);
+    const app = new AppState();
+    const server = createMcpServer({ core, log: silentLogger, app });
+    assert.equal(app.offered(), false);
     const [a, b] = InMemoryTransport.createLinkedPair();
     const client = new Client({ name: "t", version: "1" });
     await Promise.all([server.connect(a), client.connect(b)]);
@@ -156,30 +165,41 @@ describe("a session created before the workbench is set up", () => {
 describe("vscode_open result metadata", () => {
   const ws = tmpdirFixture({ prefix: "ccb-app-open-" });
   const core = createCore({ roots: [ws.path], log: silentLogger });
+  const app = new AppState();
+  let client: Client;
+  before(async () => {
+    app.expect();
+    const server = createMcpServer({ core, log: silentLogger, app });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    client = new Client({ name: "t", version: "1" });
+    await Promise.all([server.connect(a), client.connect(b)]);
+  });
   after(async () => {
+    await client.close();
     await core.dispose();
     ws.cleanup();
   });
-  const run = () => vscodeOpen.execute({}, { core, signal: new AbortController().signal, log: silentLogger });
+  const run = () => callOpen(client);
   const URL_ = "http://127.0.0.1:4000/ide/SECRETKEY/";
+  const visible = (r: OpenResult) => `${JSON.stringify(r.content)}${JSON.stringify(r.structuredContent)}`;
 
   it("default mode: the workbench URL in _meta only, no stream entry", async () => {
     core.bridge.setWorkbench({ url: URL_, runtime: "code-server" });
-    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default", starting: false });
+    app.set({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default", starting: false });
     const r = await run();
-    assert.deepEqual(r.meta, { "ccb/workbench": { url: URL_, runtime: "code-server" } });
-    assert.ok(!`${r.text}${JSON.stringify(r.structured)}`.includes("SECRETKEY"));
+    assert.deepEqual(r._meta, { "ccb/workbench": { url: URL_, runtime: "code-server" } });
+    assert.ok(!visible(r).includes("SECRETKEY"));
   });
 
   it("stream mode: the stream URL and token, or the reason it is not there (never a silent iframe)", async () => {
-    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream", starting: false, stream: { url: "ws://127.0.0.1:4000/stream", token: "TOKEN123" } });
+    app.set({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream", starting: false, stream: { url: "ws://127.0.0.1:4000/stream", token: "TOKEN123" } });
     const ok = await run();
-    assert.deepEqual(ok.meta?.["ccb/stream"], { url: "ws://127.0.0.1:4000/stream", token: "TOKEN123" });
-    assert.ok(!`${ok.text}${JSON.stringify(ok.structured)}`.includes("TOKEN123"));
-    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream", starting: false, streamError: "The stream could not start: no Chromium." });
-    assert.deepEqual((await run()).meta?.["ccb/stream"], { error: "The stream could not start: no Chromium." });
-    core.bridge.setApp({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream", starting: false });
-    assert.match(((await run()).meta?.["ccb/stream"] as { error: string }).error, /still starting/);
+    assert.deepEqual(ok._meta?.["ccb/stream"], { url: "ws://127.0.0.1:4000/stream", token: "TOKEN123" });
+    assert.ok(!visible(ok).includes("TOKEN123"));
+    app.set({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream", starting: false, streamError: "The stream could not start: no Chromium." });
+    assert.deepEqual((await run())._meta?.["ccb/stream"], { error: "The stream could not start: no Chromium." });
+    app.set({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream", starting: false });
+    assert.match(((await run())._meta?.["ccb/stream"] as { error: string }).error, /still starting/);
   });
 });
 
