@@ -60,6 +60,8 @@ export interface WorkbenchLease {
   gatewayUrl(): string;
   /** The in-process workbench while this front end owns it. */
   handle(): WorkbenchHandle | undefined;
+  /** The loopback gateway the workbench is mounted on, while this front end owns it. */
+  http(): WorkbenchHttp | undefined;
   /** Who is attached (undefined for an unshared workbench whose status cannot be asked). */
   status(): Promise<ShareStatus | undefined>;
   /** Leave: an owner stops its workbench (attached front ends take over); an attached one detaches. */
@@ -72,6 +74,7 @@ interface Inner {
   ready: Promise<void>;
   gatewayUrl: string;
   handle?: WorkbenchHandle;
+  http?: WorkbenchHttp;
   status(): Promise<ShareStatus | undefined>;
   /** Resolves when the channel to the owner closes unasked (attached only). */
   lost?: Promise<void>;
@@ -132,6 +135,7 @@ function leaseOf(first: Inner, o: AcquireOptions): WorkbenchLease {
     ready: () => inner.ready,
     gatewayUrl: () => inner.gatewayUrl,
     handle: () => inner.handle,
+    http: () => inner.http,
     status: () => inner.status(),
     async release() {
       released = true;
@@ -236,6 +240,7 @@ async function startOwner(o: AcquireOptions, key: string | undefined): Promise<I
     ready: workbench.ready,
     gatewayUrl: http.url,
     handle: workbench,
+    http,
     status: async () => host?.status(),
     close() {
       closing ??= (async () => {
