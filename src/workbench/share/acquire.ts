@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import type { Core } from "../../core/core.ts";
-import { acquireFileLock } from "../../core/fs-lock.ts";
 import type { Logger } from "../../core/log.ts";
 import { Gateway } from "../../net/gateway.ts";
 import { registerSecret } from "../../platform/secrets.ts";
@@ -9,7 +8,7 @@ import { startWorkbench, type WorkbenchHandle } from "../index.ts";
 import type { RuntimeKind } from "../launcher/types.ts";
 import { ShareHost } from "./host.ts";
 import type { FrontEnd, ShareStatus } from "./protocol.ts";
-import { readRecord, realRoots, removeRecord, shareKey, writeRecord, type ShareRecord } from "./record.ts";
+import { lockRecord, readRecord, realRoots, removeRecord, shareKey, writeRecord, type ShareRecord } from "./record.ts";
 import { RemoteBridge } from "./remote.ts";
 import { fetchStatus } from "./status.ts";
 
@@ -156,7 +155,7 @@ async function acquireInner(o: AcquireOptions): Promise<Inner | undefined> {
       if (attached) return attached;
     }
     if (!o.start) return undefined;
-    const unlock = await acquireFileLock({ id: `workbench-share:${key}`, display: "the shared workbench record" }, { timeoutMs: LOCK_TIMEOUT_MS });
+    const unlock = await lockRecord(key, env, { timeoutMs: LOCK_TIMEOUT_MS });
     try {
       const cur = await readRecord(key, env);
       // Someone published meanwhile (or the record we could not reach was replaced): attach to it.
