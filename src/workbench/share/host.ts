@@ -4,7 +4,7 @@ import { WebSocket, WebSocketServer, type RawData } from "ws";
 import type { Core } from "../../core/core.ts";
 import { toCcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
-import type { EdgePolicy } from "../../net/policy.ts";
+import { TOKEN_QUERY_KEYS, type EdgePolicy } from "../../net/policy.ts";
 import { MAX_FRAME_BYTES } from "../contract.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
 import type { WorkbenchHandle } from "../index.ts";
@@ -21,6 +21,7 @@ export function attachPolicy(secret: string): EdgePolicy {
     name: "workbench-attach",
     origin: { kind: "none" },
     auth: [{ places: [{ in: "bearer" }], expected: () => secret }],
+    refuseQueryKeys: TOKEN_QUERY_KEYS,
     maxFrameBytes: MAX_FRAME_BYTES,
   };
 }
