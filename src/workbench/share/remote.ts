@@ -4,7 +4,7 @@ import type { Core } from "../../core/core.ts";
 import { CcbError, ERROR_CODES, type ErrorCode } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { registerSecret } from "../../platform/secrets.ts";
-import { MAX_FRAME_BYTES } from "../contract.ts";
+import { extensionMethods, isExtensionMethod, MAX_FRAME_BYTES } from "../contract.ts";
 import { parse, ServerFrame, type ClientFrame, type FrontEnd } from "./protocol.ts";
 import { ATTACH_PATH, type ShareRecord } from "./record.ts";
 
@@ -25,6 +25,7 @@ export class RemoteBridge implements EditorBridge {
   #nextId = 1;
   #ws: WebSocket;
   #link: string | undefined;
+  #connected = false;
   #runtime: string | undefined;
   #ready!: () => void;
   #first!: () => void;
@@ -89,17 +90,21 @@ export class RemoteBridge implements EditorBridge {
   #onFrame(frame: ServerFrame): void {
     const core = this.o.core;
     switch (frame.type) {
-      case "state":
+      case "state": {
         this.#runtime = frame.runtime;
+        const was = this.#connected;
+        this.#connected = frame.connected;
         if (frame.runtime) {
           core.bridge.setWorkbench({ url: () => this.url() ?? "", runtime: frame.runtime });
         } else core.bridge.setWorkbench(undefined);
-        if (frame.connected) core.bridge.set(this);
-        else core.bridge.clear(`${frame.reason} (the workbench is shared: another ccb front end runs it)`);
+        if (frame.connected) {
+          if (!was) core.bridge.set(this);
+        } else core.bridge.clear(`${frame.reason} (the workbench is shared: another ccb front end runs it)`);
         if (frame.ready) this.#ready();
         if (frame.runtime && !this.#link) void this.refreshLink().then(this.#first);
         else this.#first();
         return;
+      }
       case "event":
         for (const l of this.#listeners) {
           try {
@@ -163,8 +168,11 @@ export class RemoteBridge implements EditorBridge {
   }
 
   call(method: string, params: unknown, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<unknown> {
+    if (!isExtensionMethod(method)) return Promise.reject(new CcbError("INVALID_ARGUMENT", `Unknown editor method: ${method}`));
     const id = this.#nextId++;
-    return this.#request({ type: "call", id, method, params, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) }, options.signal, options.timeoutMs ?? 120_000);
+    // 0 = no timeout (a diff waits for the person); the owner applies the same one.
+    const timeoutMs = options.timeoutMs ?? extensionMethods[method].timeoutMs;
+    return this.#request({ type: "call", id, method, params, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) }, options.signal, timeoutMs);
   }
 
   onEvent(listener: (event: { type: string; [key: string]: unknown }) => void): () => void {
@@ -190,6 +198,8 @@ export class RemoteBridge implements EditorBridge {
   }
 
   close(): Promise<void> {
+    if (this.o.core.bridge.status().connected) this.o.core.bridge.clear("This front end left the shared workbench.");
+    this.o.core.bridge.setWorkbench(undefined);
     if (this.#ws.readyState === WebSocket.CLOSED) return Promise.resolve();
     this.#ws.close(1000, "released");
     const t = setTimeout(() => this.#ws.terminate(), 2000);
