@@ -150,7 +150,7 @@ async function acquireInner(o: AcquireOptions): Promise<Inner | undefined> {
   const key = shareKey(o.core.workspace.roots);
   for (let round = 0; round < 20; round++) {
     const seen = await readRecord(key, env);
-    if (seen && seen.pid !== process.pid) {
+    if (seen) {
       const attached = await tryAttach(seen, o);
       if (attached) return attached;
     }
