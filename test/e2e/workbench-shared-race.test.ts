@@ -1,10 +1,13 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { WebSocketServer } from "ws";
+import { shareKey } from "../../src/workbench/share/record.ts";
 import { ccbCommand, runCcb } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { cleanEnv } from "./serve-helpers.ts";
@@ -126,6 +129,42 @@ describe("shared workbench: races, stale records, who shares", { timeout: 300_00
       await b.client.close();
       await a.client.close();
     } finally {
+      ws.cleanup();
+    }
+  });
+});
+
+describe("shared workbench: a gateway that cannot prove the secret", { timeout: 120_000 }, () => {
+  it("a port squatter named by a record gets the hello and nothing else; serve starts its own workbench", async () => {
+    const ws = tmpdirFixture({ prefix: "ccb-race-ws-" });
+    const frames: Array<{ type: string }> = [];
+    const fake = new WebSocketServer({ host: "127.0.0.1", port: 0 });
+    fake.on("connection", (s) => {
+      s.on("message", (d) => {
+        frames.push(JSON.parse(String(d)));
+        s.send(JSON.stringify({ type: "welcome", proof: "not-the-proof" }));
+        s.send(JSON.stringify({ type: "state", connected: true, reason: "", ready: true, runtime: "code-server" }));
+      });
+    });
+    await new Promise((r) => fake.once("listening", r));
+    const port = (fake.address() as AddressInfo).port;
+    try {
+      mkdirSync(recordsDir, { recursive: true, mode: 0o700 });
+      const key = shareKey([ws.path]);
+      // A live pid (this test's) and a gateway that answers: only the missing proof gives it away.
+      const rec = { version: 1, instance: "f".repeat(24), pid: process.pid, frontEnd: "ide", roots: [ws.path], gatewayUrl: `http://127.0.0.1:${port}`, secret: "s".repeat(43), startedAt: Date.now() };
+      writeFileSync(join(recordsDir, `${key}.json`), JSON.stringify(rec), { mode: 0o600 });
+      const p = await serve(ws.path);
+      assert.match(p.stderr(), /did not prove it knows the secret; not attaching/);
+      assert.match(p.stderr(), /replacing the stale workbench record/);
+      assert.ok(frames.length > 0, "positive control: the squatter was reached");
+      assert.deepEqual([...new Set(frames.map((f) => f.type))], ["hello"], "nothing but the hello reached it");
+      assert.equal(JSON.parse(readFileSync(join(recordsDir, `${key}.json`), "utf8")).pid, p.pid);
+      const r = (await p.client.callTool({ name: "editor_state", arguments: {} })) as { content: Array<{ text?: string }> };
+      assert.doesNotMatch(r.content[0]?.text ?? "", /another ccb front end runs it/);
+      await p.client.close();
+    } finally {
+      fake.close();
       ws.cleanup();
     }
   });

@@ -8,7 +8,7 @@ import { startWorkbench, type WorkbenchHandle } from "../index.ts";
 import type { RuntimeKind } from "../launcher/types.ts";
 import { ShareHost } from "./host.ts";
 import type { FrontEnd, ShareStatus } from "./protocol.ts";
-import { lockRecord, readRecord, realRoots, removeRecord, shareKey, writeRecord, type ShareRecord } from "./record.ts";
+import { lockRecord, ownerAlive, readRecord, realRoots, removeRecord, shareKey, writeRecord, type ShareRecord } from "./record.ts";
 import { RemoteBridge } from "./remote.ts";
 import { fetchStatus } from "./status.ts";
 
@@ -150,7 +150,7 @@ async function acquireInner(o: AcquireOptions): Promise<Inner | undefined> {
   const key = shareKey(o.core.workspace.roots);
   for (let round = 0; round < 20; round++) {
     const seen = await readRecord(key, env);
-    if (seen) {
+    if (seen && ownerAlive(seen)) {
       const attached = await tryAttach(seen, o);
       if (attached) return attached;
     }
@@ -174,6 +174,7 @@ async function tryAttach(record: ShareRecord, o: AcquireOptions): Promise<Inner 
     try {
       const remote = await RemoteBridge.connect(record, { core: o.core, log: o.log.child("share"), frontEnd: o.frontEnd });
       await remote.firstState;
+      if (!remote.open) throw new Error("the channel closed before the owner's first state (or it could not prove the secret)");
       o.log.info(`share: attached to the workbench of pid ${record.pid} (${record.frontEnd}) at ${record.gatewayUrl}`);
       return {
         role: "attached",

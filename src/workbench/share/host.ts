@@ -8,7 +8,7 @@ import { TOKEN_QUERY_KEYS, type EdgePolicy } from "../../net/policy.ts";
 import { MAX_FRAME_BYTES } from "../contract.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
 import type { WorkbenchHandle } from "../index.ts";
-import { ClientFrame, parse, type AttachedPeer, type FrontEnd, type ServerFrame, type ShareStatus } from "./protocol.ts";
+import { ClientFrame, parse, proofOf, type AttachedPeer, type FrontEnd, type ServerFrame, type ShareStatus } from "./protocol.ts";
 import { ATTACH_PATH, STATUS_PATH } from "./record.ts";
 
 /**
@@ -116,6 +116,7 @@ export class ShareHost {
         clearTimeout(hello);
         peer = { ws, frontEnd: frame.frontEnd, pid: frame.pid, since: Date.now(), calls: new Map() };
         this.#peers.add(peer);
+        this.#send(peer, { type: "welcome", proof: proofOf(this.o.secret, frame.nonce) });
         log.info(`share: ${peer.frontEnd} (pid ${peer.pid}) attached`);
         this.#send(peer, this.#state());
         this.#emitPeers();

@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { z } from "zod";
 
 /**
@@ -12,7 +13,8 @@ export type FrontEnd = (typeof FRONT_ENDS)[number];
 const ErrorBody = z.object({ code: z.string(), message: z.string(), hint: z.string().optional() });
 
 export const ClientFrame = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("hello"), frontEnd: z.enum(FRONT_ENDS), pid: z.number().int().positive() }),
+  /** `nonce`: the owner proves it knows the secret too (welcome.proof), so a port squatter learns nothing. */
+  z.object({ type: z.literal("hello"), frontEnd: z.enum(FRONT_ENDS), pid: z.number().int().positive(), nonce: z.string().min(16).max(128) }),
   z.object({
     type: z.literal("call"),
     id: z.number().int(),
@@ -27,6 +29,7 @@ export const ClientFrame = z.discriminatedUnion("type", [
 export type ClientFrame = z.infer<typeof ClientFrame>;
 
 export const ServerFrame = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("welcome"), proof: z.string() }),
   z.object({
     type: z.literal("state"),
     connected: z.boolean(),
@@ -64,4 +67,9 @@ export interface ShareStatus {
   runtimePid: number | null;
   state: string;
   bridge: { connected: boolean; reason: string };
+}
+
+/** The owner's answer to a hello's nonce: HMAC-SHA256(secret, nonce), base64url. */
+export function proofOf(secret: string, nonce: string): string {
+  return createHmac("sha256", secret).update(`ccb-share-welcome:${nonce}`).digest("base64url");
 }

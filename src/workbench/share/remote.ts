@@ -1,11 +1,13 @@
+import { randomBytes } from "node:crypto";
 import { WebSocket } from "ws";
+import { tokensEqual } from "../../util/secrets.ts";
 import type { EditorBridge } from "../../core/bridge.ts";
 import type { Core } from "../../core/core.ts";
 import { CcbError, ERROR_CODES, type ErrorCode } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { registerSecret } from "../../platform/secrets.ts";
 import { extensionMethods, isExtensionMethod, MAX_FRAME_BYTES } from "../contract.ts";
-import { parse, ServerFrame, type ClientFrame, type FrontEnd } from "./protocol.ts";
+import { parse, proofOf, ServerFrame, type ClientFrame, type FrontEnd } from "./protocol.ts";
 import { ATTACH_PATH, type ShareRecord } from "./record.ts";
 
 interface Pending {
@@ -36,11 +38,16 @@ export class RemoteBridge implements EditorBridge {
   /** Resolves when the channel closes (the owner left or died, or release()). */
   readonly closed: Promise<void>;
 
+  #proof: string;
+  #welcomed = false;
+
   private constructor(
     ws: WebSocket,
     private readonly o: { core: Core; log: Logger },
+    proof: string,
   ) {
     this.#ws = ws;
+    this.#proof = proof;
     this.closed = new Promise<void>((resolve) => {
       ws.on("close", () => {
         for (const p of this.#pending.values()) {
@@ -63,6 +70,11 @@ export class RemoteBridge implements EditorBridge {
     });
   }
 
+  /** Whether the channel is up (and the owner proved it holds the secret). */
+  get open(): boolean {
+    return this.#welcomed && this.#ws.readyState === WebSocket.OPEN;
+  }
+
   /** Connect to the owner of `record`; rejects when its gateway does not answer or refuses. */
   static connect(record: ShareRecord, o: { core: Core; log: Logger; frontEnd: FrontEnd; timeoutMs?: number }): Promise<RemoteBridge> {
     registerSecret(record.secret);
@@ -80,8 +92,9 @@ export class RemoteBridge implements EditorBridge {
       ws.once("open", () => {
         ws.off("error", fail);
         ws.on("error", (err) => o.log.debug(`share socket: ${err.message}`));
-        const rb = new RemoteBridge(ws, o);
-        rb.#send({ type: "hello", frontEnd: o.frontEnd, pid: process.pid });
+        const nonce = randomBytes(24).toString("base64url");
+        const rb = new RemoteBridge(ws, o, proofOf(record.secret, nonce));
+        rb.#send({ type: "hello", frontEnd: o.frontEnd, pid: process.pid, nonce });
         resolve(rb);
       });
     });
@@ -89,7 +102,19 @@ export class RemoteBridge implements EditorBridge {
 
   #onFrame(frame: ServerFrame): void {
     const core = this.o.core;
+    // Nothing counts before the owner proved it holds the secret (not someone on a dead owner's port).
+    if (!this.#welcomed) {
+      if (frame.type === "welcome" && tokensEqual(frame.proof, this.#proof)) {
+        this.#welcomed = true;
+        return;
+      }
+      this.o.log.warn("share: the workbench gateway did not prove it knows the secret; not attaching");
+      this.#ws.terminate();
+      return;
+    }
     switch (frame.type) {
+      case "welcome":
+        return;
       case "state": {
         this.#runtime = frame.runtime;
         const was = this.#connected;
