@@ -44,12 +44,28 @@ function workspace(): string {
 /** Spawn `ccb serve --stdio` on `ws` and wait until editor_state answers; returns it and the time taken. */
 async function serve(ws: string): Promise<{ fe: FrontEnd; ms: number }> {
   const t0 = performance.now();
-  const args = [join(root, "bin/ccb.mjs"), "serve", "--stdio", "--workspace", ws, "--runtime", "code-server", "--runtime-root", codeServerRoot(), "--runtime-node", node24(), "--log-level", "error"];
+  const args = [
+    join(root, "bin/ccb.mjs"),
+    "serve",
+    "--stdio",
+    "--workspace",
+    ws,
+    "--runtime",
+    "code-server",
+    "--runtime-root",
+    codeServerRoot(),
+    "--runtime-node",
+    node24(),
+    "--log-level",
+    "error",
+  ];
   const transport = new StdioClientTransport({ command: process.execPath, args, env, stderr: "ignore" });
   const client = new Client({ name: "bench", version: "1.0.0" });
   await client.connect(transport);
   for (;;) {
-    const r = (await client.callTool({ name: "editor_state", arguments: {} }, undefined, { timeout: 120_000 })) as { isError?: boolean };
+    const r = (await client.callTool({ name: "editor_state", arguments: {} }, undefined, { timeout: 120_000 })) as {
+      isError?: boolean;
+    };
     if (!r.isError) break;
     if (performance.now() - t0 > 600_000) throw new Error("the editor bridge did not come up within 600 s");
     await new Promise((r) => setTimeout(r, 50));
@@ -103,7 +119,9 @@ for (let i = 0; i < ROUNDS; i++) {
   const b = await serve(ws);
   starts.push(a.ms);
   attaches.push(b.ms);
-  console.log(`round ${i + 1}: first (starts the workbench) ${a.ms.toFixed(0)} ms, second (attaches) ${b.ms.toFixed(0)} ms`);
+  console.log(
+    `round ${i + 1}: first (starts the workbench) ${a.ms.toFixed(0)} ms, second (attaches) ${b.ms.toFixed(0)} ms`,
+  );
   await b.fe.close();
   await a.fe.close();
 }
@@ -119,7 +137,9 @@ for (let i = 0; i < MEM_ROUNDS * 2; i++) {
   await settle();
   const kb = rssKb(fes.map((f) => f.pid));
   (shared ? sharedKb : separateKb).push(kb);
-  console.log(`${shared ? "one shared workbench" : "three workbenches  "}: RSS of all processes ${(kb / 1024).toFixed(0)} MiB`);
+  console.log(
+    `${shared ? "one shared workbench" : "three workbenches  "}: RSS of all processes ${(kb / 1024).toFixed(0)} MiB`,
+  );
   for (const f of fes.reverse()) await f.close();
 }
 
@@ -129,9 +149,15 @@ const a = median(attaches);
 const sm = median(sharedKb);
 const xm = median(separateKb);
 console.log("== shared workbench (code-server, headless Chromium; the machine is shared and loaded) ==");
-console.log(`first front end: spawn -> editor_state answers (starts the workbench)  median ${s.toFixed(0)} ms (n=${starts.length})`);
-console.log(`second front end: spawn -> editor_state answers (attaches)             median ${a.toFixed(0)} ms   ratio ${ratio(a, s)}`);
-console.log(`RSS, three front ends: one shared workbench ${(sm / 1024).toFixed(0)} MiB vs three workbenches ${(xm / 1024).toFixed(0)} MiB   ratio ${ratio(sm, xm)}`);
+console.log(
+  `first front end: spawn -> editor_state answers (starts the workbench)  median ${s.toFixed(0)} ms (n=${starts.length})`,
+);
+console.log(
+  `second front end: spawn -> editor_state answers (attaches)             median ${a.toFixed(0)} ms   ratio ${ratio(a, s)}`,
+);
+console.log(
+  `RSS, three front ends: one shared workbench ${(sm / 1024).toFixed(0)} MiB vs three workbenches ${(xm / 1024).toFixed(0)} MiB   ratio ${ratio(sm, xm)}`,
+);
 console.log(
   JSON.stringify({
     bench: "workbench-shared",

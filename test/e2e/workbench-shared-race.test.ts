@@ -18,9 +18,11 @@ import { cleanEnv } from "./serve-helpers.ts";
  * the same whether the runtime starts or not (the workbench-shared test covers a real one).
  */
 const home = tmpdirFixture({ prefix: "ccb-race-home-" });
-const env = () => cleanEnv({ HOME: home.path, XDG_STATE_HOME: join(home.path, "state"), XDG_CACHE_HOME: join(home.path, "cache") });
+const env = () =>
+  cleanEnv({ HOME: home.path, XDG_STATE_HOME: join(home.path, "state"), XDG_CACHE_HOME: join(home.path, "cache") });
 const recordsDir = join(home.path, "state/ccb/workbenches");
-const records = () => (existsSync(recordsDir) ? readdirSync(recordsDir).filter((n) => /^[0-9a-f]{32}\.json$/.test(n)) : []);
+const records = () =>
+  existsSync(recordsDir) ? readdirSync(recordsDir).filter((n) => /^[0-9a-f]{32}\.json$/.test(n)) : [];
 const NO_RUNTIME = ["--runtime", "openvscode", "--runtime-root", "/nonexistent-runtime"];
 
 interface Peer {
@@ -30,7 +32,16 @@ interface Peer {
 }
 
 async function serve(workspace: string, extra: string[] = []): Promise<Peer> {
-  const { command, args } = ccbCommand(["serve", "--stdio", "--workspace", workspace, ...NO_RUNTIME, "--log-level", "debug", ...extra]);
+  const { command, args } = ccbCommand([
+    "serve",
+    "--stdio",
+    "--workspace",
+    workspace,
+    ...NO_RUNTIME,
+    "--log-level",
+    "debug",
+    ...extra,
+  ]);
   const transport = new StdioClientTransport({ command, args, env: env(), stderr: "pipe" });
   let err = "";
   transport.stderr?.on("data", (d: Buffer) => (err += d.toString("utf8")));
@@ -57,7 +68,10 @@ describe("shared workbench: races, stale records, who shares", { timeout: 300_00
       assert.match(st.stdout, new RegExp(`owner\\s+serve\\s+pid ${owner.pid}`));
       assert.match(st.stdout, new RegExp(`attached\\s+serve\\s+pid ${other.pid}`));
       // The attached one's editor tools carry the owner's reason (no runtime), not a second workbench's.
-      const r = (await other.client.callTool({ name: "editor_state", arguments: {} })) as { isError?: boolean; content: Array<{ text?: string }> };
+      const r = (await other.client.callTool({ name: "editor_state", arguments: {} })) as {
+        isError?: boolean;
+        content: Array<{ text?: string }>;
+      };
       assert.equal(r.isError, true);
       assert.match(r.content[0]?.text ?? "", /BRIDGE_UNAVAILABLE.*another ccb front end runs it/s);
       await other.client.close();
@@ -152,7 +166,16 @@ describe("shared workbench: a gateway that cannot prove the secret", { timeout: 
       mkdirSync(recordsDir, { recursive: true, mode: 0o700 });
       const key = shareKey([ws.path]);
       // A live pid (this test's) and a gateway that answers: only the missing proof gives it away.
-      const rec = { version: 1, instance: "f".repeat(24), pid: process.pid, frontEnd: "ide", roots: [ws.path], gatewayUrl: `http://127.0.0.1:${port}`, secret: "s".repeat(43), startedAt: Date.now() };
+      const rec = {
+        version: 1,
+        instance: "f".repeat(24),
+        pid: process.pid,
+        frontEnd: "ide",
+        roots: [ws.path],
+        gatewayUrl: `http://127.0.0.1:${port}`,
+        secret: "s".repeat(43),
+        startedAt: Date.now(),
+      };
       writeFileSync(join(recordsDir, `${key}.json`), JSON.stringify(rec), { mode: 0o600 });
       const p = await serve(ws.path);
       assert.match(p.stderr(), /did not prove it knows the secret; not attaching/);
@@ -160,7 +183,9 @@ describe("shared workbench: a gateway that cannot prove the secret", { timeout: 
       assert.ok(frames.length > 0, "positive control: the squatter was reached");
       assert.deepEqual([...new Set(frames.map((f) => f.type))], ["hello"], "nothing but the hello reached it");
       assert.equal(JSON.parse(readFileSync(join(recordsDir, `${key}.json`), "utf8")).pid, p.pid);
-      const r = (await p.client.callTool({ name: "editor_state", arguments: {} })) as { content: Array<{ text?: string }> };
+      const r = (await p.client.callTool({ name: "editor_state", arguments: {} })) as {
+        content: Array<{ text?: string }>;
+      };
       assert.doesNotMatch(r.content[0]?.text ?? "", /another ccb front end runs it/);
       await p.client.close();
     } finally {

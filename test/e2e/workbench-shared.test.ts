@@ -66,13 +66,18 @@ function processes(): { runtimes: number[]; chromiums: number[] } {
     }
     const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
     const pid = Number(name);
-    if (cmd.includes(`${home.path}/state/ccb/workbench/`) && pgrp === pid && !cmd.startsWith("/bin/sh")) runtimes.push(pid);
+    if (cmd.includes(`${home.path}/state/ccb/workbench/`) && pgrp === pid && !cmd.startsWith("/bin/sh"))
+      runtimes.push(pid);
     if (cmd.includes(`--user-data-dir=${tmp}/ccb-chromium-`) && !cmd.includes("--type=")) chromiums.push(pid);
   }
   return { runtimes, chromiums };
 }
 
-async function eventually<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 400_000): Promise<T> {
+async function eventually<T>(
+  what: string,
+  fn: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 400_000,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -96,7 +101,15 @@ interface Serve {
 }
 
 async function startServe(): Promise<Serve> {
-  const { command, args } = ccbCommand(["serve", "--stdio", "--workspace", ws.path, ...runtimeArgs(), "--log-level", "debug"]);
+  const { command, args } = ccbCommand([
+    "serve",
+    "--stdio",
+    "--workspace",
+    ws.path,
+    ...runtimeArgs(),
+    "--log-level",
+    "debug",
+  ]);
   const transport = new StdioClientTransport({ command, args, env: env(), stderr: "pipe" });
   let err = "";
   transport.stderr?.on("data", (d: Buffer) => (err += d.toString("utf8")));
@@ -107,7 +120,8 @@ async function startServe(): Promise<Serve> {
     transport,
     pid: transport.pid as number,
     stderr: () => err,
-    call: async (name, a = {}) => (await client.callTool({ name, arguments: a }, undefined, { timeout: 120_000 })) as ToolResult,
+    call: async (name, a = {}) =>
+      (await client.callTool({ name, arguments: a }, undefined, { timeout: 120_000 })) as ToolResult,
   };
 }
 
@@ -119,9 +133,16 @@ const editorLive = (s: Serve) =>
   });
 
 /** An HTTP request run as `user` (undefined: this test's account) by a small Node script. */
-function probe(user: string | undefined, target: { url: string; headers?: Record<string, string> }): { status: number | string; body: string } {
+function probe(
+  user: string | undefined,
+  target: { url: string; headers?: Record<string, string> },
+): { status: number | string; body: string } {
   const cmd = user ? ["runuser", "-u", user, "--", process.execPath, probeScript] : [process.execPath, probeScript];
-  const r = spawnSync(cmd[0] as string, cmd.slice(1), { input: JSON.stringify(target), encoding: "utf8", timeout: 60_000 });
+  const r = spawnSync(cmd[0] as string, cmd.slice(1), {
+    input: JSON.stringify(target),
+    encoding: "utf8",
+    timeout: 60_000,
+  });
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout) as { status: number | string; body: string };
 }
@@ -130,7 +151,18 @@ function probe(user: string | undefined, target: { url: string; headers?: Record
 function upgrade(url: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
-    const req = request({ host: u.hostname, port: u.port, path: u.pathname, headers: { connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": randomBytes(16).toString("base64"), ...headers } });
+    const req = request({
+      host: u.hostname,
+      port: u.port,
+      path: u.pathname,
+      headers: {
+        connection: "Upgrade",
+        upgrade: "websocket",
+        "sec-websocket-version": "13",
+        "sec-websocket-key": randomBytes(16).toString("base64"),
+        ...headers,
+      },
+    });
     req.on("upgrade", (res, socket) => {
       socket.destroy();
       resolve(res.statusCode ?? 0);
@@ -149,7 +181,8 @@ let ideClient: IdeClient | undefined;
 const serves: Serve[] = [];
 
 before(() => {
-  for (const d of ["state", "cache", "config", "data", "claude", "tmp"]) mkdirSync(join(home.path, d), { recursive: true });
+  for (const d of ["state", "cache", "config", "data", "claude", "tmp"])
+    mkdirSync(join(home.path, d), { recursive: true });
   // Chromium runs as an unprivileged account when ccb is root: it must reach its profile in TMPDIR.
   chmodSync(home.path, 0o711);
   chmodSync(tmp, 0o711);
@@ -208,23 +241,36 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     assert.equal(p.runtimes.length, 1, `one runtime: ${JSON.stringify(p)}`);
     assert.equal(p.chromiums.length, 1, `one headless Chromium: ${JSON.stringify(p)}`);
     assert.equal(records().length, 1);
-    assert.doesNotMatch(serve.stderr() + ide.err.text, new RegExp(rec.secret), "the attach secret never reaches the logs");
+    assert.doesNotMatch(
+      serve.stderr() + ide.err.text,
+      new RegExp(rec.secret),
+      "the attach secret never reaches the logs",
+    );
   });
 
   it("a file opened through the IDE socket (openFile) appears in serve's editor_state", async () => {
     const serve = serves[0] as Serve;
     const opened = await ideClient!.call("openFile", { filePath: join(ws.path, "a.ts"), makeFrontmost: true });
     assert.notEqual(opened.isError, true, textsOf(opened).join("\n"));
-    const st = await eventually("a.ts active in serve's editor_state", async () => {
-      const r = await serve.call("editor_state");
-      return (r.structuredContent as { active?: { path: string } | null } | undefined)?.active?.path === "a.ts" ? r : undefined;
-    }, 60_000);
+    const st = await eventually(
+      "a.ts active in serve's editor_state",
+      async () => {
+        const r = await serve.call("editor_state");
+        return (r.structuredContent as { active?: { path: string } | null } | undefined)?.active?.path === "a.ts"
+          ? r
+          : undefined;
+      },
+      60_000,
+    );
     assert.match(text(st), /a\.ts/);
   });
 
   it("ccb workbench status and ccb ide --status list the workbench and who is attached (never the secret)", async () => {
     const rec = record();
-    for (const args of [["workbench", "status"], ["ide", "--status"]]) {
+    for (const args of [
+      ["workbench", "status"],
+      ["ide", "--status"],
+    ]) {
       const r = await runCcb(args, { env: env() });
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, new RegExp(`workbench ${ws.path}\\s+code-server running`));
@@ -254,14 +300,34 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     assert.equal(mine.status, 200);
     assert.equal(JSON.parse(mine.body).owner.frontEnd, "ide");
     assert.equal(probe(OTHER, { url: status }).status, 401);
-    assert.equal(probe(OTHER, { url: status, headers: { authorization: `Bearer ${randomBytes(32).toString("base64url")}` } }).status, 401);
+    assert.equal(
+      probe(OTHER, { url: status, headers: { authorization: `Bearer ${randomBytes(32).toString("base64url")}` } })
+        .status,
+      401,
+    );
     // The attach upgrade: accepted with the secret (positive control), refused otherwise.
     assert.equal(await upgrade(attach, { host, authorization: `Bearer ${rec.secret}` }), 101);
     assert.equal(await upgrade(attach, { host }), 401, "missing secret");
-    assert.equal(await upgrade(attach, { host, authorization: `Bearer ${rec.secret.slice(0, -2)}xx` }), 401, "wrong secret");
-    assert.equal(await upgrade(attach, { host, authorization: `Bearer ${rec.secret}`, origin: "http://evil.example" }), 403, "a browser Origin");
-    assert.equal(await upgrade(attach, { host, authorization: `Bearer ${rec.secret}`, origin: rec.gatewayUrl }), 403, "even the gateway's own origin");
-    assert.equal(await upgrade(attach, { host: "evil.example", authorization: `Bearer ${rec.secret}` }), 403, "a foreign Host");
+    assert.equal(
+      await upgrade(attach, { host, authorization: `Bearer ${rec.secret.slice(0, -2)}xx` }),
+      401,
+      "wrong secret",
+    );
+    assert.equal(
+      await upgrade(attach, { host, authorization: `Bearer ${rec.secret}`, origin: "http://evil.example" }),
+      403,
+      "a browser Origin",
+    );
+    assert.equal(
+      await upgrade(attach, { host, authorization: `Bearer ${rec.secret}`, origin: rec.gatewayUrl }),
+      403,
+      "even the gateway's own origin",
+    );
+    assert.equal(
+      await upgrade(attach, { host: "evil.example", authorization: `Bearer ${rec.secret}` }),
+      403,
+      "a foreign Host",
+    );
     // A connected socket that skips the hello is closed (nothing is relayed without one).
     const sock = new WebSocket(attach, { headers: { authorization: `Bearer ${rec.secret}` } });
     await new Promise((r) => sock.once("open", r));
@@ -281,16 +347,29 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     ide!.child.kill("SIGKILL");
     await exitOf(ide!.child);
     for (const s of serves) await editorLive(s);
-    const rec = await eventually("a new record", () => {
-      const r = record();
-      return r.pid !== ide!.child.pid ? r : undefined;
-    }, 60_000);
-    assert.ok(serves.some((s) => s.pid === rec.pid), "a serve owns the workbench now");
+    const rec = await eventually(
+      "a new record",
+      () => {
+        const r = record();
+        return r.pid !== ide!.child.pid ? r : undefined;
+      },
+      60_000,
+    );
+    assert.ok(
+      serves.some((s) => s.pid === rec.pid),
+      "a serve owns the workbench now",
+    );
     assert.equal(rec.frontEnd, "serve");
-    const after = await eventually("the old runtime gone", () => {
-      const p = processes();
-      return p.runtimes.length === 1 && p.chromiums.length === 1 && !p.runtimes.includes(before.runtimes[0] as number) ? p : undefined;
-    }, 60_000);
+    const after = await eventually(
+      "the old runtime gone",
+      () => {
+        const p = processes();
+        return p.runtimes.length === 1 && p.chromiums.length === 1 && !p.runtimes.includes(before.runtimes[0] as number)
+          ? p
+          : undefined;
+      },
+      60_000,
+    );
     assert.equal(after.runtimes.length, 1);
     const r = await runCcb(["workbench", "status"], { env: env() });
     assert.match(r.stdout, new RegExp(`owner\\s+serve\\s+pid ${rec.pid}`));
@@ -309,10 +388,14 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     const mid = processes();
     assert.equal(mid.runtimes.length, 1, "an attached front end leaving leaves the workbench running");
     await ownerServe.client.close();
-    await eventually("no runtime left", () => {
-      const p = processes();
-      return p.runtimes.length === 0 && p.chromiums.length === 0 ? p : undefined;
-    }, 60_000);
+    await eventually(
+      "no runtime left",
+      () => {
+        const p = processes();
+        return p.runtimes.length === 0 && p.chromiums.length === 0 ? p : undefined;
+      },
+      60_000,
+    );
     assert.deepEqual(records(), []);
     const r = await runCcb(["workbench", "status"], { env: env() });
     assert.match(r.stdout, /No shared ccb workbench is running/);

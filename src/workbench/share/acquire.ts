@@ -8,7 +8,16 @@ import { startWorkbench, type WorkbenchHandle } from "../index.ts";
 import type { RuntimeKind } from "../launcher/types.ts";
 import { ShareHost } from "./host.ts";
 import type { FrontEnd, ShareStatus } from "./protocol.ts";
-import { lockRecord, ownerAlive, readRecord, realRoots, removeRecord, shareKey, writeRecord, type ShareRecord } from "./record.ts";
+import {
+  lockRecord,
+  ownerAlive,
+  readRecord,
+  realRoots,
+  removeRecord,
+  shareKey,
+  writeRecord,
+  type ShareRecord,
+} from "./record.ts";
 import { RemoteBridge } from "./remote.ts";
 import { fetchStatus } from "./status.ts";
 
@@ -172,9 +181,14 @@ async function acquireInner(o: AcquireOptions): Promise<Inner | undefined> {
 async function tryAttach(record: ShareRecord, o: AcquireOptions): Promise<Inner | undefined> {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const remote = await RemoteBridge.connect(record, { core: o.core, log: o.log.child("share"), frontEnd: o.frontEnd });
+      const remote = await RemoteBridge.connect(record, {
+        core: o.core,
+        log: o.log.child("share"),
+        frontEnd: o.frontEnd,
+      });
       await remote.firstState;
-      if (!remote.open) throw new Error("the channel closed before the owner's first state (or it could not prove the secret)");
+      if (!remote.open)
+        throw new Error("the channel closed before the owner's first state (or it could not prove the secret)");
       o.log.info(`share: attached to the workbench of pid ${record.pid} (${record.frontEnd}) at ${record.gatewayUrl}`);
       return {
         role: "attached",
@@ -219,7 +233,14 @@ async function startOwner(o: AcquireOptions, key: string | undefined): Promise<I
     const secret = randomBytes(32).toString("base64url");
     registerSecret(secret);
     const since = Date.now();
-    host = new ShareHost({ core: o.core, log: o.log.child("share"), http, secret, owner: { frontEnd: o.frontEnd, pid: process.pid, since }, workbench });
+    host = new ShareHost({
+      core: o.core,
+      log: o.log.child("share"),
+      http,
+      secret,
+      owner: { frontEnd: o.frontEnd, pid: process.pid, since },
+      workbench,
+    });
     record = {
       version: 1,
       instance: randomBytes(12).toString("hex"),

@@ -8,7 +8,15 @@ import { TOKEN_QUERY_KEYS, type EdgePolicy } from "../../net/policy.ts";
 import { MAX_FRAME_BYTES } from "../contract.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
 import type { WorkbenchHandle } from "../index.ts";
-import { ClientFrame, parse, proofOf, type AttachedPeer, type FrontEnd, type ServerFrame, type ShareStatus } from "./protocol.ts";
+import {
+  ClientFrame,
+  parse,
+  proofOf,
+  type AttachedPeer,
+  type FrontEnd,
+  type ServerFrame,
+  type ShareStatus,
+} from "./protocol.ts";
 import { ATTACH_PATH, STATUS_PATH } from "./record.ts";
 
 /**
@@ -59,7 +67,9 @@ export class ShareHost {
       "GET",
       STATUS_PATH,
       (_req, res) => {
-        res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify(this.status()));
+        res
+          .writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
+          .end(JSON.stringify(this.status()));
       },
       policy,
     );
@@ -157,11 +167,18 @@ export class ShareHost {
     peer.calls.set(id, ac);
     try {
       const bridge = this.o.core.bridge.require();
-      const result = await bridge.call(method, params, { signal: ac.signal, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+      const result = await bridge.call(method, params, {
+        signal: ac.signal,
+        ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      });
       this.#send(peer, { type: "response", id, result });
     } catch (err) {
       const e = toCcbError(err);
-      this.#send(peer, { type: "response", id, error: { code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) } });
+      this.#send(peer, {
+        type: "response",
+        id,
+        error: { code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) },
+      });
     } finally {
       peer.calls.delete(id);
     }
@@ -170,7 +187,13 @@ export class ShareHost {
   #state(): ServerFrame {
     const b = this.o.core.bridge.status();
     const w = this.o.workbench.status();
-    return { type: "state", connected: b.connected, reason: b.reason, ready: this.#ready, ...(w.runtime && w.state === "running" ? { runtime: w.runtime } : {}) };
+    return {
+      type: "state",
+      connected: b.connected,
+      reason: b.reason,
+      ready: this.#ready,
+      ...(w.runtime && w.state === "running" ? { runtime: w.runtime } : {}),
+    };
   }
 
   #broadcastState(): void {

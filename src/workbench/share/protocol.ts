@@ -14,7 +14,12 @@ const ErrorBody = z.object({ code: z.string(), message: z.string(), hint: z.stri
 
 export const ClientFrame = z.discriminatedUnion("type", [
   /** `nonce`: the owner proves it knows the secret too (welcome.proof), so a port squatter learns nothing. */
-  z.object({ type: z.literal("hello"), frontEnd: z.enum(FRONT_ENDS), pid: z.number().int().positive(), nonce: z.string().min(16).max(128) }),
+  z.object({
+    type: z.literal("hello"),
+    frontEnd: z.enum(FRONT_ENDS),
+    pid: z.number().int().positive(),
+    nonce: z.string().min(16).max(128),
+  }),
   z.object({
     type: z.literal("call"),
     id: z.number().int(),
@@ -40,7 +45,12 @@ export const ServerFrame = z.discriminatedUnion("type", [
     ready: z.boolean(),
   }),
   z.object({ type: z.literal("event"), event: z.looseObject({ type: z.string() }) }),
-  z.object({ type: z.literal("response"), id: z.number().int(), result: z.unknown().optional(), error: ErrorBody.optional() }),
+  z.object({
+    type: z.literal("response"),
+    id: z.number().int(),
+    result: z.unknown().optional(),
+    error: ErrorBody.optional(),
+  }),
 ]);
 export type ServerFrame = z.infer<typeof ServerFrame>;
 

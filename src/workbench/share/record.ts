@@ -45,7 +45,10 @@ export function realRoots(roots: readonly string[]): string[] {
 }
 
 export function shareKey(roots: readonly string[]): string {
-  return createHash("sha256").update(JSON.stringify(realRoots(roots))).digest("hex").slice(0, 32);
+  return createHash("sha256")
+    .update(JSON.stringify(realRoots(roots)))
+    .digest("hex")
+    .slice(0, 32);
 }
 
 export function recordsDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -92,7 +95,11 @@ export async function readRecord(key: string, env: NodeJS.ProcessEnv = process.e
 }
 
 /** Write the record atomically (a 0600 temp file renamed into place). Call with the share lock held. */
-export async function writeRecord(key: string, record: ShareRecord, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function writeRecord(
+  key: string,
+  record: ShareRecord,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
   const dir = await ensureRecordsDir(env);
   const tmp = join(dir, `.${key}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
   await writeFile(tmp, `${JSON.stringify(record)}\n`, { mode: 0o600, flag: "wx" });
@@ -112,7 +119,9 @@ export function ownerAlive(record: ShareRecord): boolean {
 }
 
 /** Every readable record (for `ccb workbench status`), with its key. */
-export async function listRecords(env: NodeJS.ProcessEnv = process.env): Promise<Array<{ key: string; record: ShareRecord }>> {
+export async function listRecords(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Array<{ key: string; record: ShareRecord }>> {
   let names: string[];
   try {
     names = await readdir(recordsDir(env));
@@ -135,7 +144,11 @@ export async function listRecords(env: NodeJS.ProcessEnv = process.env): Promise
  * gone, or older than `staleMs`, is broken. Living beside the records (not in a temp folder) makes
  * every front end of the user meet the same lock whatever its TMPDIR.
  */
-export async function lockRecord(key: string, env: NodeJS.ProcessEnv = process.env, o: { timeoutMs?: number; staleMs?: number } = {}): Promise<() => Promise<void>> {
+export async function lockRecord(
+  key: string,
+  env: NodeJS.ProcessEnv = process.env,
+  o: { timeoutMs?: number; staleMs?: number } = {},
+): Promise<() => Promise<void>> {
   const dir = await ensureRecordsDir(env);
   const lockPath = join(dir, `${key}.lock`);
   const tmp = join(dir, `.${key}.${process.pid}.${randomBytes(4).toString("hex")}.lock`);
@@ -170,7 +183,9 @@ export async function lockRecord(key: string, env: NodeJS.ProcessEnv = process.e
         continue; // vanished meanwhile
       }
       if (Date.now() > deadline) {
-        throw new CcbError("TIMEOUT", "Timed out waiting for the lock of the shared workbench record.", { hint: `Retry; if it persists, remove ${lockPath}.` });
+        throw new CcbError("TIMEOUT", "Timed out waiting for the lock of the shared workbench record.", {
+          hint: `Retry; if it persists, remove ${lockPath}.`,
+        });
       }
       await new Promise((r) => setTimeout(r, delay));
     }

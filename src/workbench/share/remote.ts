@@ -52,7 +52,11 @@ export class RemoteBridge implements EditorBridge {
       ws.on("close", () => {
         for (const p of this.#pending.values()) {
           p.cleanup();
-          p.reject(new CcbError("BRIDGE_UNAVAILABLE", "The shared workbench went away before answering.", { hint: "Retry in a moment: another front end takes it over." }));
+          p.reject(
+            new CcbError("BRIDGE_UNAVAILABLE", "The shared workbench went away before answering.", {
+              hint: "Retry in a moment: another front end takes it over.",
+            }),
+          );
         }
         this.#pending.clear();
         this.#first();
@@ -76,11 +80,18 @@ export class RemoteBridge implements EditorBridge {
   }
 
   /** Connect to the owner of `record`; rejects when its gateway does not answer or refuses. */
-  static connect(record: ShareRecord, o: { core: Core; log: Logger; frontEnd: FrontEnd; timeoutMs?: number }): Promise<RemoteBridge> {
+  static connect(
+    record: ShareRecord,
+    o: { core: Core; log: Logger; frontEnd: FrontEnd; timeoutMs?: number },
+  ): Promise<RemoteBridge> {
     registerSecret(record.secret);
     const url = `${record.gatewayUrl.replace(/^http/, "ws")}${ATTACH_PATH}`;
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { headers: { authorization: `Bearer ${record.secret}` }, maxPayload: MAX_FRAME_BYTES, handshakeTimeout: o.timeoutMs ?? 5000 });
+      const ws = new WebSocket(url, {
+        headers: { authorization: `Bearer ${record.secret}` },
+        maxPayload: MAX_FRAME_BYTES,
+        handshakeTimeout: o.timeoutMs ?? 5000,
+      });
       const fail = (err: Error) => {
         ws.removeAllListeners();
         ws.on("error", () => undefined);
@@ -145,7 +156,9 @@ export class RemoteBridge implements EditorBridge {
         this.#pending.delete(frame.id);
         p.cleanup();
         if (frame.error) {
-          const code: ErrorCode = (ERROR_CODES as readonly string[]).includes(frame.error.code) ? (frame.error.code as ErrorCode) : "BRIDGE_ERROR";
+          const code: ErrorCode = (ERROR_CODES as readonly string[]).includes(frame.error.code)
+            ? (frame.error.code as ErrorCode)
+            : "BRIDGE_ERROR";
           p.reject(new CcbError(code, frame.error.message, frame.error.hint ? { hint: frame.error.hint } : {}));
         } else p.resolve(frame.result);
         return;
@@ -179,7 +192,11 @@ export class RemoteBridge implements EditorBridge {
           this.#pending.delete(frame.id);
           cleanup();
           this.#send({ type: "cancel", id: frame.id });
-          reject(new CcbError("TIMEOUT", `The shared workbench did not answer within ${Math.round(timeoutMs / 1000)} s.`, { hint: "Retry." }));
+          reject(
+            new CcbError("TIMEOUT", `The shared workbench did not answer within ${Math.round(timeoutMs / 1000)} s.`, {
+              hint: "Retry.",
+            }),
+          );
         }, timeoutMs + 5000);
       }
       signal?.addEventListener("abort", onAbort, { once: true });
@@ -187,17 +204,30 @@ export class RemoteBridge implements EditorBridge {
       if (!this.#send(frame)) {
         this.#pending.delete(frame.id);
         cleanup();
-        reject(new CcbError("BRIDGE_UNAVAILABLE", "The shared workbench is not connected.", { hint: "Retry in a moment." }));
+        reject(
+          new CcbError("BRIDGE_UNAVAILABLE", "The shared workbench is not connected.", { hint: "Retry in a moment." }),
+        );
       }
     });
   }
 
   call(method: string, params: unknown, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<unknown> {
-    if (!isExtensionMethod(method)) return Promise.reject(new CcbError("INVALID_ARGUMENT", `Unknown editor method: ${method}`));
+    if (!isExtensionMethod(method))
+      return Promise.reject(new CcbError("INVALID_ARGUMENT", `Unknown editor method: ${method}`));
     const id = this.#nextId++;
     // 0 = no timeout (a diff waits for the person); the owner applies the same one.
     const timeoutMs = options.timeoutMs ?? extensionMethods[method].timeoutMs;
-    return this.#request({ type: "call", id, method, params, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) }, options.signal, timeoutMs);
+    return this.#request(
+      {
+        type: "call",
+        id,
+        method,
+        params,
+        ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+      },
+      options.signal,
+      timeoutMs,
+    );
   }
 
   onEvent(listener: (event: { type: string; [key: string]: unknown }) => void): () => void {
