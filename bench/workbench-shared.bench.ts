@@ -41,10 +41,15 @@ function workspace(): string {
   return ws;
 }
 
-/** Spawn `ccb serve --stdio` on `ws` and wait until editor_state answers; returns it and the time taken. */
-async function serve(ws: string): Promise<{ fe: FrontEnd; ms: number }> {
+/**
+ * Spawn `ccb serve --stdio` on `ws` and wait until editor_state answers without an error; returns it and the time
+ * taken. `bare`: with --no-workbench, until editor_state answers at all (the process start-up baseline).
+ */
+async function serve(ws: string, bare = false): Promise<{ fe: FrontEnd; ms: number }> {
   const t0 = performance.now();
-  const args = [
+  const args = bare
+    ? [join(root, "bin/ccb.mjs"), "serve", "--stdio", "--no-workbench", "--workspace", ws, "--log-level", "error"]
+    : [
     join(root, "bin/ccb.mjs"),
     "serve",
     "--stdio",
@@ -66,7 +71,7 @@ async function serve(ws: string): Promise<{ fe: FrontEnd; ms: number }> {
     const r = (await client.callTool({ name: "editor_state", arguments: {} }, undefined, { timeout: 120_000 })) as {
       isError?: boolean;
     };
-    if (!r.isError) break;
+    if (!r.isError || bare) break;
     if (performance.now() - t0 > 600_000) throw new Error("the editor bridge did not come up within 600 s");
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -113,14 +118,18 @@ const settle = () => new Promise((r) => setTimeout(r, 5000));
 // (1) attach vs start, same round.
 const starts: number[] = [];
 const attaches: number[] = [];
+const bares: number[] = [];
 for (let i = 0; i < ROUNDS; i++) {
   const ws = workspace();
   const a = await serve(ws);
   const b = await serve(ws);
+  const c = await serve(workspace(), true);
   starts.push(a.ms);
   attaches.push(b.ms);
+  bares.push(c.ms);
+  await c.fe.close();
   console.log(
-    `round ${i + 1}: first (starts the workbench) ${a.ms.toFixed(0)} ms, second (attaches) ${b.ms.toFixed(0)} ms`,
+    `round ${i + 1}: first (starts the workbench) ${a.ms.toFixed(0)} ms, second (attaches) ${b.ms.toFixed(0)} ms, baseline --no-workbench ${c.ms.toFixed(0)} ms`,
   );
   await b.fe.close();
   await a.fe.close();
@@ -146,6 +155,7 @@ for (let i = 0; i < MEM_ROUNDS * 2; i++) {
 rmSync(dir, { recursive: true, force: true });
 const s = median(starts);
 const a = median(attaches);
+const base = median(bares);
 const sm = median(sharedKb);
 const xm = median(separateKb);
 console.log("== shared workbench (code-server, headless Chromium; the machine is shared and loaded) ==");
@@ -156,6 +166,9 @@ console.log(
   `second front end: spawn -> editor_state answers (attaches)             median ${a.toFixed(0)} ms   ratio ${ratio(a, s)}`,
 );
 console.log(
+  `baseline: spawn -> editor_state answers with --no-workbench (process start-up)  median ${base.toFixed(0)} ms; attach beyond start-up ${(a - base).toFixed(0)} ms`,
+);
+console.log(
   `RSS, three front ends: one shared workbench ${(sm / 1024).toFixed(0)} MiB vs three workbenches ${(xm / 1024).toFixed(0)} MiB   ratio ${ratio(sm, xm)}`,
 );
 console.log(
@@ -164,6 +177,7 @@ console.log(
     startToBridgeMs: Math.round(s),
     attachToBridgeMs: Math.round(a),
     attachVsStart: +(a / s).toFixed(3),
+    startupBaselineMs: Math.round(base),
     rssSharedMiB: Math.round(sm / 1024),
     rssSeparateMiB: Math.round(xm / 1024),
     rssSharedVsSeparate: +(sm / xm).toFixed(3),

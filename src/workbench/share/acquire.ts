@@ -180,6 +180,7 @@ async function acquireInner(o: AcquireOptions): Promise<Inner | undefined> {
 
 async function tryAttach(record: ShareRecord, o: AcquireOptions): Promise<Inner | undefined> {
   for (let attempt = 0; attempt < 2; attempt++) {
+    const t0 = performance.now();
     try {
       const remote = await RemoteBridge.connect(record, {
         core: o.core,
@@ -189,7 +190,8 @@ async function tryAttach(record: ShareRecord, o: AcquireOptions): Promise<Inner 
       await remote.firstState;
       if (!remote.open)
         throw new Error("the channel closed before the owner's first state (or it could not prove the secret)");
-      o.log.info(`share: attached to the workbench of pid ${record.pid} (${record.frontEnd}) at ${record.gatewayUrl}`);
+      const ms = Math.round(performance.now() - t0);
+      o.log.info(`share: attached to the workbench of pid ${record.pid} (${record.frontEnd}) at ${record.gatewayUrl} in ${ms} ms`);
       return {
         role: "attached",
         url: () => remote.url(),
