@@ -33,7 +33,7 @@ describe("ccb CLI", () => {
   });
 
   // Every command path: a new command without an entry here fails the first test below.
-  const COMMANDS = [["serve"], ["ide"], ["acp"], ["link"], ["stream"], ["runtime", "fetch"], ["runtime", "status"], ["runtime", "path"]];
+  const COMMANDS = [["serve"], ["ide"], ["acp"], ["link"], ["stream"], ["runtime", "fetch"], ["runtime", "status"], ["runtime", "path"], ["workbench", "status"]];
 
   it("the command list above is the one --help shows", async () => {
     const r = await runCcb(["--help"]);

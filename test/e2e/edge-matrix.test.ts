@@ -5,7 +5,9 @@ import { silentLogger } from "../../src/core/log.ts";
 import { startLinkServer, type LinkServer } from "../../src/link/server.ts";
 import type { RouteDescription } from "../../src/net/gateway.ts";
 import { startSocketServer, type SocketServer } from "../../src/protocols/ide/server.ts";
+import { createCore, type Core } from "../../src/core/core.ts";
 import { startServe, type ServeHandle } from "../../src/protocols/mcp/serve.ts";
+import { acquireWorkbench, type WorkbenchLease } from "../../src/workbench/share/acquire.ts";
 import { startStream, type StreamHandle } from "../../src/stream/index.ts";
 import { newToken } from "../../src/util/secrets.ts";
 import { repoRoot } from "../helpers/cli.ts";
@@ -22,12 +24,16 @@ import { INITIALIZE, MCP_POST_HEADERS } from "./serve-helpers.ts";
  * may travel, a token in the query, an oversized body or frame.
  */
 const ws = tmpdirFixture({ prefix: "ccb-edge-" });
+const sharedWs = tmpdirFixture({ prefix: "ccb-edge-shared-" });
+const sharedState = tmpdirFixture({ prefix: "ccb-edge-state-" });
 const TOKEN = newToken(32);
 const listeners: ListenerUnderTest[] = [];
 let serve: ServeHandle;
 let ide: SocketServer;
 let link: LinkServer;
 let stream: StreamHandle;
+let sharedCore: Core;
+let shared: WorkbenchLease | undefined;
 let cases: MatrixCase[] = [];
 const isRoot = process.getuid?.() === 0;
 
@@ -61,10 +67,26 @@ before(async () => {
   stream = await startStream({ url: "about:blank", host: "127.0.0.1", port: 0, width: 640, height: 400, maxFps: 5, quality: 50, noSandbox: isRoot, token: TOKEN.slice(0, 40), log: silentLogger });
   listeners.push({ name: "ccb stream", gateway: stream.gateway });
 
+  // The gateway of a shared workbench's owner: /workbench/attach and /workbench/status besides the workbench routes.
+  sharedCore = createCore({ roots: [sharedWs.path], log: silentLogger });
+  shared = await acquireWorkbench({
+    core: sharedCore,
+    log: silentLogger,
+    frontEnd: "serve",
+    start: true,
+    options: { runtime: "openvscode", runtimeRoot: "/nonexistent-runtime", headlessClient: false },
+    env: { ...process.env, XDG_STATE_HOME: sharedState.path },
+  });
+  listeners.push({ name: "shared workbench owner", gateway: shared!.http()!.gateway });
+
   for (const l of listeners) cases.push(...(await generate(l)));
 }, { timeout: 120_000 });
 
 after(async () => {
+  await shared?.release();
+  await sharedCore?.dispose();
+  sharedWs.cleanup();
+  sharedState.cleanup();
   await stream?.close();
   await link?.close();
   await ide?.close();
@@ -79,6 +101,9 @@ describe("edge matrix (generated from the declared policies)", { timeout: 600_00
       assert.ok([...routes].some((r) => r.startsWith("serve --http") && r.includes(` ${must} `)), `serve --http ${must} is in the matrix`);
     }
     for (const l of ["ccb ide socket", "ccb link", "ccb stream"]) assert.ok([...routes].some((r) => r.startsWith(l)), l);
+    for (const must of ["/workbench/attach", "/workbench/status", "/bridge"]) {
+      assert.ok([...routes].some((r) => r.startsWith("shared workbench owner") && r.includes(` ${must} `)), `shared workbench owner ${must} is in the matrix`);
+    }
     for (const l of listeners) {
       for (const r of l.gateway.routes()) {
         if (r.policy.origin.kind === "any") assert.ok(r.policy.auth.some((c) => c.expected() !== undefined), `${l.name} ${r.prefix}: any origin only with a token`);

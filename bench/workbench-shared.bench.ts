@@ -1,0 +1,185 @@
+// The shared workbench, with the real CLI (bin/ccb.mjs from dist/), real code-server and headless Chromium:
+// (1) time from spawning a second `ccb serve --stdio` in the same workspace to its first editor_state answer
+//     (it attaches) against the same for the first one (it starts the workbench), in the same round;
+// (2) memory: the sum of RSS of every process (front ends, runtimes, Chromiums) of three front ends on one
+//     workbench against three front ends with a workbench each (three workspaces), measured in the same run.
+// Rounds alternate the two setups; medians are reported. Run: node --import tsx bench/workbench-shared.bench.ts
+// (needs scripts/setup-peers.sh and `npm run build`). BENCH_ROUNDS (default 3) and BENCH_MEM_ROUNDS (default 1).
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { codeServerRoot, node24 } from "../test/helpers/peers.ts";
+import { ratio } from "./lib.ts";
+
+const root = new URL("..", import.meta.url).pathname;
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const MEM_ROUNDS = Number(process.env.BENCH_MEM_ROUNDS ?? 1);
+const dir = mkdtempSync(join(tmpdir(), "ccb-shared-bench-"));
+const env: Record<string, string> = {};
+for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("CCB_")) env[k] = v;
+Object.assign(env, {
+  HOME: dir,
+  XDG_STATE_HOME: join(dir, "state"),
+  XDG_CACHE_HOME: join(dir, "cache"),
+  XDG_CONFIG_HOME: join(dir, "config"),
+  ...(process.getuid?.() === 0 ? { CCB_CHROMIUM_NO_SANDBOX: "1" } : {}),
+});
+
+interface FrontEnd {
+  client: Client;
+  pid: number;
+  close(): Promise<void>;
+}
+
+let n = 0;
+function workspace(): string {
+  const ws = join(dir, `ws${n++}`);
+  mkdirSync(ws);
+  writeFileSync(join(ws, "a.ts"), "export const a = 1;\n");
+  return ws;
+}
+
+/**
+ * Spawn `ccb serve --stdio` on `ws` and wait until editor_state answers without an error; returns it and the time
+ * taken. `bare`: with --no-workbench, until editor_state answers at all (the process start-up baseline).
+ */
+async function serve(ws: string, bare = false): Promise<{ fe: FrontEnd; ms: number }> {
+  const t0 = performance.now();
+  const args = bare
+    ? [join(root, "bin/ccb.mjs"), "serve", "--stdio", "--no-workbench", "--workspace", ws, "--log-level", "error"]
+    : [
+    join(root, "bin/ccb.mjs"),
+    "serve",
+    "--stdio",
+    "--workspace",
+    ws,
+    "--runtime",
+    "code-server",
+    "--runtime-root",
+    codeServerRoot(),
+    "--runtime-node",
+    node24(),
+    "--log-level",
+    "error",
+  ];
+  const transport = new StdioClientTransport({ command: process.execPath, args, env, stderr: "ignore" });
+  const client = new Client({ name: "bench", version: "1.0.0" });
+  await client.connect(transport);
+  for (;;) {
+    const r = (await client.callTool({ name: "editor_state", arguments: {} }, undefined, { timeout: 120_000 })) as {
+      isError?: boolean;
+    };
+    if (!r.isError || bare) break;
+    if (performance.now() - t0 > 600_000) throw new Error("the editor bridge did not come up within 600 s");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { fe: { client, pid: transport.pid as number, close: () => client.close() }, ms: performance.now() - t0 };
+}
+
+function children(): Map<number, number[]> {
+  const kids = new Map<number, number[]>();
+  for (const p of readdirSync("/proc").filter((x) => /^\d+$/.test(x))) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      kids.set(ppid, [...(kids.get(ppid) ?? []), Number(p)]);
+    } catch {
+      // gone
+    }
+  }
+  return kids;
+}
+
+/** Sum of RSS (KiB) of the processes and all their descendants. */
+function rssKb(pids: number[]): number {
+  const kids = children();
+  let sum = 0;
+  const seen = new Set<number>();
+  const walk = (pid: number) => {
+    if (seen.has(pid)) return;
+    seen.add(pid);
+    try {
+      const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+      sum += Number(m?.[1] ?? 0);
+    } catch {
+      // gone
+    }
+    for (const k of kids.get(pid) ?? []) walk(k);
+  };
+  for (const p of pids) walk(p);
+  return sum;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const settle = () => new Promise((r) => setTimeout(r, 5000));
+
+// (1) attach vs start, same round.
+const starts: number[] = [];
+const attaches: number[] = [];
+const bares: number[] = [];
+for (let i = 0; i < ROUNDS; i++) {
+  const ws = workspace();
+  const a = await serve(ws);
+  const b = await serve(ws);
+  const c = await serve(workspace(), true);
+  starts.push(a.ms);
+  attaches.push(b.ms);
+  bares.push(c.ms);
+  await c.fe.close();
+  console.log(
+    `round ${i + 1}: first (starts the workbench) ${a.ms.toFixed(0)} ms, second (attaches) ${b.ms.toFixed(0)} ms, baseline --no-workbench ${c.ms.toFixed(0)} ms`,
+  );
+  await b.fe.close();
+  await a.fe.close();
+}
+
+// (2) memory: three front ends on one workbench vs three workbenches, alternating.
+const sharedKb: number[] = [];
+const separateKb: number[] = [];
+for (let i = 0; i < MEM_ROUNDS * 2; i++) {
+  const shared = i % 2 === 0;
+  const spaces = shared ? [workspace()] : [workspace(), workspace(), workspace()];
+  const fes: FrontEnd[] = [];
+  for (let k = 0; k < 3; k++) fes.push((await serve(spaces[k % spaces.length] as string)).fe);
+  await settle();
+  const kb = rssKb(fes.map((f) => f.pid));
+  (shared ? sharedKb : separateKb).push(kb);
+  console.log(
+    `${shared ? "one shared workbench" : "three workbenches  "}: RSS of all processes ${(kb / 1024).toFixed(0)} MiB`,
+  );
+  for (const f of fes.reverse()) await f.close();
+}
+
+rmSync(dir, { recursive: true, force: true });
+const s = median(starts);
+const a = median(attaches);
+const base = median(bares);
+const sm = median(sharedKb);
+const xm = median(separateKb);
+console.log("== shared workbench (code-server, headless Chromium; the machine is shared and loaded) ==");
+console.log(
+  `first front end: spawn -> editor_state answers (starts the workbench)  median ${s.toFixed(0)} ms (n=${starts.length})`,
+);
+console.log(
+  `second front end: spawn -> editor_state answers (attaches)             median ${a.toFixed(0)} ms   ratio ${ratio(a, s)}`,
+);
+console.log(
+  `baseline: spawn -> editor_state answers with --no-workbench (process start-up)  median ${base.toFixed(0)} ms; attach beyond start-up ${(a - base).toFixed(0)} ms`,
+);
+console.log(
+  `RSS, three front ends: one shared workbench ${(sm / 1024).toFixed(0)} MiB vs three workbenches ${(xm / 1024).toFixed(0)} MiB   ratio ${ratio(sm, xm)}`,
+);
+console.log(
+  JSON.stringify({
+    bench: "workbench-shared",
+    startToBridgeMs: Math.round(s),
+    attachToBridgeMs: Math.round(a),
+    attachVsStart: +(a / s).toFixed(3),
+    startupBaselineMs: Math.round(base),
+    rssSharedMiB: Math.round(sm / 1024),
+    rssSeparateMiB: Math.round(xm / 1024),
+    rssSharedVsSeparate: +(sm / xm).toFixed(3),
+  }),
+);

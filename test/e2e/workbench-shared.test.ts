@@ -1,0 +1,403 @@
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import WebSocket from "ws";
+import { ccbCommand, runCcb, spawnCcb } from "../helpers/cli.ts";
+import { IdeClient, textsOf } from "../helpers/ide-client.ts";
+import { codeServerRoot, node24 } from "../helpers/peers.ts";
+import { exitOf, Output } from "../helpers/proc-output.ts";
+import { tmpdirFixture } from "../helpers/tmp.ts";
+import { cleanEnv } from "./serve-helpers.ts";
+import { text, type ToolResult } from "./workbench-helpers.ts";
+
+/**
+ * One workbench per workspace, shared by every ccb front end: the real CLI from dist/ (`ccb ide`,
+ * then `ccb serve --stdio` twice, spoken to with the MCP SDK Client and the IDE protocol client),
+ * real code-server with the bridge extension, real headless Chromium. Processes are counted from
+ * /proc: a runtime is a process group leader whose command line names this test's state folder,
+ * a headless Chromium a browser process (no --type=) whose profile is in this test's TMPDIR.
+ */
+const ws = tmpdirFixture({ prefix: "ccb-shared-ws-" });
+const home = tmpdirFixture({ prefix: "ccb-shared-home-" });
+const OTHER = `ccbshare${randomBytes(3).toString("hex")}`;
+const probeScript = join("/tmp", `ccb-share-probe-${randomBytes(4).toString("hex")}.mjs`);
+const tmp = join(home.path, "tmp");
+const env = () =>
+  cleanEnv({
+    HOME: home.path,
+    XDG_STATE_HOME: join(home.path, "state"),
+    XDG_CACHE_HOME: join(home.path, "cache"),
+    XDG_CONFIG_HOME: join(home.path, "config"),
+    XDG_DATA_HOME: join(home.path, "data"),
+    CLAUDE_CONFIG_DIR: join(home.path, "claude"),
+    TMPDIR: tmp,
+  });
+const runtimeArgs = () => ["--runtime", "code-server", "--runtime-root", codeServerRoot(), "--runtime-node", node24()];
+const recordsDir = join(home.path, "state/ccb/workbenches");
+
+function records(): string[] {
+  return existsSync(recordsDir) ? readdirSync(recordsDir).filter((n) => /^[0-9a-f]{32}\.json$/.test(n)) : [];
+}
+function record(): { pid: number; secret: string; gatewayUrl: string; frontEnd: string } {
+  const [name] = records();
+  assert.ok(name, "a discovery record is published");
+  return JSON.parse(readFileSync(join(recordsDir, name), "utf8"));
+}
+
+/** The runtimes and headless Chromiums of this test, from /proc. */
+function processes(): { runtimes: number[]; chromiums: number[] } {
+  const runtimes: number[] = [];
+  const chromiums: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    let cmd = "";
+    let stat = "";
+    try {
+      cmd = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0").join(" ");
+      stat = readFileSync(`/proc/${name}/stat`, "utf8");
+    } catch {
+      continue;
+    }
+    const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+    const pid = Number(name);
+    if (cmd.includes(`${home.path}/state/ccb/workbench/`) && pgrp === pid && !cmd.startsWith("/bin/sh"))
+      runtimes.push(pid);
+    if (cmd.includes(`--user-data-dir=${tmp}/ccb-chromium-`) && !cmd.includes("--type=")) chromiums.push(pid);
+  }
+  return { runtimes, chromiums };
+}
+
+async function eventually<T>(
+  what: string,
+  fn: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 400_000,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+interface Serve {
+  client: Client;
+  transport: StdioClientTransport;
+  pid: number;
+  stderr: () => string;
+  call(name: string, args?: Record<string, unknown>): Promise<ToolResult>;
+}
+
+async function startServe(): Promise<Serve> {
+  const { command, args } = ccbCommand([
+    "serve",
+    "--stdio",
+    "--workspace",
+    ws.path,
+    ...runtimeArgs(),
+    "--log-level",
+    "debug",
+  ]);
+  const transport = new StdioClientTransport({ command, args, env: env(), stderr: "pipe" });
+  let err = "";
+  transport.stderr?.on("data", (d: Buffer) => (err += d.toString("utf8")));
+  const client = new Client({ name: "ccb-e2e", version: "1.0.0" });
+  await client.connect(transport);
+  return {
+    client,
+    transport,
+    pid: transport.pid as number,
+    stderr: () => err,
+    call: async (name, a = {}) =>
+      (await client.callTool({ name, arguments: a }, undefined, { timeout: 120_000 })) as ToolResult,
+  };
+}
+
+/** editor_state answers (the bridge serves through whoever owns the workbench). */
+const editorLive = (s: Serve) =>
+  eventually(`editor_state of serve ${s.pid}`, async () => {
+    const r = await s.call("editor_state");
+    return r.isError ? undefined : r;
+  });
+
+/** An HTTP request run as `user` (undefined: this test's account) by a small Node script. */
+function probe(
+  user: string | undefined,
+  target: { url: string; headers?: Record<string, string> },
+): { status: number | string; body: string } {
+  const cmd = user ? ["runuser", "-u", user, "--", process.execPath, probeScript] : [process.execPath, probeScript];
+  const r = spawnSync(cmd[0] as string, cmd.slice(1), {
+    input: JSON.stringify(target),
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout) as { status: number | string; body: string };
+}
+
+/** A WebSocket upgrade to the attach route: the HTTP status it gets (101 when accepted). */
+function upgrade(url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const req = request({
+      host: u.hostname,
+      port: u.port,
+      path: u.pathname,
+      headers: {
+        connection: "Upgrade",
+        upgrade: "websocket",
+        "sec-websocket-version": "13",
+        "sec-websocket-key": randomBytes(16).toString("base64"),
+        ...headers,
+      },
+    });
+    req.on("upgrade", (res, socket) => {
+      socket.destroy();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("response", (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+let ide: { child: ChildProcess; out: Output; err: Output } | undefined;
+let ideClient: IdeClient | undefined;
+const serves: Serve[] = [];
+
+before(() => {
+  for (const d of ["state", "cache", "config", "data", "claude", "tmp"])
+    mkdirSync(join(home.path, d), { recursive: true });
+  // Chromium runs as an unprivileged account when ccb is root: it must reach its profile in TMPDIR.
+  chmodSync(home.path, 0o711);
+  chmodSync(tmp, 0o711);
+  writeFileSync(join(ws.path, "a.ts"), "export const a: number = 1;\n");
+  writeFileSync(
+    probeScript,
+    `import { request } from "node:http";
+     let input = ""; process.stdin.on("data", (d) => (input += d)).on("end", () => {
+       const t = JSON.parse(input); const u = new URL(t.url);
+       const req = request({ host: u.hostname, port: u.port, path: u.pathname, headers: t.headers ?? {} }, (res) => {
+         let body = ""; res.on("data", (d) => (body += d)); res.on("end", () => console.log(JSON.stringify({ status: res.statusCode, body: body.slice(0, 300) })));
+       });
+       req.on("error", (e) => console.log(JSON.stringify({ status: e.code, body: e.message })));
+       req.end();
+     });`,
+  );
+  chmodSync(probeScript, 0o644);
+  execFileSync("useradd", ["--no-create-home", "--shell", "/usr/sbin/nologin", OTHER]);
+});
+
+after(async () => {
+  await ideClient?.close().catch(() => undefined);
+  for (const s of serves) await s.client.close().catch(() => undefined);
+  if (ide && ide.child.exitCode === null && ide.child.signalCode === null) {
+    ide.child.kill("SIGKILL");
+    await exitOf(ide.child);
+  }
+  spawnSync("userdel", ["--force", OTHER]);
+  spawnSync("rm", ["-f", probeScript]);
+  ws.cleanup();
+  home.cleanup();
+});
+
+describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }, () => {
+  it("ccb ide starts the workbench and publishes a 0600 record; ccb serve --stdio attaches: one runtime, one headless Chromium", async () => {
+    const child = spawnCcb(["ide", "--workspace", ws.path, ...runtimeArgs(), "--log-level", "debug"], { env: env() });
+    ide = { child, out: new Output(child.stdout), err: new Output(child.stderr) };
+    await ide.out.waitFor(/Workbench \(one-time link\): http:\/\/127\.0\.0\.1:\d+\//, 400_000);
+    const lockFile = (await ide.err.waitFor(/lock file (\S+\.lock)/))[1] as string;
+    const lock = JSON.parse(readFileSync(lockFile, "utf8"));
+    ideClient = await IdeClient.connect(Number(/(\d+)\.lock$/.exec(lockFile)?.[1]), lock.authToken);
+    await ideClient.handshake();
+
+    const rec = record();
+    assert.equal(rec.pid, child.pid);
+    assert.equal(rec.frontEnd, "ide");
+    assert.equal(statSync(join(recordsDir, `${records()[0]}`)).mode & 0o777, 0o600);
+    assert.equal(statSync(recordsDir).mode & 0o777, 0o700);
+
+    const serve = await startServe();
+    serves.push(serve);
+    await editorLive(serve);
+    assert.match(serve.stderr(), /share: attached to the workbench of pid \d+ \(ide\)/);
+    assert.doesNotMatch(serve.stderr(), /workbench \(code-server\) running/, "serve started no workbench of its own");
+    const p = processes();
+    assert.equal(p.runtimes.length, 1, `one runtime: ${JSON.stringify(p)}`);
+    assert.equal(p.chromiums.length, 1, `one headless Chromium: ${JSON.stringify(p)}`);
+    assert.equal(records().length, 1);
+    assert.doesNotMatch(
+      serve.stderr() + ide.err.text,
+      new RegExp(rec.secret),
+      "the attach secret never reaches the logs",
+    );
+  });
+
+  it("a file opened through the IDE socket (openFile) appears in serve's editor_state", async () => {
+    const serve = serves[0] as Serve;
+    const opened = await ideClient!.call("openFile", { filePath: join(ws.path, "a.ts"), makeFrontmost: true });
+    assert.notEqual(opened.isError, true, textsOf(opened).join("\n"));
+    const st = await eventually(
+      "a.ts active in serve's editor_state",
+      async () => {
+        const r = await serve.call("editor_state");
+        return (r.structuredContent as { active?: { path: string } | null } | undefined)?.active?.path === "a.ts"
+          ? r
+          : undefined;
+      },
+      60_000,
+    );
+    assert.match(text(st), /a\.ts/);
+  });
+
+  it("ccb workbench status and ccb ide --status list the workbench and who is attached (never the secret)", async () => {
+    const rec = record();
+    for (const args of [
+      ["workbench", "status"],
+      ["ide", "--status"],
+    ]) {
+      const r = await runCcb(args, { env: env() });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, new RegExp(`workbench ${ws.path}\\s+code-server running`));
+      assert.match(r.stdout, new RegExp(`owner\\s+ide\\s+pid ${ide!.child.pid}`));
+      assert.match(r.stdout, new RegExp(`attached\\s+serve\\s+pid ${serves[0]!.pid}`));
+      assert.ok(!r.stdout.includes(rec.secret));
+    }
+  });
+
+  // ACP leg (added after the acp branch is merged): `ccb acp` in the same workspace attaches
+  // (acquireWorkbench with frontEnd "acp"), the process counts stay at one runtime and one
+  // headless Chromium, and an ACP edit that introduces a type error returns that diagnostic.
+
+  it("the attach channel: only the owner's user, only with the secret, no browser Origin, no foreign Host", async () => {
+    const rec = record();
+    const file = join(recordsDir, records()[0] as string);
+    const status = `${rec.gatewayUrl}/workbench/status`;
+    const attach = `${rec.gatewayUrl}/workbench/attach`;
+    const host = new URL(rec.gatewayUrl).host;
+    // The record: readable by its owner (positive control), not by another account.
+    assert.equal(JSON.parse(readFileSync(file, "utf8")).secret, rec.secret);
+    const cat = spawnSync("runuser", ["-u", OTHER, "--", "cat", file], { encoding: "utf8" });
+    assert.notEqual(cat.status, 0);
+    assert.match(cat.stderr, /Permission denied/);
+    // Status route: the owner's user with the secret gets it; another account (no secret) and a wrong secret get 401.
+    const mine = probe(undefined, { url: status, headers: { authorization: `Bearer ${rec.secret}` } });
+    assert.equal(mine.status, 200);
+    assert.equal(JSON.parse(mine.body).owner.frontEnd, "ide");
+    assert.equal(probe(OTHER, { url: status }).status, 401);
+    assert.equal(
+      probe(OTHER, { url: status, headers: { authorization: `Bearer ${randomBytes(32).toString("base64url")}` } })
+        .status,
+      401,
+    );
+    // The attach upgrade: accepted with the secret (positive control), refused otherwise.
+    assert.equal(await upgrade(attach, { host, authorization: `Bearer ${rec.secret}` }), 101);
+    assert.equal(await upgrade(attach, { host }), 401, "missing secret");
+    assert.equal(
+      await upgrade(attach, { host, authorization: `Bearer ${rec.secret.slice(0, -2)}xx` }),
+      401,
+      "wrong secret",
+    );
+    assert.equal(
+      await upgrade(attach, { host, authorization: `Bearer ${rec.secret}`, origin: "http://evil.example" }),
+      403,
+      "a browser Origin",
+    );
+    assert.equal(
+      await upgrade(attach, { host, authorization: `Bearer ${rec.secret}`, origin: rec.gatewayUrl }),
+      403,
+      "even the gateway's own origin",
+    );
+    assert.equal(
+      await upgrade(attach, { host: "evil.example", authorization: `Bearer ${rec.secret}` }),
+      403,
+      "a foreign Host",
+    );
+    // A connected socket that skips the hello is closed (nothing is relayed without one).
+    const sock = new WebSocket(attach, { headers: { authorization: `Bearer ${rec.secret}` } });
+    await new Promise((r) => sock.once("open", r));
+    sock.send(JSON.stringify({ type: "call", id: 1, method: "editor.state", params: {} }));
+    const closed = await new Promise<number>((r) => sock.once("close", (code) => r(code)));
+    assert.equal(closed, 4400);
+  });
+
+  it("kill -9 of the owner: an attached serve takes over, the other re-attaches; editor tools answer again", async () => {
+    const second = await startServe();
+    serves.push(second);
+    await editorLive(second);
+    assert.match(second.stderr(), /share: attached to the workbench of pid \d+ \(ide\)/);
+    const before = processes();
+    assert.equal(before.runtimes.length, 1);
+
+    ide!.child.kill("SIGKILL");
+    await exitOf(ide!.child);
+    for (const s of serves) await editorLive(s);
+    const rec = await eventually(
+      "a new record",
+      () => {
+        const r = record();
+        return r.pid !== ide!.child.pid ? r : undefined;
+      },
+      60_000,
+    );
+    assert.ok(
+      serves.some((s) => s.pid === rec.pid),
+      "a serve owns the workbench now",
+    );
+    assert.equal(rec.frontEnd, "serve");
+    const after = await eventually(
+      "the old runtime gone",
+      () => {
+        const p = processes();
+        return p.runtimes.length === 1 && p.chromiums.length === 1 && !p.runtimes.includes(before.runtimes[0] as number)
+          ? p
+          : undefined;
+      },
+      60_000,
+    );
+    assert.equal(after.runtimes.length, 1);
+    const r = await runCcb(["workbench", "status"], { env: env() });
+    assert.match(r.stdout, new RegExp(`owner\\s+serve\\s+pid ${rec.pid}`));
+    const other = serves.find((s) => s.pid !== rec.pid) as Serve;
+    assert.match(r.stdout, new RegExp(`attached\\s+serve\\s+pid ${other.pid}`));
+    // The file opened before the takeover is a file like any other: the new workbench opens it too.
+    const opened = await other.call("editor_open", { path: "a.ts" });
+    assert.notEqual(opened.isError, true, text(opened));
+  });
+
+  it("the last front end leaving stops the workbench: no runtime, no Chromium, no record", async () => {
+    const owner = record().pid;
+    const attached = serves.find((s) => s.pid !== owner) as Serve;
+    const ownerServe = serves.find((s) => s.pid === owner) as Serve;
+    await attached.client.close();
+    const mid = processes();
+    assert.equal(mid.runtimes.length, 1, "an attached front end leaving leaves the workbench running");
+    await ownerServe.client.close();
+    await eventually(
+      "no runtime left",
+      () => {
+        const p = processes();
+        return p.runtimes.length === 0 && p.chromiums.length === 0 ? p : undefined;
+      },
+      60_000,
+    );
+    assert.deepEqual(records(), []);
+    const r = await runCcb(["workbench", "status"], { env: env() });
+    assert.match(r.stdout, /No shared ccb workbench is running/);
+  });
+});
