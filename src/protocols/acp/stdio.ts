@@ -1,12 +1,15 @@
 import { Readable, Writable } from "node:stream";
 import type { Logger } from "../../core/log.ts";
 import { resolveAgentEnv } from "./settings.ts";
+import type { AcpWorkbenchOptions } from "./workbench.ts";
 
 export interface StartAcpOptions {
   log: Logger;
   env?: NodeJS.ProcessEnv;
   input?: NodeJS.ReadableStream & Readable;
   output?: NodeJS.WritableStream & Writable;
+  /** The sessions' live editor: attach to a workbench (default), or start one (`--workbench`). */
+  workbench?: AcpWorkbenchOptions | undefined;
 }
 
 /** The incoming frame cap: CCB_ACP_MAX_FRAME_MB (whole MiB, 1-1024), default 64 MiB. */
@@ -30,7 +33,7 @@ export async function startAcpAgent(options: StartAcpOptions): Promise<void> {
     input.destroy();
   });
   const [{ boundedNdJsonStream }, { createAcpAgent }] = await Promise.all([import("./framing.ts"), import("./agent.ts")]);
-  const app = createAcpAgent({ env, log: options.log.child("acp") });
+  const app = createAcpAgent({ env, log: options.log.child("acp"), workbench: options.workbench });
   const stream = boundedNdJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(input) as ReadableStream<Uint8Array>, {
     maxFrameBytes: maxFrameBytes(options.env ?? process.env),
     onDrop: (bytes, id) => options.log.warn(`dropped an incoming message of ${bytes} bytes (over the frame limit), request id ${JSON.stringify(id)}`),
