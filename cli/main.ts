@@ -20,7 +20,8 @@ export const main = defineCommand({
       "  acp      Agent Client Protocol coding agent over stdio, for Zed (also `ccb --acp`)\n" +
       "  link     expose a stdio ACP agent over an authenticated WebSocket\n" +
       "  stream   headless Chromium screencast of the workbench over WebSocket\n" +
-      "  runtime  fetch and inspect the pinned OpenVSCode Server runtime",
+      "  runtime  fetch and inspect the pinned OpenVSCode Server runtime\n" +
+      "  workbench  the workbench shared by the front ends (`ccb workbench status`)",
   },
   subCommands: {
     serve: () => import("./commands/serve.ts").then((m) => m.default),
@@ -29,6 +30,7 @@ export const main = defineCommand({
     link: () => import("./commands/link.ts").then((m) => m.default),
     stream: () => import("./commands/stream.ts").then((m) => m.default),
     runtime: () => import("./commands/runtime.ts").then((m) => m.default),
+    workbench: () => import("./commands/workbench.ts").then((m) => m.default),
   },
 });
 

@@ -12,7 +12,7 @@ export default defineCommand({
       "  ccb ide -- claude                 run claude here, connected; everything stops when it exits\n" +
       "  ccb ide --workspace ~/src/app --open\n" +
       "  ccb ide --no-workbench            IDE server only (editor tools say there is no workbench)\n" +
-      "  ccb ide --status                  list running ccb IDE servers",
+      "  ccb ide --status                  list running ccb IDE servers and shared workbenches (who is attached)",
   },
   args: {
     workspace: { type: "string", alias: "w", description: "Workspace folder; repeat for several (env CCB_WORKSPACE). Default: the current directory. claude connects when run in or under it.", valueHint: "dir" },
@@ -22,7 +22,7 @@ export default defineCommand({
     "runtime-root": { type: "string", description: "An existing runtime install: an OpenVSCode Server folder, or the code-server package folder (env CCB_RUNTIME_ROOT).", valueHint: "dir" },
     "runtime-node": { type: "string", description: "Node 24 binary for code-server (env CCB_RUNTIME_NODE; default: node from PATH).", valueHint: "path" },
     "headless-client": { type: "boolean", default: true, description: "Also open the workbench in headless Chromium so the editor bridge is live before you open a tab (default on; --no-headless-client to rely on your own tab)." },
-    status: { type: "boolean", description: "List ccb's running IDE servers (from lock files with live pids) and exit." },
+    status: { type: "boolean", description: "List ccb's running IDE servers (from lock files with live pids) and the shared workbenches with who is attached, then exit." },
     ...commonArgs,
   },
   async run({ args, rawArgs }) {
@@ -34,7 +34,8 @@ export default defineCommand({
       const { log } = setupLogging(quiet ? { ...args, "log-level": "error" } : args);
       const { runIde, statusLines } = await import("../../src/protocols/ide/run.ts");
       if (args.status) {
-        process.stdout.write(`${statusLines().join("\n")}\n`);
+        const { shareStatusLines } = await import("../../src/workbench/share/status.ts");
+        process.stdout.write(`${[...statusLines(), ...(await shareStatusLines())].join("\n")}\n`);
         process.exit(0);
       }
       const { roots, source } = workspaceRoots(rawArgs);

@@ -59,7 +59,7 @@ export function childEnv(base: NodeJS.ProcessEnv, port: number): NodeJS.ProcessE
   return policyEnv(base, { agent: true, extra: { CLAUDE_CODE_SSE_PORT: String(port), ENABLE_IDE_INTEGRATION: "true", NO_PROXY: noProxy, no_proxy: noProxy } });
 }
 
-/** `ccb ide --status`: ccb's running IDE servers, one line each (never the token). */
+/** `ccb ide --status`: ccb's running IDE servers, one line each (never the token); the shared workbenches follow. */
 export function statusLines(env: NodeJS.ProcessEnv = process.env): string[] {
   const servers = runningServers(lockDir(env));
   if (servers.length === 0) return ["No ccb IDE servers are running."];
@@ -127,7 +127,7 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
 
   if (options.workbench) {
     options.announce("Starting the workbench...");
-    const starting = import("./workbench.ts").then((m) => m.startIdeWorkbench(core, log.child("workbench"), options.workbenchOptions ?? {}));
+    const starting = import("./workbench.ts").then((m) => m.acquireIdeWorkbench(core, log.child("workbench"), options.workbenchOptions ?? {}));
     const first = await Promise.race([starting.then((w) => ({ w }), (err: unknown) => ({ err })), signals.next.then((sig) => ({ sig }))]);
     if ("sig" in first) {
       log.info(`${first.sig}: shutting down`);
@@ -142,7 +142,8 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
       options.announce(`Workbench unavailable: ${e.message.replace(/\.$/, "")}${e.hint ? ` (${e.hint})` : ""}. The IDE server runs without it; editor tools will say so.`);
     } else {
       workbench = first.w;
-      options.announce(`Workbench (one-time link): ${workbench.url}`);
+      const shared = first.w.role() === "attached" ? " (shared: another ccb front end runs it for this workspace)" : "";
+      options.announce(`Workbench (one-time link)${shared}: ${workbench.url}`);
       if (options.open) openBrowser(workbench.link(), options.announce);
     }
   }

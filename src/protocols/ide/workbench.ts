@@ -50,3 +50,21 @@ export async function startIdeWorkbench(core: Core, log: Logger, options: IdeWor
   }
   return { url, link: () => workbench.url() ?? url, workbench, close };
 }
+
+/**
+ * The workbench of `ccb ide` as one of the shared ones (src/workbench/share): attaches to the
+ * workbench another ccb front end runs for the same roots, or starts and publishes one.
+ */
+export async function acquireIdeWorkbench(core: Core, log: Logger, options: IdeWorkbenchOptions): Promise<WorkbenchHandle & { role(): string }> {
+  const { acquireWorkbench } = await import("../../workbench/share/acquire.ts");
+  const lease = await acquireWorkbench({ core, log, frontEnd: "ide", start: true, options, env: options.env });
+  if (!lease) throw new CcbError("RUNTIME_UNAVAILABLE", "The workbench did not start.");
+  await lease.ready();
+  const url = lease.url();
+  if (!url) {
+    const reason = lease.handle()?.status().reason ?? core.bridge.status().reason;
+    await lease.release();
+    throw new CcbError("RUNTIME_UNAVAILABLE", reason || "The workbench did not start.");
+  }
+  return { url, link: () => lease.url() ?? url, role: () => lease.role, close: () => lease.release() };
+}

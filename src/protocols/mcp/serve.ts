@@ -9,7 +9,15 @@ import { isLoopbackHost } from "../../net/loopback.ts";
 import { DEFAULT_MAX_BODY_BYTES, McpHttpEndpoint } from "./http.ts";
 import { createMcpServer } from "./server.ts";
 import { LineStdioTransport } from "./stdio.ts";
-import type { ServeWorkbenchOptions } from "../../workbench/serve.ts";
+import type { WorkbenchHttp } from "../../workbench/gateway.ts";
+import type { WorkbenchRuntimeOptions } from "../../workbench/share/acquire.ts";
+import type { RenderMode } from "./app/render-mode.ts";
+
+/** The workbench flags of `ccb serve`. */
+export interface ServeWorkbenchOptions extends WorkbenchRuntimeOptions {
+  /** How the MCP App shows the workbench (--render-mode / CCB_RENDER_MODE); default "default". */
+  renderMode?: RenderMode | undefined;
+}
 
 export interface ServeHttpOptions {
   host?: string;
@@ -118,7 +126,6 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     }
     if (options.workbench) {
       closers.push(async () => core.bridge.expectApp(false));
-      const { startServeWorkbench } = await import("../../workbench/serve.ts");
       const wb = await startServeWorkbench({
         core,
         log: log.child("workbench"),
@@ -149,6 +156,71 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
     await close();
     throw err;
   }
+}
+
+/**
+ * The workbench of `ccb serve` and its MCP App. The workbench is the one shared by ccb's front ends
+ * for these roots (src/workbench/share): attached when another front end runs it, else started here
+ * and published. The bridge and the headless client use a loopback plain-HTTP gateway: serve's own
+ * when it is one, else a private one on 127.0.0.1. A browser-facing gateway that is not loopback
+ * plain HTTP (TLS, a public address or URL) gets a workbench of its own, never shared, with /ide,
+ * /app, /session.json (and /stream) mounted on it too; so does the stream render mode, whose
+ * Chromium and /stream route belong to this process.
+ */
+async function startServeWorkbench(o: {
+  core: Core;
+  log: Logger;
+  options: ServeWorkbenchOptions;
+  /** serve's gateway and the URL browsers reach it at (--public-url), when --http is on. */
+  http?: { gateway: Gateway; publicUrl: string; host: string } | undefined;
+  authToken?: string | undefined;
+  announce: (line: string) => void;
+}): Promise<{ close(): Promise<void> }> {
+  const { acquireWorkbench } = await import("../../workbench/share/acquire.ts");
+  const { startWorkbenchApp } = await import("./app/stream-tier.ts");
+  const served: WorkbenchHttp | undefined = o.http ? { gateway: o.http.gateway, url: o.http.publicUrl } : undefined;
+  const usable = Boolean(o.http && o.http.gateway.scheme === "http" && isLoopbackHost(o.http.host) && o.http.publicUrl === o.http.gateway.url);
+  const renderMode = o.options.renderMode ?? "default";
+  const lease = await acquireWorkbench({
+    core: o.core,
+    log: o.log,
+    frontEnd: "serve",
+    start: true,
+    options: o.options,
+    http: usable ? served : undefined,
+    publicHttp: usable ? undefined : served,
+    authToken: o.authToken,
+    share: renderMode !== "stream",
+  });
+  if (!lease) throw new CcbError("RUNTIME_UNAVAILABLE", "The workbench did not start.");
+  const handle = lease.handle();
+  // The App's CSP names the gateway that serves the workbench page: the owner's when attached. Only
+  // the stream mode mounts a route on the App's gateway, and that mode is never attached.
+  const own = lease.http();
+  const appGateway: WorkbenchHttp = own ? (usable || !served ? own : served) : { gateway: o.http?.gateway as Gateway, url: lease.gatewayUrl() };
+  const app = startWorkbenchApp({
+    core: o.core,
+    log: o.log.child("app"),
+    renderMode,
+    gateway: appGateway,
+    ready: lease.ready(),
+    localUrl: () => lease.handle()?.localUrl(),
+  });
+  void lease.ready().then(() => {
+    if (handle) {
+      const s = handle.status();
+      if (s.state === "unavailable") o.announce(`ccb serve: workbench unavailable: ${s.reason}`);
+      else o.announce(`ccb serve: workbench (${s.runtime}) running; open ${handle.link("/app")} (a one-time link)`);
+    } else {
+      o.announce(`ccb serve: attached to the shared workbench of this workspace (${lease.gatewayUrl()}); \`ccb workbench status\` lists who is attached`);
+    }
+  });
+  return {
+    async close() {
+      await app.close();
+      await lease.release();
+    },
+  };
 }
 
 /** The signals that end serve cleanly (SIGKILL is left to the supervisor, src/platform/supervisor.ts). */

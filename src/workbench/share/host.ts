@@ -1,0 +1,198 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocket, WebSocketServer, type RawData } from "ws";
+import type { Core } from "../../core/core.ts";
+import { toCcbError } from "../../core/errors.ts";
+import type { Logger } from "../../core/log.ts";
+import type { EdgePolicy } from "../../net/policy.ts";
+import { MAX_FRAME_BYTES } from "../contract.ts";
+import type { WorkbenchHttp } from "../gateway.ts";
+import type { WorkbenchHandle } from "../index.ts";
+import { ClientFrame, parse, type AttachedPeer, type FrontEnd, type ServerFrame, type ShareStatus } from "./protocol.ts";
+import { ATTACH_PATH, STATUS_PATH } from "./record.ts";
+
+/**
+ * The attach channel and the status route on a policy of their own: no browser Origin, the
+ * record's secret as a bearer token (constant-time, src/net/credentials.ts), the gateway's Host
+ * allow-list, and the bridge's frame cap.
+ */
+export function attachPolicy(secret: string): EdgePolicy {
+  return {
+    name: "workbench-attach",
+    origin: { kind: "none" },
+    auth: [{ places: [{ in: "bearer" }], expected: () => secret }],
+    maxFrameBytes: MAX_FRAME_BYTES,
+  };
+}
+
+interface Peer extends AttachedPeer {
+  ws: WebSocket;
+  calls: Map<number, AbortController>;
+}
+
+/**
+ * The owner's side of sharing: attached front ends call the owner's editor bridge (core.bridge of
+ * the owner, the BridgeServer, which confines every path) and get its events and state.
+ */
+export class ShareHost {
+  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+  readonly #peers = new Set<Peer>();
+  readonly #offs: Array<() => void> = [];
+  readonly #listeners = new Set<(count: number) => void>();
+  #ready = false;
+  #closed = false;
+
+  constructor(
+    private readonly o: {
+      core: Core;
+      log: Logger;
+      http: WorkbenchHttp;
+      secret: string;
+      owner: { frontEnd: FrontEnd; pid: number; since: number };
+      workbench: WorkbenchHandle;
+    },
+  ) {
+    const policy = attachPolicy(o.secret);
+    o.http.gateway.addUpgrade(ATTACH_PATH, (req, socket, head) => this.#upgrade(req, socket, head), policy);
+    o.http.gateway.addRoute(
+      "GET",
+      STATUS_PATH,
+      (_req, res) => {
+        res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify(this.status()));
+      },
+      policy,
+    );
+    this.#offs.push(o.core.bridge.onChange(() => this.#broadcastState()));
+    void o.workbench.ready.then(() => {
+      this.#ready = true;
+      this.#broadcastState();
+    });
+    // Events reach peers from whichever bridge serves: subscribe to the BridgeServer itself.
+    this.#offs.push(o.workbench.bridge.onEvent((event) => this.#broadcast({ type: "event", event })));
+  }
+
+  get attached(): AttachedPeer[] {
+    return [...this.#peers].map(({ frontEnd, pid, since }) => ({ frontEnd, pid, since }));
+  }
+
+  /** Told the number of attached front ends whenever it changes. */
+  onPeersChange(listener: (count: number) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  status(): ShareStatus {
+    const wb = this.o.workbench.status();
+    const b = this.o.core.bridge.status();
+    return {
+      owner: this.o.owner,
+      attached: this.attached,
+      runtime: wb.runtime,
+      runtimePid: this.o.workbench.runtimePid() ?? null,
+      state: wb.state,
+      bridge: { connected: b.connected, reason: b.reason },
+    };
+  }
+
+  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    if (this.#closed) {
+      socket.destroy();
+      return;
+    }
+    this.#wss.handleUpgrade(req, socket, head, (ws) => this.#accept(ws));
+  }
+
+  #accept(ws: WebSocket): void {
+    const log = this.o.log;
+    let peer: Peer | undefined;
+    const hello = setTimeout(() => ws.close(4408, "hello timeout"), 5000);
+    ws.on("error", (err) => log.debug(`attach socket: ${err.message}`));
+    ws.on("message", (data: RawData, isBinary: boolean) => {
+      const frame = isBinary ? undefined : parse(ClientFrame, data.toString());
+      if (!frame) return ws.close(4400, "bad frame");
+      if (!peer) {
+        if (frame.type !== "hello") return ws.close(4400, "expected a hello frame");
+        clearTimeout(hello);
+        peer = { ws, frontEnd: frame.frontEnd, pid: frame.pid, since: Date.now(), calls: new Map() };
+        this.#peers.add(peer);
+        log.info(`share: ${peer.frontEnd} (pid ${peer.pid}) attached`);
+        this.#send(peer, this.#state());
+        this.#emitPeers();
+        return;
+      }
+      this.#onFrame(peer, frame);
+    });
+    ws.on("close", () => {
+      clearTimeout(hello);
+      if (!peer) return;
+      for (const c of peer.calls.values()) c.abort();
+      this.#peers.delete(peer);
+      log.info(`share: ${peer.frontEnd} (pid ${peer.pid}) left`);
+      this.#emitPeers();
+    });
+  }
+
+  #onFrame(peer: Peer, frame: ClientFrame): void {
+    switch (frame.type) {
+      case "hello":
+        return;
+      case "cancel":
+        peer.calls.get(frame.id)?.abort();
+        return;
+      case "link": {
+        const url = this.o.workbench.url();
+        this.#send(peer, { type: "response", id: frame.id, result: { url: url ?? null } });
+        return;
+      }
+      case "call":
+        void this.#call(peer, frame.id, frame.method, frame.params, frame.timeoutMs);
+        return;
+    }
+  }
+
+  async #call(peer: Peer, id: number, method: string, params: unknown, timeoutMs: number | undefined): Promise<void> {
+    const ac = new AbortController();
+    peer.calls.set(id, ac);
+    try {
+      const bridge = this.o.core.bridge.require();
+      const result = await bridge.call(method, params, { signal: ac.signal, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+      this.#send(peer, { type: "response", id, result });
+    } catch (err) {
+      const e = toCcbError(err);
+      this.#send(peer, { type: "response", id, error: { code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) } });
+    } finally {
+      peer.calls.delete(id);
+    }
+  }
+
+  #state(): ServerFrame {
+    const b = this.o.core.bridge.status();
+    const w = this.o.workbench.status();
+    return { type: "state", connected: b.connected, reason: b.reason, ready: this.#ready, ...(w.runtime && w.state === "running" ? { runtime: w.runtime } : {}) };
+  }
+
+  #broadcastState(): void {
+    this.#broadcast(this.#state());
+  }
+
+  #broadcast(frame: ServerFrame): void {
+    for (const p of this.#peers) this.#send(p, frame);
+  }
+
+  #send(peer: Peer, frame: ServerFrame): void {
+    if (peer.ws.readyState === WebSocket.OPEN) peer.ws.send(JSON.stringify(frame));
+  }
+
+  #emitPeers(): void {
+    for (const l of this.#listeners) l(this.#peers.size);
+  }
+
+  /** Close every attach connection (the owner is leaving: attached front ends take over). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const off of this.#offs) off();
+    for (const p of this.#peers) p.ws.close(4000, "the workbench owner is leaving");
+    this.#peers.clear();
+    await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
+  }
+}

@@ -1,0 +1,198 @@
+import { WebSocket } from "ws";
+import type { EditorBridge } from "../../core/bridge.ts";
+import type { Core } from "../../core/core.ts";
+import { CcbError, ERROR_CODES, type ErrorCode } from "../../core/errors.ts";
+import type { Logger } from "../../core/log.ts";
+import { registerSecret } from "../../platform/secrets.ts";
+import { MAX_FRAME_BYTES } from "../contract.ts";
+import { parse, ServerFrame, type ClientFrame, type FrontEnd } from "./protocol.ts";
+import { ATTACH_PATH, type ShareRecord } from "./record.ts";
+
+interface Pending {
+  resolve(v: unknown): void;
+  reject(e: unknown): void;
+  cleanup(): void;
+}
+
+/**
+ * An attached front end's EditorBridge: every call and event goes over the attach channel to the
+ * owner's BridgeServer. It fills this process's core.bridge while the owner's bridge serves and
+ * clears it, with the owner's reason, otherwise.
+ */
+export class RemoteBridge implements EditorBridge {
+  readonly #listeners = new Set<(event: { type: string; [key: string]: unknown }) => void>();
+  readonly #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #ws: WebSocket;
+  #link: string | undefined;
+  #runtime: string | undefined;
+  #ready!: () => void;
+  #first!: () => void;
+  /** Resolves with the owner's first state frame (and, when the workbench runs, a first link). */
+  readonly firstState = new Promise<void>((r) => (this.#first = r));
+  /** Resolves once the owner's runtime answered (or could not start). */
+  readonly ready = new Promise<void>((r) => (this.#ready = r));
+  /** Resolves when the channel closes (the owner left or died, or release()). */
+  readonly closed: Promise<void>;
+
+  private constructor(
+    ws: WebSocket,
+    private readonly o: { core: Core; log: Logger },
+  ) {
+    this.#ws = ws;
+    this.closed = new Promise<void>((resolve) => {
+      ws.on("close", () => {
+        for (const p of this.#pending.values()) {
+          p.cleanup();
+          p.reject(new CcbError("BRIDGE_UNAVAILABLE", "The shared workbench went away before answering.", { hint: "Retry in a moment: another front end takes it over." }));
+        }
+        this.#pending.clear();
+        this.#first();
+        this.#ready();
+        resolve();
+      });
+    });
+    ws.on("message", (data, isBinary) => {
+      const frame = isBinary ? undefined : parse(ServerFrame, data.toString());
+      if (!frame) {
+        o.log.debug("share: ignored a bad frame from the owner");
+        return;
+      }
+      this.#onFrame(frame);
+    });
+  }
+
+  /** Connect to the owner of `record`; rejects when its gateway does not answer or refuses. */
+  static connect(record: ShareRecord, o: { core: Core; log: Logger; frontEnd: FrontEnd; timeoutMs?: number }): Promise<RemoteBridge> {
+    registerSecret(record.secret);
+    const url = `${record.gatewayUrl.replace(/^http/, "ws")}${ATTACH_PATH}`;
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(url, { headers: { authorization: `Bearer ${record.secret}` }, maxPayload: MAX_FRAME_BYTES, handshakeTimeout: o.timeoutMs ?? 5000 });
+      const fail = (err: Error) => {
+        ws.removeAllListeners();
+        ws.on("error", () => undefined);
+        ws.terminate();
+        reject(err);
+      };
+      ws.once("error", fail);
+      ws.once("unexpected-response", (_req, res) => fail(new Error(`attach refused: HTTP ${res.statusCode}`)));
+      ws.once("open", () => {
+        ws.off("error", fail);
+        ws.on("error", (err) => o.log.debug(`share socket: ${err.message}`));
+        const rb = new RemoteBridge(ws, o);
+        rb.#send({ type: "hello", frontEnd: o.frontEnd, pid: process.pid });
+        resolve(rb);
+      });
+    });
+  }
+
+  #onFrame(frame: ServerFrame): void {
+    const core = this.o.core;
+    switch (frame.type) {
+      case "state":
+        this.#runtime = frame.runtime;
+        if (frame.runtime) {
+          core.bridge.setWorkbench({ url: () => this.url() ?? "", runtime: frame.runtime });
+        } else core.bridge.setWorkbench(undefined);
+        if (frame.connected) core.bridge.set(this);
+        else core.bridge.clear(`${frame.reason} (the workbench is shared: another ccb front end runs it)`);
+        if (frame.ready) this.#ready();
+        if (frame.runtime && !this.#link) void this.refreshLink().then(this.#first);
+        else this.#first();
+        return;
+      case "event":
+        for (const l of this.#listeners) {
+          try {
+            l(frame.event);
+          } catch (err) {
+            this.o.log.debug(`bridge event listener: ${String(err)}`);
+          }
+        }
+        return;
+      case "response": {
+        const p = this.#pending.get(frame.id);
+        if (!p) return;
+        this.#pending.delete(frame.id);
+        p.cleanup();
+        if (frame.error) {
+          const code: ErrorCode = (ERROR_CODES as readonly string[]).includes(frame.error.code) ? (frame.error.code as ErrorCode) : "BRIDGE_ERROR";
+          p.reject(new CcbError(code, frame.error.message, frame.error.hint ? { hint: frame.error.hint } : {}));
+        } else p.resolve(frame.result);
+        return;
+      }
+    }
+  }
+
+  #send(frame: ClientFrame): boolean {
+    if (this.#ws.readyState !== WebSocket.OPEN) return false;
+    this.#ws.send(JSON.stringify(frame));
+    return true;
+  }
+
+  #request(frame: ClientFrame & { id: number }, signal?: AbortSignal, timeoutMs?: number): Promise<unknown> {
+    signal?.throwIfAborted();
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = () => {
+        this.#pending.delete(frame.id);
+        cleanup();
+        this.#send({ type: "cancel", id: frame.id });
+        reject(new CcbError("ABORTED", "The editor call was cancelled."));
+      };
+      const cleanup = () => {
+        if (timer) clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      };
+      // The owner applies the method's own timeout; this one only guards a silent owner.
+      if (timeoutMs && timeoutMs > 0) {
+        timer = setTimeout(() => {
+          this.#pending.delete(frame.id);
+          cleanup();
+          this.#send({ type: "cancel", id: frame.id });
+          reject(new CcbError("TIMEOUT", `The shared workbench did not answer within ${Math.round(timeoutMs / 1000)} s.`, { hint: "Retry." }));
+        }, timeoutMs + 5000);
+      }
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#pending.set(frame.id, { resolve, reject, cleanup });
+      if (!this.#send(frame)) {
+        this.#pending.delete(frame.id);
+        cleanup();
+        reject(new CcbError("BRIDGE_UNAVAILABLE", "The shared workbench is not connected.", { hint: "Retry in a moment." }));
+      }
+    });
+  }
+
+  call(method: string, params: unknown, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<unknown> {
+    const id = this.#nextId++;
+    return this.#request({ type: "call", id, method, params, ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}) }, options.signal, options.timeoutMs ?? 120_000);
+  }
+
+  onEvent(listener: (event: { type: string; [key: string]: unknown }) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** A one-time browser link to the workbench (each is used once: a fresh one is fetched after). */
+  url(): string | undefined {
+    const link = this.#link;
+    this.#link = undefined;
+    if (this.#runtime) void this.refreshLink();
+    return link;
+  }
+
+  async refreshLink(): Promise<void> {
+    try {
+      const r = (await this.#request({ type: "link", id: this.#nextId++ }, undefined, 5000)) as { url?: string | null };
+      if (r.url) this.#link = r.url;
+    } catch {
+      // The owner is gone: the takeover brings a new link.
+    }
+  }
+
+  close(): Promise<void> {
+    if (this.#ws.readyState === WebSocket.CLOSED) return Promise.resolve();
+    this.#ws.close(1000, "released");
+    const t = setTimeout(() => this.#ws.terminate(), 2000);
+    return this.closed.finally(() => clearTimeout(t));
+  }
+}

@@ -1,0 +1,43 @@
+import { request } from "node:http";
+import { listRecords, ownerAlive, STATUS_PATH, type ShareRecord } from "./record.ts";
+import type { ShareStatus } from "./protocol.ts";
+
+/** Ask the owner of `record` who is attached (undefined when it does not answer). */
+export function fetchStatus(record: ShareRecord, timeoutMs = 3000): Promise<ShareStatus | undefined> {
+  return new Promise((resolve) => {
+    const u = new URL(STATUS_PATH, record.gatewayUrl);
+    const req = request(u, { method: "GET", headers: { authorization: `Bearer ${record.secret}` }, timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => {
+        if (res.statusCode !== 200) return resolve(undefined);
+        try {
+          resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")) as ShareStatus);
+        } catch {
+          resolve(undefined);
+        }
+      });
+      res.on("error", () => resolve(undefined));
+    });
+    req.on("timeout", () => req.destroy());
+    req.on("error", () => resolve(undefined));
+    req.end();
+  });
+}
+
+/** `ccb workbench status` / `ccb ide --status`: the shared workbenches and who is attached (never a secret). */
+export async function shareStatusLines(env: NodeJS.ProcessEnv = process.env): Promise<string[]> {
+  const lines: string[] = [];
+  for (const { record } of await listRecords(env)) {
+    const s = ownerAlive(record) ? await fetchStatus(record) : undefined;
+    if (!s) {
+      lines.push(`workbench ${record.roots.join(", ")}: stale record (owner pid ${record.pid} is gone); the next front end replaces it`);
+      continue;
+    }
+    const bridge = s.bridge.connected ? "editor bridge connected" : "editor bridge not connected";
+    lines.push(`workbench ${record.roots.join(", ")}  ${s.runtime ?? "no runtime"} ${s.state}${s.runtimePid ? ` (pid ${s.runtimePid})` : ""}  ${bridge}  ${record.gatewayUrl}`);
+    lines.push(`  owner     ${s.owner.frontEnd}  pid ${s.owner.pid}`);
+    for (const a of s.attached) lines.push(`  attached  ${a.frontEnd}  pid ${a.pid}`);
+  }
+  return lines.length > 0 ? lines : ["No shared ccb workbench is running."];
+}
