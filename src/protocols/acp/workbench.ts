@@ -23,29 +23,20 @@ export interface AcpWorkbench {
 
 /**
  * The one place `ccb acp` acquires a workbench for a session's roots (core.workspace.roots: its cwd
- * and additionalDirectories). Undefined when there is none and `start` is false. With `start`, it
- * starts one in this process on a loopback gateway, as `ccb ide` does; the runtime boots in the
- * background and `core.bridge` fills when its extension host connects.
+ * and additionalDirectories): the shared workbench another ccb front end (`ccb ide`, `ccb serve`,
+ * another `ccb acp`) runs for the same roots, attached over its loopback gateway. Undefined when
+ * there is none and `start` is false; with `start` this process starts and publishes one (the
+ * runtime boots in the background). Either way `core.bridge` fills when the extension host connects.
  */
 export async function acquireAcpWorkbench(core: Core, log: Logger, options: AcpWorkbenchOptions): Promise<AcpWorkbench | undefined> {
-  if (!options.start) return undefined;
-  const [{ Gateway }, { startWorkbench }] = await Promise.all([import("../../net/gateway.ts"), import("../../workbench/index.ts")]);
-  const gateway = new Gateway({ host: "127.0.0.1", port: 0, log: log.child("gateway") });
-  const base = await gateway.listen();
-  const workbench = startWorkbench({
+  const { acquireWorkbench } = await import("../../workbench/share/acquire.ts");
+  const lease = await acquireWorkbench({
     core,
-    http: { gateway, url: base },
     log: log.child("workbench"),
-    runtimeRoot: options.runtimeRoot,
-    runtimeNode: options.runtimeNode,
-    headlessClient: options.headlessClient,
+    frontEnd: "acp",
+    start: options.start,
+    options: { runtimeRoot: options.runtimeRoot, runtimeNode: options.runtimeNode, headlessClient: options.headlessClient },
     env: options.env,
   });
-  return {
-    url: () => workbench.url(),
-    async close() {
-      await workbench.close();
-      await gateway.close();
-    },
-  };
+  return lease ? { url: () => lease.url(), close: () => lease.release() } : undefined;
 }
