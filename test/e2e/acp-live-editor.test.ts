@@ -1,0 +1,153 @@
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import type * as acp from "@agentclientprotocol/sdk";
+import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
+import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
+import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.ts";
+import { tmpdirFixture } from "../helpers/tmp.ts";
+import { bootWorkbench, eventually, text, type Workbench } from "./workbench-helpers.ts";
+
+/**
+ * `ccb acp` with a live editor: the real CLI attaches to the shared workbench that `ccb serve`
+ * (real code-server, bridge extension, headless Chromium) runs for the same folder; the model is
+ * the fake Anthropic API, driven by the SDK's ACP client. What the model reads is checked in the
+ * request that follows each tool call.
+ */
+
+const allowOnce = (p: acp.RequestPermissionRequest): acp.RequestPermissionResponse => {
+  const o = p.options.find((x) => x.kind === "allow_once");
+  assert.ok(o, "allow_once offered");
+  return { outcome: { outcome: "selected", optionId: o.optionId } };
+};
+
+const GOOD = "export const answer: number = 42;\n";
+const BROKEN = 'export const answer: number = "forty-two";\n';
+
+/** "break" -> an edit that introduces a type error on line 1; "fix" -> the edit back; results -> "Done." */
+function editScript(): ReturnType<typeof toolThenText> {
+  return toolThenText((prompt) => {
+    if (prompt === "break") return [{ name: "edit", input: { path: "src/app.ts", old_string: "= 42;", new_string: '= "forty-two";' } }];
+    if (prompt === "fix") return [{ name: "edit", input: { path: "src/app.ts", old_string: '= "forty-two";', new_string: "= 42;" } }];
+    return undefined;
+  });
+}
+
+/** The text of the tool_result the model received for the n-th (1-based) model request that carried one. */
+function toolResultText(api: FakeAnthropic, n: number): string {
+  const withResults = api.requests.filter((r) => lastToolResults(r.body).length > 0);
+  const r = withResults[n - 1];
+  assert.ok(r, `request with tool results #${n}`);
+  const [result] = lastToolResults(r.body);
+  const content = result?.content;
+  return typeof content === "string" ? content : JSON.stringify(content);
+}
+
+describe("ccb acp with the shared workbench of its folder", () => {
+  const ws = tmpdirFixture({ prefix: "ccb-acp-live-ws-" });
+  const home = tmpdirFixture({ prefix: "ccb-acp-live-home-" });
+  const data = tempDataDir();
+  let wb: Workbench;
+  let api: FakeAnthropic;
+  let h: AgentHarness | undefined;
+
+  before(async () => {
+    mkdirSync(join(ws.path, "src"), { recursive: true });
+    writeFileSync(join(ws.path, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true, target: "es2022", module: "esnext" }, include: ["src"] }));
+    writeFileSync(join(ws.path, "src/app.ts"), GOOD);
+    writeFileSync(join(ws.path, "src/warm.ts"), 'export const warm: string = 1;\n');
+    api = await startFakeAnthropic({ script: editScript() });
+    wb = await bootWorkbench(ws.path, home.path);
+    // the TypeScript server starts with the first TS file a workbench opens: wait until it answers
+    await wb.ok("editor_open", { path: "src/warm.ts" });
+    await eventually("the TypeScript server reports on src/warm.ts", async () => {
+      const r = await wb.ok("diagnostics_get", { path: "src/warm.ts" });
+      return /not assignable to type 'string'/.test(text(r)) ? true : undefined;
+    });
+  });
+  after(async () => {
+    await h?.close();
+    await wb?.stop();
+    await api?.close();
+    data.cleanup();
+    ws.cleanup();
+    home.cleanup();
+  });
+
+  test("an edit that breaks the types returns the diagnostic in the same tool result; the fix returns none", async () => {
+    h = AgentHarness.start({
+      apiUrl: api.url,
+      dataDir: data.path,
+      onPermission: allowOnce,
+      env: { XDG_STATE_HOME: join(home.path, "state"), CCB_LOG_LEVEL: "info" },
+    });
+    await h.initialize();
+    const { sessionId } = await h.newSession(ws.path);
+    assert.match(h.stderr, /live editor: workbench for /);
+    assert.doesNotMatch(h.stderr, /no workbench for /);
+    await eventually("the attached session's bridge", async () => (/share: attached to the workbench/.test(h!.stderr) ? true : undefined));
+
+    assert.equal((await h.prompt(sessionId, "break")).stopReason, "end_turn");
+    assert.equal(readFileSync(join(ws.path, "src/app.ts"), "utf8"), BROKEN);
+    const broken = toolResultText(api, 1);
+    assert.match(broken, /^Edited .*app\.ts/);
+    assert.match(broken, /src\/app\.ts:1:\d+ error: Type 'string' is not assignable to type 'number'\./);
+    // the person sees the agent's edit: the file is open in the shared workbench
+    const state = text(await wb.ok("editor_state", { includeText: false }));
+    assert.match(state, /src\/app\.ts/);
+
+    assert.equal((await h.prompt(sessionId, "fix")).stopReason, "end_turn");
+    assert.equal(readFileSync(join(ws.path, "src/app.ts"), "utf8"), GOOD);
+    const fixed = toolResultText(api, 2);
+    assert.match(fixed, /^Edited .*app\.ts/);
+    assert.match(fixed, /Diagnostics: none reported for src\/app\.ts\./);
+    assert.doesNotMatch(fixed, /not assignable/);
+  });
+});
+
+describe("ccb acp without a workbench", () => {
+  const project = tmpdirFixture({ prefix: "ccb-acp-nowb-" });
+  const state = tmpdirFixture({ prefix: "ccb-acp-nowb-state-" });
+  const data = tempDataDir();
+  let api: FakeAnthropic;
+
+  before(async () => {
+    mkdirSync(join(project.path, "src"), { recursive: true });
+    writeFileSync(join(project.path, "src/app.ts"), GOOD);
+    api = await startFakeAnthropic({ script: editScript() });
+  });
+  after(async () => {
+    await api.close();
+    data.cleanup();
+    project.cleanup();
+    state.cleanup();
+  });
+
+  test("edits work as before, with no diagnostics, and the log says once that there is no workbench", async () => {
+    const h = AgentHarness.start({
+      apiUrl: api.url,
+      dataDir: data.path,
+      onPermission: allowOnce,
+      env: { XDG_STATE_HOME: state.path, CCB_LOG_LEVEL: "info" },
+    });
+    try {
+      await h.initialize();
+      const { sessionId } = await h.newSession(project.path);
+      assert.equal((await h.prompt(sessionId, "break")).stopReason, "end_turn");
+      assert.equal((await h.prompt(sessionId, "fix")).stopReason, "end_turn");
+      assert.equal(readFileSync(join(project.path, "src/app.ts"), "utf8"), GOOD);
+      for (const n of [1, 2]) {
+        const result = toolResultText(api, n);
+        assert.match(result, /^Edited .*app\.ts \(first change at line 1\)\.$/);
+        assert.doesNotMatch(result, /Diagnostics/);
+      }
+      const notes = h.stderr.split("\n").filter((l) => /no workbench for /.test(l));
+      assert.equal(notes.length, 1, h.stderr);
+      assert.match(notes[0] ?? "", new RegExp(`no workbench for ${project.path}: edits return no diagnostics`));
+      assert.deepEqual(h.strayStdout, []);
+    } finally {
+      await h.close();
+    }
+  });
+});
