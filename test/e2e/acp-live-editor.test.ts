@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type * as acp from "@agentclientprotocol/sdk";
+import * as acp from "@agentclientprotocol/sdk";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.ts";
@@ -103,6 +103,16 @@ describe("ccb acp with the shared workbench of its folder", () => {
     assert.match(fixed, /^Edited .*app\.ts/);
     assert.match(fixed, /Diagnostics: none reported for src\/app\.ts\./);
     assert.doesNotMatch(fixed, /not assignable/);
+
+    // a second session (Zed's next thread) shares the process's attachment, and keeps it after the first closes
+    const second = await h.newSession(ws.path);
+    await h.agent.request(acp.methods.agent.session.close, { sessionId });
+    assert.equal((await h.prompt(second.sessionId, "break")).stopReason, "end_turn");
+    assert.match(toolResultText(api, 3), /src\/app\.ts:1:\d+ error: Type 'string' is not assignable to type 'number'\./);
+    assert.equal((await h.prompt(second.sessionId, "fix")).stopReason, "end_turn");
+    assert.match(toolResultText(api, 4), /Diagnostics: none reported for src\/app\.ts\./);
+    assert.equal(h.stderr.split("\n").filter((l) => /share: attached to the workbench/.test(l)).length, 1, "one attachment per process and folder");
+    assert.deepEqual(h.strayStdout, []);
   });
 });
 
