@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
 import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.ts";
+import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { bootWorkbench, eventually, text, type Workbench } from "./workbench-helpers.ts";
 
@@ -29,6 +30,8 @@ const BROKEN = 'export const answer: number = "forty-two";\n';
 function editScript(): ReturnType<typeof toolThenText> {
   return toolThenText((prompt) => {
     if (prompt === "break") return [{ name: "edit", input: { path: "src/app.ts", old_string: "= 42;", new_string: '= "forty-two";' } }];
+    if (prompt === "warm") return [{ name: "edit", input: { path: "src/warm.ts", old_string: "w = 1;", new_string: "w = 2;" } }];
+    if (prompt === "unwarm") return [{ name: "edit", input: { path: "src/warm.ts", old_string: "w = 2;", new_string: "w = 1;" } }];
     if (prompt === "fix") return [{ name: "edit", input: { path: "src/app.ts", old_string: '= "forty-two";', new_string: "= 42;" } }];
     return undefined;
   });
@@ -158,6 +161,73 @@ describe("ccb acp without a workbench", () => {
       assert.deepEqual(h.strayStdout, []);
     } finally {
       await h.close();
+    }
+  });
+});
+
+describe("ccb --acp --workbench starts and publishes the workbench of its folder", () => {
+  const ws = tmpdirFixture({ prefix: "ccb-acp-own-ws-" });
+  const home = tmpdirFixture({ prefix: "ccb-acp-own-home-" });
+  const data = tempDataDir();
+  const recordsDir = join(home.path, "state/ccb/workbenches");
+  const records = () => (existsSync(recordsDir) ? readdirSync(recordsDir).filter((n) => n.endsWith(".json")) : []);
+  let api: FakeAnthropic;
+
+  before(async () => {
+    mkdirSync(join(ws.path, "src"), { recursive: true });
+    writeFileSync(join(ws.path, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true }, include: ["src"] }));
+    writeFileSync(join(ws.path, "src/app.ts"), GOOD);
+    writeFileSync(join(ws.path, "src/warm.ts"), "export const warm: string = 1;\nexport const w = 1;\n");
+    api = await startFakeAnthropic({ script: editScript() });
+  });
+  after(async () => {
+    await api.close();
+    data.cleanup();
+    ws.cleanup();
+    home.cleanup();
+  });
+
+  test("the session's edits get diagnostics from the workbench it started; it is unpublished when the client leaves", async () => {
+    const h = AgentHarness.start({
+      apiUrl: api.url,
+      dataDir: data.path,
+      onPermission: allowOnce,
+      argv: ["--acp", "--workbench", "--runtime-root", codeServerRoot(), "--runtime-node", node24()],
+      env: {
+        XDG_STATE_HOME: join(home.path, "state"),
+        XDG_CACHE_HOME: join(home.path, "cache"),
+        XDG_DATA_HOME: join(home.path, "data"),
+        CCB_LOG_LEVEL: "info",
+        ...(process.env.CHROME_PATH ? { CHROME_PATH: process.env.CHROME_PATH } : {}),
+        ...(process.env.CCB_CACHE_DIR ? { CCB_CACHE_DIR: process.env.CCB_CACHE_DIR } : {}),
+      },
+    });
+    let exited = false;
+    try {
+      await h.initialize();
+      const { sessionId } = await h.newSession(ws.path);
+      const [name] = records();
+      assert.ok(name, "a discovery record is published");
+      assert.equal(JSON.parse(readFileSync(join(recordsDir, name), "utf8")).frontEnd, "acp");
+      await eventually("the workbench's bridge", async () => (/bridge connected \d+ ms after start/.test(h.stderr) ? true : undefined), 240_000);
+      // the first TS file the workbench opens starts the TypeScript server: edit until it reports warm.ts's error
+      let n = 0;
+      await eventually("the TypeScript server reports on src/warm.ts", async () => {
+        assert.equal((await h.prompt(sessionId, n % 2 === 0 ? "warm" : "unwarm")).stopReason, "end_turn");
+        const r = toolResultText(api, ++n);
+        assert.match(r, /^Edited .*warm\.ts.*\n\nDiagnostics/s);
+        return /src\/warm\.ts:1:\d+ error: Type 'number' is not assignable to type 'string'\./.test(r) ? true : undefined;
+      }, 240_000);
+      assert.equal((await h.prompt(sessionId, "break")).stopReason, "end_turn");
+      assert.match(toolResultText(api, n + 1), /src\/app\.ts:1:\d+ error: Type 'string' is not assignable to type 'number'\./);
+      assert.equal((await h.prompt(sessionId, "fix")).stopReason, "end_turn");
+      assert.match(toolResultText(api, n + 2), /Diagnostics: none reported for src\/app\.ts\./);
+      assert.deepEqual(h.strayStdout, []);
+      await h.close();
+      exited = true;
+      assert.deepEqual(records(), [], "the record is removed when the last session leaves");
+    } finally {
+      if (!exited) await h.close();
     }
   });
 });

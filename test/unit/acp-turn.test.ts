@@ -188,8 +188,8 @@ test("a Turn driven through TurnHost: a gated tool switches the mode; an edit's 
     },
   };
   const feedback: EditFeedback = {
-    async afterEdit(paths) {
-      seen.push(paths);
+    async afterEdit(files) {
+      seen.push(files.map((f) => `${f.path}=${f.text}`));
       return "Diagnostics: none reported for a.txt.";
     },
   };
@@ -204,7 +204,7 @@ test("a Turn driven through TurnHost: a gated tool switches the mode; an edit's 
     assert.equal(planResult?.content, "The user approved the plan. Implement it now.");
     const editResult = lastToolResults(api.requests[2]?.body)[0];
     assert.equal(editResult?.content, `Touched ${join(dir.path, "a.txt")}.\n\nDiagnostics: none reported for a.txt.`);
-    assert.deepEqual(seen, [[join(dir.path, "a.txt")]]);
+    assert.deepEqual(seen, [[`${join(dir.path, "a.txt")}=new\n`]]);
     assert.deepEqual(records.filter((r) => r.t === "turn_end").map((r) => (r as { stopReason: string }).stopReason), ["end_turn"]);
   } finally {
     await api.close();

@@ -22,6 +22,8 @@ export interface AcpAgentOptions {
   facts?: SandboxFacts;
   /** How sessions get a live editor (default: attach to a workbench only, never start one). */
   workbench?: AcpWorkbenchOptions | undefined;
+  /** Told, when the client leaves, of the closing of every session (their workbenches released). */
+  onClosing?: ((done: Promise<void>) => void) | undefined;
 }
 
 const PAGE_SIZE = 50;
@@ -123,10 +125,12 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
   return acp
     .agent({ name: "ccb" })
     .onConnect((conn) => {
-      void conn.closed.finally(async () => {
+      void conn.closed.finally(() => {
         const all = [...sessions.values()];
         sessions.clear();
-        await Promise.all(all.map((s) => s.close().catch(() => undefined)));
+        const done = Promise.all(all.map((s) => s.close().catch(() => undefined))).then(() => undefined);
+        options.onClosing?.(done);
+        return done;
       });
     })
     .onRequest(acp.methods.agent.initialize, ({ params }) => {

@@ -4,18 +4,20 @@ import type { Core } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { extensionMethods, type Diagnostic, type ExtensionMethod, type ParamsOf, type ResultOf } from "../../workbench/contract.ts";
-import type { EditFeedback } from "./tool-runner.ts";
+import type { EditedFile, EditFeedback } from "./tool-runner.ts";
 
 /**
- * How long an edit waits for the language servers: until no diagnostics of the edited files changed
- * for `quietMs` after at least one change, at most `maxMs` after the files were shown.
+ * How long an edit waits for the language servers, once the editor holds the edited text: `quietMs`
+ * without a change after the diagnostics changed, or `idleMs` when they do not change at all (a
+ * language server reports only changes); at most `maxMs` after the files were shown.
  */
 export interface SettleTiming {
   quietMs: number;
+  idleMs: number;
   maxMs: number;
 }
 
-export const DEFAULT_SETTLE: SettleTiming = { quietMs: 500, maxMs: 5_000 };
+export const DEFAULT_SETTLE: SettleTiming = { quietMs: 500, idleMs: 1_500, maxMs: 5_000 };
 
 /** Diagnostics listed per edit result (the rest is counted). */
 const MAX_LINES = 30;
@@ -54,10 +56,18 @@ export function diagnosticsText(files: { path: string; diagnostics: Diagnostic[]
   return `Diagnostics of ${names} from the editor's language servers${caveat}:\n${lines.join("\n")}${more}`;
 }
 
+/** Languages with no language server in a stock workbench: their edits do not wait for diagnostics. */
+const NO_SERVER = new Set(["plaintext", "markdown"]);
+
 /**
  * The live editor of an ACP session: after an edit it shows the edited files in the workbench (the
  * person sees the change; language servers analyse open files) and returns their diagnostics once
  * they settle. Present only while the workbench's bridge is connected.
+ *
+ * Settling: the editor's buffer must hold the edited text first (an open editor reloads the file
+ * from disk a moment after the write); then the diagnostics must stay unchanged for `quietMs` after
+ * a change, or for `idleMs` when none came; all within `maxMs` of the files being shown, after
+ * which the list is returned marked as possibly stale.
  */
 export class LiveEditor implements EditFeedback {
   constructor(
@@ -71,53 +81,80 @@ export class LiveEditor implements EditFeedback {
     return this.core.bridge.status().connected;
   }
 
-  async afterEdit(paths: string[], signal: AbortSignal): Promise<string | undefined> {
-    if (!this.connected) return undefined;
+  async afterEdit(files: EditedFile[], signal: AbortSignal): Promise<string | undefined> {
+    if (!this.connected || files.length === 0) return undefined;
     const bridge = this.core.bridge.require();
-    const wanted = new Set(paths);
-    let changes = 0;
-    let onChange: () => void = () => undefined;
+    const t0 = performance.now();
+    /** Per file: diagnostics changes since its buffer last changed; undefined until the buffer holds the edit. */
+    const since = new Map<string, number>();
+    const expected = new Map(files.map((f) => [f.path, f.text]));
+    const stale = new Set<string>();
+    let wake: () => void = () => undefined;
     const off = bridge.onEvent((e) => {
-      if (e.type !== "diagnosticsChanged" || !Array.isArray(e.paths)) return;
-      if ((e.paths as unknown[]).some((p) => typeof p === "string" && wanted.has(p))) {
-        changes++;
-        onChange();
+      if (e.type === "documentChanged" && typeof e.path === "string" && expected.has(e.path)) {
+        stale.add(e.path);
+        since.set(e.path, 0);
+        wake();
+      } else if (e.type === "diagnosticsChanged" && Array.isArray(e.paths)) {
+        for (const p of e.paths as unknown[]) if (typeof p === "string" && since.has(p)) since.set(p, (since.get(p) ?? 0) + 1);
+        wake();
       }
     });
+    const current = new Set<string>();
+    const check = async (path: string) => {
+      stale.delete(path);
+      const doc = await call(bridge, "document.read", { path }, signal);
+      if (doc && doc.text === expected.get(path)) current.add(path);
+      else current.delete(path);
+    };
     try {
-      for (const path of paths) await call(bridge, "editor.open", { path, preview: true, preserveFocus: true }, signal);
-      const settled = await this.settle(() => changes, (f) => (onChange = f), signal);
-      const files = await Promise.all(paths.map(async (path) => (await call(bridge, "diagnostics.get", { path }, signal)).files));
-      return diagnosticsText(files.flat(), this.cwd, settled ? undefined : this.timing.maxMs);
+      const waitFor = new Set<string>();
+      for (const f of files) {
+        since.set(f.path, 0);
+        const shown = await call(bridge, "editor.open", { path: f.path, preview: true, preserveFocus: true }, signal);
+        if (!NO_SERVER.has(shown.languageId)) waitFor.add(f.path);
+        await check(f.path);
+      }
+      const deadline = t0 + this.timing.maxMs;
+      let quietSince = performance.now();
+      let currentSince: number | undefined;
+      let last = JSON.stringify([...since]);
+      let settled = waitFor.size === 0;
+      while (!settled && !signal.aborted && performance.now() < deadline) {
+        for (const path of [...stale]) await check(path);
+        const now = performance.now();
+        const counts = JSON.stringify([...since]);
+        if (counts !== last) {
+          last = counts;
+          quietSince = now;
+        }
+        const allCurrent = [...waitFor].every((p) => current.has(p));
+        if (!allCurrent) currentSince = undefined;
+        else currentSince ??= now;
+        if (currentSince !== undefined) {
+          const changed = [...waitFor].some((p) => (since.get(p) ?? 0) > 0);
+          const calm = now - Math.max(quietSince, currentSince);
+          if (calm >= (changed ? this.timing.quietMs : this.timing.idleMs)) {
+            settled = true;
+            break;
+          }
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, Math.min(100, Math.max(0, deadline - performance.now())));
+          function done() {
+            clearTimeout(timer);
+            wake = () => undefined;
+            resolve();
+          }
+          wake = done;
+        });
+      }
+      const ms = Math.round(performance.now() - t0);
+      this.log.debug(`diagnostics of ${files.length} edited file(s) ${settled ? "settled" : "not settled"} after ${ms} ms`);
+      const diagnostics = await Promise.all(files.map(async (f) => (await call(bridge, "diagnostics.get", { path: f.path }, signal)).files));
+      return diagnosticsText(diagnostics.flat(), this.cwd, settled ? undefined : this.timing.maxMs);
     } finally {
       off();
     }
-  }
-
-  /** True when a change came and then `quietMs` passed without one; false when `maxMs` ran out first. */
-  private settle(count: () => number, listen: (f: () => void) => void, signal: AbortSignal): Promise<boolean> {
-    const { quietMs, maxMs } = this.timing;
-    return new Promise<boolean>((resolve) => {
-      let quiet: NodeJS.Timeout | undefined;
-      const done = (settled: boolean) => {
-        clearTimeout(cap);
-        if (quiet) clearTimeout(quiet);
-        signal.removeEventListener("abort", onAbort);
-        listen(() => undefined);
-        resolve(settled);
-      };
-      const onAbort = () => done(false);
-      const cap = setTimeout(() => {
-        this.log.debug(`diagnostics did not settle within ${maxMs} ms`);
-        done(false);
-      }, maxMs);
-      const arm = () => {
-        if (quiet) clearTimeout(quiet);
-        quiet = setTimeout(() => done(true), quietMs);
-      };
-      listen(arm);
-      if (count() > 0) arm();
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
   }
 }

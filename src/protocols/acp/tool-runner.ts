@@ -14,10 +14,16 @@ import type { ClientIO } from "./tools/io.ts";
 import type { ToolContext, ToolOutcome } from "./tools/types.ts";
 import type { GateContext, TurnTool } from "./turn-tools.ts";
 
+/** A file a tool call changed: its absolute path and its new text. */
+export interface EditedFile {
+  path: string;
+  text: string;
+}
+
 /** Diagnostics of edited files, from the live editor when one is attached (src/protocols/acp/live-editor.ts). */
 export interface EditFeedback {
-  /** Text for the model about these absolute paths after an edit, or undefined when there is nothing to say. */
-  afterEdit(paths: string[], signal: AbortSignal): Promise<string | undefined>;
+  /** Text for the model about these files after an edit, or undefined when there is nothing to say. */
+  afterEdit(files: EditedFile[], signal: AbortSignal): Promise<string | undefined>;
 }
 
 /** What the runner needs from the session that owns the turn (the session implements it). */
@@ -61,9 +67,11 @@ function errorText(err: unknown): string {
   return e.toUserText();
 }
 
-/** Absolute paths a finished call changed: the paths of the diffs it shows. */
-function editedPaths(content: readonly ToolCallContent[] | undefined): string[] {
-  return [...new Set((content ?? []).flatMap((c) => (c.type === "diff" ? [c.path] : [])))];
+/** The files a finished call changed: the diffs it shows (the last diff of a path wins). */
+function editedFiles(content: readonly ToolCallContent[] | undefined): EditedFile[] {
+  const files = new Map<string, string>();
+  for (const c of content ?? []) if (c.type === "diff") files.set(c.path, c.newText);
+  return [...files].map(([path, text]) => ({ path, text }));
 }
 
 /** Runs one tool_use; what leaves for the model and the client has every current secret value masked. */
@@ -169,7 +177,7 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
     }
     const content = out.content ?? [textContent(out.text)];
     let text = out.text;
-    const edited = out.isError ? [] : editedPaths(content);
+    const edited = out.isError ? [] : editedFiles(content);
     const feedback = edited.length > 0 ? host.editFeedback() : undefined;
     if (feedback) {
       const note = await feedback.afterEdit(edited, signal).catch((err: Error) => {
