@@ -23,6 +23,9 @@ const allowOnce = (p: acp.RequestPermissionRequest): acp.RequestPermissionRespon
   return { outcome: { outcome: "selected", optionId: o.optionId } };
 };
 
+/** The agent's log level: info (what the assertions read), or debug with ACP_TEST_LOG=debug (settle times). */
+const LOG_LEVEL = process.env.ACP_TEST_LOG === "debug" ? "debug" : "info";
+
 const GOOD = "export const answer: number = 42;\n";
 const BROKEN = 'export const answer: number = "forty-two";\n';
 
@@ -83,7 +86,7 @@ describe("ccb acp with the shared workbench of its folder", () => {
       apiUrl: api.url,
       dataDir: data.path,
       onPermission: allowOnce,
-      env: { XDG_STATE_HOME: join(home.path, "state"), CCB_LOG_LEVEL: "info" },
+      env: { XDG_STATE_HOME: join(home.path, "state"), CCB_LOG_LEVEL: LOG_LEVEL },
     });
     await h.initialize();
     const { sessionId } = await h.newSession(ws.path);
@@ -142,7 +145,7 @@ describe("ccb acp without a workbench", () => {
       apiUrl: api.url,
       dataDir: data.path,
       onPermission: allowOnce,
-      env: { XDG_STATE_HOME: state.path, CCB_LOG_LEVEL: "info" },
+      env: { XDG_STATE_HOME: state.path, CCB_LOG_LEVEL: LOG_LEVEL },
     });
     try {
       await h.initialize();
@@ -197,7 +200,7 @@ describe("ccb --acp --workbench starts and publishes the workbench of its folder
         XDG_STATE_HOME: join(home.path, "state"),
         XDG_CACHE_HOME: join(home.path, "cache"),
         XDG_DATA_HOME: join(home.path, "data"),
-        CCB_LOG_LEVEL: "info",
+        CCB_LOG_LEVEL: LOG_LEVEL,
         ...(process.env.CHROME_PATH ? { CHROME_PATH: process.env.CHROME_PATH } : {}),
         ...(process.env.CCB_CACHE_DIR ? { CCB_CACHE_DIR: process.env.CCB_CACHE_DIR } : {}),
       },
