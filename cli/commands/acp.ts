@@ -9,14 +9,30 @@ export default defineCommand({
       "Model: the Anthropic Messages API (env ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL).\n" +
       "Settings: ~/.config/ccb/settings.json (user, $XDG_CONFIG_HOME) and <project>/.ccb/settings.json.\n" +
       "Sessions: $CCB_DATA_DIR or $XDG_DATA_HOME/ccb or ~/.local/share/ccb (sessions/*.jsonl, permissions/*.json).\n" +
+      "Live editor: with a workbench for the session's folder, edits return its diagnostics (--workbench starts one).\n" +
       "stdout carries only ACP frames; logs go to stderr (or --log-file).",
   },
-  args: { ...commonArgs },
+  args: {
+    workbench: {
+      type: "boolean",
+      description: "Start a workbench (code-server or OpenVSCode, with headless Chromium) for each session's folder when none is there.",
+    },
+    "runtime-root": { type: "string", description: "Workbench runtime install (env CCB_RUNTIME_ROOT).", valueHint: "dir" },
+    "runtime-node": { type: "string", description: "Node 24 for code-server (env CCB_RUNTIME_NODE).", valueHint: "path" },
+    ...commonArgs,
+  },
   async run({ args }) {
     try {
       const { log } = setupLogging(args);
       const { startAcpAgent } = await import("../../src/protocols/acp/stdio.ts");
-      await startAcpAgent({ log });
+      await startAcpAgent({
+        log,
+        workbench: {
+          start: args.workbench === true,
+          runtimeRoot: args["runtime-root"] || undefined,
+          runtimeNode: args["runtime-node"] || undefined,
+        },
+      });
       process.exit(0);
     } catch (err) {
       reportFatal(err);

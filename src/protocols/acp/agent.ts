@@ -14,11 +14,16 @@ import type { Session } from "./session.ts";
 import { sessionOptionsFrom, type SessionOptions } from "./session-options.ts";
 import { loadModelSettings, type AgentEnv } from "./settings.ts";
 import { SessionStore } from "./store.ts";
+import type { AcpWorkbenchOptions } from "./workbench.ts";
 
 export interface AcpAgentOptions {
   env: AgentEnv;
   log: Logger;
   facts?: SandboxFacts;
+  /** How sessions get a live editor (default: attach to a workbench only, never start one). */
+  workbench?: AcpWorkbenchOptions | undefined;
+  /** Told, when the client leaves, of the closing of every session (their workbenches released). */
+  onClosing?: ((done: Promise<void>) => void) | undefined;
 }
 
 const PAGE_SIZE = 50;
@@ -109,7 +114,7 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
     const stored = fromStore ? store.read(id) : undefined;
     const { Session } = await loadSession(); // loaded on first use: initialize stays fast
     const s = await Session.open(
-      { client, caps, env: options.env, store, log, facts },
+      { client, caps, env: options.env, store, log, facts, workbench: options.workbench },
       { id, cwd, mcpServers, options: sessionOptions, writer: fromStore ? store.writer(id) : store.create(id, cwd), ...(stored ? { records: stored.records, title: stored.title } : {}) },
     );
     sessions.set(id, s);
@@ -120,10 +125,12 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
   return acp
     .agent({ name: "ccb" })
     .onConnect((conn) => {
-      void conn.closed.finally(async () => {
+      void conn.closed.finally(() => {
         const all = [...sessions.values()];
         sessions.clear();
-        await Promise.all(all.map((s) => s.close().catch(() => undefined)));
+        const done = Promise.all(all.map((s) => s.close().catch(() => undefined))).then(() => undefined);
+        options.onClosing?.(done);
+        return done;
       });
     })
     .onRequest(acp.methods.agent.initialize, ({ params }) => {

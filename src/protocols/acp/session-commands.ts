@@ -5,7 +5,7 @@ import { repairHistory } from "./history.ts";
 import { contextWindow } from "./modes.ts";
 import { toolsForModel } from "./model-tools.ts";
 import type { Session } from "./session.ts";
-import type { TurnOutlet } from "./turn.ts";
+import type { TurnOutlet } from "./outlet.ts";
 
 /**
  * Commands the agent runs itself (no prompt template): they act on the session's conversation.

@@ -5,12 +5,12 @@ import { createCore, type Core } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { GitStatus } from "../../core/git.ts";
 import type { Logger } from "../../core/log.ts";
-import { availableCommands, loadCommands, type SlashCommand } from "./commands.ts";
+import { availableCommands, expandCommand, loadCommands, type SlashCommand } from "./commands.ts";
 import { shortTitle, todosToPlan, usageUpdate, type Todo } from "./converters.ts";
 import { acpUsage, addCounts, costOf, priceOf, ZERO_TOKENS, type TokenCounts } from "./pricing.ts";
 import { compactedHistory, lastTurn, modelHistory } from "./history.ts";
-import { runTurn } from "./loop.ts";
-import { localAvailableCommands } from "./session-commands.ts";
+import { LiveEditor } from "./live-editor.ts";
+import { findLocalCommand, localAvailableCommands } from "./session-commands.ts";
 import type { McpConnections } from "./mcp-clients.ts";
 import type { ModelClient } from "./model.ts";
 import { bypassRefusal, configOptions, contextWindow, isModeId, isThoughtLevel, modeState, type ModeId, type SandboxFacts, type SessionConfig } from "./modes.ts";
@@ -21,8 +21,11 @@ import { systemPrompt } from "./system-prompt.ts";
 import type { SessionStore, SessionWriter, StoreRecord } from "./store.ts";
 import { createClientIO, type ClientIO } from "./tools/io.ts";
 import { BUILTIN_TOOLS } from "./tools/index.ts";
-import type { AgentTool } from "./tools/types.ts";
-import { TurnOutlet } from "./turn.ts";
+import { TurnOutlet } from "./outlet.ts";
+import type { EditFeedback } from "./tool-runner.ts";
+import { Turn, type LocalRun, type TurnHost } from "./turn.ts";
+import { offeredTools, withGates, type TurnTool } from "./turn-tools.ts";
+import { acquireAcpWorkbench, type AcpWorkbench, type AcpWorkbenchOptions } from "./workbench.ts";
 
 export interface SessionDeps {
   client: acp.AgentContext;
@@ -31,10 +34,14 @@ export interface SessionDeps {
   store: SessionStore;
   log: Logger;
   facts: SandboxFacts;
+  /** How sessions get a workbench (default: attach only, never start one). */
+  workbench?: AcpWorkbenchOptions | undefined;
 }
 
+const BUILTINS: readonly TurnTool[] = withGates(BUILTIN_TOOLS);
+
 /** One ACP session: its workspace core, config, conversation, store, MCP clients and FIFO prompt queue. */
-export class Session {
+export class Session implements TurnHost {
   readonly core: Core;
   readonly io: ClientIO;
   readonly rules: PermissionRules;
@@ -58,6 +65,8 @@ export class Session {
   private closed = false;
   private git: { at: number; value: GitStatus | undefined } | undefined;
   private gitDirty = true;
+  private workbench: AcpWorkbench | undefined;
+  private readonly editor: LiveEditor;
 
   private constructor(
     readonly id: string,
@@ -76,6 +85,7 @@ export class Session {
     const wanted = this.settings.permissionMode;
     const mode: ModeId = wanted && isModeId(wanted) && !(wanted === "bypassPermissions" && bypassRefusal(deps.facts)) ? wanted : "default";
     this.config = { mode, model: this.settings.model, models: this.settings.models, thought: this.settings.thinking };
+    this.editor = new LiveEditor(this.core, cwd, this.log);
   }
 
   /** A new session (or a fork / a stored one when `records` are given). */
@@ -94,7 +104,23 @@ export class Session {
       const { McpConnections } = await import("./mcp-clients.ts");
       s.mcp = await McpConnections.connect(opts.mcpServers, opts.cwd, s.log);
     }
+    await s.attachWorkbench(deps.workbench ?? { start: false });
     return s;
+  }
+
+  /** The live editor: the workbench of this session's roots, when there is one (said once in the log when not). */
+  private async attachWorkbench(options: AcpWorkbenchOptions): Promise<void> {
+    const roots = this.core.workspace.roots.join(", ");
+    try {
+      this.workbench = await acquireAcpWorkbench(this.core, this.log, options);
+    } catch (err) {
+      this.log.warn(`workbench for ${roots} not available: ${(err as Error).message}`);
+    }
+    if (this.workbench) {
+      this.log.info(`live editor: workbench for ${roots}; edits return the diagnostics of the edited files once it is connected`);
+    } else {
+      this.log.info(`no workbench for ${roots}: edits return no diagnostics (run \`ccb ide\` or \`ccb serve\` in the project, or start ccb acp with --workbench)`);
+    }
   }
 
   private restore(records: StoreRecord[]): void {
@@ -107,8 +133,22 @@ export class Session {
     }
   }
 
-  tools(): AgentTool[] {
-    return [...BUILTIN_TOOLS, ...(this.mcp?.tools ?? [])];
+  /** The tools of the next model request: bridge-needing ones only while the workbench's bridge is connected. */
+  tools(): TurnTool[] {
+    return offeredTools([...BUILTINS, ...(this.mcp?.tools ?? [])], this.core.bridge.status().connected);
+  }
+
+  editFeedback(): EditFeedback | undefined {
+    return this.editor.connected ? this.editor : undefined;
+  }
+
+  localCommand(text: string): LocalRun | undefined {
+    const local = findLocalCommand(text);
+    return local ? (outlet, turn, signal) => local.command.run(this, outlet, local.args, turn, signal) : undefined;
+  }
+
+  expandCommand(text: string): string | undefined {
+    return expandCommand(text, this.commands);
   }
 
   append(record: StoreRecord): void {
@@ -177,7 +217,7 @@ export class Session {
   }
 
   /** The system prompt of the next model request (after the client's replace/append option). */
-  systemPrompt(git: GitStatus | undefined, tools: readonly AgentTool[]): string {
+  systemPrompt(git: GitStatus | undefined, tools: readonly TurnTool[]): string {
     const base = systemPrompt({
       cwd: this.cwd,
       extraRoots: this.options.additionalDirectories ?? [],
@@ -303,7 +343,7 @@ export class Session {
       const outlet = new TurnOutlet(this.client, this.id, this.log);
       this.turnTokens = ZERO_TOKENS;
       try {
-        const stopReason = await runTurn(this, outlet, prompt, ac.signal);
+        const stopReason = await new Turn(this, outlet, ac.signal).run(prompt);
         return { stopReason: ac.signal.aborted ? "cancelled" : stopReason, usage: acpUsage(this.turnTokens) };
       } catch (err) {
         if (ac.signal.aborted) return { stopReason: "cancelled" };
@@ -329,6 +369,7 @@ export class Session {
     await this.tail.catch(() => undefined);
     this.closed = true;
     await this.mcp?.close();
+    await this.workbench?.close().catch((err: Error) => this.log.warn(`workbench close: ${err.message}`));
     await this.core.dispose();
   }
 }

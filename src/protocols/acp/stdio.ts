@@ -1,12 +1,15 @@
 import { Readable, Writable } from "node:stream";
 import type { Logger } from "../../core/log.ts";
 import { resolveAgentEnv } from "./settings.ts";
+import type { AcpWorkbenchOptions } from "./workbench.ts";
 
 export interface StartAcpOptions {
   log: Logger;
   env?: NodeJS.ProcessEnv;
   input?: NodeJS.ReadableStream & Readable;
   output?: NodeJS.WritableStream & Writable;
+  /** The sessions' live editor: attach to a workbench (default), or start one (`--workbench`). */
+  workbench?: AcpWorkbenchOptions | undefined;
 }
 
 /** The incoming frame cap: CCB_ACP_MAX_FRAME_MB (whole MiB, 1-1024), default 64 MiB. */
@@ -30,7 +33,8 @@ export async function startAcpAgent(options: StartAcpOptions): Promise<void> {
     input.destroy();
   });
   const [{ boundedNdJsonStream }, { createAcpAgent }] = await Promise.all([import("./framing.ts"), import("./agent.ts")]);
-  const app = createAcpAgent({ env, log: options.log.child("acp") });
+  let closing: Promise<void> = Promise.resolve();
+  const app = createAcpAgent({ env, log: options.log.child("acp"), workbench: options.workbench, onClosing: (done) => (closing = done) });
   const stream = boundedNdJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(input) as ReadableStream<Uint8Array>, {
     maxFrameBytes: maxFrameBytes(options.env ?? process.env),
     onDrop: (bytes, id) => options.log.warn(`dropped an incoming message of ${bytes} bytes (over the frame limit), request id ${JSON.stringify(id)}`),
@@ -38,4 +42,12 @@ export async function startAcpAgent(options: StartAcpOptions): Promise<void> {
   const conn = app.connect(stream);
   options.log.debug(`acp agent ready (data ${env.dataDir})`);
   await conn.closed;
+  // the sessions close (a workbench this process started stops and unpublishes), within a bound
+  await new Promise((r) => setImmediate(r));
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([closing, new Promise((r) => (timer = setTimeout(r, CLOSE_BOUND_MS)))]);
+  clearTimeout(timer);
 }
+
+/** How long `ccb acp` waits for its sessions to close after the client left. */
+const CLOSE_BOUND_MS = 15_000;

@@ -1,14 +1,58 @@
 import * as acp from "@agentclientprotocol/sdk/unstable";
-import type { PermissionOption, ToolCallContent, ToolCallUpdate } from "@agentclientprotocol/sdk/unstable";
+import type { ToolCallContent, ToolCallUpdate } from "@agentclientprotocol/sdk/unstable";
 import type { ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
+import type { Core } from "../../core/core.ts";
 import { isCcbError, toCcbError } from "../../core/errors.ts";
+import type { Logger } from "../../core/log.ts";
 import { maskDeep, maskSecrets } from "../../platform/secrets.ts";
-import { textContent, toolCallStart } from "./converters.ts";
-import { decide, optionKind, PERMISSION_OPTIONS } from "./permissions.ts";
-import type { Session } from "./session.ts";
+import { textContent, toolCallStart, type Todo } from "./converters.ts";
+import type { ModeId } from "./modes.ts";
+import type { TurnOutlet } from "./outlet.ts";
+import { decide, optionKind, PERMISSION_OPTIONS, type PermissionRules } from "./permissions.ts";
 import type { StoreRecord } from "./store.ts";
-import type { TurnOutlet } from "./turn.ts";
-import type { ToolContext } from "./tools/types.ts";
+import type { ClientIO } from "./tools/io.ts";
+import type { ToolContext, ToolOutcome } from "./tools/types.ts";
+import type { GateContext, TurnTool } from "./turn-tools.ts";
+
+/** A file a tool call changed: its absolute path and its new text. */
+export interface EditedFile {
+  path: string;
+  text: string;
+}
+
+/** Diagnostics of edited files, from the live editor when one is attached (src/protocols/acp/live-editor.ts). */
+export interface EditFeedback {
+  /** Text for the model about these files after an edit, or undefined when there is nothing to say. */
+  afterEdit(files: EditedFile[], signal: AbortSignal): Promise<string | undefined>;
+}
+
+/** What the runner needs from the session that owns the turn (the session implements it). */
+export interface ToolHost {
+  readonly id: string;
+  readonly cwd: string;
+  readonly core: Core;
+  readonly io: ClientIO;
+  readonly rules: PermissionRules;
+  readonly log: Logger;
+  readonly client: acp.AgentContext;
+  readonly config: { readonly mode: ModeId };
+  append(record: StoreRecord): void;
+  setMode(mode: ModeId, outlet: TurnOutlet): void;
+  setPlan(outlet: TurnOutlet, turn: number, todos: Todo[]): void;
+  /** A tool with side effects ran. */
+  markChanged(): void;
+  /** The live editor, while its bridge is connected. */
+  editFeedback(): EditFeedback | undefined;
+}
+
+/** One tool_use of a turn: the host, the tools offered in this request, where updates go. */
+export interface ToolCall {
+  host: ToolHost;
+  tools: readonly TurnTool[];
+  outlet: TurnOutlet;
+  turn: number;
+  signal: AbortSignal;
+}
 
 export interface ToolRunResult {
   /** Text for the model's tool_result. */
@@ -18,53 +62,61 @@ export interface ToolRunResult {
   cancelled: boolean;
 }
 
-const PLAN_OPTIONS: PermissionOption[] = [
-  { optionId: "acceptEdits", name: "Yes, and auto-accept edits", kind: "allow_always" },
-  { optionId: "default", name: "Yes, and ask before edits", kind: "allow_once" },
-  { optionId: "plan", name: "No, keep planning", kind: "reject_once" },
-];
-
 function errorText(err: unknown): string {
   const e = toCcbError(err);
   return e.toUserText();
 }
 
+/** The files a finished call changed: the diffs it shows (the last diff of a path wins). */
+function editedFiles(content: readonly ToolCallContent[] | undefined): EditedFile[] {
+  const files = new Map<string, string>();
+  for (const c of content ?? []) if (c.type === "diff") files.set(c.path, c.newText);
+  return [...files].map(([path, text]) => ({ path, text }));
+}
+
 /** Runs one tool_use; what leaves for the model and the client has every current secret value masked. */
-export async function runToolUse(session: Session, outlet: TurnOutlet, use: ToolUseBlock, turn: number, signal: AbortSignal): Promise<ToolRunResult> {
+export async function runToolUse(call: ToolCall, use: ToolUseBlock): Promise<ToolRunResult> {
+  const outlet = call.outlet;
   const masked: TurnOutlet = Object.create(outlet, { emit: { value: (update: Parameters<TurnOutlet["emit"]>[0]) => outlet.emit(maskDeep(update)) } }) as TurnOutlet;
-  const r = await runToolUseUnmasked(session, masked, use, turn, signal);
+  const r = await runToolUseUnmasked({ ...call, outlet: masked }, use);
   return { ...r, text: maskSecrets(r.text) };
 }
 
 /** tool_call -> permission -> in_progress -> completed/failed, each step visible to the client and stored. */
-async function runToolUseUnmasked(session: Session, outlet: TurnOutlet, use: ToolUseBlock, turn: number, signal: AbortSignal): Promise<ToolRunResult> {
-  const tool = session.tools().find((t) => t.name === use.name);
+async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<ToolRunResult> {
+  const { host, outlet, turn, signal } = call;
+  const tool = call.tools.find((t) => t.name === use.name);
   const id = use.id;
   let final: ToolCallUpdate = { toolCallId: id, title: use.name, kind: "other", status: "pending", rawInput: use.input, locations: [], content: [] };
   const send = (fields: Partial<ToolCallUpdate>) => {
     final = { ...final, ...fields };
     outlet.emit({ sessionUpdate: "tool_call_update", toolCallId: id, ...fields });
   };
-  const store = () => session.append({ t: "update", turn, update: { sessionUpdate: "tool_call", ...final } } as StoreRecord);
+  const store = () => host.append({ t: "update", turn, update: { sessionUpdate: "tool_call", ...final } } as StoreRecord);
   const fail = (text: string, cancelled = false): ToolRunResult => {
     send({ status: "failed", content: [...(final.content ?? []).filter((c) => c.type !== "content"), textContent(text)] });
     store();
     return { text, isError: true, cancelled };
   };
+  const complete = (out: ToolOutcome): ToolRunResult => {
+    send({ status: "completed", ...(out.content ? { content: out.content } : {}), ...(out.rawOutput !== undefined ? { rawOutput: out.rawOutput } : {}) });
+    store();
+    return { text: out.text, isError: false, cancelled: false };
+  };
 
   if (!tool) {
     outlet.emit({ sessionUpdate: "tool_call", toolCallId: id, title: use.name, kind: "other", status: "pending", rawInput: use.input });
-    return fail(`Unknown tool "${use.name}". Available tools: ${session.tools().map((t) => t.name).join(", ")}.`);
+    return fail(`Unknown tool "${use.name}". Available tools: ${call.tools.map((t) => t.name).join(", ")}.`);
   }
   const parsed = tool.schema.safeParse(use.input);
   const ctx: ToolContext = {
-    sessionId: session.id,
-    cwd: session.cwd,
-    core: session.core,
-    io: session.io,
+    sessionId: host.id,
+    cwd: host.cwd,
+    core: host.core,
+    io: host.io,
     signal,
     progress: (fields) => send(fields),
-    setPlan: (todos) => session.setPlan(outlet, turn, todos),
+    setPlan: (todos) => host.setPlan(outlet, turn, todos),
   };
   const title = parsed.success ? tool.title(parsed.data) : use.name;
   const locations = parsed.success ? tool.locations(parsed.data, ctx) : [];
@@ -88,37 +140,34 @@ async function runToolUseUnmasked(session: Session, outlet: TurnOutlet, use: Too
   }
 
   const access = tool.access(input);
-  if (tool.name === "exit_plan_mode") {
-    if (session.config.mode !== "plan") {
-      send({ status: "completed", content: [textContent("Not in plan mode.")] });
-      store();
-      return { text: "You are not in plan mode; go ahead.", isError: false, cancelled: false };
-    }
-    send({ content: [textContent((input as { plan: string }).plan)] });
-    const answer = await askPermission(session, outlet, final, PLAN_OPTIONS, signal);
-    if (answer === "cancelled") return fail("Cancelled.", true);
-    if (answer === "plan" || answer === undefined) return fail("The user wants to keep planning. Ask what to change, or refine the plan.");
-    session.setMode(answer === "acceptEdits" ? "acceptEdits" : "default", outlet);
-    send({ status: "completed" });
-    store();
-    return { text: "The user approved the plan. Implement it now.", isError: false, cancelled: false };
-  }
-
-  const decision = decide(session.config.mode, access, session.rules);
-  if (decision.kind === "deny") return fail(decision.reason);
-  if (decision.kind === "ask") {
-    const answer = await askPermission(session, outlet, final, PERMISSION_OPTIONS, signal);
-    if (answer === "cancelled") return fail("Cancelled.", true);
-    const kind = answer === undefined ? undefined : optionKind(answer);
-    if (kind === "allow_always") session.rules.remember(access.ruleKey, "allow");
-    if (kind === "reject_always") session.rules.remember(access.ruleKey, "deny");
-    if (kind !== "allow_once" && kind !== "allow_always") {
-      return fail(`The user rejected this ${tool.name} call${kind === "reject_always" ? " and all future ones like it" : ""}. Do not retry it; ask the user how to proceed if needed.`);
+  if (tool.gate) {
+    const gate: GateContext = {
+      mode: host.config.mode,
+      show: (content) => send({ content }),
+      ask: (options) => askPermission(host, outlet, final, options, signal),
+      setMode: (mode) => host.setMode(mode, outlet),
+    };
+    const r = await tool.gate(input, gate);
+    if (r.kind === "cancelled") return fail("Cancelled.", true);
+    if (r.kind === "reject") return fail(r.text);
+    if (r.kind === "done") return complete(r.outcome);
+  } else {
+    const decision = decide(host.config.mode, access, host.rules);
+    if (decision.kind === "deny") return fail(decision.reason);
+    if (decision.kind === "ask") {
+      const answer = await askPermission(host, outlet, final, PERMISSION_OPTIONS, signal);
+      if (answer === "cancelled") return fail("Cancelled.", true);
+      const kind = answer === undefined ? undefined : optionKind(answer);
+      if (kind === "allow_always") host.rules.remember(access.ruleKey, "allow");
+      if (kind === "reject_always") host.rules.remember(access.ruleKey, "deny");
+      if (kind !== "allow_once" && kind !== "allow_always") {
+        return fail(`The user rejected this ${tool.name} call${kind === "reject_always" ? " and all future ones like it" : ""}. Do not retry it; ask the user how to proceed if needed.`);
+      }
     }
   }
 
   send({ status: "in_progress" });
-  if (access.category !== "read") session.markChanged();
+  if (access.category !== "read") host.markChanged();
   try {
     const out = await tool.run(input, ctx);
     if (signal.aborted) {
@@ -127,9 +176,19 @@ async function runToolUseUnmasked(session: Session, outlet: TurnOutlet, use: Too
       return { text: out.text, isError: true, cancelled: true };
     }
     const content = out.content ?? [textContent(out.text)];
+    let text = out.text;
+    const edited = out.isError ? [] : editedFiles(content);
+    const feedback = edited.length > 0 ? host.editFeedback() : undefined;
+    if (feedback) {
+      const note = await feedback.afterEdit(edited, signal).catch((err: Error) => {
+        host.log.debug(`diagnostics after edit: ${err.message}`);
+        return undefined;
+      });
+      if (note) text = `${text}\n\n${note}`;
+    }
     send({ status: out.isError ? "failed" : "completed", content: content.length > 0 ? content : (final.content ?? []), ...(out.locations ? { locations: out.locations } : {}), rawOutput: out.rawOutput ?? { output: out.text } });
     store();
-    return { text: out.text, isError: out.isError === true, cancelled: false };
+    return { text, isError: out.isError === true, cancelled: false };
   } catch (err) {
     if (signal.aborted || isCcbError(err, "ABORTED")) return fail("Cancelled.", true);
     return fail(errorText(err));
@@ -137,12 +196,12 @@ async function runToolUseUnmasked(session: Session, outlet: TurnOutlet, use: Too
 }
 
 /** The chosen optionId, "cancelled" when the turn was cancelled, or undefined for an unknown answer. */
-async function askPermission(session: Session, outlet: TurnOutlet, toolCall: ToolCallUpdate, options: PermissionOption[], signal: AbortSignal): Promise<string | "cancelled" | undefined> {
+async function askPermission(host: ToolHost, outlet: TurnOutlet, toolCall: ToolCallUpdate, options: acp.PermissionOption[], signal: AbortSignal): Promise<string | "cancelled" | undefined> {
   if (signal.aborted) return "cancelled";
   try {
-    const r = await session.client.request(
+    const r = await host.client.request(
       acp.methods.client.session.requestPermission,
-      { sessionId: session.id, toolCall, options },
+      { sessionId: host.id, toolCall, options },
       { cancellationSignal: signal, stopWaitingOnCancel: true },
     );
     if (signal.aborted || r.outcome.outcome === "cancelled") return "cancelled";
@@ -150,7 +209,7 @@ async function askPermission(session: Session, outlet: TurnOutlet, toolCall: Too
     return options.some((o) => o.optionId === chosen) ? chosen : undefined;
   } catch (err) {
     if (signal.aborted) return "cancelled";
-    session.log.warn(`session/request_permission failed: ${(err as Error).message}`);
+    host.log.warn(`session/request_permission failed: ${(err as Error).message}`);
     outlet.emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `\n[permission request failed: ${(err as Error).message}]\n` } });
     return undefined;
   }

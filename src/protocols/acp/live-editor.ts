@@ -1,0 +1,160 @@
+import { relative, sep } from "node:path";
+import type { EditorBridge } from "../../core/bridge.ts";
+import type { Core } from "../../core/core.ts";
+import { CcbError } from "../../core/errors.ts";
+import type { Logger } from "../../core/log.ts";
+import { extensionMethods, type Diagnostic, type ExtensionMethod, type ParamsOf, type ResultOf } from "../../workbench/contract.ts";
+import type { EditedFile, EditFeedback } from "./tool-runner.ts";
+
+/**
+ * How long an edit waits for the language servers, once the editor holds the edited text: `quietMs`
+ * without a change after the diagnostics changed, or `idleMs` when they do not change at all (a
+ * language server reports only changes); at most `maxMs` after the files were shown.
+ */
+export interface SettleTiming {
+  quietMs: number;
+  idleMs: number;
+  maxMs: number;
+}
+
+export const DEFAULT_SETTLE: SettleTiming = { quietMs: 500, idleMs: 1_500, maxMs: 5_000 };
+
+/** Diagnostics listed per edit result (the rest is counted). */
+const MAX_LINES = 30;
+/** Severities the model is told about: hints (unused code shown faded) are left out. */
+const REPORTED = new Set<Diagnostic["severity"]>(["error", "warning", "information"]);
+
+async function call<M extends ExtensionMethod>(bridge: EditorBridge, method: M, params: ParamsOf<M>, signal: AbortSignal): Promise<ResultOf<M>> {
+  const parsed = extensionMethods[method].result.safeParse(await bridge.call(method, params, { signal }));
+  if (!parsed.success) throw new CcbError("BRIDGE_ERROR", `The editor answered ${method} with an unexpected shape.`);
+  return parsed.data as ResultOf<M>;
+}
+
+/**
+ * `path:line:col severity: message [source code]` lines (1-based positions), capped; paths relative
+ * to `cwd` when inside it. `unsettledMs`: the language servers were still busy after that long.
+ */
+export function diagnosticsText(files: { path: string; diagnostics: Diagnostic[] }[], cwd: string, unsettledMs?: number): string {
+  const show = (abs: string) => {
+    const rel = relative(cwd, abs);
+    return rel && !rel.startsWith(`..${sep}`) && rel !== ".." ? rel : abs;
+  };
+  const lines: string[] = [];
+  let total = 0;
+  for (const f of files) {
+    for (const d of f.diagnostics.filter((x) => REPORTED.has(x.severity))) {
+      total++;
+      if (lines.length >= MAX_LINES) continue;
+      const source = d.source ? ` [${d.source}${d.code !== undefined ? ` ${d.code}` : ""}]` : "";
+      lines.push(`${show(f.path)}:${d.range.start.line + 1}:${d.range.start.character + 1} ${d.severity}: ${d.message.replace(/\s*\n\s*/g, " ")}${source}`);
+    }
+  }
+  const names = files.map((f) => show(f.path)).join(", ");
+  const caveat = unsettledMs === undefined ? "" : ` (the language servers had not reported on the edit within ${unsettledMs} ms: this list may be stale)`;
+  if (total === 0) return `Diagnostics: none reported for ${names}${caveat}.`;
+  const more = total > lines.length ? `\n... and ${total - lines.length} more` : "";
+  return `Diagnostics of ${names} from the editor's language servers${caveat}:\n${lines.join("\n")}${more}`;
+}
+
+/** Languages with no language server in a stock workbench: their edits do not wait for diagnostics. */
+const NO_SERVER = new Set(["plaintext", "markdown"]);
+
+/**
+ * The live editor of an ACP session: after an edit it shows the edited files in the workbench (the
+ * person sees the change; language servers analyse open files) and returns their diagnostics once
+ * they settle. Present only while the workbench's bridge is connected.
+ *
+ * Settling: the editor's buffer must hold the edited text first (an open editor reloads the file
+ * from disk a moment after the write); then the diagnostics must stay unchanged for `quietMs` after
+ * a change, or for `idleMs` when none came; all within `maxMs` of the files being shown, after
+ * which the list is returned marked as possibly stale.
+ */
+export class LiveEditor implements EditFeedback {
+  constructor(
+    private readonly core: Core,
+    private readonly cwd: string,
+    private readonly log: Logger,
+    private readonly timing: SettleTiming = DEFAULT_SETTLE,
+  ) {}
+
+  get connected(): boolean {
+    return this.core.bridge.status().connected;
+  }
+
+  async afterEdit(files: EditedFile[], signal: AbortSignal): Promise<string | undefined> {
+    if (!this.connected || files.length === 0) return undefined;
+    const bridge = this.core.bridge.require();
+    const t0 = performance.now();
+    /** Per file: diagnostics changes since its buffer last changed; undefined until the buffer holds the edit. */
+    const since = new Map<string, number>();
+    const expected = new Map(files.map((f) => [f.path, f.text]));
+    const stale = new Set<string>();
+    let wake: () => void = () => undefined;
+    const off = bridge.onEvent((e) => {
+      if (e.type === "documentChanged" && typeof e.path === "string" && expected.has(e.path)) {
+        stale.add(e.path);
+        since.set(e.path, 0);
+        wake();
+      } else if (e.type === "diagnosticsChanged" && Array.isArray(e.paths)) {
+        for (const p of e.paths as unknown[]) if (typeof p === "string" && since.has(p)) since.set(p, (since.get(p) ?? 0) + 1);
+        wake();
+      }
+    });
+    const current = new Set<string>();
+    const check = async (path: string) => {
+      stale.delete(path);
+      const doc = await call(bridge, "document.read", { path }, signal);
+      if (doc && doc.text === expected.get(path)) current.add(path);
+      else current.delete(path);
+    };
+    try {
+      const waitFor = new Set<string>();
+      for (const f of files) {
+        since.set(f.path, 0);
+        const shown = await call(bridge, "editor.open", { path: f.path, preview: true, preserveFocus: true }, signal);
+        if (!NO_SERVER.has(shown.languageId)) waitFor.add(f.path);
+        await check(f.path);
+      }
+      const deadline = t0 + this.timing.maxMs;
+      let quietSince = performance.now();
+      let currentSince: number | undefined;
+      let last = JSON.stringify([...since]);
+      let settled = waitFor.size === 0;
+      while (!settled && !signal.aborted && performance.now() < deadline) {
+        for (const path of [...stale]) await check(path);
+        const now = performance.now();
+        const counts = JSON.stringify([...since]);
+        if (counts !== last) {
+          last = counts;
+          quietSince = now;
+        }
+        const allCurrent = [...waitFor].every((p) => current.has(p));
+        if (!allCurrent) currentSince = undefined;
+        else currentSince ??= now;
+        if (currentSince !== undefined) {
+          const changed = [...waitFor].some((p) => (since.get(p) ?? 0) > 0);
+          const calm = now - Math.max(quietSince, currentSince);
+          if (calm >= (changed ? this.timing.quietMs : this.timing.idleMs)) {
+            settled = true;
+            break;
+          }
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, Math.min(100, Math.max(0, deadline - performance.now())));
+          function done() {
+            clearTimeout(timer);
+            wake = () => undefined;
+            resolve();
+          }
+          wake = done;
+        });
+      }
+      const ms = Math.round(performance.now() - t0);
+      this.log.debug(`diagnostics of ${files.length} edited file(s) ${settled ? "settled" : "not settled"} after ${ms} ms`);
+      const diagnostics = await Promise.all(files.map(async (f) => (await call(bridge, "diagnostics.get", { path: f.path }, signal)).files));
+      return diagnosticsText(diagnostics.flat(), this.cwd, settled ? undefined : this.timing.maxMs);
+    } finally {
+      off();
+    }
+  }
+}

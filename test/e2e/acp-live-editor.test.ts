@@ -1,0 +1,236 @@
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import * as acp from "@agentclientprotocol/sdk";
+import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
+import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
+import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.ts";
+import { codeServerRoot, node24 } from "../helpers/peers.ts";
+import { tmpdirFixture } from "../helpers/tmp.ts";
+import { bootWorkbench, eventually, text, type Workbench } from "./workbench-helpers.ts";
+
+/**
+ * `ccb acp` with a live editor: the real CLI attaches to the shared workbench that `ccb serve`
+ * (real code-server, bridge extension, headless Chromium) runs for the same folder; the model is
+ * the fake Anthropic API, driven by the SDK's ACP client. What the model reads is checked in the
+ * request that follows each tool call.
+ */
+
+const allowOnce = (p: acp.RequestPermissionRequest): acp.RequestPermissionResponse => {
+  const o = p.options.find((x) => x.kind === "allow_once");
+  assert.ok(o, "allow_once offered");
+  return { outcome: { outcome: "selected", optionId: o.optionId } };
+};
+
+/** The agent's log level: info (what the assertions read), or debug with ACP_TEST_LOG=debug (settle times). */
+const LOG_LEVEL = process.env.ACP_TEST_LOG === "debug" ? "debug" : "info";
+
+const GOOD = "export const answer: number = 42;\n";
+const BROKEN = 'export const answer: number = "forty-two";\n';
+
+/** "break" -> an edit that introduces a type error on line 1; "fix" -> the edit back; results -> "Done." */
+function editScript(): ReturnType<typeof toolThenText> {
+  return toolThenText((prompt) => {
+    if (prompt === "break") return [{ name: "edit", input: { path: "src/app.ts", old_string: "= 42;", new_string: '= "forty-two";' } }];
+    if (prompt === "warm") return [{ name: "edit", input: { path: "src/warm.ts", old_string: "w = 1;", new_string: "w = 2;" } }];
+    if (prompt === "unwarm") return [{ name: "edit", input: { path: "src/warm.ts", old_string: "w = 2;", new_string: "w = 1;" } }];
+    if (prompt === "fix") return [{ name: "edit", input: { path: "src/app.ts", old_string: '= "forty-two";', new_string: "= 42;" } }];
+    return undefined;
+  });
+}
+
+/** The text of the tool_result the model received for the n-th (1-based) model request that carried one. */
+function toolResultText(api: FakeAnthropic, n: number): string {
+  const withResults = api.requests.filter((r) => lastToolResults(r.body).length > 0);
+  const r = withResults[n - 1];
+  assert.ok(r, `request with tool results #${n}`);
+  const [result] = lastToolResults(r.body);
+  const content = result?.content;
+  return typeof content === "string" ? content : JSON.stringify(content);
+}
+
+describe("ccb acp with the shared workbench of its folder", () => {
+  const ws = tmpdirFixture({ prefix: "ccb-acp-live-ws-" });
+  const home = tmpdirFixture({ prefix: "ccb-acp-live-home-" });
+  const data = tempDataDir();
+  let wb: Workbench;
+  let api: FakeAnthropic;
+  let h: AgentHarness | undefined;
+
+  before(async () => {
+    mkdirSync(join(ws.path, "src"), { recursive: true });
+    writeFileSync(join(ws.path, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true, target: "es2022", module: "esnext" }, include: ["src"] }));
+    writeFileSync(join(ws.path, "src/app.ts"), GOOD);
+    writeFileSync(join(ws.path, "src/warm.ts"), 'export const warm: string = 1;\n');
+    api = await startFakeAnthropic({ script: editScript() });
+    wb = await bootWorkbench(ws.path, home.path);
+    // the TypeScript server starts with the first TS file a workbench opens: wait until it answers
+    await wb.ok("editor_open", { path: "src/warm.ts" });
+    await eventually("the TypeScript server reports on src/warm.ts", async () => {
+      const r = await wb.ok("diagnostics_get", { path: "src/warm.ts" });
+      return /not assignable to type 'string'/.test(text(r)) ? true : undefined;
+    });
+  });
+  after(async () => {
+    await h?.close();
+    await wb?.stop();
+    await api?.close();
+    data.cleanup();
+    ws.cleanup();
+    home.cleanup();
+  });
+
+  test("an edit that breaks the types returns the diagnostic in the same tool result; the fix returns none", async () => {
+    h = AgentHarness.start({
+      apiUrl: api.url,
+      dataDir: data.path,
+      onPermission: allowOnce,
+      env: { XDG_STATE_HOME: join(home.path, "state"), CCB_LOG_LEVEL: LOG_LEVEL },
+    });
+    await h.initialize();
+    const { sessionId } = await h.newSession(ws.path);
+    assert.match(h.stderr, /live editor: workbench for /);
+    assert.doesNotMatch(h.stderr, /no workbench for /);
+    await eventually("the attached session's bridge", async () => (/share: attached to the workbench/.test(h!.stderr) ? true : undefined));
+
+    assert.equal((await h.prompt(sessionId, "break")).stopReason, "end_turn");
+    assert.equal(readFileSync(join(ws.path, "src/app.ts"), "utf8"), BROKEN);
+    const broken = toolResultText(api, 1);
+    assert.match(broken, /^Edited .*app\.ts/);
+    assert.match(broken, /src\/app\.ts:1:\d+ error: Type 'string' is not assignable to type 'number'\./);
+    // the person sees the agent's edit: the file is open in the shared workbench
+    const state = text(await wb.ok("editor_state", { includeText: false }));
+    assert.match(state, /src\/app\.ts/);
+
+    assert.equal((await h.prompt(sessionId, "fix")).stopReason, "end_turn");
+    assert.equal(readFileSync(join(ws.path, "src/app.ts"), "utf8"), GOOD);
+    const fixed = toolResultText(api, 2);
+    assert.match(fixed, /^Edited .*app\.ts/);
+    assert.match(fixed, /Diagnostics: none reported for src\/app\.ts\./);
+    assert.doesNotMatch(fixed, /not assignable/);
+
+    // a second session (Zed's next thread) shares the process's attachment, and keeps it after the first closes
+    const second = await h.newSession(ws.path);
+    await h.agent.request(acp.methods.agent.session.close, { sessionId });
+    assert.equal((await h.prompt(second.sessionId, "break")).stopReason, "end_turn");
+    assert.match(toolResultText(api, 3), /src\/app\.ts:1:\d+ error: Type 'string' is not assignable to type 'number'\./);
+    assert.equal((await h.prompt(second.sessionId, "fix")).stopReason, "end_turn");
+    assert.match(toolResultText(api, 4), /Diagnostics: none reported for src\/app\.ts\./);
+    assert.equal(h.stderr.split("\n").filter((l) => /share: attached to the workbench/.test(l)).length, 1, "one attachment per process and folder");
+    assert.deepEqual(h.strayStdout, []);
+  });
+});
+
+describe("ccb acp without a workbench", () => {
+  const project = tmpdirFixture({ prefix: "ccb-acp-nowb-" });
+  const state = tmpdirFixture({ prefix: "ccb-acp-nowb-state-" });
+  const data = tempDataDir();
+  let api: FakeAnthropic;
+
+  before(async () => {
+    mkdirSync(join(project.path, "src"), { recursive: true });
+    writeFileSync(join(project.path, "src/app.ts"), GOOD);
+    api = await startFakeAnthropic({ script: editScript() });
+  });
+  after(async () => {
+    await api.close();
+    data.cleanup();
+    project.cleanup();
+    state.cleanup();
+  });
+
+  test("edits work as before, with no diagnostics, and the log says once that there is no workbench", async () => {
+    const h = AgentHarness.start({
+      apiUrl: api.url,
+      dataDir: data.path,
+      onPermission: allowOnce,
+      env: { XDG_STATE_HOME: state.path, CCB_LOG_LEVEL: LOG_LEVEL },
+    });
+    try {
+      await h.initialize();
+      const { sessionId } = await h.newSession(project.path);
+      assert.equal((await h.prompt(sessionId, "break")).stopReason, "end_turn");
+      assert.equal((await h.prompt(sessionId, "fix")).stopReason, "end_turn");
+      assert.equal(readFileSync(join(project.path, "src/app.ts"), "utf8"), GOOD);
+      for (const n of [1, 2]) {
+        const result = toolResultText(api, n);
+        assert.match(result, /^Edited .*app\.ts \(first change at line 1\)\.$/);
+        assert.doesNotMatch(result, /Diagnostics/);
+      }
+      const notes = h.stderr.split("\n").filter((l) => /no workbench for /.test(l));
+      assert.equal(notes.length, 1, h.stderr);
+      assert.match(notes[0] ?? "", new RegExp(`no workbench for ${project.path}: edits return no diagnostics`));
+      assert.deepEqual(h.strayStdout, []);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe("ccb --acp --workbench starts and publishes the workbench of its folder", () => {
+  const ws = tmpdirFixture({ prefix: "ccb-acp-own-ws-" });
+  const home = tmpdirFixture({ prefix: "ccb-acp-own-home-" });
+  const data = tempDataDir();
+  const recordsDir = join(home.path, "state/ccb/workbenches");
+  const records = () => (existsSync(recordsDir) ? readdirSync(recordsDir).filter((n) => n.endsWith(".json")) : []);
+  let api: FakeAnthropic;
+
+  before(async () => {
+    mkdirSync(join(ws.path, "src"), { recursive: true });
+    writeFileSync(join(ws.path, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true }, include: ["src"] }));
+    writeFileSync(join(ws.path, "src/app.ts"), GOOD);
+    writeFileSync(join(ws.path, "src/warm.ts"), "export const warm: string = 1;\nexport const w = 1;\n");
+    api = await startFakeAnthropic({ script: editScript() });
+  });
+  after(async () => {
+    await api.close();
+    data.cleanup();
+    ws.cleanup();
+    home.cleanup();
+  });
+
+  test("the session's edits get diagnostics from the workbench it started; it is unpublished when the client leaves", async () => {
+    const h = AgentHarness.start({
+      apiUrl: api.url,
+      dataDir: data.path,
+      onPermission: allowOnce,
+      argv: ["--acp", "--workbench", "--runtime-root", codeServerRoot(), "--runtime-node", node24()],
+      env: {
+        XDG_STATE_HOME: join(home.path, "state"),
+        XDG_CACHE_HOME: join(home.path, "cache"),
+        XDG_DATA_HOME: join(home.path, "data"),
+        CCB_LOG_LEVEL: LOG_LEVEL,
+        ...(process.env.CHROME_PATH ? { CHROME_PATH: process.env.CHROME_PATH } : {}),
+        ...(process.env.CCB_CACHE_DIR ? { CCB_CACHE_DIR: process.env.CCB_CACHE_DIR } : {}),
+      },
+    });
+    let exited = false;
+    try {
+      await h.initialize();
+      const { sessionId } = await h.newSession(ws.path);
+      const [name] = records();
+      assert.ok(name, "a discovery record is published");
+      assert.equal(JSON.parse(readFileSync(join(recordsDir, name), "utf8")).frontEnd, "acp");
+      await eventually("the workbench's bridge", async () => (/bridge connected \d+ ms after start/.test(h.stderr) ? true : undefined), 240_000);
+      // the first TS file the workbench opens starts the TypeScript server: edit until it reports warm.ts's error
+      let n = 0;
+      await eventually("the TypeScript server reports on src/warm.ts", async () => {
+        assert.equal((await h.prompt(sessionId, n % 2 === 0 ? "warm" : "unwarm")).stopReason, "end_turn");
+        const r = toolResultText(api, ++n);
+        assert.match(r, /^Edited .*warm\.ts.*\n\nDiagnostics/s);
+        return /src\/warm\.ts:1:\d+ error: Type 'number' is not assignable to type 'string'\./.test(r) ? true : undefined;
+      }, 240_000);
+      assert.equal((await h.prompt(sessionId, "break")).stopReason, "end_turn");
+      assert.match(toolResultText(api, n + 1), /src\/app\.ts:1:\d+ error: Type 'string' is not assignable to type 'number'\./);
+      assert.equal((await h.prompt(sessionId, "fix")).stopReason, "end_turn");
+      assert.match(toolResultText(api, n + 2), /Diagnostics: none reported for src\/app\.ts\./);
+      assert.deepEqual(h.strayStdout, []);
+      await h.close();
+      exited = true;
+      assert.deepEqual(records(), [], "the record is removed when the last session leaves");
+    } finally {
+      if (!exited) await h.close();
+    }
+  });
+});
