@@ -3,7 +3,7 @@ import { CcbError } from "./errors.ts";
 /**
  * The live editor, as the core sees it. Implemented by the workbench's bridge server
  * (src/workbench); absent when no workbench is attached. Method names and payloads are defined
- * by the shared bridge contract (src/workbench/contract.ts).
+ * by the shared bridge contract (src/core/editor-contract.ts).
  */
 export interface EditorBridge {
   call(method: string, params: unknown, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<unknown>;

@@ -10,8 +10,8 @@ import {
 import { z } from "zod";
 import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
-import type { AnyToolDef } from "../../core/tool.ts";
-import { workspaceTools } from "../../core/tools/registry.ts";
+import type { AnyToolDef } from "../../tools/kernel.ts";
+import { workspaceTools } from "../../tools/catalog.ts";
 import { CCB_VERSION } from "../../core/version.ts";
 import { registerWorkbenchApp } from "./app/resource.ts";
 import { toolErrorResult } from "./errors.ts";

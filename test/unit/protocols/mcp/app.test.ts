@@ -12,7 +12,7 @@ import { WORKBENCH_APP_URI } from "../../../../src/core/bridge.ts";
 import { createCore, type Core } from "../../../../src/core/core.ts";
 import { CcbError } from "../../../../src/core/errors.ts";
 import { silentLogger } from "../../../../src/core/log.ts";
-import vscodeOpen from "../../../../src/core/tools/vscode_open.ts";
+import vscodeOpen from "../../../../src/tools/vscode_open.ts";
 import { WORKBENCH_APP_HTML } from "../../../../src/protocols/mcp/app/app-html.ts";
 import { parseRenderMode } from "../../../../src/protocols/mcp/app/render-mode.ts";
 import { appResourceMeta, MCP_APP_MIME } from "../../../../src/protocols/mcp/app/resource.ts";
