@@ -1,14 +1,7 @@
 import { z } from "zod";
-import {
-  extensionMethods,
-  type EditorInfo,
-  type ExtensionMethod,
-  type ParamsOf,
-  type Range as WireRange,
-  type ResultOf,
-} from "../core/editor-contract.ts";
+import type { EditorMethod, EditorMethods } from "../core/bridge.ts";
 import type { Core } from "../core/core.ts";
-import { CcbError } from "../core/errors.ts";
+import type { EditorInfo, Range as WireRange } from "../core/editor-contract.ts";
 import type { ToolAnnotations, ToolContext } from "./kernel.ts";
 
 /**
@@ -16,16 +9,12 @@ import type { ToolAnnotations, ToolContext } from "./kernel.ts";
  * reason when there is none), and the 1-based positions tools speak (like fs_read's line numbers)
  * converted to the contract's zero-based ones.
  */
-export async function callBridge<M extends ExtensionMethod>(ctx: ToolContext, method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
-  const bridge = ctx.core.bridge.require();
-  const raw = await bridge.call(method, params, { signal: ctx.signal });
-  const parsed = extensionMethods[method].result.safeParse(raw);
-  if (!parsed.success) {
-    throw new CcbError("BRIDGE_ERROR", `The editor answered ${method} with an unexpected shape.`, {
-      hint: "The bridge extension and ccb may be different versions; restart ccb serve.",
-    });
-  }
-  return parsed.data as ResultOf<M>;
+export function callBridge<M extends EditorMethod>(
+  ctx: ToolContext,
+  method: M,
+  params: EditorMethods[M]["params"],
+): Promise<EditorMethods[M]["result"]> {
+  return ctx.core.bridge.call(method, params, { signal: ctx.signal });
 }
 
 export const EDITOR_READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
