@@ -98,13 +98,13 @@ export const READ_ONLY: ToolAnnotations = {
 
 // ---------------------------------------------------------------- schemas
 
-const schemas = new WeakMap<z.ZodObject, Record<string, unknown>>();
+const schemas = new WeakMap<z.ZodType, Record<string, unknown>>();
 
 /**
  * The JSON Schema of a tool's input (what the caller sends: defaults make fields optional), an
  * object schema without `$schema`. Computed once per schema; every adapter lists this same object.
  */
-export function inputSchema(schema: z.ZodObject): Record<string, unknown> {
+export function inputSchema(schema: z.ZodType): Record<string, unknown> {
   let json = schemas.get(schema);
   if (!json) {
     const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;

@@ -8,7 +8,8 @@ import { decide, optionKind, PERMISSION_OPTIONS } from "./permissions.ts";
 import type { Session } from "./session.ts";
 import type { StoreRecord } from "./store.ts";
 import type { TurnOutlet } from "./turn.ts";
-import type { ToolContext } from "./tools/types.ts";
+import { argumentErrorText } from "../../tools/kernel.ts";
+import type { AgentToolContext } from "./tools/types.ts";
 
 export interface ToolRunResult {
   /** Text for the model's tool_result. */
@@ -57,12 +58,13 @@ async function runToolUseUnmasked(session: Session, outlet: TurnOutlet, use: Too
     return fail(`Unknown tool "${use.name}". Available tools: ${session.tools().map((t) => t.name).join(", ")}.`);
   }
   const parsed = tool.schema.safeParse(use.input);
-  const ctx: ToolContext = {
+  const ctx: AgentToolContext = {
     sessionId: session.id,
     cwd: session.cwd,
     core: session.core,
     io: session.io,
     signal,
+    log: session.log,
     progress: (fields) => send(fields),
     setPlan: (todos) => session.setPlan(outlet, turn, todos),
   };
@@ -71,7 +73,7 @@ async function runToolUseUnmasked(session: Session, outlet: TurnOutlet, use: Too
   final = { ...final, title, kind: tool.kind, locations };
   outlet.emit(toolCallStart(id, title, tool.kind, use.input, locations));
   if (!parsed.success) {
-    return fail(`Invalid input for ${tool.name}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(input)"}: ${i.message}`).join("; ")}. Fix the arguments and call it again.`);
+    return fail(argumentErrorText(tool.name, parsed.error));
   }
   const input = parsed.data;
 
