@@ -181,14 +181,20 @@ const MAX_MESSAGE = 500;
  * replaced, and no stack or cause; the whole error goes to the log (secrets masked).
  */
 export function toolFailure(toolName: string, err: unknown, log?: Logger): CcbError {
+  if (err instanceof CcbError && sanitized.has(err)) return err;
   const e = toCcbError(err);
   if (e.code !== "INTERNAL") {
     log?.debug(`tool ${toolName}: ${e.code}: ${e.message}`);
     return e;
   }
   log?.error(`tool ${toolName} failed: ${redact(maskSecrets(err instanceof Error ? (err.stack ?? err.message) : String(err)))}`);
-  return new CcbError("INTERNAL", `${toolName} failed unexpectedly: ${sanitizeMessage(e.message)}`, { hint: UNEXPECTED_HINT });
+  const safe = new CcbError("INTERNAL", `${toolName} failed unexpectedly: ${sanitizeMessage(e.message)}`, { hint: UNEXPECTED_HINT });
+  sanitized.add(safe);
+  return safe;
 }
+
+/** The failures `toolFailure` made: an adapter that maps one again gets it unchanged. */
+const sanitized = new WeakSet<CcbError>();
 
 /** Run a tool with checked arguments; any failure leaves as `toolFailure`'s CcbError. */
 export async function runTool<S extends z.ZodObject, D extends object, R, P>(
