@@ -1,4 +1,10 @@
-import { extensionMethods, type BridgeEvent, type ExtensionMethod, type ParamsOf, type ResultOf } from "./editor-contract.ts";
+import {
+  extensionMethods,
+  type BridgeEvent,
+  type ExtensionMethod,
+  type ParamsOf,
+  type ResultOf,
+} from "./editor-contract.ts";
 import { CcbError } from "./errors.ts";
 
 /** The editor's methods as the bridge contract (editor-contract.ts) defines them: method -> params and result. */
@@ -16,7 +22,11 @@ export interface EditorCallOptions {
  * comes off the wire and is checked against the contract by `callEditor`, the one typed call.
  */
 export interface EditorBridge {
-  call<M extends EditorMethod>(method: M, params: EditorMethods[M]["params"], options?: EditorCallOptions): Promise<unknown>;
+  call<M extends EditorMethod>(
+    method: M,
+    params: EditorMethods[M]["params"],
+    options?: EditorCallOptions,
+  ): Promise<unknown>;
   /** Subscribe to editor events (selection changes, diagnostics, ...). Returns an unsubscribe function. */
   onEvent(listener: (event: { type: string; [key: string]: unknown }) => void): () => void;
 }

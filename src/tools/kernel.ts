@@ -59,7 +59,12 @@ export interface ToolResult {
  * One tool. `D` is what its handler needs besides the call context (the core for the workspace
  * tools, the IDE's editor and diff tabs, the ACP session's file access), `R` its result.
  */
-export interface ToolDef<S extends z.ZodObject = z.ZodObject, D extends object = CoreDeps, R = ToolResult, P = ToolProgress> {
+export interface ToolDef<
+  S extends z.ZodObject = z.ZodObject,
+  D extends object = CoreDeps,
+  R = ToolResult,
+  P = ToolProgress,
+> {
   name: string;
   title: string;
   /** What it does, when to use it, what it returns. */
@@ -107,7 +112,8 @@ const schemas = new WeakMap<z.ZodType, Record<string, unknown>>();
 export function inputSchema(schema: z.ZodType): Record<string, unknown> {
   let json = schemas.get(schema);
   if (!json) {
-    const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+    const generated = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+    const { $schema: _drop, ...rest } = generated;
     json = { ...rest, type: "object" };
     schemas.set(schema, json);
   }
@@ -158,20 +164,27 @@ export function formatIssues(error: z.ZodError): string {
 
 /** The one text of an argument error, on every protocol. */
 export function argumentErrorText(toolName: string, error: z.ZodError): string {
-  return `Invalid arguments for tool ${toolName}: ${formatIssues(error)}. Fix them (the tool's input schema describes every field) and call it again.`;
+  return (
+    `Invalid arguments for tool ${toolName}: ${formatIssues(error)}. ` +
+    "Fix them (the tool's input schema describes every field) and call it again."
+  );
 }
 
 export type Parsed<T> = { ok: true; args: T } | { ok: false; message: string };
 
 /** A tool's arguments checked against its input schema, or the argument error's text. */
-export function parseArguments<S extends z.ZodObject>(def: { name: string; input: S }, raw: unknown): Parsed<z.infer<S>> {
+export function parseArguments<S extends z.ZodObject>(
+  def: { name: string; input: S },
+  raw: unknown,
+): Parsed<z.infer<S>> {
   const r = def.input.safeParse(raw ?? {});
   return r.success ? { ok: true, args: r.data } : { ok: false, message: argumentErrorText(def.name, r.error) };
 }
 
 // ---------------------------------------------------------------- failures
 
-const UNEXPECTED_HINT = "This is a bug in ccb or an unexpected environment problem; ccb keeps running. Retry, or check ccb's log.";
+const UNEXPECTED_HINT =
+  "This is a bug in ccb or an unexpected environment problem; ccb keeps running. Retry, or check ccb's log.";
 const MAX_MESSAGE = 500;
 
 /**
@@ -187,8 +200,10 @@ export function toolFailure(toolName: string, err: unknown, log?: Logger): CcbEr
     log?.debug(`tool ${toolName}: ${e.code}: ${e.message}`);
     return e;
   }
-  log?.error(`tool ${toolName} failed: ${redact(maskSecrets(err instanceof Error ? (err.stack ?? err.message) : String(err)))}`);
-  const safe = new CcbError("INTERNAL", `${toolName} failed unexpectedly: ${sanitizeMessage(e.message)}`, { hint: UNEXPECTED_HINT });
+  const full = err instanceof Error ? (err.stack ?? err.message) : String(err);
+  log?.error(`tool ${toolName} failed: ${redact(maskSecrets(full))}`);
+  const message = `${toolName} failed unexpectedly: ${sanitizeMessage(e.message)}`;
+  const safe = new CcbError("INTERNAL", message, { hint: UNEXPECTED_HINT });
   sanitized.add(safe);
   return safe;
 }
@@ -216,6 +231,7 @@ const TOKENS = /(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{20,}(?![\w-])/g;
 
 /** The first line of an unexpected error's message, safe to show to a caller. */
 export function sanitizeMessage(message: string): string {
-  const line = redact(maskSecrets(message.split("\n", 1)[0] ?? "")).replace(PATHS, "<path>").replace(TOKENS, "<redacted>");
+  const first = message.split("\n", 1)[0] ?? "";
+  const line = redact(maskSecrets(first)).replace(PATHS, "<path>").replace(TOKENS, "<redacted>");
   return line.length > MAX_MESSAGE ? `${line.slice(0, MAX_MESSAGE)}…` : line;
 }

@@ -1,5 +1,11 @@
 import { readFile } from "node:fs/promises";
-import { callEditor, type BridgeSlot, type EditorBridge, type EditorMethod, type EditorMethods } from "../../core/bridge.ts";
+import {
+  callEditor,
+  type BridgeSlot,
+  type EditorBridge,
+  type EditorMethod,
+  type EditorMethods,
+} from "../../core/bridge.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { BridgeEvent } from "../../core/editor-contract.ts";
@@ -86,7 +92,11 @@ export class BridgeEditor implements IdeEditor {
     return this.#slot.require();
   }
 
-  #call<M extends EditorMethod>(method: M, params: EditorMethods[M]["params"], signal: AbortSignal): Promise<EditorMethods[M]["result"]> {
+  #call<M extends EditorMethod>(
+    method: M,
+    params: EditorMethods[M]["params"],
+    signal: AbortSignal,
+  ): Promise<EditorMethods[M]["result"]> {
     return callEditor(this.#bridge(), method, params, { signal });
   }
 

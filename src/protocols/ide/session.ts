@@ -32,7 +32,15 @@ export function attachSession(ws: WebSocket, connectionId: number, deps: Session
     tools: IDE_TOOLS,
     serverInfo: deps.serverInfo,
     callTool: (tool, args, signal): Promise<IdeToolResult> =>
-      runIdeTool(tool, args, { editor: deps.editor, workspace: deps.workspace, diffs: deps.diffs, notifier: deps.notifier, connectionId, signal, log }),
+      runIdeTool(tool, args, {
+        editor: deps.editor,
+        workspace: deps.workspace,
+        diffs: deps.diffs,
+        notifier: deps.notifier,
+        connectionId,
+        signal,
+        log,
+      }),
     toolError: (message) => errorResult(message),
     onInitialized: () => deps.notifier.clientInitialized(connectionId),
     onNotification(method, params) {

@@ -43,5 +43,8 @@ export const EDITOR_TOOLS: readonly AgentTool[] = [
   fromWorkspaceTool(catalogTool("language_hover"), reads("read", (i) => `Hover at ${at(i)}`)),
   fromWorkspaceTool(catalogTool("language_document_symbols"), reads("read", (i) => `Outline ${str(i.path)}`)),
   fromWorkspaceTool(catalogTool("language_workspace_symbols"), reads("search", (i) => `Find symbol "${str(i.query)}"`)),
-  fromWorkspaceTool(catalogTool("diagnostics_get"), reads("read", (i) => (str(i.path) ? `Diagnostics of ${str(i.path)}` : "Diagnostics"))),
+  fromWorkspaceTool(
+    catalogTool("diagnostics_get"),
+    reads("read", (i) => (str(i.path) ? `Diagnostics of ${str(i.path)}` : "Diagnostics")),
+  ),
 ];

@@ -125,7 +125,10 @@ export function defineAcpTool<S extends z.ZodObject>(def: AcpToolDef<S>): AgentT
  * A workspace tool of the catalog (src/tools) for the agent: the same definition and handler, run
  * with the session's core; its text is what the model sees, its structured result the raw output.
  */
-export function fromWorkspaceTool(def: AnyToolDef, acp: AcpPresentation<Record<string, unknown>>): AgentTool<Record<string, unknown>> {
+export function fromWorkspaceTool(
+  def: AnyToolDef,
+  acp: AcpPresentation<Record<string, unknown>>,
+): AgentTool<Record<string, unknown>> {
   return defineAcpTool({
     name: def.name,
     title: def.title,
