@@ -33,7 +33,7 @@ import vscodeOpen from "./vscode_open.ts";
 import workspaceStatus from "./workspace_status.ts";
 
 /**
- * The one explicit registry of workspace tools (names of seed 004). Every front end iterates it;
+ * The one explicit catalog of workspace tools, in the order MCP lists them. Every front end takes them from here;
  * a tool not listed here does not exist.
  */
 export const workspaceTools: readonly AnyToolDef[] = [
