@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCore } from "../src/core/core.ts";
 import { silentLogger } from "../src/core/log.ts";
-import fsRead from "../src/core/tools/fs_read.ts";
+import fsRead from "../src/tools/fs_read.ts";
 import { fmt, ratio, summarize } from "./lib.ts";
 
 const N = Number(process.env.BENCH_N ?? 300);

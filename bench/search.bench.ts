@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCore } from "../src/core/core.ts";
 import { silentLogger } from "../src/core/log.ts";
-import fsSearch from "../src/core/tools/fs_search.ts";
+import fsSearch from "../src/tools/fs_search.ts";
 import { findRgOnPath } from "../src/core/search-rg.ts";
 import { fmt, ratio, summarize } from "./lib.ts";
 import { generateTree } from "./tree.ts";

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { WebSocket, WebSocketServer } from "ws";
 import { createCore } from "../src/core/core.ts";
 import { silentLogger } from "../src/core/log.ts";
-import editorState from "../src/core/tools/editor_state.ts";
+import editorState from "../src/tools/editor_state.ts";
 import { Gateway } from "../src/net/gateway.ts";
 import { startWorkbench } from "../src/workbench/index.ts";
 import { codeServerRoot, node24 } from "../test/helpers/peers.ts";

@@ -1,14 +1,57 @@
+import {
+  extensionMethods,
+  type BridgeEvent,
+  type ExtensionMethod,
+  type ParamsOf,
+  type ResultOf,
+} from "./editor-contract.ts";
 import { CcbError } from "./errors.ts";
+
+/** The editor's methods as the bridge contract (editor-contract.ts) defines them: method -> params and result. */
+export type EditorMethods = { [M in ExtensionMethod]: { params: ParamsOf<M>; result: ResultOf<M> } };
+export type EditorMethod = keyof EditorMethods;
+
+export interface EditorCallOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
 
 /**
  * The live editor, as the core sees it. Implemented by the workbench's bridge server
- * (src/workbench); absent when no workbench is attached. Method names and payloads are defined
- * by the shared bridge contract (src/workbench/contract.ts).
+ * (src/workbench); absent when no workbench is attached. Params are typed by the contract; the answer
+ * comes off the wire and is checked against the contract by `callEditor`, the one typed call.
  */
 export interface EditorBridge {
-  call(method: string, params: unknown, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<unknown>;
+  call<M extends EditorMethod>(
+    method: M,
+    params: EditorMethods[M]["params"],
+    options?: EditorCallOptions,
+  ): Promise<unknown>;
   /** Subscribe to editor events (selection changes, diagnostics, ...). Returns an unsubscribe function. */
   onEvent(listener: (event: { type: string; [key: string]: unknown }) => void): () => void;
+}
+
+/** An editor event checked against the contract's BridgeEvent schema. */
+export type EditorEvent = BridgeEvent;
+
+/**
+ * The one typed call through an editor bridge: the answer is checked against the method's result
+ * schema (BRIDGE_ERROR when it does not match, e.g. an extension of another ccb version).
+ */
+export async function callEditor<M extends EditorMethod>(
+  bridge: EditorBridge,
+  method: M,
+  params: EditorMethods[M]["params"],
+  options: EditorCallOptions = {},
+): Promise<EditorMethods[M]["result"]> {
+  const raw = await bridge.call(method, params, options);
+  const parsed = extensionMethods[method].result.safeParse(raw);
+  if (!parsed.success) {
+    throw new CcbError("BRIDGE_ERROR", `The editor answered ${method} with an unexpected shape.`, {
+      hint: "The bridge extension and ccb may be different versions; restart ccb.",
+    });
+  }
+  return parsed.data as EditorMethods[M]["result"];
 }
 
 /** The running workbench, when there is one (filled by src/workbench). The URL is host-only: `_meta`, never model-visible text. */
@@ -58,6 +101,15 @@ export class BridgeSlot {
     this.#bridge = undefined;
     this.#reason = reason;
     this.#emit();
+  }
+
+  /** A typed call through the connected bridge (BRIDGE_UNAVAILABLE with the reason when there is none). */
+  call<M extends EditorMethod>(
+    method: M,
+    params: EditorMethods[M]["params"],
+    options?: EditorCallOptions,
+  ): Promise<EditorMethods[M]["result"]> {
+    return callEditor(this.require(), method, params, options);
   }
 
   /** The connected bridge, or BRIDGE_UNAVAILABLE saying why. */

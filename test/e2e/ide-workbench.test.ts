@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createCore, type Core } from "../../src/core/core.ts";
+import type { EditorMethod, EditorMethods } from "../../src/core/bridge.ts";
 import { createLogging } from "../../cli/logging.ts";
 import { diffTitle } from "../../src/protocols/ide/diffs.ts";
 import { startIde, type IdeServer } from "../../src/protocols/ide/ide.ts";
@@ -61,7 +62,8 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
   const opened: Opened[] = [];
   const diffWaiters: ((d: Opened) => void)[] = [];
 
-  const bridgeCall = (method: string, params: unknown) => core.bridge.require().call(method, params, { signal: AbortSignal.timeout(60_000) });
+  const bridgeCall = <M extends EditorMethod>(method: M, params: EditorMethods[M]["params"]) =>
+    core.bridge.require().call(method, params, { signal: AbortSignal.timeout(60_000) });
 
   /** Wait (polling the editor's tabs) until a diff tab titled `title` is visible in the workbench. */
   async function diffVisible(title: string): Promise<void> {

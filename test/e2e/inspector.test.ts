@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { workspaceTools } from "../../src/core/tools/registry.ts";
+import { workspaceTools } from "../../src/tools/catalog.ts";
 import { ccbCommand, repoRoot } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { cleanEnv, startHttpServe, waitExit, type HttpServe } from "./serve-helpers.ts";

@@ -3,7 +3,7 @@ import { after, before, describe, it } from "node:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { workspaceTools } from "../../src/core/tools/registry.ts";
+import { workspaceTools } from "../../src/tools/catalog.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { spawnCcb } from "../helpers/cli.ts";
 import {

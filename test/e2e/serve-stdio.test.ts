@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { workspaceTools } from "../../src/core/tools/registry.ts";
+import { workspaceTools } from "../../src/tools/catalog.ts";
 import { spawnCcb } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { cleanEnv, connectStdio, waitExit, waitForOutput, type StdioPeer } from "./serve-helpers.ts";

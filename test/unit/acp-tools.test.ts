@@ -7,7 +7,7 @@ import type * as acp from "@agentclientprotocol/sdk/unstable";
 import { createCore, type Core } from "../../src/core/core.ts";
 import { BUILTIN_TOOLS } from "../../src/protocols/acp/tools/index.ts";
 import { createClientIO } from "../../src/protocols/acp/tools/io.ts";
-import type { AgentTool, ToolContext } from "../../src/protocols/acp/tools/types.ts";
+import type { AgentTool, AgentToolContext as ToolContext } from "../../src/protocols/acp/tools/types.ts";
 import { toolsForModel } from "../../src/protocols/acp/model-tools.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
@@ -31,6 +31,7 @@ describe("acp tools on the core (no client fs/terminal)", () => {
       core,
       io: createClientIO({} as acp.AgentContext, {}, core, "s", dir.path),
       signal: new AbortController().signal,
+      log: core.log,
       progress: (f) => progress.push(f),
       setPlan: (t) => plans.push(t),
     };

@@ -5,8 +5,8 @@ import { after, describe, test } from "node:test";
 import type { EditorBridge } from "../../src/core/bridge.ts";
 import { createCore } from "../../src/core/core.ts";
 import { isCcbError } from "../../src/core/errors.ts";
-import type { AnyToolDef } from "../../src/core/tool.ts";
-import { workspaceTools } from "../../src/core/tools/registry.ts";
+import type { AnyToolDef } from "../../src/tools/kernel.ts";
+import { workspaceTools } from "../../src/tools/catalog.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 const ws = tmpdirFixture();

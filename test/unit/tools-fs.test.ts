@@ -7,8 +7,8 @@ import { z } from "zod";
 import { createCore, type Core } from "../../src/core/core.ts";
 import { isCcbError } from "../../src/core/errors.ts";
 import { silentLogger } from "../../src/core/log.ts";
-import type { AnyToolDef, ToolResult } from "../../src/core/tool.ts";
-import { workspaceTools } from "../../src/core/tools/registry.ts";
+import type { AnyToolDef, ToolResult } from "../../src/tools/kernel.ts";
+import { workspaceTools } from "../../src/tools/catalog.ts";
 import { CCB_VERSION } from "../../src/core/version.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 

@@ -6,8 +6,8 @@ import { z } from "zod";
 import { createCore } from "../../src/core/core.ts";
 import { isCcbError } from "../../src/core/errors.ts";
 import { silentLogger } from "../../src/core/log.ts";
-import type { AnyToolDef, ToolResult } from "../../src/core/tool.ts";
-import { workspaceTools } from "../../src/core/tools/registry.ts";
+import type { AnyToolDef, ToolResult } from "../../src/tools/kernel.ts";
+import { workspaceTools } from "../../src/tools/catalog.ts";
 import { git } from "../helpers/git.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 

@@ -6,9 +6,9 @@ import { z } from "zod";
 import { createCore, type Core } from "../../src/core/core.ts";
 import { isCcbError } from "../../src/core/errors.ts";
 import { silentLogger } from "../../src/core/log.ts";
-import type { AnyToolDef, ToolResult } from "../../src/core/tool.ts";
-import { workspaceTools } from "../../src/core/tools/registry.ts";
-import { plainOutput } from "../../src/core/tools/terminal_common.ts";
+import type { AnyToolDef, ToolResult } from "../../src/tools/kernel.ts";
+import { workspaceTools } from "../../src/tools/catalog.ts";
+import { plainOutput } from "../../src/tools/terminal_common.ts";
 import { isAlive } from "../../src/core/terminals/process-tree.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 

@@ -20,7 +20,7 @@ import { applySystemPrompt, mergeOptions, type SessionOptions } from "./session-
 import { systemPrompt } from "./system-prompt.ts";
 import type { SessionStore, SessionWriter, StoreRecord } from "./store.ts";
 import { createClientIO, type ClientIO } from "./tools/io.ts";
-import { BUILTIN_TOOLS } from "./tools/index.ts";
+import { AGENT_TOOLS } from "./tools/index.ts";
 import { TurnOutlet } from "./outlet.ts";
 import type { EditFeedback } from "./tool-runner.ts";
 import { Turn, type LocalRun, type TurnHost } from "./turn.ts";
@@ -38,7 +38,7 @@ export interface SessionDeps {
   workbench?: AcpWorkbenchOptions | undefined;
 }
 
-const BUILTINS: readonly TurnTool[] = withGates(BUILTIN_TOOLS);
+const BUILTINS: readonly TurnTool[] = withGates(AGENT_TOOLS);
 
 /** One ACP session: its workspace core, config, conversation, store, MCP clients and FIFO prompt queue. */
 export class Session implements TurnHost {

@@ -11,7 +11,8 @@ import type { TurnOutlet } from "./outlet.ts";
 import { decide, optionKind, PERMISSION_OPTIONS, type PermissionRules } from "./permissions.ts";
 import type { StoreRecord } from "./store.ts";
 import type { ClientIO } from "./tools/io.ts";
-import type { ToolContext, ToolOutcome } from "./tools/types.ts";
+import { argumentErrorText } from "../../tools/kernel.ts";
+import type { AgentToolContext, ToolOutcome } from "./tools/types.ts";
 import type { GateContext, TurnTool } from "./turn-tools.ts";
 
 /** A file a tool call changed: its absolute path and its new text. */
@@ -109,12 +110,13 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
     return fail(`Unknown tool "${use.name}". Available tools: ${call.tools.map((t) => t.name).join(", ")}.`);
   }
   const parsed = tool.schema.safeParse(use.input);
-  const ctx: ToolContext = {
+  const ctx: AgentToolContext = {
     sessionId: host.id,
     cwd: host.cwd,
     core: host.core,
     io: host.io,
     signal,
+    log: host.log,
     progress: (fields) => send(fields),
     setPlan: (todos) => host.setPlan(outlet, turn, todos),
   };
@@ -123,7 +125,7 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
   final = { ...final, title, kind: tool.kind, locations };
   outlet.emit(toolCallStart(id, title, tool.kind, use.input, locations));
   if (!parsed.success) {
-    return fail(`Invalid input for ${tool.name}: ${parsed.error.issues.map((i) => `${i.path.join(".") || "(input)"}: ${i.message}`).join("; ")}. Fix the arguments and call it again.`);
+    return fail(argumentErrorText(tool.name, parsed.error));
   }
   const input = parsed.data;
 

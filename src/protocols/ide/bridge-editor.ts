@@ -1,8 +1,14 @@
 import { readFile } from "node:fs/promises";
-import type { BridgeSlot, EditorBridge } from "../../core/bridge.ts";
+import {
+  callEditor,
+  type BridgeSlot,
+  type EditorBridge,
+  type EditorMethod,
+  type EditorMethods,
+} from "../../core/bridge.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
-import { BridgeEvent, extensionMethods, type ExtensionMethod, type ParamsOf, type ResultOf } from "../../workbench/contract.ts";
+import { BridgeEvent } from "../../core/editor-contract.ts";
 import { findTextRange, severityName, textInRange } from "./converters.ts";
 import type { DiffOutcome, EditorEvent, ExecuteOutput, IdeEditor } from "./editor.ts";
 import { diffTitle } from "./diffs.ts";
@@ -16,7 +22,7 @@ export function noEditor(reason: string): CcbError {
 
 /**
  * The production IdeEditor: every operation is a typed call through the workbench bridge
- * (src/workbench/contract.ts). Without a connected bridge each call fails with BRIDGE_UNAVAILABLE
+ * (src/core/editor-contract.ts). Without a connected bridge each call fails with BRIDGE_UNAVAILABLE
  * and the reason.
  */
 export class BridgeEditor implements IdeEditor {
@@ -86,16 +92,12 @@ export class BridgeEditor implements IdeEditor {
     return this.#slot.require();
   }
 
-  async #call<M extends ExtensionMethod>(method: M, params: ParamsOf<M>, signal: AbortSignal): Promise<ResultOf<M>> {
-    const bridge = this.#bridge();
-    const raw = await bridge.call(method, params, { signal });
-    const parsed = extensionMethods[method].result.safeParse(raw);
-    if (!parsed.success) {
-      throw new CcbError("BRIDGE_ERROR", `The editor answered ${method} with an unexpected shape.`, {
-        hint: "The bridge extension and ccb may be different versions; restart ccb ide.",
-      });
-    }
-    return parsed.data as ResultOf<M>;
+  #call<M extends EditorMethod>(
+    method: M,
+    params: EditorMethods[M]["params"],
+    signal: AbortSignal,
+  ): Promise<EditorMethods[M]["result"]> {
+    return callEditor(this.#bridge(), method, params, { signal });
   }
 
   async #documentText(path: string, signal: AbortSignal): Promise<string | undefined> {

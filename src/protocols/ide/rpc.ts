@@ -1,6 +1,7 @@
 import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { maskDeep } from "../../platform/secrets.ts";
 import { z } from "zod";
+import { argumentErrorText, inputSchema, toolFailure } from "../../tools/kernel.ts";
 
 /**
  * The JSON-RPC 2.0 / MCP subset the Claude Code IDE protocol uses, over one connection:
@@ -57,13 +58,12 @@ export interface RpcHandlers<T extends RpcTool> {
 
 const listCache = new WeakMap<readonly RpcTool[], unknown[]>();
 
-/** tools/list entries (JSON Schema of each input), computed once per tool list. */
+/** tools/list entries in the IDE's shape (name, description, the kernel's input schema), once per tool list. */
 export function toolList(tools: readonly RpcTool[]): unknown[] {
   let list = listCache.get(tools);
   if (!list) {
     list = tools.map((t) => {
-      const { $schema: _drop, ...schema } = z.toJSONSchema(t.input, { io: "input" }) as Record<string, unknown>;
-      return { name: t.name, description: t.description, inputSchema: { ...schema, type: "object" } };
+      return { name: t.name, description: t.description, inputSchema: inputSchema(t.input) };
     });
     listCache.set(tools, list);
   }
@@ -160,14 +160,14 @@ export class RpcSession<T extends RpcTool> {
     const tool = this.#byName.get(p.data.name);
     if (!tool) return this.#error(id, INVALID_PARAMS, `Tool ${p.data.name} not found`);
     const args = tool.input.safeParse(p.data.arguments ?? {});
-    if (!args.success) return this.#result(id, this.#h.toolError(`Invalid arguments for tool ${tool.name}: ${zodMessage(args.error)}`));
+    if (!args.success) return this.#result(id, this.#h.toolError(argumentErrorText(tool.name, args.error)));
     const controller = new AbortController();
     this.#inflight.set(id, controller);
     try {
       const result = await this.#h.callTool(tool, args.data, controller.signal);
       if (!controller.signal.aborted) this.#result(id, result);
     } catch (err) {
-      if (!controller.signal.aborted) this.#result(id, this.#h.toolError((err as Error)?.message ?? String(err)));
+      if (!controller.signal.aborted) this.#result(id, this.#h.toolError(toolFailure(tool.name, err).toUserText()));
     } finally {
       if (this.#inflight.get(id) === controller) this.#inflight.delete(id);
     }

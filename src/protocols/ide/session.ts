@@ -1,5 +1,4 @@
 import type { RawData, WebSocket } from "ws";
-import { toCcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import type { Workspace } from "../../core/workspace.ts";
 import { errorResult, type IdeToolResult } from "./converters.ts";
@@ -8,7 +7,7 @@ import type { IdeEditor } from "./editor.ts";
 import type { Notifier } from "./notifications.ts";
 import { RpcSession } from "./rpc.ts";
 import { IDE_TOOLS } from "./tools/index.ts";
-import type { AnyIdeTool } from "./tools/tool.ts";
+import { runIdeTool, type AnyIdeTool } from "./tools/tool.ts";
 
 /**
  * One MCP session per accepted WebSocket: the 12 IDE tools and only the `tools` capability;
@@ -27,26 +26,21 @@ export interface SessionDeps {
   onClosed?: (connectionId: number) => void;
 }
 
-/** The one place where tool failures become `isError` text, with a next step for the caller. */
-export function failureText(err: unknown): string {
-  const e = toCcbError(err);
-  if (e.code === "INTERNAL") return e.message;
-  return e.toUserText();
-}
-
 export function attachSession(ws: WebSocket, connectionId: number, deps: SessionDeps): void {
   const log = deps.log.child(`client ${connectionId}`);
   const rpc = new RpcSession<AnyIdeTool>((text) => ws.send(text), {
     tools: IDE_TOOLS,
     serverInfo: deps.serverInfo,
-    async callTool(tool, args, signal): Promise<IdeToolResult> {
-      try {
-        return await tool.run(args, { editor: deps.editor, workspace: deps.workspace, diffs: deps.diffs, notifier: deps.notifier, connectionId, signal, log });
-      } catch (err) {
-        log.debug(`${tool.name} failed: ${(err as Error)?.message ?? String(err)}`);
-        return errorResult(failureText(err));
-      }
-    },
+    callTool: (tool, args, signal): Promise<IdeToolResult> =>
+      runIdeTool(tool, args, {
+        editor: deps.editor,
+        workspace: deps.workspace,
+        diffs: deps.diffs,
+        notifier: deps.notifier,
+        connectionId,
+        signal,
+        log,
+      }),
     toolError: (message) => errorResult(message),
     onInitialized: () => deps.notifier.clientInitialized(connectionId),
     onNotification(method, params) {

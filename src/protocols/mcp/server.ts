@@ -7,11 +7,10 @@ import {
   type CallToolResult,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
 import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
-import type { AnyToolDef } from "../../core/tool.ts";
-import { workspaceTools } from "../../core/tools/registry.ts";
+import { catalogOf, inputSchema, parseArguments, runTool, type AnyToolDef } from "../../tools/kernel.ts";
+import { workspaceTools } from "../../tools/catalog.ts";
 import { CCB_VERSION } from "../../core/version.ts";
 import { registerWorkbenchApp } from "./app/resource.ts";
 import type { AppState } from "./app/state.ts";
@@ -67,13 +66,11 @@ export function createMcpServer(options: McpServerOptions): Server {
     if (!def) {
       throw new InvalidParams(`Unknown tool "${truncate(name, 100)}". Call tools/list to see the available tools.`);
     }
-    const parsed = await def.input.safeParseAsync(request.params.arguments ?? {});
-    if (!parsed.success) {
-      throw new InvalidParams(`Invalid arguments for tool ${name}: ${formatIssues(parsed.error)}. See the tool's inputSchema in tools/list.`);
-    }
+    const parsed = parseArguments(def, request.params.arguments);
+    if (!parsed.ok) throw new InvalidParams(parsed.message);
     try {
       if (app) checkAppToolReady(name, app, options.core);
-      const result = await def.execute(parsed.data, { core: options.core, signal: extra.signal, log });
+      const result = await runTool(def, parsed.args, { core: options.core, signal: extra.signal, log });
       const meta = app ? { ...result.meta, ...appToolMeta(name, app) } : result.meta;
       // Tool results leave for the model here: every current secret value is masked.
       return maskDeep({
@@ -82,7 +79,7 @@ export function createMcpServer(options: McpServerOptions): Server {
         ...(meta && Object.keys(meta).length > 0 ? { _meta: meta } : {}),
       });
     } catch (err) {
-      const result = toolErrorResult(err, name, log);
+      const result = toolErrorResult(err);
       const code = (result.structuredContent as { error: { code: string } }).error.code;
       if (code === "INTERNAL") {
         void server.sendLoggingMessage({ level: "error", logger: "ccb", data: `tool ${name} failed unexpectedly` }, extra.sessionId).catch(() => {});
@@ -105,44 +102,22 @@ interface Catalog {
 
 const catalogs = new WeakMap<readonly AnyToolDef[], Catalog>();
 
-/** The tools/list payload, computed once per registry (JSON schemas from the zod input schemas). */
+/** The tools/list payload, computed once per tool list (input schemas from the kernel's cache). */
 export function toolCatalog(tools: readonly AnyToolDef[]): Catalog {
   const cached = catalogs.get(tools);
   if (cached) return cached;
-  const byName = new Map<string, AnyToolDef>();
-  const list: Tool[] = [];
-  for (const def of tools) {
-    if (byName.has(def.name)) throw new Error(`Duplicate tool name in registry: ${def.name}`);
-    byName.set(def.name, def);
-    list.push({
-      name: def.name,
-      title: def.title,
-      description: def.description,
-      inputSchema: inputJsonSchema(def.input),
-      annotations: { title: def.title, ...def.annotations },
-      ...(def.meta ? { _meta: def.meta } : {}),
-    });
-  }
-  const catalog = { list, byName };
+  const kernel = catalogOf(tools);
+  const list: Tool[] = kernel.tools.map((def) => ({
+    name: def.name,
+    title: def.title,
+    description: def.description,
+    inputSchema: inputSchema(def.input) as Tool["inputSchema"],
+    annotations: { title: def.title, ...def.annotations },
+    ...(def.meta ? { _meta: def.meta } : {}),
+  }));
+  const catalog = { list, byName: new Map(kernel.tools.map((t) => [t.name, t])) };
   catalogs.set(tools, catalog);
   return catalog;
-}
-
-function inputJsonSchema(schema: z.ZodObject): Tool["inputSchema"] {
-  const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
-  delete json.$schema;
-  return { ...json, type: "object" } as Tool["inputSchema"];
-}
-
-/** "path: expected string, received number; limit: too big" — what is wrong, field by field. */
-export function formatIssues(error: z.ZodError): string {
-  return error.issues
-    .slice(0, 10)
-    .map((i) => {
-      const where = i.path.length > 0 ? i.path.map(String).join(".") : "(arguments)";
-      return `${where}: ${i.message}`;
-    })
-    .join("; ");
 }
 
 function truncate(s: string, n: number): string {

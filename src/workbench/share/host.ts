@@ -1,8 +1,10 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocket, WebSocketServer, type RawData } from "ws";
+import type { EditorMethods } from "../../core/bridge.ts";
 import type { Core } from "../../core/core.ts";
-import { toCcbError } from "../../core/errors.ts";
+import { extensionMethods, isExtensionMethod } from "../../core/editor-contract.ts";
+import { CcbError, toCcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { TOKEN_QUERY_KEYS, type EdgePolicy } from "../../net/policy.ts";
 import { MAX_FRAME_BYTES } from "../contract.ts";
@@ -166,8 +168,12 @@ export class ShareHost {
     const ac = new AbortController();
     peer.calls.set(id, ac);
     try {
+      // Validated at this edge: only the contract's editor methods, with the contract's params.
+      if (!isExtensionMethod(method)) throw new CcbError("INVALID_ARGUMENT", `Unknown editor method ${method}.`);
+      const parsed = extensionMethods[method].params.safeParse(params);
+      if (!parsed.success) throw new CcbError("INVALID_ARGUMENT", `Invalid params for ${method}.`);
       const bridge = this.o.core.bridge.require();
-      const result = await bridge.call(method, params, {
+      const result = await bridge.call(method, parsed.data as EditorMethods[typeof method]["params"], {
         signal: ac.signal,
         ...(timeoutMs !== undefined ? { timeoutMs } : {}),
       });

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { CcbError, isCcbError } from "../../../core/errors.ts";
 import { isSafeCommand } from "../permissions.ts";
 import { shortTitle, textContent } from "../converters.ts";
-import { defineAgentTool, truncateForModel, type ToolContext, type ToolOutcome } from "./types.ts";
+import { defineAcpTool, truncateForModel, type AgentToolContext, type ToolOutcome } from "./types.ts";
 
 const Input = z.object({
   command: z.string().min(1).describe("Shell command (run with /bin/sh -c in the project directory)."),
@@ -42,13 +42,13 @@ function outcome(command: string, output: string, exitCode: number | null, signa
 }
 
 /** Through the client's terminal/*: the editor shows the live output. */
-async function inClientTerminal(i: BashInput, ctx: ToolContext, ms: number): Promise<ToolOutcome> {
+async function inClientTerminal(i: BashInput, ctx: AgentToolContext, ms: number): Promise<ToolOutcome> {
   const term = await ctx.io.client.createTerminal(
     { sessionId: ctx.sessionId, command: "/bin/sh", args: ["-c", i.command], cwd: ctx.cwd, outputByteLimit: 1_000_000 },
     { cancellationSignal: ctx.signal },
   );
   const content = [{ type: "terminal" as const, terminalId: term.id }];
-  ctx.progress({ content });
+  ctx.progress?.({ content });
   const d = deadline(ctx.signal, ms);
   try {
     let exit: { exitCode?: number | null; signal?: string | null } | undefined;
@@ -67,7 +67,7 @@ async function inClientTerminal(i: BashInput, ctx: ToolContext, ms: number): Pro
 }
 
 /** The core's PTY (TerminalManager): output never touches our stdout. */
-async function inCoreTerminal(i: BashInput, ctx: ToolContext, ms: number): Promise<ToolOutcome> {
+async function inCoreTerminal(i: BashInput, ctx: AgentToolContext, ms: number): Promise<ToolOutcome> {
   const info = await ctx.core.terminals.create({ command: "/bin/sh", args: ["-c", i.command], cwd: ctx.cwd, title: shortTitle(i.command), origin: "tool" });
   const d = deadline(ctx.signal, ms);
   let exit = info;
@@ -86,7 +86,7 @@ async function inCoreTerminal(i: BashInput, ctx: ToolContext, ms: number): Promi
 }
 
 /** Plain pipes (used when the core has no terminal backend): stdio piped, process group killed on cancel. */
-function inPipes(i: BashInput, ctx: ToolContext, ms: number): Promise<ToolOutcome> {
+function inPipes(i: BashInput, ctx: AgentToolContext, ms: number): Promise<ToolOutcome> {
   return new Promise((resolve, reject) => {
     const child = spawn("/bin/sh", ["-c", i.command], { cwd: ctx.cwd, env: childEnv(), stdio: ["ignore", "pipe", "pipe"], detached: true });
     let out = "";
@@ -112,18 +112,22 @@ function inPipes(i: BashInput, ctx: ToolContext, ms: number): Promise<ToolOutcom
   });
 }
 
-export const bashTool = defineAgentTool<BashInput>({
+export const bashTool = defineAcpTool({
   name: "bash",
   description: "Run a shell command in the project directory and return its output and exit code. Do not use it to read or edit files (use read/edit/write).",
-  schema: Input,
-  kind: "execute",
-  title: (i) => shortTitle(i.command),
-  locations: () => [],
-  access: (i) => ({ category: "execute", ruleKey: `bash:${i.command.trim()}`, safe: isSafeCommand(i.command) }),
-  async preview(i) {
-    return [textContent(`$ ${i.command}`)];
+  title: "Run a shell command",
+  input: Input,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  acp: {
+    kind: "execute",
+    title: (i) => shortTitle(i.command),
+    locations: () => [],
+    access: (i) => ({ category: "execute", ruleKey: `bash:${i.command.trim()}`, safe: isSafeCommand(i.command) }),
+    async preview(i) {
+      return [textContent(`$ ${i.command}`)];
+    },
   },
-  async run(i, ctx) {
+  async execute(i, ctx) {
     const ms = i.timeout_ms ?? 120_000;
     if (ctx.io.caps.terminal) return inClientTerminal(i, ctx, ms);
     try {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { CcbError } from "../../../core/errors.ts";
 import { diffContent } from "../converters.ts";
-import { defineAgentTool, type ToolContext } from "./types.ts";
+import { defineAcpTool, type AgentToolContext } from "./types.ts";
 import { absPath } from "./paths.ts";
 
 const Input = z.object({
@@ -27,27 +27,31 @@ function firstChangedLine(text: string, oldString: string): number {
   return text.slice(0, Math.max(0, text.indexOf(oldString))).split("\n").length;
 }
 
-async function compute(i: EditInput, ctx: ToolContext): Promise<{ abs: string; old: string; next: string }> {
+async function compute(i: EditInput, ctx: AgentToolContext): Promise<{ abs: string; old: string; next: string }> {
   const abs = await ctx.io.resolve(i.path);
   const old = await ctx.io.readText(abs, ctx.signal);
   if (old === null) throw new CcbError("NOT_FOUND", `No such file: ${abs}`, { hint: "Use write to create a new file." });
   return { abs, old, next: applyEdit(old, i, abs) };
 }
 
-export const editTool = defineAgentTool<EditInput>({
+export const editTool = defineAcpTool({
   name: "edit",
   description: "Replace exact text in a file (old_string -> new_string). old_string must be unique unless replace_all is set. Read the file first.",
-  schema: Input,
-  kind: "edit",
-  title: (i) => `Edit ${i.path}`,
-  locations: (i, ctx) => [{ path: absPath(ctx.cwd, i.path) }],
-  access: () => ({ category: "edit", ruleKey: "edit" }),
-  async preview(i, ctx) {
-    const { abs, old, next } = await compute(i, ctx);
-    ctx.progress({ locations: [{ path: abs, line: firstChangedLine(old, i.old_string) }] });
-    return [diffContent(abs, old, next)];
+  title: "Edit a file",
+  input: Input,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  acp: {
+    kind: "edit",
+    title: (i) => `Edit ${i.path}`,
+    locations: (i, ctx) => [{ path: absPath(ctx.cwd, i.path) }],
+    access: () => ({ category: "edit", ruleKey: "edit" }),
+    async preview(i, ctx) {
+      const { abs, old, next } = await compute(i, ctx);
+      ctx.progress?.({ locations: [{ path: abs, line: firstChangedLine(old, i.old_string) }] });
+      return [diffContent(abs, old, next)];
+    },
   },
-  async run(i, ctx) {
+  async execute(i, ctx) {
     const { abs, old, next } = await compute(i, ctx);
     await ctx.io.writeText(abs, next, ctx.signal);
     const line = firstChangedLine(old, i.old_string);

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { defineAgentTool, truncateForModel } from "./types.ts";
+import { defineAcpTool, truncateForModel } from "./types.ts";
+import { READ_ONLY } from "../../../tools/kernel.ts";
 import { absPath } from "./paths.ts";
 
 const Input = z.object({
@@ -8,15 +9,19 @@ const Input = z.object({
   limit: z.number().int().positive().max(5000).optional().describe("Maximum number of paths (default 500)."),
 });
 
-export const globTool = defineAgentTool<z.infer<typeof Input>>({
+export const globTool = defineAcpTool({
   name: "glob",
   description: "Find files by glob pattern (respects .gitignore). Returns paths relative to the project, one per line.",
-  schema: Input,
-  kind: "search",
-  title: (i) => `Find ${i.pattern}${i.path ? ` in ${i.path}` : ""}`,
-  locations: (i, ctx) => [{ path: absPath(ctx.cwd, i.path ?? ".") }],
-  access: () => ({ category: "read", ruleKey: "glob" }),
-  async run(i, ctx) {
+  title: "Find files",
+  input: Input,
+  annotations: READ_ONLY,
+  acp: {
+    kind: "search",
+    title: (i) => `Find ${i.pattern}${i.path ? ` in ${i.path}` : ""}`,
+    locations: (i, ctx) => [{ path: absPath(ctx.cwd, i.path ?? ".") }],
+    access: () => ({ category: "read", ruleKey: "glob" }),
+  },
+  async execute(i, ctx) {
     const base = await ctx.io.resolve(i.path ?? ".");
     const r = await ctx.core.files.list({ path: base, recursive: true, include: [i.pattern], respectGitignore: true, limit: i.limit ?? 500, signal: ctx.signal });
     const files = r.entries.filter((e) => e.type === "file").map((e) => e.path);

@@ -1,28 +1,33 @@
 import type { ToolCallLocation } from "@agentclientprotocol/sdk/unstable";
 import { z } from "zod";
-import { defineAgentTool, truncateForModel } from "./types.ts";
+import { defineAcpTool, truncateForModel } from "./types.ts";
+import { READ_ONLY } from "../../../tools/kernel.ts";
 import { absPath } from "./paths.ts";
 
 const Input = z.object({
   pattern: z.string().describe("Regular expression to search for."),
   path: z.string().optional().describe("File or folder to search (default: the project directory)."),
   include: z.array(z.string()).optional().describe('Only files matching these globs, e.g. ["*.ts"].'),
-  case_sensitive: z.boolean().optional(),
+  case_sensitive: z.boolean().optional().describe("Match case exactly (default true)."),
   max_results: z.number().int().positive().max(2000).optional().describe("Default 200."),
 });
 
 /** Hits reported to the client as tool call locations (the model sees all of them as text). */
 const MAX_HIT_LOCATIONS = 100;
 
-export const grepTool = defineAgentTool<z.infer<typeof Input>>({
+export const grepTool = defineAcpTool({
   name: "grep",
   description: "Search file contents with a regular expression (respects .gitignore). Returns path:line:text lines.",
-  schema: Input,
-  kind: "search",
-  title: (i) => `Search "${i.pattern}"${i.path ? ` in ${i.path}` : ""}`,
-  locations: (i, ctx) => [{ path: absPath(ctx.cwd, i.path ?? ".") }],
-  access: () => ({ category: "read", ruleKey: "grep" }),
-  async run(i, ctx) {
+  title: "Search file contents",
+  input: Input,
+  annotations: READ_ONLY,
+  acp: {
+    kind: "search",
+    title: (i) => `Search "${i.pattern}"${i.path ? ` in ${i.path}` : ""}`,
+    locations: (i, ctx) => [{ path: absPath(ctx.cwd, i.path ?? ".") }],
+    access: () => ({ category: "read", ruleKey: "grep" }),
+  },
+  async execute(i, ctx) {
     const path = await ctx.io.resolve(i.path ?? ".");
     const r = await ctx.core.search.search({
       query: i.pattern,

@@ -1,5 +1,6 @@
 import { bashTool } from "./bash.ts";
 import { editTool } from "./edit.ts";
+import { EDITOR_TOOLS } from "./editor.ts";
 import { gitTool } from "./git.ts";
 import { globTool } from "./glob.ts";
 import { grepTool } from "./grep.ts";
@@ -11,3 +12,11 @@ import { writeTool } from "./write.ts";
 
 /** The agent's built-in tools, in the order offered to the model. */
 export const BUILTIN_TOOLS: readonly AgentTool[] = [readTool, writeTool, editTool, globTool, grepTool, bashTool, gitTool, todoTool, exitPlanTool];
+
+export { EDITOR_TOOLS };
+
+/**
+ * Every tool of the agent: the built-in ones, then the editor's language tools. Those have
+ * `needsBridge: true`: a session offers them only while `core.bridge.status().connected`.
+ */
+export const AGENT_TOOLS: readonly AgentTool[] = [...BUILTIN_TOOLS, ...EDITOR_TOOLS];

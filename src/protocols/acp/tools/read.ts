@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { CcbError } from "../../../core/errors.ts";
 import { textContent } from "../converters.ts";
-import { defineAgentTool, truncateForModel } from "./types.ts";
+import { defineAcpTool, truncateForModel } from "./types.ts";
+import { READ_ONLY } from "../../../tools/kernel.ts";
 import { absPath } from "./paths.ts";
 
 const Input = z.object({
@@ -10,15 +11,19 @@ const Input = z.object({
   limit: z.number().int().positive().optional().describe("Number of lines to read (default 2000)."),
 });
 
-export const readTool = defineAgentTool<z.infer<typeof Input>>({
+export const readTool = defineAcpTool({
   name: "read",
   description: "Read a text file. Returns lines prefixed with their 1-based line numbers. Use offset/limit for large files.",
-  schema: Input,
-  kind: "read",
-  title: (i) => `Read ${i.path}${i.offset ? ` (from line ${i.offset})` : ""}`,
-  locations: (i, ctx) => [{ path: absPath(ctx.cwd, i.path), line: i.offset ?? 1 }],
-  access: () => ({ category: "read", ruleKey: "read" }),
-  async run(i, ctx) {
+  title: "Read a file",
+  input: Input,
+  annotations: READ_ONLY,
+  acp: {
+    kind: "read",
+    title: (i) => `Read ${i.path}${i.offset ? ` (from line ${i.offset})` : ""}`,
+    locations: (i, ctx) => [{ path: absPath(ctx.cwd, i.path), line: i.offset ?? 1 }],
+    access: () => ({ category: "read", ruleKey: "read" }),
+  },
+  async execute(i, ctx) {
     const abs = await ctx.io.resolve(i.path);
     const text = await ctx.io.readText(abs, ctx.signal);
     if (text === null) throw new CcbError("NOT_FOUND", `No such file: ${abs}`, { hint: "Use glob to find the right path." });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { diffContent } from "../converters.ts";
-import { defineAgentTool } from "./types.ts";
+import { defineAcpTool } from "./types.ts";
 import { absPath } from "./paths.ts";
 
 const Input = z.object({
@@ -8,19 +8,23 @@ const Input = z.object({
   content: z.string().describe("The complete new content of the file."),
 });
 
-export const writeTool = defineAgentTool<z.infer<typeof Input>>({
+export const writeTool = defineAcpTool({
   name: "write",
   description: "Create a file or replace its whole content. Prefer `edit` for changes to existing files.",
-  schema: Input,
-  kind: "edit",
-  title: (i) => `Write ${i.path}`,
-  locations: (i, ctx) => [{ path: absPath(ctx.cwd, i.path) }],
-  access: () => ({ category: "edit", ruleKey: "edit" }),
-  async preview(i, ctx) {
-    const abs = await ctx.io.resolve(i.path);
-    return [diffContent(abs, await ctx.io.readText(abs, ctx.signal), i.content)];
+  title: "Write a file",
+  input: Input,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  acp: {
+    kind: "edit",
+    title: (i) => `Write ${i.path}`,
+    locations: (i, ctx) => [{ path: absPath(ctx.cwd, i.path) }],
+    access: () => ({ category: "edit", ruleKey: "edit" }),
+    async preview(i, ctx) {
+      const abs = await ctx.io.resolve(i.path);
+      return [diffContent(abs, await ctx.io.readText(abs, ctx.signal), i.content)];
+    },
   },
-  async run(i, ctx) {
+  async execute(i, ctx) {
     const abs = await ctx.io.resolve(i.path);
     const old = await ctx.io.readText(abs, ctx.signal);
     await ctx.io.writeText(abs, i.content, ctx.signal);

@@ -1,12 +1,14 @@
 import { z } from "zod";
 import { json } from "../converters.ts";
-import { defineIdeTool } from "./tool.ts";
+import { defineIdeTool, IDE_READ } from "./tool.ts";
 
 export default defineIdeTool({
   name: "checkDocumentDirty",
+  title: "Unsaved changes?",
   description: "Check whether a document has unsaved changes.",
   input: z.object({ filePath: z.string().describe("Path of the file to check") }),
-  async run(args, ctx) {
+  annotations: IDE_READ,
+  async execute(args, ctx) {
     const abs = ctx.workspace.lexical(args.filePath);
     const st = await ctx.editor.documentState(abs, ctx.signal);
     if (!st.open) return json({ success: false, message: `Document not open: ${args.filePath}` });

@@ -4,6 +4,7 @@ import { defineIdeTool } from "./tool.ts";
 
 export default defineIdeTool({
   name: "executeCode",
+  title: "Run code in the notebook kernel",
   description:
     "Execute python code in the Jupyter kernel for the current notebook file.\n\n" +
     "All code will be executed in the current Jupyter kernel.\n\n" +
@@ -11,7 +12,8 @@ export default defineIdeTool({
     "Any code executed will persist across calls to this tool, unless the kernel has been restarted. " +
     "The user confirms each execution in the editor before it runs.",
   input: z.object({ code: z.string().describe("The code to be executed on the kernel.") }),
-  async run(args, ctx): Promise<IdeToolResult> {
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  async execute(args, ctx): Promise<IdeToolResult> {
     const outputs = await ctx.editor.executeCode(args.code, ctx.signal);
     if (outputs.length === 0) return { content: [{ type: "text", text: "" }] };
     return { content: outputs.map((o) => (o.type === "text" ? { type: "text" as const, text: o.text } : { type: "image" as const, data: o.data, mimeType: o.mimeType })) };

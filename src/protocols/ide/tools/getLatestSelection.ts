@@ -1,12 +1,14 @@
 import { z } from "zod";
 import { json, selectionResult } from "../converters.ts";
-import { defineIdeTool } from "./tool.ts";
+import { defineIdeTool, IDE_READ } from "./tool.ts";
 
 export default defineIdeTool({
   name: "getLatestSelection",
+  title: "Latest selection",
   description: "Get the most recent non-empty text selection, even if it is not in the active editor.",
   input: z.object({}),
-  async run(_args, ctx) {
+  annotations: IDE_READ,
+  async execute(_args, ctx) {
     let s = ctx.notifier.latest;
     if (!s) {
       const current = await ctx.editor.currentSelection(ctx.signal);

@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { isCcbError } from "../../../core/errors.ts";
-import { json, text } from "../converters.ts";
-import { defineIdeTool } from "./tool.ts";
+import { errorResult, json, text } from "../converters.ts";
+import { defineIdeTool, IDE_VIEW } from "./tool.ts";
 
 export default defineIdeTool({
   name: "openFile",
+  title: "Open a file",
   description:
     "Open a file in the editor and optionally select a range of text between two text patterns. Relative paths resolve against the first workspace folder.",
   input: z.object({
@@ -15,12 +16,14 @@ export default defineIdeTool({
     selectToEndOfLine: z.boolean().default(false).describe("Extend the selection to the end of the line"),
     makeFrontmost: z.boolean().default(true).describe("Make the file the active editor tab"),
   }),
-  async run(args, ctx) {
+  annotations: IDE_VIEW,
+  async execute(args, ctx) {
     let abs: string;
     try {
       abs = (await ctx.workspace.resolve(args.filePath, { mustExist: true })).abs;
     } catch (err) {
-      if (isCcbError(err, "NOT_FOUND")) throw new Error(`File not found: ${args.filePath}`);
+      // the CLI's own wording for a missing file, without a code
+      if (isCcbError(err, "NOT_FOUND")) return errorResult(`File not found: ${args.filePath}`);
       throw err;
     }
     const r = await ctx.editor.openFile(

@@ -1,33 +1,59 @@
 import type { z } from "zod";
-import type { Logger } from "../../../core/log.ts";
 import type { Workspace } from "../../../core/workspace.ts";
-import type { IdeToolResult } from "../converters.ts";
+import {
+  defineTool,
+  runTool,
+  type AnyToolDef,
+  type ToolAnnotations,
+  type ToolContext,
+  type ToolDef,
+} from "../../../tools/kernel.ts";
+import { errorResult, type IdeToolResult } from "../converters.ts";
 import type { DiffRegistry } from "../diffs.ts";
 import type { IdeEditor } from "../editor.ts";
 import type { Notifier } from "../notifications.ts";
 
-export interface IdeToolContext {
+/** What the 12 Claude Code IDE tools need besides the call context. */
+export interface IdeToolDeps {
   editor: IdeEditor;
   workspace: Workspace;
   diffs: DiffRegistry;
   notifier: Notifier;
   /** The connection the call came in on. */
   connectionId: number;
-  /** Fires when the client cancels the call or leaves. */
-  signal: AbortSignal;
-  log: Logger;
 }
 
-export interface IdeTool<S extends z.ZodObject = z.ZodObject> {
-  name: string;
-  description: string;
-  input: S;
-  run(args: z.infer<S>, ctx: IdeToolContext): Promise<IdeToolResult>;
-}
+export type IdeToolContext = ToolContext<IdeToolDeps>;
+export type IdeTool<S extends z.ZodObject = z.ZodObject> = ToolDef<S, IdeToolDeps, IdeToolResult>;
+export type AnyIdeTool = AnyToolDef<IdeToolDeps, IdeToolResult>;
 
-// biome-ignore lint/suspicious/noExplicitAny: erased schema type in the registry; args are parsed with `input` first
-export type AnyIdeTool = IdeTool<any>;
-
+/** A kernel tool whose handler gets the IDE's editor and diff tabs and returns the CLI's content shape. */
 export function defineIdeTool<S extends z.ZodObject>(tool: IdeTool<S>): IdeTool<S> {
-  return tool;
+  return defineTool(tool);
 }
+
+/**
+ * The IDE adapter: runs a tool with checked arguments; a failure (the kernel's CcbError, an
+ * unexpected one already sanitized) becomes the isError result the CLI shows: code, message, hint.
+ */
+export async function runIdeTool(tool: AnyIdeTool, args: unknown, ctx: IdeToolContext): Promise<IdeToolResult> {
+  try {
+    return await runTool(tool, args, ctx);
+  } catch (err) {
+    return errorResult((err as { toUserText(): string }).toUserText());
+  }
+}
+
+export const IDE_READ: ToolAnnotations = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+/** Changes what the editor shows (tabs, selection), never a file. */
+export const IDE_VIEW: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};

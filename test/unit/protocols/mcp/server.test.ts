@@ -6,8 +6,8 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { createCore, type Core } from "../../../../src/core/core.ts";
 import { CcbError } from "../../../../src/core/errors.ts";
-import { defineTool, READ_ONLY, type AnyToolDef } from "../../../../src/core/tool.ts";
-import { workspaceTools } from "../../../../src/core/tools/registry.ts";
+import { defineTool, READ_ONLY, type AnyToolDef } from "../../../../src/tools/kernel.ts";
+import { workspaceTools } from "../../../../src/tools/catalog.ts";
 import { createMcpServer, toolCatalog } from "../../../../src/protocols/mcp/server.ts";
 import { tmpdirFixture } from "../../../helpers/tmp.ts";
 

@@ -1,0 +1,50 @@
+import type { ToolCallLocation } from "@agentclientprotocol/sdk/unstable";
+import { workspaceTools } from "../../../tools/catalog.ts";
+import type { AnyToolDef } from "../../../tools/kernel.ts";
+import { absPath } from "./paths.ts";
+import { fromWorkspaceTool, type AcpPresentation, type AgentTool } from "./types.ts";
+
+type Args = Record<string, unknown>;
+
+function catalogTool(name: string): AnyToolDef {
+  const def = workspaceTools.find((t) => t.name === name);
+  if (!def) throw new Error(`The tool catalog has no ${name}`);
+  return def;
+}
+
+const str = (v: unknown): string => (typeof v === "string" ? v : "");
+
+/** "path:line:column" of a `{path, position}` input (1-based, as the tools take them). */
+function at(i: Args): string {
+  const p = i.position as { line?: number; column?: number } | undefined;
+  return p ? `${str(i.path)}:${p.line}:${p.column}` : str(i.path);
+}
+
+function fileLocation(i: Args, cwd: string): ToolCallLocation[] {
+  if (!str(i.path)) return [];
+  const line = (i.position as { line?: number } | undefined)?.line;
+  return [{ path: absPath(cwd, str(i.path)), ...(line ? { line } : {}) }];
+}
+
+const reads = (kind: AcpPresentation<Args>["kind"], title: (i: Args) => string): AcpPresentation<Args> => ({
+  kind,
+  title,
+  locations: (i, ctx) => fileLocation(i, ctx.cwd),
+  access: () => ({ category: "read", ruleKey: "language" }),
+});
+
+/**
+ * The editor's language tools for the agent, the same definitions as the MCP tools of the catalog.
+ * Each is marked `needsBridge`: offer it to the model only while the editor bridge is connected.
+ */
+export const EDITOR_TOOLS: readonly AgentTool[] = [
+  fromWorkspaceTool(catalogTool("language_definition"), reads("search", (i) => `Go to definition at ${at(i)}`)),
+  fromWorkspaceTool(catalogTool("language_references"), reads("search", (i) => `Find references of ${at(i)}`)),
+  fromWorkspaceTool(catalogTool("language_hover"), reads("read", (i) => `Hover at ${at(i)}`)),
+  fromWorkspaceTool(catalogTool("language_document_symbols"), reads("read", (i) => `Outline ${str(i.path)}`)),
+  fromWorkspaceTool(catalogTool("language_workspace_symbols"), reads("search", (i) => `Find symbol "${str(i.query)}"`)),
+  fromWorkspaceTool(
+    catalogTool("diagnostics_get"),
+    reads("read", (i) => (str(i.path) ? `Diagnostics of ${str(i.path)}` : "Diagnostics")),
+  ),
+];

@@ -1,0 +1,72 @@
+import type { AnyToolDef } from "./kernel.ts";
+import diagnosticsGet from "./diagnostics_get.ts";
+import editorApplyEdits from "./editor_apply_edits.ts";
+import editorOpen from "./editor_open.ts";
+import editorSetSelection from "./editor_set_selection.ts";
+import editorState from "./editor_state.ts";
+import extensionsInstall from "./extensions_install.ts";
+import extensionsList from "./extensions_list.ts";
+import extensionsUninstall from "./extensions_uninstall.ts";
+import fsDelete from "./fs_delete.ts";
+import fsList from "./fs_list.ts";
+import fsMove from "./fs_move.ts";
+import fsRead from "./fs_read.ts";
+import fsSearch from "./fs_search.ts";
+import fsWrite from "./fs_write.ts";
+import gitDiff from "./git_diff.ts";
+import gitRun from "./git_run.ts";
+import gitStatus from "./git_status.ts";
+import languageDefinition from "./language_definition.ts";
+import languageDocumentSymbols from "./language_document_symbols.ts";
+import languageHover from "./language_hover.ts";
+import languageReferences from "./language_references.ts";
+import languageWorkspaceSymbols from "./language_workspace_symbols.ts";
+import terminalCreate from "./terminal_create.ts";
+import terminalKill from "./terminal_kill.ts";
+import terminalList from "./terminal_list.ts";
+import terminalRead from "./terminal_read.ts";
+import terminalResize from "./terminal_resize.ts";
+import terminalWrite from "./terminal_write.ts";
+import vscodeExecuteCommand from "./vscode_execute_command.ts";
+import vscodeListCommands from "./vscode_list_commands.ts";
+import vscodeOpen from "./vscode_open.ts";
+import workspaceStatus from "./workspace_status.ts";
+
+/**
+ * The one explicit catalog of workspace tools, in the order MCP lists them. Every front end takes them from here;
+ * a tool not listed here does not exist.
+ */
+export const workspaceTools: readonly AnyToolDef[] = [
+  vscodeOpen,
+  workspaceStatus,
+  fsList,
+  fsRead,
+  fsWrite,
+  fsDelete,
+  fsMove,
+  fsSearch,
+  editorOpen,
+  editorState,
+  editorSetSelection,
+  editorApplyEdits,
+  diagnosticsGet,
+  languageDocumentSymbols,
+  languageWorkspaceSymbols,
+  languageDefinition,
+  languageReferences,
+  languageHover,
+  vscodeListCommands,
+  vscodeExecuteCommand,
+  extensionsList,
+  extensionsInstall,
+  extensionsUninstall,
+  terminalCreate,
+  terminalList,
+  terminalRead,
+  terminalWrite,
+  terminalResize,
+  terminalKill,
+  gitStatus,
+  gitDiff,
+  gitRun,
+];

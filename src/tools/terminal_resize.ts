@@ -1,0 +1,22 @@
+import { z } from "zod";
+import { defineTool } from "./kernel.ts";
+import { describeTerminal, TerminalId, terminalStructured } from "./terminal_common.ts";
+
+export default defineTool({
+  name: "terminal_resize",
+  title: "Resize a terminal",
+  description:
+    "Change a running terminal's size in columns and rows: the PTY (programs get SIGWINCH and see the new size) and the " +
+    "rendered screen. Pipe terminals (isPty=false) have no size and refuse with UNSUPPORTED.",
+  input: z.object({
+    id: TerminalId,
+    cols: z.number().int().min(2).max(1000).describe("New width in columns."),
+    rows: z.number().int().min(1).max(500).describe("New height in rows."),
+  }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async execute(args, ctx) {
+    ctx.core.terminals.resize(args.id, args.cols, args.rows);
+    const info = ctx.core.terminals.get(args.id);
+    return { text: `Resized: ${describeTerminal(info)}`, structured: { terminal: terminalStructured(info) } };
+  },
+});
