@@ -1,19 +1,20 @@
 /**
  * IDE server benchmarks (run: node --import tsx bench/ide.bench.ts):
- * 1. tool round trip (tools/call getWorkspaceFolders) over the IDE socket vs a raw `ws` echo
- *    server answering a frame of the same size, same run: p50/p99 and their ratios (target <= 1.3x);
+ * 1. tool round trip (tools/call getWorkspaceFolders) over the IDE socket of the compiled binary
+ *    (dist/ccb `ide --no-workbench`, built by scripts/compile.mjs when missing) and of Node
+ *    (bin/ccb.mjs), vs a raw `ws` echo server (bench/fixtures/ws-echo.mjs, its own Node process)
+ *    answering with a frame of the same size; blocks alternate between the three, same run:
+ *    p50/p99 and their ratios (target <= 1.3x for the binary);
  * 2. time from spawning `ccb ide --no-workbench` to its lock file existing, with the compiled
- *    binary (dist/ccb, built by scripts/compile.mjs when missing) and with Node (bin/ccb.mjs).
+ *    binary and with Node.
+ *   Env: BENCH_N (calls per target, default 3000), BENCH_RUNS (lock-file runs, default 7).
  */
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, watch } from "node:fs";
-import { tmpdir } from "node:os";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, watch } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { WebSocket, WebSocketServer } from "ws";
-import { createCore } from "../src/core/core.ts";
-import { silentLogger } from "../src/core/log.ts";
-import { startIde } from "../src/protocols/ide/ide.ts";
+import { WebSocket } from "ws";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const N = Number(process.env.BENCH_N ?? 3000);
@@ -44,50 +45,105 @@ function open(url: string, headers: Record<string, string> = {}): Promise<WebSoc
   });
 }
 
-async function benchRoundTrip() {
+function exited(child: ChildProcess): Promise<void> {
+  return new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once("exit", () => r())));
+}
+
+/** Start `ccb ide --no-workbench` and read its port and token from the lock file it writes. */
+async function startIdeProcess(command: string, args: string[], dir: string): Promise<{ child: ChildProcess; port: number; token: string }> {
+  const ws = join(dir, "ws");
+  const ideDir = join(dir, "cfg", "ide");
+  mkdirSync(ws, { recursive: true });
+  mkdirSync(ideDir, { recursive: true, mode: 0o700 });
+  const child = spawn(command, [...args, "ide", "--no-workbench", "--workspace", ws, "--log-level", "error"], {
+    env: { ...process.env, CLAUDE_CONFIG_DIR: join(dir, "cfg") },
+    stdio: "ignore",
+  });
+  for (let i = 0; i < 600; i++) {
+    const lock = readdirSync(ideDir).find((n) => /^\d+\.lock$/.test(n));
+    if (lock) {
+      try {
+        const body = JSON.parse(readFileSync(join(ideDir, lock), "utf8")) as { authToken: string };
+        return { child, port: Number(lock.slice(0, -5)), token: body.authToken };
+      } catch {
+        // written but not complete yet
+      }
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill("SIGKILL");
+  throw new Error(`${command} ide wrote no lock file in 30 s`);
+}
+
+interface Peer {
+  name: string;
+  ws: WebSocket;
+  times: number[];
+  stop: () => Promise<void>;
+}
+
+async function idePeer(name: string, command: string, args: string[]): Promise<Peer> {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "ccb-bench-ide-")));
-  const core = createCore({ roots: [dir], log: silentLogger });
-  const ide = await startIde({ core, log: silentLogger, lockDir: join(dir, "locks") });
-  const client = await open(`ws://127.0.0.1:${ide.port}`, { "x-claude-code-ide-authorization": ide.authToken });
+  const p = await startIdeProcess(command, args, dir);
+  const ws = await open(`ws://127.0.0.1:${p.port}`, { "x-claude-code-ide-authorization": p.token });
   let id = 0;
   const rpc = (method: string, params: unknown) => JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params });
-  await roundTrips(client, () => rpc("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "1" } }), 1);
-  client.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
-  const call = () => rpc("tools/call", { name: "getWorkspaceFolders", arguments: {}, _meta: { "claudecode/toolUseId": `toolu_${id}` } });
-
-  // The baseline: a raw ws server answering each frame with a reply of the same size as ccb's.
-  const sample = await new Promise<string>((resolve) => {
-    client.once("message", (d) => resolve(String(d)));
-    client.send(call());
-  });
-  const echo = new WebSocketServer({ host: "127.0.0.1", port: 0, perMessageDeflate: false, handleProtocols: () => "mcp" });
-  echo.on("connection", (ws) => ws.on("message", () => ws.send(sample)));
-  await new Promise<void>((r) => echo.once("listening", () => r()));
-  const raw = await open(`ws://127.0.0.1:${(echo.address() as { port: number }).port}`);
-
-  // Interleave the two in blocks so machine noise hits both alike.
-  await roundTrips(client, call, WARMUP);
-  await roundTrips(raw, call, WARMUP);
-  const ideTimes: number[] = [];
-  const rawTimes: number[] = [];
-  const block = 250;
-  for (let done = 0; done < N; done += block) {
-    ideTimes.push(...(await roundTrips(client, call, block)));
-    rawTimes.push(...(await roundTrips(raw, call, block)));
-  }
-  client.close();
-  raw.close();
-  echo.close();
-  await ide.close();
-  await core.dispose();
-  rmSync(dir, { recursive: true, force: true });
-  ideTimes.sort((a, b) => a - b);
-  rawTimes.sort((a, b) => a - b);
-  const r = {
-    ide: { p50: pct(ideTimes, 50), p99: pct(ideTimes, 99) },
-    raw: { p50: pct(rawTimes, 50), p99: pct(rawTimes, 99) },
+  await roundTrips(ws, () => rpc("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "1" } }), 1);
+  ws.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
+  return {
+    name,
+    ws,
+    times: [],
+    async stop() {
+      ws.close();
+      p.child.kill("SIGTERM");
+      await exited(p.child);
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
-  return { ...r, ratioP50: r.ide.p50 / r.raw.p50, ratioP99: r.ide.p99 / r.raw.p99 };
+}
+
+let callId = 0;
+const call = () => JSON.stringify({ jsonrpc: "2.0", id: ++callId, method: "tools/call", params: { name: "getWorkspaceFolders", arguments: {}, _meta: { "claudecode/toolUseId": `toolu_${callId}` } } });
+
+async function benchRoundTrip(bin: string) {
+  const compiled = await idePeer("ccb ide (compiled)", bin, []);
+  const node = await idePeer("ccb ide (node)", process.execPath, [join(root, "bin/ccb.mjs")]);
+  // The baseline answers with a frame of the size of ccb's answer.
+  const sample = await new Promise<string>((resolve) => {
+    compiled.ws.once("message", (d) => resolve(String(d)));
+    compiled.ws.send(call());
+  });
+  const echoChild = spawn(process.execPath, [join(root, "bench/fixtures/ws-echo.mjs"), sample], { stdio: ["ignore", "pipe", "inherit"] });
+  const echoPort = await new Promise<number>((resolve, reject) => {
+    let out = "";
+    echoChild.stdout!.setEncoding("utf8").on("data", (d: string) => {
+      out += d;
+      const m = /listening on (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    echoChild.once("exit", (c) => reject(new Error(`ws echo exited ${c}`)));
+  });
+  const raw: Peer = {
+    name: "raw ws echo (node)",
+    ws: await open(`ws://127.0.0.1:${echoPort}`),
+    times: [],
+    async stop() {
+      raw.ws.close();
+      echoChild.kill("SIGTERM");
+      await exited(echoChild);
+    },
+  };
+  const peers = [raw, compiled, node];
+  for (const p of peers) await roundTrips(p.ws, call, WARMUP);
+  // Interleave in blocks so machine noise hits all alike.
+  const block = 250;
+  for (let done = 0; done < N; done += block) for (const p of peers) p.times.push(...(await roundTrips(p.ws, call, block)));
+  for (const p of peers) await p.stop();
+  return peers.map((p) => {
+    const s = [...p.times].sort((a, b) => a - b);
+    return { name: p.name, p50: pct(s, 50), p99: pct(s, 99) };
+  });
 }
 
 async function timeToLock(command: string, args: string[], runs: number): Promise<number[]> {
@@ -120,14 +176,21 @@ async function timeToLock(command: string, args: string[], runs: number): Promis
   return out.sort((a, b) => a - b);
 }
 
-const rt = await benchRoundTrip();
-console.log(`tool round trip (getWorkspaceFolders, ${N} calls): ccb ide p50 ${rt.ide.p50.toFixed(3)} ms, p99 ${rt.ide.p99.toFixed(3)} ms`);
-console.log(`raw ws echo (same frame sizes):            p50 ${rt.raw.p50.toFixed(3)} ms, p99 ${rt.raw.p99.toFixed(3)} ms`);
-console.log(`ratio: p50 ${rt.ratioP50.toFixed(2)}x, p99 ${rt.ratioP99.toFixed(2)}x (target <= 1.3x)`);
-
 const bin = process.env.CCB_BENCH_BIN ?? join(root, "dist/ccb");
 if (!existsSync(bin)) spawnSync(process.execPath, [join(root, "scripts/compile.mjs")], { cwd: root, stdio: "inherit" });
 if (!existsSync(join(root, "dist/node/main.mjs"))) spawnSync(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root, stdio: "inherit" });
+const loadBefore = loadavg().map((x) => +x.toFixed(1));
+const rows = await benchRoundTrip(bin);
+const base = rows[0]!;
+console.log(`tool round trip (getWorkspaceFolders), ${N} calls each after ${WARMUP} warm-up, blocks of 250 alternating:`);
+console.log(`  ${"target".padEnd(22)} ${"p50".padStart(10)} ${"p99".padStart(10)}   p50 ratio  p99 ratio`);
+for (const r of rows) {
+  console.log(`  ${r.name.padEnd(22)} ${`${r.p50.toFixed(3)} ms`.padStart(10)} ${`${r.p99.toFixed(3)} ms`.padStart(10)}   ${`${(r.p50 / base.p50).toFixed(2)}x`.padStart(9)}  ${`${(r.p99 / base.p99).toFixed(2)}x`.padStart(9)}`);
+}
+console.log("  (target: compiled <= 1.3x the raw ws echo)");
+const compiledRow = rows[1]!;
+const nodeRow = rows[2]!;
+
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const compiled = await timeToLock(bin, [], RUNS);
 const viaNode = await timeToLock(process.execPath, [join(root, "bin/ccb.mjs")], RUNS);
@@ -137,8 +200,10 @@ console.log(`start -> lock file, node bin/ccb.mjs   (${RUNS} runs): median ${pct
 console.log(
   JSON.stringify({
     bench: "ide",
-    roundTripMs: { ide: rt.ide, raw: rt.raw },
-    ratio: { p50: Number(rt.ratioP50.toFixed(3)), p99: Number(rt.ratioP99.toFixed(3)) },
+    roundTripMs: { compiled: compiledRow, node: nodeRow, raw: base },
+    ratio: { p50: Number((compiledRow.p50 / base.p50).toFixed(3)), p99: Number((compiledRow.p99 / base.p99).toFixed(3)) },
+    nodeRatio: { p50: Number((nodeRow.p50 / base.p50).toFixed(3)), p99: Number((nodeRow.p99 / base.p99).toFixed(3)) },
+    loadavg: { before: loadBefore, after: loadavg().map((x) => +x.toFixed(1)) },
     lockFileMs: { compiledMedian: Math.round(pct(compiled, 50)), nodeMedian: Math.round(pct(viaNode, 50)) },
   }),
 );

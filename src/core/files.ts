@@ -2,7 +2,7 @@ import { lstatSync, unlinkSync } from "node:fs";
 import { sep } from "node:path";
 import type { Workspace } from "./workspace.ts";
 import { CcbError, throwIfAborted, toCcbError } from "./errors.ts";
-import { cutUtf8, DEFAULT_MAX_BYTES, countLines, hashStream, lineSpan, looksBinary, openRegular, readAll, sha256, WHOLE_READ_CAP } from "./fs-read.ts";
+import { cutUtf8, DEFAULT_MAX_BYTES, countLines, hashStream, lineSpan, looksBinary, openRegular, readAll, readSmallRegular, sha256, WHOLE_READ_CAP } from "./fs-read.ts";
 import { atomicReplace, currentFile, hardlinkedVersion, versionConflict } from "./fs-write.ts";
 import { lockTargetAt, withWriteLock } from "./fs-lock.ts";
 import { walk, type EntryKind } from "./fs-walk.ts";
@@ -248,23 +248,30 @@ export class FileService {
     return using(l, display, async () => {
       if (l.self || l.st?.isDirectory()) throw new CcbError("IS_DIRECTORY", `Is a directory: ${display}`, { hint: "Use fs_list to see its entries." });
       if (!l.st || !l.parent) throw notFound(path);
+      throwIfAborted(options.signal);
+      // Small files (most reads) in one synchronous step; larger ones through the thread pool.
+      const small = readSmallRegular(l.parent, l.name, display);
+      if (small) return await this.#readOpen(small, display, l.abs, options, lineMode, byteMode, startLine);
       const { fh, st } = await openRegular(l.parent, l.name, display);
       try {
-        return await this.#readOpen(fh, st.size, display, l.abs, options, lineMode, byteMode, startLine);
+        return await this.#readOpen({ fh, size: st.size }, display, l.abs, options, lineMode, byteMode, startLine);
       } finally {
         await fh.close();
       }
     });
   }
 
-  async #readOpen(fh: import("node:fs/promises").FileHandle, fileSize: number, display: string, abs: string, options: ReadOptions, lineMode: boolean, byteMode: boolean, startLine: number): Promise<ReadResult> {
+  /** `src`: the whole content already read, or an open file of `size` bytes. */
+  async #readOpen(src: Buffer | { fh: import("node:fs/promises").FileHandle; size: number }, display: string, abs: string, options: ReadOptions, lineMode: boolean, byteMode: boolean, startLine: number): Promise<ReadResult> {
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     let whole: Buffer | undefined;
     let version: string;
     let size: number;
     let slice: Buffer;
     let start: number;
-    if (fileSize > WHOLE_READ_CAP) {
+    const fileSize = Buffer.isBuffer(src) ? src.length : src.size;
+    if (!Buffer.isBuffer(src) && fileSize > WHOLE_READ_CAP) {
+      const fh = src.fh;
       if (lineMode) {
         throw new CcbError("TOO_LARGE", `${display} is ${fileSize} bytes, too large for a line range.`, { hint: `Read it by byte range (byteOffset/byteLength) instead; line ranges work on files up to ${WHOLE_READ_CAP} bytes.` });
       }
@@ -275,7 +282,7 @@ export class FileService {
       const { bytesRead } = await fh.read(slice, 0, len, start);
       slice = slice.subarray(0, bytesRead);
     } else {
-      whole = await readAll(fh, fileSize, options.signal);
+      whole = Buffer.isBuffer(src) ? src : await readAll(src.fh, fileSize, options.signal);
       version = sha256(whole);
       size = whole.length;
       if (lineMode) {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, normalize, sep } from "node:path";
 import { brotliCompressSync, brotliDecompressSync, constants as zlib } from "node:zlib";
@@ -76,14 +76,72 @@ export function verifyDir(dir: string, header: PackHeader): boolean {
   return true;
 }
 
+/** What the marker file holds: the header, and each file's inode, size and mtime when it was last hashed. */
+interface Marker extends PackHeader {
+  seen?: Array<[ino: number, size: number, mtimeMs: number]>;
+}
+
+function statsOf(dir: string, header: PackHeader): Marker["seen"] {
+  return header.files.map((f) => {
+    const st = lstatSync(join(dir, f.path));
+    return [st.ino, st.size, st.mtimeMs];
+  });
+}
+
 /**
- * Unpack into `<root>/<id>` unless a verified copy is there. Written beside and renamed into
+ * True when the marker names the same files as `header` and every file still has the inode, size
+ * and modification time it had when it was hashed: a stat per file instead of reading and hashing
+ * the pack's megabytes at every start. A file written since (any write moves its mtime) or
+ * replaced (a new inode) fails this, and the folder is then verified by SHA-256 again.
+ */
+export function statVerifyDir(dir: string, header: PackHeader): boolean {
+  let marker: Marker;
+  try {
+    marker = JSON.parse(readFileSync(join(dir, MARKER), "utf8")) as Marker;
+  } catch {
+    return false;
+  }
+  const seen = marker.seen;
+  if (!Array.isArray(seen) || !Array.isArray(marker.files) || marker.files.length !== header.files.length || seen.length !== header.files.length) return false;
+  for (let i = 0; i < header.files.length; i++) {
+    const f = header.files[i] as PackFile;
+    const m = marker.files[i];
+    const s = seen[i];
+    if (!m || !s || m.path !== f.path || m.size !== f.size || m.sha256 !== f.sha256) return false;
+    try {
+      const st = lstatSync(join(dir, f.path));
+      if (!st.isFile() || st.ino !== s[0] || st.size !== f.size || st.size !== s[1] || st.mtimeMs !== s[2]) return false;
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** After a full SHA-256 verification: record the files' stats so the next start can check them by stat. */
+function recordVerified(dir: string, header: PackHeader): void {
+  const tmp = join(dir, `${MARKER}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`);
+  try {
+    writeFileSync(tmp, JSON.stringify({ ...header, seen: statsOf(dir, header) } satisfies Marker));
+    renameSync(tmp, join(dir, MARKER));
+  } catch {
+    rmSync(tmp, { force: true });
+  }
+}
+
+/**
+ * Unpack into `<root>/<id>` unless a verified copy is there (checked by stat against the record
+ * written when its files were hashed, else by SHA-256). Written beside and renamed into
  * place, so a concurrent start never sees half a folder; a corrupted copy is replaced.
  */
 export function materializePack(pack: Uint8Array, root: string): string {
   const { header, bodyOffset } = readPackHeader(pack);
   const dir = join(root, packId(pack));
-  if (verifyDir(dir, header)) return dir;
+  if (statVerifyDir(dir, header)) return dir;
+  if (verifyDir(dir, header)) {
+    recordVerified(dir, header);
+    return dir;
+  }
   mkdirSync(root, { recursive: true, mode: 0o700 });
   const body = brotliDecompressSync(pack.subarray(bodyOffset));
   const tmp = `${dir}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
@@ -96,7 +154,8 @@ export function materializePack(pack: Uint8Array, root: string): string {
       mkdirSync(dirname(join(tmp, f.path)), { recursive: true, mode: 0o700 });
       writeFileSync(join(tmp, f.path), data, { mode: 0o600 });
     }
-    writeFileSync(join(tmp, MARKER), JSON.stringify(header));
+    // Every file was checked against its SHA-256 above: its stats are the record later starts check.
+    writeFileSync(join(tmp, MARKER), JSON.stringify({ ...header, seen: statsOf(tmp, header) } satisfies Marker));
     rmSync(dir, { recursive: true, force: true });
     try {
       renameSync(tmp, dir);

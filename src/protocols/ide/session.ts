@@ -59,7 +59,9 @@ export function attachSession(ws: WebSocket, connectionId: number, deps: Session
       log.debug("binary frame ignored");
       return;
     }
-    rpc.receive(Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as ArrayBuffer).toString("utf8"));
+    // ws delivers a Buffer (binaryType "nodebuffer"): decode it in place, without a copy.
+    const text = Buffer.isBuffer(data) ? data.toString("utf8") : Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data).toString("utf8");
+    rpc.receive(text);
   });
   ws.once("close", () => {
     rpc.close();

@@ -7,8 +7,8 @@ import {
   ListToolsRequestSchema,
   PingRequestSchema,
   SetLevelRequestSchema,
-  isJSONRPCRequest,
   type JSONRPCMessage,
+  type JSONRPCRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 
 interface Issue {
@@ -38,7 +38,9 @@ export async function connectValidated(server: Server, transport: Transport): Pr
   const next = transport.onmessage;
   if (!next) throw new Error("the MCP server did not attach to the transport");
   transport.onmessage = (message: JSONRPCMessage, extra) => {
-    if (isJSONRPCRequest(message)) {
+    // The transport has validated the message as JSON-RPC: a request is one with a method and an id
+    // (a structural test here instead of a second schema parse of every message).
+    if (isRequest(message)) {
       const schema = REQUEST_SCHEMAS.get(message.method);
       const parsed = schema?.safeParse(message);
       if (parsed && !parsed.success) {
@@ -53,6 +55,10 @@ export async function connectValidated(server: Server, transport: Transport): Pr
     }
     next(message, extra);
   };
+}
+
+function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
+  return "method" in message && "id" in message;
 }
 
 function describeIssues(issues: readonly Issue[]): string {

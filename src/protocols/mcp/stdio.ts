@@ -161,7 +161,8 @@ export class LineStdioTransport implements Transport {
 
   #frame(raw: string): void {
     const text = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    if (text.trim() === "") return;
+    // A blank line is skipped; a frame starts with "{" (the common case skips the trim).
+    if (text.charCodeAt(0) !== 0x7b && text.trim() === "") return;
     let value: unknown;
     try {
       value = JSON.parse(text);
