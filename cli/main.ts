@@ -65,7 +65,7 @@ try {
 
 // Before the command runs: secrets move out of process.env into the vault (no child inherits them),
 // and the supervisor starts, so every process ccb starts from here on is contained.
-const [{ takeSecrets }, { startSupervisor }] = await Promise.all([import("../src/platform/secrets.ts"), import("../src/platform/supervisor.ts")]);
+const [{ takeSecrets }, { startSupervisor }] = await Promise.all([import("../src/core/secrets.ts"), import("../src/platform/supervisor.ts")]);
 try {
   takeSecrets();
 } catch (err) {

@@ -3,7 +3,7 @@
 //   1. bundles cli/main.ts for the Bun runtime, split into lazily loaded chunks (scripts/bun-bundle.mjs);
 //   2. packs those chunks and the files ccb reads at run time (dist/bridge-extension) into
 //      dist/compiled/ccb.pack (src/util/assets.ts: SHA-256 per file, brotli);
-//   3. compiles the small entry src/util/compiled-entry.ts with the pack embedded. At run time the
+//   3. compiles the small entry cli/compiled-entry.ts with the pack embedded. At run time the
 //      entry unpacks the pack once into <cache>/assets/<sha-256>/ (verified) and runs the CLI from there.
 // The pack is compressed (about 4x): the Bun runtime alone is ~109 MB, so the code must be small.
 // Usage: node scripts/compile.mjs [outfile] [--target=bun-linux-x64|...] (other flags go to bun build)
@@ -37,7 +37,7 @@ run(bun, [
   // chunk of its own, loaded after `--version` has been answered.
   "build", "--compile", "--splitting", "--minify", "--format=esm", "--asset-naming=[name].[ext]",
   ...extra,
-  "src/util/compiled-entry.ts", join(work, "ccb.pack"),
+  "cli/compiled-entry.ts", join(work, "ccb.pack"),
   "--outfile", out,
 ]);
 rmSync(work, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
 import { startLink } from "../../src/link/index.ts";
-import { withSecrets } from "../../src/platform/secrets.ts";
+import { withSecrets } from "../../src/core/secrets.ts";
 import { closeOnSignals, commonArgs, reportFatal, setupLogging } from "../common.ts";
 
 export default defineCommand({
@@ -51,7 +51,7 @@ export default defineCommand({
         permissionMode: args["permission-mode"],
         allowOrigins,
         agentArgv,
-        // The link's own tokens were moved out of process.env at startup (src/platform/secrets.ts).
+        // The link's own tokens were moved out of process.env at startup (src/core/secrets.ts).
         env: withSecrets(["ACP_AUTH_TOKEN", "ACP_RCS_TOKEN"]),
         ...(args["max-message-size"] ? { maxMessageBytes: Number(args["max-message-size"]) } : {}),
         log: log.child("link"),

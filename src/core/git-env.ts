@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { scopeMarker } from "../platform/env.ts";
+import { scopeMarker } from "../core/child-env.ts";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import type { Logger } from "../core/log.ts";
-import { childEnv } from "../platform/env.ts";
+import { childEnv } from "../core/child-env.ts";
 
 export interface AgentCommand {
   command: string;

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { TOKEN_QUERY_KEYS, type EdgePolicy } from "../net/policy.ts";
 import { configDir } from "../util/paths.ts";
-import { registerSecret } from "../platform/secrets.ts";
+import { registerSecret } from "../core/secrets.ts";
 import { newToken, writeSecretFile } from "../util/secrets.ts";
 
 export const SUBPROTOCOL_PREFIX = "rcs.auth.";

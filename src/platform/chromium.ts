@@ -7,7 +7,7 @@ import { createInterface } from "node:readline";
 import { CcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { CdpPipe, type CdpSession } from "./cdp-pipe.ts";
-import { childEnv } from "./env.ts";
+import { childEnv } from "../core/child-env.ts";
 import { claimDir, removeStale } from "./state.ts";
 
 /**

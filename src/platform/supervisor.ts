@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
-import { setScopeMarker } from "./env.ts";
+import { setScopeMarker } from "../core/child-env.ts";
 
 /**
  * Containment: every process ccb starts, and everything those start (background jobs, `nohup`,

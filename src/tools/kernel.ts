@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Core } from "../core/core.ts";
 import { CcbError, toCcbError } from "../core/errors.ts";
 import { redact, type Logger } from "../core/log.ts";
-import { maskSecrets } from "../platform/secrets.ts";
+import { maskSecrets } from "../core/secrets.ts";
 
 /**
  * The tool kernel: the one way to define a tool, and what every front end shares when it runs one:

@@ -7,7 +7,7 @@ import type { EditorBridge } from "../core/bridge.ts";
 import type { Core } from "../core/core.ts";
 import { CcbError, ERROR_CODES, toCcbError, type ErrorCode } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
-import { registerSecret } from "../platform/secrets.ts";
+import { registerSecret } from "../core/secrets.ts";
 import { CCB_VERSION } from "../core/version.ts";
 import {
   BRIDGE_PROTOCOL_VERSION,

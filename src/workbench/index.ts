@@ -4,7 +4,7 @@ import type { Core } from "../core/core.ts";
 import { CcbError, toCcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { BrowserSession } from "../net/browser-session.ts";
-import { childEnv } from "../platform/env.ts";
+import { childEnv } from "../core/child-env.ts";
 import { BridgeServer } from "./bridge-server.ts";
 import { BRIDGE_POLICY, mountSessionRoutes, mountWorkbenchProxy, type WorkbenchHttp } from "./gateway.ts";
 import { startHeadlessClient, type HeadlessClient } from "./headless-client.ts";
@@ -70,7 +70,7 @@ export interface WorkbenchHandle {
   close(): Promise<void>;
 }
 
-/** Environment for the runtime (its integrated terminals inherit it): the one child policy, src/platform/env.ts. */
+/** Environment for the runtime (its integrated terminals inherit it): the one child policy, src/core/child-env.ts. */
 export function runtimeEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return childEnv(env);
 }

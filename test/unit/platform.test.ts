@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, test } from "node:test";
-import { childEnv } from "../../src/platform/env.ts";
-import { MASK, maskDeep, maskSecrets, resetSecretsForTests, secretValue, takeSecrets, withSecrets } from "../../src/platform/secrets.ts";
+import { childEnv } from "../../src/core/child-env.ts";
+import { MASK, maskDeep, maskSecrets, resetSecretsForTests, secretValue, takeSecrets, withSecrets } from "../../src/core/secrets.ts";
 
 describe("platform: secrets and the child environment policy", () => {
   afterEach(() => resetSecretsForTests());

@@ -1,10 +1,10 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, resolve } from "node:path";
-import { childEnv } from "../../platform/env.ts";
-import { isSecretName } from "../../platform/secrets.ts";
+import { childEnv } from "../../core/child-env.ts";
+import { isSecretName } from "../../core/secrets.ts";
 import { CcbError } from "../errors.ts";
 
-/** Whether a variable is never passed to a terminal (the one policy: src/platform/env.ts). */
+/** Whether a variable is never passed to a terminal (the one policy: src/core/child-env.ts). */
 export function isDroppedEnvName(name: string): boolean {
   return isSecretName(name) || name === "NODE_TEST_CONTEXT";
 }

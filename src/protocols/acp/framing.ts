@@ -1,6 +1,6 @@
 import type { AnyMessage, Stream } from "@agentclientprotocol/sdk/unstable";
 // the same id scanner answers oversized frames of `ccb serve --stdio`
-import { idFromPrefix, idFromSuffix } from "../mcp/frame-id.ts";
+import { idFromPrefix, idFromSuffix } from "../../util/frame-id.ts";
 
 /**
  * Newline-delimited JSON-RPC framing for `ccb acp` with a per-frame cap that never ends the

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { secretValue } from "../../platform/secrets.ts";
+import { secretValue } from "../../core/secrets.ts";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";

@@ -1,5 +1,5 @@
 import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
-import { maskDeep } from "../../platform/secrets.ts";
+import { maskDeep } from "../../core/secrets.ts";
 import { z } from "zod";
 import { argumentErrorText, inputSchema, toolFailure } from "../../tools/kernel.ts";
 

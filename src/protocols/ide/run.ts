@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { childEnv as policyEnv } from "../../platform/env.ts";
+import { childEnv as policyEnv } from "../../core/child-env.ts";
 import { createCore } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
@@ -55,7 +55,7 @@ export function withLoopbackNoProxy(value: string | undefined): string {
 /** The environment for the command run by `ccb ide -- <command>`. */
 export function childEnv(base: NodeJS.ProcessEnv, port: number): NodeJS.ProcessEnv {
   const noProxy = withLoopbackNoProxy(base.NO_PROXY ?? base.no_proxy);
-  // The child policy (src/platform/env.ts): no ccb secret, but the agent's own model credentials.
+  // The child policy (src/core/child-env.ts): no ccb secret, but the agent's own model credentials.
   return policyEnv(base, { agent: true, extra: { CLAUDE_CODE_SSE_PORT: String(port), ENABLE_IDE_INTEGRATION: "true", NO_PROXY: noProxy, no_proxy: noProxy } });
 }
 

@@ -1,5 +1,5 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { maskDeep } from "../../platform/secrets.ts";
+import { maskDeep } from "../../core/secrets.ts";
 import {
   CallToolRequestSchema,
   ErrorCode,

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
 import { Gateway } from "../../net/gateway.ts";
-import { registerSecret } from "../../platform/secrets.ts";
+import { registerSecret } from "../../core/secrets.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
 import { startWorkbench, type WorkbenchHandle } from "../index.ts";
 import type { RuntimeKind } from "../launcher/types.ts";

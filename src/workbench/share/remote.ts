@@ -5,7 +5,7 @@ import type { EditorBridge } from "../../core/bridge.ts";
 import type { Core } from "../../core/core.ts";
 import { CcbError, ERROR_CODES, type ErrorCode } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
-import { registerSecret } from "../../platform/secrets.ts";
+import { registerSecret } from "../../core/secrets.ts";
 import { extensionMethods, isExtensionMethod, MAX_FRAME_BYTES } from "../contract.ts";
 import { parse, proofOf, ServerFrame, type ClientFrame, type FrontEnd } from "./protocol.ts";
 import { ATTACH_PATH, type ShareRecord } from "./record.ts";

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { createCore, type Core } from "../../../src/core/core.ts";
 import { CcbError, isCcbError } from "../../../src/core/errors.ts";
 import { silentLogger } from "../../../src/core/log.ts";
-import { registerSecret, resetSecretsForTests } from "../../../src/platform/secrets.ts";
+import { registerSecret, resetSecretsForTests } from "../../../src/core/secrets.ts";
 import { toolsForModel } from "../../../src/protocols/acp/model-tools.ts";
 import { AGENT_TOOLS, BUILTIN_TOOLS, EDITOR_TOOLS } from "../../../src/protocols/acp/tools/index.ts";
 import { defineAcpTool, type AgentToolContext } from "../../../src/protocols/acp/tools/types.ts";

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { childEnv } from "../../../platform/env.ts";
+import { childEnv } from "../../../core/child-env.ts";
 import { z } from "zod";
 import { CcbError, isCcbError } from "../../../core/errors.ts";
 import { isSafeCommand } from "../permissions.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { idFromPrefix, idFromSuffix } from "../../../../src/protocols/mcp/frame-id.ts";
+import { idFromPrefix, idFromSuffix } from "../../src/util/frame-id.ts";
 
 describe("idFromPrefix (the id of an oversized stdio frame)", () => {
   it("reads a top-level number or string id from a cut-off frame", () => {

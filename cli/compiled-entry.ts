@@ -1,7 +1,7 @@
 // Entry of the compiled binary (scripts/compile.mjs): unpacks the embedded asset pack (ccb's code
 // and the files it reads at run time) into ccb's cache, verified by SHA-256, then runs the CLI
 // from there. `Bun.embeddedFiles` holds the pack, added to the executable by `bun build --compile`.
-import { CCB_VERSION } from "../core/version.ts";
+import { CCB_VERSION } from "../src/core/version.ts";
 
 const PACK_NAME = "ccb.pack";
 
@@ -17,8 +17,8 @@ async function main(): Promise<void> {
   const [{ join }, { pathToFileURL }, { materializeInCache, setEmbeddedAssetDir }, { cacheDir }] = await Promise.all([
     import("node:path"),
     import("node:url"),
-    import("./assets.ts"),
-    import("./paths.ts"),
+    import("../src/util/assets.ts"),
+    import("../src/util/paths.ts"),
   ]);
   const files = (globalThis as { Bun?: { embeddedFiles?: Array<Blob & { name?: string }> } }).Bun?.embeddedFiles ?? [];
   const blob = files.find((f) => f.name === PACK_NAME || f.name?.endsWith(`/${PACK_NAME}`));
