@@ -197,7 +197,7 @@ export function toolFailure(toolName: string, err: unknown, log?: Logger): CcbEr
   if (err instanceof CcbError && sanitized.has(err)) return err;
   const e = toCcbError(err);
   if (e.code !== "INTERNAL") {
-    log?.debug(`tool ${toolName}: ${e.code}: ${e.message}`);
+    log?.debug(`${toolName} failed: ${e.message} (${e.code})`);
     return e;
   }
   const full = err instanceof Error ? (err.stack ?? err.message) : String(err);
