@@ -10,9 +10,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough, Readable, Writable } from "node:stream";
-import Anthropic from "@anthropic-ai/sdk";
 import * as acp from "@agentclientprotocol/sdk";
 import * as acpu from "@agentclientprotocol/sdk/unstable";
+import Anthropic from "@anthropic-ai/sdk";
 import { silentLogger } from "../src/core/log.ts";
 import { createAcpAgent } from "../src/protocols/acp/agent.ts";
 import { boundedNdJsonStream } from "../src/protocols/acp/framing.ts";
@@ -24,12 +24,22 @@ const N = Number(process.env.BENCH_N ?? 40);
 const STARTS = Number(process.env.BENCH_STARTS ?? 8);
 const data = mkdtempSync(join(tmpdir(), "ccb-acp-bench-"));
 
-if (!existsSync(join(root, "dist/node/main.mjs"))) spawnSync(process.execPath, [join(root, "scripts/build.mjs")], { stdio: "inherit" });
+if (!existsSync(join(root, "dist/node/main.mjs")))
+  spawnSync(process.execPath, [join(root, "scripts/build.mjs")], { stdio: "inherit" });
 const binary = join(root, "dist/ccb");
-if (!existsSync(binary) && !process.env.BENCH_SKIP_BINARY) spawnSync(process.execPath, [join(root, "scripts/compile.mjs")], { stdio: "inherit", cwd: root });
+if (!existsSync(binary) && !process.env.BENCH_SKIP_BINARY)
+  spawnSync(process.execPath, [join(root, "scripts/compile.mjs")], { stdio: "inherit", cwd: root });
 
 const api = await startFakeAnthropic({ script: () => ({ text: "benchmark reply text, streamed in several chunks" }) });
-const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: data, CCB_DATA_DIR: data, XDG_CONFIG_HOME: join(data, "cfg"), ANTHROPIC_BASE_URL: api.url, ANTHROPIC_API_KEY: "sk-ant-bench", CCB_LOG_LEVEL: "error" };
+const env = {
+  PATH: process.env.PATH ?? "/usr/bin:/bin",
+  HOME: data,
+  CCB_DATA_DIR: data,
+  XDG_CONFIG_HOME: join(data, "cfg"),
+  ANTHROPIC_BASE_URL: api.url,
+  ANTHROPIC_API_KEY: "sk-ant-bench",
+  CCB_LOG_LEVEL: "error",
+};
 
 function rssKb(pid: number): number {
   const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -58,7 +68,12 @@ function spawnAgent(command: string, args: string[]) {
       f(performance.now());
     }
   });
-  const conn = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(tap) as ReadableStream<Uint8Array>));
+  const conn = app.connect(
+    acp.ndJsonStream(
+      Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
+      Readable.toWeb(tap) as ReadableStream<Uint8Array>,
+    ),
+  );
   return {
     child,
     conn,
@@ -75,7 +90,10 @@ function spawnAgent(command: string, args: string[]) {
 // 1. first SSE byte -> first agent_message_chunk
 async function overhead(): Promise<{ agent: number[]; raw: number[]; sdk: number[]; floor: number[] }> {
   const a = spawnAgent(process.execPath, [join(root, "bin/ccb.mjs"), "acp"]);
-  await a.conn.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+  await a.conn.agent.request(acp.methods.agent.initialize, {
+    protocolVersion: acp.PROTOCOL_VERSION,
+    clientCapabilities: {},
+  });
   const { sessionId } = await a.conn.agent.request(acp.methods.agent.session.new, { cwd: data, mcpServers: [] });
   const agent: number[] = [];
   const raw: number[] = [];
@@ -83,7 +101,10 @@ async function overhead(): Promise<{ agent: number[]; raw: number[]; sdk: number
     const n = api.requests.length + 1;
     const first = a.firstChunk();
     const firstRaw = a.firstRaw();
-    const done = a.conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: `bench ${i}` }] });
+    const done = a.conn.agent.request(acp.methods.agent.session.prompt, {
+      sessionId,
+      prompt: [{ type: "text", text: `bench ${i}` }],
+    });
     const [tByte, tRaw, tChunk] = await Promise.all([api.waitForFirstByte(n), firstRaw, first]);
     await done;
     if (i >= 3) {
@@ -97,7 +118,13 @@ async function overhead(): Promise<{ agent: number[]; raw: number[]; sdk: number
   const sdk: number[] = [];
   for (let i = 0; i < N + 3; i++) {
     const n = api.requests.length + 1;
-    const stream = await client.messages.create({ model: "m", max_tokens: 10, stream: true, messages: [{ role: "user", content: "x" }], tools: [{ name: "t", input_schema: { type: "object" } }] });
+    const stream = await client.messages.create({
+      model: "m",
+      max_tokens: 10,
+      stream: true,
+      messages: [{ role: "user", content: "x" }],
+      tools: [{ name: "t", input_schema: { type: "object" } }],
+    });
     let tText = 0;
     for await (const e of stream) if (!tText && e.type === "content_block_delta") tText = performance.now();
     const tByte = await api.waitForFirstByte(n);
@@ -129,10 +156,16 @@ async function overhead(): Promise<{ agent: number[]; raw: number[]; sdk: number
 // 1a. with BENCH_BASELINE_AGENT=<another checkout>/bin/ccb.mjs: this agent and that one, prompts
 // interleaved in one run (same machine load), first SSE byte -> first agent_message_chunk
 async function againstBaseline(other: string): Promise<{ ours: number[]; theirs: number[] }> {
-  const agents = [spawnAgent(process.execPath, [join(root, "bin/ccb.mjs"), "acp"]), spawnAgent(process.execPath, [other, "acp"])];
+  const agents = [
+    spawnAgent(process.execPath, [join(root, "bin/ccb.mjs"), "acp"]),
+    spawnAgent(process.execPath, [other, "acp"]),
+  ];
   const ids: string[] = [];
   for (const a of agents) {
-    await a.conn.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+    await a.conn.agent.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: {},
+    });
     ids.push((await a.conn.agent.request(acp.methods.agent.session.new, { cwd: data, mcpServers: [] })).sessionId);
   }
   const out = { ours: [] as number[], theirs: [] as number[] };
@@ -140,7 +173,10 @@ async function againstBaseline(other: string): Promise<{ ours: number[]; theirs:
     for (const [k, a] of agents.entries()) {
       const n = api.requests.length + 1;
       const first = a.firstChunk();
-      const done = a.conn.agent.request(acp.methods.agent.session.prompt, { sessionId: ids[k]!, prompt: [{ type: "text", text: `baseline ${i}` }] });
+      const done = a.conn.agent.request(acp.methods.agent.session.prompt, {
+        sessionId: ids[k]!,
+        prompt: [{ type: "text", text: `baseline ${i}` }],
+      });
       const [tByte, tChunk] = await Promise.all([api.waitForFirstByte(n), first]);
       await done;
       if (i >= 3) (k === 0 ? out.ours : out.theirs).push(tChunk - tByte);
@@ -164,12 +200,18 @@ async function inProcess(): Promise<number[]> {
   });
   const xs: number[] = [];
   await client.connectWith(agent, async (ctx) => {
-    await ctx.request(acpu.methods.agent.initialize, { protocolVersion: acpu.PROTOCOL_VERSION, clientCapabilities: {} });
+    await ctx.request(acpu.methods.agent.initialize, {
+      protocolVersion: acpu.PROTOCOL_VERSION,
+      clientCapabilities: {},
+    });
     const { sessionId } = await ctx.request(acpu.methods.agent.session.new, { cwd: data, mcpServers: [] });
     for (let i = 0; i < N + 3; i++) {
       const n = api.requests.length + 1;
       const first = new Promise<number>((r) => (onFirst = r));
-      const done = ctx.request(acpu.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: `in-process ${i}` }] });
+      const done = ctx.request(acpu.methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text: `in-process ${i}` }],
+      });
       const [tByte, tChunk] = await Promise.all([api.waitForFirstByte(n), first]);
       await done;
       if (i >= 3) xs.push(tChunk - tByte);
@@ -179,7 +221,10 @@ async function inProcess(): Promise<number[]> {
 }
 
 // 4. incoming framing: time to read `frames` through a framing layer (ms per run)
-async function framing(make: (out: WritableStream<Uint8Array>, input: ReadableStream<Uint8Array>) => { readable: ReadableStream<unknown> }, frames: Uint8Array[]): Promise<number> {
+async function framing(
+  make: (out: WritableStream<Uint8Array>, input: ReadableStream<Uint8Array>) => { readable: ReadableStream<unknown> },
+  frames: Uint8Array[],
+): Promise<number> {
   const input = new ReadableStream<Uint8Array>({
     start(c) {
       for (const f of frames) c.enqueue(f);
@@ -193,16 +238,26 @@ async function framing(make: (out: WritableStream<Uint8Array>, input: ReadableSt
   return performance.now() - t0;
 }
 
-async function framingBench(): Promise<{ smallOurs: number[]; smallSdk: number[]; bigOurs: number[]; bigSdk: number[] }> {
+async function framingBench(): Promise<{
+  smallOurs: number[];
+  smallSdk: number[];
+  bigOurs: number[];
+  bigSdk: number[];
+}> {
   const enc = new TextEncoder();
-  const line = (i: number) => `${JSON.stringify({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `chunk ${i}` } } } })}\n`;
+  const line = (i: number) =>
+    `${JSON.stringify({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: `chunk ${i}` } } } })}\n`;
   // 64 KiB reads, as a pipe delivers them
   const small = enc.encode(Array.from({ length: 10_000 }, (_, i) => line(i)).join(""));
-  const big = enc.encode(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "session/prompt", params: { sessionId: "s", prompt: [{ type: "text", text: "x".repeat(40_000_000) }] } })}\n`);
-  const split = (b: Uint8Array) => Array.from({ length: Math.ceil(b.byteLength / 65536) }, (_, i) => b.slice(i * 65536, (i + 1) * 65536));
+  const big = enc.encode(
+    `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "session/prompt", params: { sessionId: "s", prompt: [{ type: "text", text: "x".repeat(40_000_000) }] } })}\n`,
+  );
+  const split = (b: Uint8Array) =>
+    Array.from({ length: Math.ceil(b.byteLength / 65536) }, (_, i) => b.slice(i * 65536, (i + 1) * 65536));
   const [smallFrames, bigFrames] = [split(small), split(big)];
   const ours = (o: WritableStream<Uint8Array>, i: ReadableStream<Uint8Array>) => boundedNdJsonStream(o, i);
-  const sdk = (o: WritableStream<Uint8Array>, i: ReadableStream<Uint8Array>) => acpu.ndJsonStream(o, i, { maxMessageBytes: 64 * 1024 * 1024 });
+  const sdk = (o: WritableStream<Uint8Array>, i: ReadableStream<Uint8Array>) =>
+    acpu.ndJsonStream(o, i, { maxMessageBytes: 64 * 1024 * 1024 });
   const out = { smallOurs: [] as number[], smallSdk: [] as number[], bigOurs: [] as number[], bigSdk: [] as number[] };
   for (let i = 0; i < 6; i++) {
     out.smallOurs.push(await framing(ours, smallFrames));
@@ -220,7 +275,10 @@ async function startup(command: string, args: string[]): Promise<{ ms: number[];
   for (let i = 0; i < STARTS; i++) {
     const t0 = performance.now();
     const a = spawnAgent(command, args);
-    await a.conn.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+    await a.conn.agent.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: {},
+    });
     ms.push(performance.now() - t0);
     await a.conn.agent.request(acp.methods.agent.session.new, { cwd: data, mcpServers: [] });
     rss.push(rssKb(a.child.pid!));
@@ -234,7 +292,9 @@ async function bareNode(): Promise<{ ms: number[]; rss: number[] }> {
   const rss: number[] = [];
   for (let i = 0; i < STARTS; i++) {
     const t0 = performance.now();
-    const c = spawn(process.execPath, ["-e", "process.stdout.write('x'); setInterval(() => {}, 1000)"], { stdio: ["ignore", "pipe", "inherit"] });
+    const c = spawn(process.execPath, ["-e", "process.stdout.write('x'); setInterval(() => {}, 1000)"], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     await new Promise((r) => c.stdout.once("data", r));
     ms.push(performance.now() - t0);
     rss.push(rssKb(c.pid!));
@@ -250,40 +310,81 @@ try {
   const sd = summarize(o.sdk);
   const fl = summarize(o.floor);
   const rw = summarize(o.raw);
-  console.log(`first SSE byte -> first agent_message_chunk (n=${ag.n}): p50 ${fmt(ag.p50)} p99 ${fmt(ag.p99)} | SDK alone in-process p50 ${fmt(sd.p50)} p99 ${fmt(sd.p99)} | bare relay process (floor) p50 ${fmt(fl.p50)} p99 ${fmt(fl.p99)} | ratio vs floor p50 ${ratio(ag.p50, fl.p50)} p99 ${ratio(ag.p99, fl.p99)} | target <= 5 ms p50: ${ag.p50 <= 5 ? "met" : "NOT met"}`);
-  console.log(`  of which: first SSE byte -> the frame's bytes on the agent's stdout pipe (n=${rw.n}): p50 ${fmt(rw.p50)} p99 ${fmt(rw.p99)} | ratio vs floor p50 ${ratio(rw.p50, fl.p50)}`);
+  console.log(
+    `first SSE byte -> first agent_message_chunk (n=${ag.n}): p50 ${fmt(ag.p50)} p99 ${fmt(ag.p99)} | SDK alone in-process p50 ${fmt(sd.p50)} p99 ${fmt(sd.p99)} | bare relay process (floor) p50 ${fmt(fl.p50)} p99 ${fmt(fl.p99)} | ratio vs floor p50 ${ratio(ag.p50, fl.p50)} p99 ${ratio(ag.p99, fl.p99)} | target <= 5 ms p50: ${ag.p50 <= 5 ? "met" : "NOT met"}`,
+  );
+  console.log(
+    `  of which: first SSE byte -> the frame's bytes on the agent's stdout pipe (n=${rw.n}): p50 ${fmt(rw.p50)} p99 ${fmt(rw.p99)} | ratio vs floor p50 ${ratio(rw.p50, fl.p50)}`,
+  );
   const other = process.env.BENCH_BASELINE_AGENT;
   if (other) {
     const b = await againstBaseline(other);
     const [us, them] = [summarize(b.ours), summarize(b.theirs)];
-    console.log(`  interleaved against ${other} (n=${us.n}): this p50 ${fmt(us.p50)} p99 ${fmt(us.p99)} | baseline p50 ${fmt(them.p50)} p99 ${fmt(them.p99)} | ratio p50 ${ratio(us.p50, them.p50)}`);
+    console.log(
+      `  interleaved against ${other} (n=${us.n}): this p50 ${fmt(us.p50)} p99 ${fmt(us.p99)} | baseline p50 ${fmt(them.p50)} p99 ${fmt(them.p99)} | ratio p50 ${ratio(us.p50, them.p50)}`,
+    );
   }
   const ip = summarize(await inProcess());
-  console.log(`  same, agent in-process (its own logic, no process hops) (n=${ip.n}): p50 ${fmt(ip.p50)} p99 ${fmt(ip.p99)} | ratio vs SDK alone p50 ${ratio(ip.p50, sd.p50)}`);
+  console.log(
+    `  same, agent in-process (its own logic, no process hops) (n=${ip.n}): p50 ${fmt(ip.p50)} p99 ${fmt(ip.p99)} | ratio vs SDK alone p50 ${ratio(ip.p50, sd.p50)}`,
+  );
   const fr = await framingBench();
-  const [so, ss, bo, bsdk] = [summarize(fr.smallOurs), summarize(fr.smallSdk), summarize(fr.bigOurs), summarize(fr.bigSdk)];
-  console.log(`incoming framing, 10,000 small frames: bounded p50 ${fmt(so.p50)} | SDK ndJsonStream p50 ${fmt(ss.p50)} | ratio ${ratio(so.p50, ss.p50)}; one 40 MB frame: bounded p50 ${fmt(bo.p50)} | SDK p50 ${fmt(bsdk.p50)} | ratio ${ratio(bo.p50, bsdk.p50)}`);
+  const [so, ss, bo, bsdk] = [
+    summarize(fr.smallOurs),
+    summarize(fr.smallSdk),
+    summarize(fr.bigOurs),
+    summarize(fr.bigSdk),
+  ];
+  console.log(
+    `incoming framing, 10,000 small frames: bounded p50 ${fmt(so.p50)} | SDK ndJsonStream p50 ${fmt(ss.p50)} | ratio ${ratio(so.p50, ss.p50)}; one 40 MB frame: bounded p50 ${fmt(bo.p50)} | SDK p50 ${fmt(bsdk.p50)} | ratio ${ratio(bo.p50, bsdk.p50)}`,
+  );
   const base = await bareNode();
   const bs = summarize(base.ms);
   const node = await startup(process.execPath, [join(root, "bin/ccb.mjs"), "acp"]);
   const ns = summarize(node.ms);
   const nodeRss = summarize(node.rss);
-  console.log(`start-up to initialize answered, Node (n=${ns.n}): p50 ${fmt(ns.p50)} p99 ${fmt(ns.p99)} | bare node start p50 ${fmt(bs.p50)} | ratio ${ratio(ns.p50, bs.p50)}`);
+  console.log(
+    `start-up to initialize answered, Node (n=${ns.n}): p50 ${fmt(ns.p50)} p99 ${fmt(ns.p99)} | bare node start p50 ${fmt(bs.p50)} | ratio ${ratio(ns.p50, bs.p50)}`,
+  );
   let bin: { ms: number[]; rss: number[] } | undefined;
   if (existsSync(binary)) {
     bin = await startup(binary, ["acp"]);
     const b = summarize(bin.ms);
-    console.log(`start-up to initialize answered, compiled dist/ccb (n=${b.n}): p50 ${fmt(b.p50)} p99 ${fmt(b.p99)} | ratio vs bare node ${ratio(b.p50, bs.p50)}`);
+    console.log(
+      `start-up to initialize answered, compiled dist/ccb (n=${b.n}): p50 ${fmt(b.p50)} p99 ${fmt(b.p99)} | ratio vs bare node ${ratio(b.p50, bs.p50)}`,
+    );
   }
   const baseRss = summarize(base.rss);
-  console.log(`idle RSS after initialize + session/new: Node ${(nodeRss.p50 / 1024).toFixed(1)} MiB${bin ? `, dist/ccb ${(summarize(bin.rss).p50 / 1024).toFixed(1)} MiB` : ""} | bare node ${(baseRss.p50 / 1024).toFixed(1)} MiB | ratio ${ratio(nodeRss.p50, baseRss.p50)}`);
+  console.log(
+    `idle RSS after initialize + session/new: Node ${(nodeRss.p50 / 1024).toFixed(1)} MiB${bin ? `, dist/ccb ${(summarize(bin.rss).p50 / 1024).toFixed(1)} MiB` : ""} | bare node ${(baseRss.p50 / 1024).toFixed(1)} MiB | ratio ${ratio(nodeRss.p50, baseRss.p50)}`,
+  );
   console.log(
     JSON.stringify({
       bench: "acp",
-      firstChunkOverheadMs: { p50: ag.p50, p99: ag.p99, sdkP50: sd.p50, sdkP99: sd.p99, relayFloorP50: fl.p50, relayFloorP99: fl.p99, inProcessP50: ip.p50, inProcessP99: ip.p99, stdoutFrameP50: rw.p50, stdoutFrameP99: rw.p99 },
+      firstChunkOverheadMs: {
+        p50: ag.p50,
+        p99: ag.p99,
+        sdkP50: sd.p50,
+        sdkP99: sd.p99,
+        relayFloorP50: fl.p50,
+        relayFloorP99: fl.p99,
+        inProcessP50: ip.p50,
+        inProcessP99: ip.p99,
+        stdoutFrameP50: rw.p50,
+        stdoutFrameP99: rw.p99,
+      },
       framingMs: { small10kOursP50: so.p50, small10kSdkP50: ss.p50, big40MbOursP50: bo.p50, big40MbSdkP50: bsdk.p50 },
-      startupMs: { nodeP50: ns.p50, nodeP99: ns.p99, binaryP50: bin ? summarize(bin.ms).p50 : null, bareNodeP50: bs.p50 },
-      idleRssMiB: { node: nodeRss.p50 / 1024, binary: bin ? summarize(bin.rss).p50 / 1024 : null, bareNode: baseRss.p50 / 1024 },
+      startupMs: {
+        nodeP50: ns.p50,
+        nodeP99: ns.p99,
+        binaryP50: bin ? summarize(bin.ms).p50 : null,
+        bareNodeP50: bs.p50,
+      },
+      idleRssMiB: {
+        node: nodeRss.p50 / 1024,
+        binary: bin ? summarize(bin.rss).p50 / 1024 : null,
+        bareNode: baseRss.p50 / 1024,
+      },
     }),
   );
 } finally {

@@ -12,9 +12,9 @@ import { tmpdir } from "node:os";
 import { join, sep } from "node:path";
 import { createCore } from "../src/core/core.ts";
 import { silentLogger } from "../src/core/log.ts";
-import { findRgOnPath, searchRg } from "../src/core/search-rg.ts";
-import { searchJs } from "../src/core/search-js.ts";
 import type { EngineQuery } from "../src/core/search-common.ts";
+import { searchJs } from "../src/core/search-js.ts";
+import { findRgOnPath, searchRg } from "../src/core/search-rg.ts";
 import { fmt, ratio, summarize } from "./lib.ts";
 import { generateTree } from "./tree.ts";
 
@@ -64,7 +64,9 @@ try {
   const sb = summarize(before);
   const sa = summarize(after);
   console.log(`small read, path-based (before) n=${N}: p50 ${fmt(sb.p50)} p99 ${fmt(sb.p99)}`);
-  console.log(`small read, FileService (after)  n=${N}: p50 ${fmt(sa.p50)} p99 ${fmt(sa.p99)}  ratio p50 ${ratio(sa.p50, sb.p50)} p99 ${ratio(sa.p99, sb.p99)}`);
+  console.log(
+    `small read, FileService (after)  n=${N}: p50 ${fmt(sa.p50)} p99 ${fmt(sa.p99)}  ratio p50 ${ratio(sa.p50, sb.p50)} p99 ${ratio(sa.p99, sb.p99)}`,
+  );
 
   // 2. search on the 50k tree
   const tree = join(base, "tree");
@@ -72,7 +74,20 @@ try {
   const { files } = generateTree(tree, FILES, 20, NEEDLE);
   const treeCore = createCore({ roots: [tree], log: silentLogger });
   const rg = await findRgOnPath();
-  const q: EngineQuery = { rootAbs: await realpath(tree), startRel: "", startIsFile: false, query: NEEDLE, regex: false, ignoreCase: false, include: [], exclude: [], respectGitignore: true, includeHidden: false, contextLines: 0, limit: 1001 };
+  const q: EngineQuery = {
+    rootAbs: await realpath(tree),
+    startRel: "",
+    startIsFile: false,
+    query: NEEDLE,
+    regex: false,
+    ignoreCase: false,
+    include: [],
+    exclude: [],
+    respectGitignore: true,
+    includeHidden: false,
+    contextLines: 0,
+    limit: 1001,
+  };
   const rows: Array<Record<string, unknown>> = [];
   for (const engine of ["ripgrep", "js"] as const) {
     if (engine === "ripgrep" && !rg) continue;
@@ -84,7 +99,8 @@ try {
       const t1 = performance.now();
       const r2 = await treeCore.search.search({ query: NEEDLE, engine, maxResults: 1000 });
       const t2 = performance.now();
-      if (r1.matches.length !== 20 || r2.matches.length !== 20) throw new Error(`${engine}: expected 20 matches, got ${r1.matches.length}/${r2.matches.length}`);
+      if (r1.matches.length !== 20 || r2.matches.length !== 20)
+        throw new Error(`${engine}: expected 20 matches, got ${r1.matches.length}/${r2.matches.length}`);
       if (i > 0) {
         raw.push(t1 - t0);
         svc.push(t2 - t1);
@@ -93,11 +109,27 @@ try {
     const r = summarize(raw);
     const s = summarize(svc);
     console.log(`search ${files} files, ${engine} engine alone (before) n=${SN}: p50 ${fmt(r.p50)}`);
-    console.log(`search ${files} files, SearchService ${engine} (after)  n=${SN}: p50 ${fmt(s.p50)}  ratio p50 ${ratio(s.p50, r.p50)}`);
-    rows.push({ engine, beforeP50Ms: +r.p50.toFixed(2), afterP50Ms: +s.p50.toFixed(2), ratioP50: +(s.p50 / r.p50).toFixed(3) });
+    console.log(
+      `search ${files} files, SearchService ${engine} (after)  n=${SN}: p50 ${fmt(s.p50)}  ratio p50 ${ratio(s.p50, r.p50)}`,
+    );
+    rows.push({
+      engine,
+      beforeP50Ms: +r.p50.toFixed(2),
+      afterP50Ms: +s.p50.toFixed(2),
+      ratioP50: +(s.p50 / r.p50).toFixed(3),
+    });
   }
   await treeCore.dispose();
-  console.log(JSON.stringify({ bench: "confine", smallReadBeforeP50Ms: +sb.p50.toFixed(3), smallReadAfterP50Ms: +sa.p50.toFixed(3), smallReadRatioP50: +(sa.p50 / sb.p50).toFixed(3), smallReadRatioP99: +(sa.p99 / sb.p99).toFixed(3), search: rows }));
+  console.log(
+    JSON.stringify({
+      bench: "confine",
+      smallReadBeforeP50Ms: +sb.p50.toFixed(3),
+      smallReadAfterP50Ms: +sa.p50.toFixed(3),
+      smallReadRatioP50: +(sa.p50 / sb.p50).toFixed(3),
+      smallReadRatioP99: +(sa.p99 / sb.p99).toFixed(3),
+      search: rows,
+    }),
+  );
 } finally {
   rmSync(base, { recursive: true, force: true });
 }

@@ -57,14 +57,19 @@ for (let i = 0; i < ${K}; i++) spawn("setsid", ["sh", "-c", "sleep 600; : ${mark
 setTimeout(() => process.stdout.write("ready\\n"), 500);
 setInterval(() => {}, 1000);
 `;
-const marked = () => readdirSync("/proc").filter((p) => /^\d+$/.test(p)).filter((p) => {
-  try {
-    return readFileSync(`/proc/${p}/cmdline`, "utf8").includes(mark);
-  } catch {
-    return false;
-  }
-}).length;
-const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+const marked = () =>
+  readdirSync("/proc")
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, "utf8").includes(mark);
+      } catch {
+        return false;
+      }
+    }).length;
+const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+  stdio: ["ignore", "pipe", "inherit"],
+});
 await new Promise<void>((r) => child.stdout.on("data", (d: Buffer) => d.toString().includes("ready") && r()));
 const started = marked();
 const k0 = performance.now();
@@ -74,7 +79,23 @@ const sweepMs = performance.now() - k0;
 const left = marked();
 rmSync(dir, { recursive: true, force: true });
 
-console.log(`terminal spawn to first output, p50: without supervisor ${fmt(before.p50)}, with ${fmt(after.p50)} (${ratio(after.p50, before.p50)}); p99 ${fmt(before.p99)} vs ${fmt(after.p99)}`);
-console.log(`supervisor start ${fmt(supStartMs)}; sweep of ${started} setsid'd children after SIGKILL: ${fmt(sweepMs)}, left ${left}`);
-console.log(JSON.stringify({ bench: "containment", spawnP50BeforeMs: before.p50, spawnP50AfterMs: after.p50, spawnP99BeforeMs: before.p99, spawnP99AfterMs: after.p99, supervisorStartMs: supStartMs, sweepMs, swept: started, left }));
+console.log(
+  `terminal spawn to first output, p50: without supervisor ${fmt(before.p50)}, with ${fmt(after.p50)} (${ratio(after.p50, before.p50)}); p99 ${fmt(before.p99)} vs ${fmt(after.p99)}`,
+);
+console.log(
+  `supervisor start ${fmt(supStartMs)}; sweep of ${started} setsid'd children after SIGKILL: ${fmt(sweepMs)}, left ${left}`,
+);
+console.log(
+  JSON.stringify({
+    bench: "containment",
+    spawnP50BeforeMs: before.p50,
+    spawnP50AfterMs: after.p50,
+    spawnP99BeforeMs: before.p99,
+    spawnP99AfterMs: after.p99,
+    supervisorStartMs: supStartMs,
+    sweepMs,
+    swept: started,
+    left,
+  }),
+);
 process.exit(0);

@@ -77,9 +77,15 @@ try {
   const st = summarize(t);
   const sd = summarize(d);
   console.log(`readFile+sha256+utf8 (n=${N}): p50 ${fmt(sb.p50)} p99 ${fmt(sb.p99)}`);
-  console.log(`FileService.read 1 MB (n=${N}): p50 ${fmt(ss.p50)} p99 ${fmt(ss.p99)}  ratio p50 ${ratio(ss.p50, sb.p50)} p99 ${ratio(ss.p99, sb.p99)}`);
-  console.log(`fs_read tool 1 MB     (n=${N}): p50 ${fmt(st.p50)} p99 ${fmt(st.p99)}  ratio p50 ${ratio(st.p50, sb.p50)} p99 ${ratio(st.p99, sb.p99)}`);
-  console.log(`FileService.read default cap 256 KiB (n=${N}): p50 ${fmt(sd.p50)} p99 ${fmt(sd.p99)}  ratio p50 ${ratio(sd.p50, sb.p50)}`);
+  console.log(
+    `FileService.read 1 MB (n=${N}): p50 ${fmt(ss.p50)} p99 ${fmt(ss.p99)}  ratio p50 ${ratio(ss.p50, sb.p50)} p99 ${ratio(ss.p99, sb.p99)}`,
+  );
+  console.log(
+    `fs_read tool 1 MB     (n=${N}): p50 ${fmt(st.p50)} p99 ${fmt(st.p99)}  ratio p50 ${ratio(st.p50, sb.p50)} p99 ${ratio(st.p99, sb.p99)}`,
+  );
+  console.log(
+    `FileService.read default cap 256 KiB (n=${N}): p50 ${fmt(sd.p50)} p99 ${fmt(sd.p99)}  ratio p50 ${ratio(sd.p50, sb.p50)}`,
+  );
   console.log(
     JSON.stringify({
       bench: "fs-read",

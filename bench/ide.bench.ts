@@ -9,7 +9,7 @@
  *    binary and with Node.
  *   Env: BENCH_N (calls per target, default 3000), BENCH_RUNS (lock-file runs, default 7).
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, watch } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -46,11 +46,17 @@ function open(url: string, headers: Record<string, string> = {}): Promise<WebSoc
 }
 
 function exited(child: ChildProcess): Promise<void> {
-  return new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once("exit", () => r())));
+  return new Promise((r) =>
+    child.exitCode !== null || child.signalCode !== null ? r() : child.once("exit", () => r()),
+  );
 }
 
 /** Start `ccb ide --no-workbench` and read its port and token from the lock file it writes. */
-async function startIdeProcess(command: string, args: string[], dir: string): Promise<{ child: ChildProcess; port: number; token: string }> {
+async function startIdeProcess(
+  command: string,
+  args: string[],
+  dir: string,
+): Promise<{ child: ChildProcess; port: number; token: string }> {
   const ws = join(dir, "ws");
   const ideDir = join(dir, "cfg", "ide");
   mkdirSync(ws, { recursive: true });
@@ -88,7 +94,16 @@ async function idePeer(name: string, command: string, args: string[]): Promise<P
   const ws = await open(`ws://127.0.0.1:${p.port}`, { "x-claude-code-ide-authorization": p.token });
   let id = 0;
   const rpc = (method: string, params: unknown) => JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params });
-  await roundTrips(ws, () => rpc("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "1" } }), 1);
+  await roundTrips(
+    ws,
+    () =>
+      rpc("initialize", {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "bench", version: "1" },
+      }),
+    1,
+  );
   ws.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
   return {
     name,
@@ -104,7 +119,13 @@ async function idePeer(name: string, command: string, args: string[]): Promise<P
 }
 
 let callId = 0;
-const call = () => JSON.stringify({ jsonrpc: "2.0", id: ++callId, method: "tools/call", params: { name: "getWorkspaceFolders", arguments: {}, _meta: { "claudecode/toolUseId": `toolu_${callId}` } } });
+const call = () =>
+  JSON.stringify({
+    jsonrpc: "2.0",
+    id: ++callId,
+    method: "tools/call",
+    params: { name: "getWorkspaceFolders", arguments: {}, _meta: { "claudecode/toolUseId": `toolu_${callId}` } },
+  });
 
 async function benchRoundTrip(bin: string) {
   const compiled = await idePeer("ccb ide (compiled)", bin, []);
@@ -114,7 +135,9 @@ async function benchRoundTrip(bin: string) {
     compiled.ws.once("message", (d) => resolve(String(d)));
     compiled.ws.send(call());
   });
-  const echoChild = spawn(process.execPath, [join(root, "bench/fixtures/ws-echo.mjs"), sample], { stdio: ["ignore", "pipe", "inherit"] });
+  const echoChild = spawn(process.execPath, [join(root, "bench/fixtures/ws-echo.mjs"), sample], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const echoPort = await new Promise<number>((resolve, reject) => {
     let out = "";
     echoChild.stdout!.setEncoding("utf8").on("data", (d: string) => {
@@ -138,7 +161,8 @@ async function benchRoundTrip(bin: string) {
   for (const p of peers) await roundTrips(p.ws, call, WARMUP);
   // Interleave in blocks so machine noise hits all alike.
   const block = 250;
-  for (let done = 0; done < N; done += block) for (const p of peers) p.times.push(...(await roundTrips(p.ws, call, block)));
+  for (let done = 0; done < N; done += block)
+    for (const p of peers) p.times.push(...(await roundTrips(p.ws, call, block)));
   for (const p of peers) await p.stop();
   return peers.map((p) => {
     const s = [...p.times].sort((a, b) => a - b);
@@ -178,14 +202,19 @@ async function timeToLock(command: string, args: string[], runs: number): Promis
 
 const bin = process.env.CCB_BENCH_BIN ?? join(root, "dist/ccb");
 if (!existsSync(bin)) spawnSync(process.execPath, [join(root, "scripts/compile.mjs")], { cwd: root, stdio: "inherit" });
-if (!existsSync(join(root, "dist/node/main.mjs"))) spawnSync(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root, stdio: "inherit" });
+if (!existsSync(join(root, "dist/node/main.mjs")))
+  spawnSync(process.execPath, [join(root, "scripts/build.mjs")], { cwd: root, stdio: "inherit" });
 const loadBefore = loadavg().map((x) => +x.toFixed(1));
 const rows = await benchRoundTrip(bin);
 const base = rows[0]!;
-console.log(`tool round trip (getWorkspaceFolders), ${N} calls each after ${WARMUP} warm-up, blocks of 250 alternating:`);
+console.log(
+  `tool round trip (getWorkspaceFolders), ${N} calls each after ${WARMUP} warm-up, blocks of 250 alternating:`,
+);
 console.log(`  ${"target".padEnd(22)} ${"p50".padStart(10)} ${"p99".padStart(10)}   p50 ratio  p99 ratio`);
 for (const r of rows) {
-  console.log(`  ${r.name.padEnd(22)} ${`${r.p50.toFixed(3)} ms`.padStart(10)} ${`${r.p99.toFixed(3)} ms`.padStart(10)}   ${`${(r.p50 / base.p50).toFixed(2)}x`.padStart(9)}  ${`${(r.p99 / base.p99).toFixed(2)}x`.padStart(9)}`);
+  console.log(
+    `  ${r.name.padEnd(22)} ${`${r.p50.toFixed(3)} ms`.padStart(10)} ${`${r.p99.toFixed(3)} ms`.padStart(10)}   ${`${(r.p50 / base.p50).toFixed(2)}x`.padStart(9)}  ${`${(r.p99 / base.p99).toFixed(2)}x`.padStart(9)}`,
+  );
 }
 console.log("  (target: compiled <= 1.3x the raw ws echo)");
 const compiledRow = rows[1]!;
@@ -194,14 +223,21 @@ const nodeRow = rows[2]!;
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const compiled = await timeToLock(bin, [], RUNS);
 const viaNode = await timeToLock(process.execPath, [join(root, "bin/ccb.mjs")], RUNS);
-console.log(`start -> lock file, compiled dist/ccb (${RUNS} runs): median ${pct(compiled, 50).toFixed(0)} ms, max ${compiled.at(-1)!.toFixed(0)} ms`);
-console.log(`start -> lock file, node bin/ccb.mjs   (${RUNS} runs): median ${pct(viaNode, 50).toFixed(0)} ms, max ${viaNode.at(-1)!.toFixed(0)} ms`);
+console.log(
+  `start -> lock file, compiled dist/ccb (${RUNS} runs): median ${pct(compiled, 50).toFixed(0)} ms, max ${compiled.at(-1)!.toFixed(0)} ms`,
+);
+console.log(
+  `start -> lock file, node bin/ccb.mjs   (${RUNS} runs): median ${pct(viaNode, 50).toFixed(0)} ms, max ${viaNode.at(-1)!.toFixed(0)} ms`,
+);
 
 console.log(
   JSON.stringify({
     bench: "ide",
     roundTripMs: { compiled: compiledRow, node: nodeRow, raw: base },
-    ratio: { p50: Number((compiledRow.p50 / base.p50).toFixed(3)), p99: Number((compiledRow.p99 / base.p99).toFixed(3)) },
+    ratio: {
+      p50: Number((compiledRow.p50 / base.p50).toFixed(3)),
+      p99: Number((compiledRow.p99 / base.p99).toFixed(3)),
+    },
     nodeRatio: { p50: Number((nodeRow.p50 / base.p50).toFixed(3)), p99: Number((nodeRow.p99 / base.p99).toFixed(3)) },
     loadavg: { before: loadBefore, after: loadavg().map((x) => +x.toFixed(1)) },
     lockFileMs: { compiledMedian: Math.round(pct(compiled, 50)), nodeMedian: Math.round(pct(viaNode, 50)) },

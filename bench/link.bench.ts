@@ -3,7 +3,7 @@
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import WebSocket from "ws";
-import { spawnCcb, repoRoot } from "../test/helpers/cli.ts";
+import { repoRoot, spawnCcb } from "../test/helpers/cli.ts";
 import { stopProcess, waitForOutput } from "../test/helpers/process.ts";
 import { cpuMsOf, fmt, ratio, summarize } from "./lib.ts";
 
@@ -32,7 +32,19 @@ function directChannel(): Channel {
 }
 
 async function linkChannel(): Promise<Channel & { linkPid: number }> {
-  const link = spawnCcb(["link", "--port", "0", "--host", "127.0.0.1", "--no-auth", "--log-level", "warn", "--", process.execPath, ...ECHO]);
+  const link = spawnCcb([
+    "link",
+    "--port",
+    "0",
+    "--host",
+    "127.0.0.1",
+    "--no-auth",
+    "--log-level",
+    "warn",
+    "--",
+    process.execPath,
+    ...ECHO,
+  ]);
   const m = await waitForOutput(link, /listening on (ws:\/\/[^\s]+)/);
   const ws = new WebSocket(m[1] as string, { perMessageDeflate: false });
   await new Promise((r, j) => {
@@ -73,9 +85,11 @@ async function throughput(ch: Channel, n: number): Promise<number> {
     ch.onMessage(() => {
       received++;
       if (received === n) resolve();
-      else if (sent < n) ch.send(JSON.stringify({ jsonrpc: "2.0", id: sent++, method: "echo", params: { p: PAYLOAD } }));
+      else if (sent < n)
+        ch.send(JSON.stringify({ jsonrpc: "2.0", id: sent++, method: "echo", params: { p: PAYLOAD } }));
     });
-    for (; sent < Math.min(IN_FLIGHT, n); ) ch.send(JSON.stringify({ jsonrpc: "2.0", id: sent++, method: "echo", params: { p: PAYLOAD } }));
+    for (; sent < Math.min(IN_FLIGHT, n); )
+      ch.send(JSON.stringify({ jsonrpc: "2.0", id: sent++, method: "echo", params: { p: PAYLOAD } }));
   });
   return n / ((performance.now() - t0) / 1000);
 }
@@ -98,8 +112,12 @@ await l2.close();
 
 console.log(`latency (n=${LAT_N}) direct stdio: p50 ${fmt(directLat.p50)} p99 ${fmt(directLat.p99)}`);
 console.log(`latency (n=${LAT_N}) via link:     p50 ${fmt(linkLat.p50)} p99 ${fmt(linkLat.p99)}`);
-console.log(`added: p50 +${fmt(linkLat.p50 - directLat.p50)} (target <= +0.2 ms), p99 +${fmt(linkLat.p99 - directLat.p99)} (target <= +0.5 ms)`);
-console.log(`throughput 1 KB x ${IN_FLIGHT} in flight: direct ${directTp.toFixed(0)} msg/s, link ${linkTp.toFixed(0)} msg/s = ${ratio(linkTp, directTp)} of direct (target >= 0.35x)`);
+console.log(
+  `added: p50 +${fmt(linkLat.p50 - directLat.p50)} (target <= +0.2 ms), p99 +${fmt(linkLat.p99 - directLat.p99)} (target <= +0.5 ms)`,
+);
+console.log(
+  `throughput 1 KB x ${IN_FLIGHT} in flight: direct ${directTp.toFixed(0)} msg/s, link ${linkTp.toFixed(0)} msg/s = ${ratio(linkTp, directTp)} of direct (target >= 0.35x)`,
+);
 console.log(`link CPU time per relayed message: ${cpuPerMsgUs.toFixed(1)} us`);
 console.log(
   JSON.stringify({

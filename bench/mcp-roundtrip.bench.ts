@@ -7,7 +7,7 @@
 // bare echo, ping rows by the bare ping. Targets: ccb ping <= 1.1x; ccb fs_read <= 1.3x and below
 // the server-filesystem ratio.
 //   node --import tsx bench/mcp-roundtrip.bench.ts [--calls 2000]
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -44,15 +44,34 @@ function pingOf(t: Target, name: string): Target {
   return { name, client: t.client, call: () => t.client.ping(), close: async () => {} };
 }
 
-async function stdioTarget(name: string, args: string[], tool: string, toolArgs: Record<string, unknown>, command = process.execPath): Promise<Target> {
+async function stdioTarget(
+  name: string,
+  args: string[],
+  tool: string,
+  toolArgs: Record<string, unknown>,
+  command = process.execPath,
+): Promise<Target> {
   const transport = new StdioClientTransport({ command, args, env, stderr: "ignore" });
   const client = new Client({ name: "bench", version: "1" });
   await client.connect(transport);
-  return { name, client, call: () => client.callTool({ name: tool, arguments: toolArgs }), close: () => client.close() };
+  return {
+    name,
+    client,
+    call: () => client.callTool({ name: tool, arguments: toolArgs }),
+    close: () => client.close(),
+  };
 }
 
-async function httpTarget(name: string, args: string[], tool: string, toolArgs: Record<string, unknown>): Promise<Target> {
-  const child: ChildProcess = spawn(process.execPath, [...args, "--http", ...(args === CCB ? ["--port", "0"] : [])], { env, stdio: ["ignore", "ignore", "pipe"] });
+async function httpTarget(
+  name: string,
+  args: string[],
+  tool: string,
+  toolArgs: Record<string, unknown>,
+): Promise<Target> {
+  const child: ChildProcess = spawn(process.execPath, [...args, "--http", ...(args === CCB ? ["--port", "0"] : [])], {
+    env,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let err = "";
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr!.setEncoding("utf8").on("data", (d: string) => {
@@ -96,15 +115,29 @@ async function measure(targets: Target[]): Promise<Map<string, number[]>> {
 const summary: Record<string, unknown> = { calls: CALLS, loadavgBefore: loadavg().map((x) => +x.toFixed(1)) };
 try {
   for (const transport of ["stdio", "http"] as const) {
-    const make = transport === "stdio" ? (n: string, a: string[], t: string, x: Record<string, unknown>) => stdioTarget(n, [...a, "--stdio"], t, x) : httpTarget;
+    const make =
+      transport === "stdio"
+        ? (n: string, a: string[], t: string, x: Record<string, unknown>) => stdioTarget(n, [...a, "--stdio"], t, x)
+        : httpTarget;
     const bare = await make("bare echo", BARE, "echo", { text: "hi" });
     const ccb = await make("ccb workspace_status", CCB, "workspace_status", {});
-    const fsRead = (t: Target, name: string): Target => ({ ...t, name, call: () => t.client.callTool({ name: "fs_read", arguments: { path: "tiny.txt" } }), close: async () => {} });
+    const fsRead = (t: Target, name: string): Target => ({
+      ...t,
+      name,
+      call: () => t.client.callTool({ name: "fs_read", arguments: { path: "tiny.txt" } }),
+      close: async () => {},
+    });
     const targets = [bare, ccb, fsRead(ccb, "ccb fs_read tiny")];
     if (transport === "stdio") {
-      if (existsSync(BIN)) targets.push(await stdioTarget("ccb-bin fs_read tiny", [...CCB.slice(1), "--stdio"], "fs_read", { path: "tiny.txt" }, BIN));
+      if (existsSync(BIN))
+        targets.push(
+          await stdioTarget("ccb-bin fs_read tiny", [...CCB.slice(1), "--stdio"], "fs_read", { path: "tiny.txt" }, BIN),
+        );
       else console.log(`(no ${BIN}: run scripts/compile.mjs for the compiled rows)`);
-      if (existsSync(FS_PEER)) targets.push(await stdioTarget("server-filesystem read", [FS_PEER, ws], "read_text_file", { path: join(ws, "tiny.txt") }));
+      if (existsSync(FS_PEER))
+        targets.push(
+          await stdioTarget("server-filesystem read", [FS_PEER, ws], "read_text_file", { path: join(ws, "tiny.txt") }),
+        );
       else console.log(`(no ${FS_PEER}: run scripts/setup-peers.sh for the server-filesystem row)`);
     }
     targets.push(pingOf(bare, "bare ping"), pingOf(ccb, "ccb ping"));
@@ -113,20 +146,35 @@ try {
     const samples = await measure(targets);
     for (const t of targets) await t.close();
     const base = summarize(samples.get("bare echo")!);
-    console.log(`\n${transport}: ${CALLS} calls each (after ${WARMUP} warm-up; tool rows vs bare echo, ping rows vs bare ping), blocks of ${BLOCK} alternating`);
-    console.log(`  ${"target".padEnd(24)} ${"p50".padStart(10)} ${"p99".padStart(10)} ${"mean".padStart(10)}   p50 ratio  p99 ratio`);
+    console.log(
+      `\n${transport}: ${CALLS} calls each (after ${WARMUP} warm-up; tool rows vs bare echo, ping rows vs bare ping), blocks of ${BLOCK} alternating`,
+    );
+    console.log(
+      `  ${"target".padEnd(24)} ${"p50".padStart(10)} ${"p99".padStart(10)} ${"mean".padStart(10)}   p50 ratio  p99 ratio`,
+    );
     const basePing = summarize(samples.get("bare ping")!);
     for (const [name, s] of samples) {
       const x = summarize(s);
       const b = name.endsWith("ping") ? basePing : base;
-      console.log(`  ${name.padEnd(24)} ${fmt(x.p50).padStart(10)} ${fmt(x.p99).padStart(10)} ${fmt(x.mean).padStart(10)}   ${ratio(x.p50, b.p50).padStart(9)}  ${ratio(x.p99, b.p99).padStart(9)}`);
-      summary[`${transport}.${name.replace(/ /g, "_")}`] = { p50: +x.p50.toFixed(3), p99: +x.p99.toFixed(3), p50Ratio: +(x.p50 / b.p50).toFixed(2), p99Ratio: +(x.p99 / b.p99).toFixed(2) };
+      console.log(
+        `  ${name.padEnd(24)} ${fmt(x.p50).padStart(10)} ${fmt(x.p99).padStart(10)} ${fmt(x.mean).padStart(10)}   ${ratio(x.p50, b.p50).padStart(9)}  ${ratio(x.p99, b.p99).padStart(9)}`,
+      );
+      summary[`${transport}.${name.replace(/ /g, "_")}`] = {
+        p50: +x.p50.toFixed(3),
+        p99: +x.p99.toFixed(3),
+        p50Ratio: +(x.p50 / b.p50).toFixed(2),
+        p99Ratio: +(x.p99 / b.p99).toFixed(2),
+      };
     }
   }
 } finally {
   rmSync(ws, { recursive: true, force: true });
 }
 summary.loadavgAfter = loadavg().map((x) => +x.toFixed(1));
-console.log(`\nload average before/after: ${String(summary.loadavgBefore)} / ${String(summary.loadavgAfter)} (ratios are only meaningful on a quiet machine)`);
-console.log(`\n${JSON.stringify({ bench: "mcp-roundtrip", target: "ping <=1.1x bare ping; fs_read <=1.3x bare echo and below server-filesystem", ...summary })}`);
+console.log(
+  `\nload average before/after: ${String(summary.loadavgBefore)} / ${String(summary.loadavgAfter)} (ratios are only meaningful on a quiet machine)`,
+);
+console.log(
+  `\n${JSON.stringify({ bench: "mcp-roundtrip", target: "ping <=1.1x bare ping; fs_read <=1.3x bare echo and below server-filesystem", ...summary })}`,
+);
 process.exit(0);

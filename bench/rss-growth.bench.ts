@@ -16,7 +16,8 @@ const callsArg = process.argv.indexOf("--calls");
 const CALLS = callsArg > 0 ? Number(process.argv[callsArg + 1]) : 10_000;
 const FIRST = 400;
 const ws = mkdtempSync(join(tmpdir(), "ccb-bench-rss-"));
-for (let i = 0; i < 20; i++) writeFileSync(join(ws, `f${i}.ts`), `export const v${i} = ${i}; // needle_rss\n`.repeat(50));
+for (let i = 0; i < 20; i++)
+  writeFileSync(join(ws, `f${i}.ts`), `export const v${i} = ${i}; // needle_rss\n`.repeat(50));
 const env = { ...process.env, CCB_LOG_LEVEL: "error" } as Record<string, string>;
 
 function rssMiB(pid: number): number {
@@ -36,7 +37,11 @@ const ccbMix: Call[] = [
   (c) => c.callTool({ name: "fs_read", arguments: { path: 42 } }).catch(() => undefined),
   (c) => c.callTool({ name: "no_such_tool", arguments: {} }).catch(() => undefined),
 ];
-const bareMix: Call[] = [(c) => c.ping(), (c) => c.listTools(), (c, i) => c.callTool({ name: "echo", arguments: { text: `call ${i}` } })];
+const bareMix: Call[] = [
+  (c) => c.ping(),
+  (c) => c.listTools(),
+  (c, i) => c.callTool({ name: "echo", arguments: { text: `call ${i}` } }),
+];
 
 async function run(name: string, command: string, args: string[], mix: Call[]) {
   const transport = new StdioClientTransport({ command, args, env, stderr: "ignore" });
@@ -58,19 +63,46 @@ async function run(name: string, command: string, args: string[], mix: Call[]) {
 const rows = [];
 const loadBefore = loadavg().map((x) => +x.toFixed(1));
 try {
-  rows.push(await run("bare SDK echo (node)", process.execPath, [join(root, "bench/fixtures/bare-mcp-server.mjs")], bareMix));
-  rows.push(await run("ccb serve --stdio (node)", process.execPath, [join(root, "bin/ccb.mjs"), "serve", "--no-workbench", "--stdio", "--workspace", ws], ccbMix));
+  rows.push(
+    await run("bare SDK echo (node)", process.execPath, [join(root, "bench/fixtures/bare-mcp-server.mjs")], bareMix),
+  );
+  rows.push(
+    await run(
+      "ccb serve --stdio (node)",
+      process.execPath,
+      [join(root, "bin/ccb.mjs"), "serve", "--no-workbench", "--stdio", "--workspace", ws],
+      ccbMix,
+    ),
+  );
   const bin = process.env.CCB_BENCH_BIN ?? join(root, "dist/ccb");
-  if (existsSync(bin)) rows.push(await run("ccb serve --stdio (compiled)", bin, ["serve", "--no-workbench", "--stdio", "--workspace", ws], ccbMix));
+  if (existsSync(bin))
+    rows.push(
+      await run("ccb serve --stdio (compiled)", bin, ["serve", "--no-workbench", "--stdio", "--workspace", ws], ccbMix),
+    );
   else console.log(`(no ${bin}: run scripts/compile.mjs for the compiled row)`);
 } finally {
   rmSync(ws, { recursive: true, force: true });
 }
 console.log(`RSS over ${CALLS} mixed calls (after call ${FIRST} -> after call ${CALLS}; target: growth <= 10 MiB):`);
 for (const r of rows) {
-  console.log(`  ${r.name.padEnd(30)} ${r.first.toFixed(1).padStart(7)} MiB -> ${r.last.toFixed(1).padStart(7)} MiB  growth ${r.growth >= 0 ? "+" : ""}${r.growth.toFixed(1)} MiB   [${r.marks.map(([n, m]) => `${n}:${m.toFixed(0)}`).join(" ")}]`);
+  console.log(
+    `  ${r.name.padEnd(30)} ${r.first.toFixed(1).padStart(7)} MiB -> ${r.last.toFixed(1).padStart(7)} MiB  growth ${r.growth >= 0 ? "+" : ""}${r.growth.toFixed(1)} MiB   [${r.marks.map(([n, m]) => `${n}:${m.toFixed(0)}`).join(" ")}]`,
+  );
 }
 const loadAfter = loadavg().map((x) => +x.toFixed(1));
 console.log(`load average before/after: ${String(loadBefore)} / ${String(loadAfter)}`);
-console.log(JSON.stringify({ bench: "rss-growth", calls: CALLS, first: FIRST, rows: rows.map((r) => ({ name: r.name, firstMiB: +r.first.toFixed(1), lastMiB: +r.last.toFixed(1), growthMiB: +r.growth.toFixed(1) })), loadavg: { before: loadBefore, after: loadAfter } }));
+console.log(
+  JSON.stringify({
+    bench: "rss-growth",
+    calls: CALLS,
+    first: FIRST,
+    rows: rows.map((r) => ({
+      name: r.name,
+      firstMiB: +r.first.toFixed(1),
+      lastMiB: +r.last.toFixed(1),
+      growthMiB: +r.growth.toFixed(1),
+    })),
+    loadavg: { before: loadBefore, after: loadAfter },
+  }),
+);
 process.exit(0);

@@ -8,7 +8,15 @@ import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fetchRuntime } from "../runtime-fetch/index.ts";
-import { FIXTURE_FILE, FIXTURE_TAG, FIXTURE_TOP, fixtureManifest, goodEntries, makeTarGz, type TarEntry } from "../test/fixtures/runtime/archives.ts";
+import {
+  FIXTURE_FILE,
+  FIXTURE_TAG,
+  FIXTURE_TOP,
+  fixtureManifest,
+  goodEntries,
+  makeTarGz,
+  type TarEntry,
+} from "../test/fixtures/runtime/archives.ts";
 import { startMirror } from "../test/fixtures/runtime/mirror.ts";
 import { fmt, ratio, summarize } from "./lib.ts";
 
@@ -47,7 +55,13 @@ try {
   const ccb = async () => {
     const cacheDir = join(work, `ccb-${i++}`);
     const t0 = performance.now();
-    const r = await fetchRuntime({ manifest, mirror: mirror.url, cacheDir, host: { platform: "linux", arch: "x64" }, env: {} });
+    const r = await fetchRuntime({
+      manifest,
+      mirror: mirror.url,
+      cacheDir,
+      host: { platform: "linux", arch: "x64" },
+      env: {},
+    });
     const ms = performance.now() - t0;
     if (r.status !== "installed") throw new Error("not installed");
     rmSync(cacheDir, { recursive: true, force: true });
@@ -67,7 +81,9 @@ try {
   const mb = (archive.length / 1024 / 1024).toFixed(1);
   console.log(`archive: ${mb} MB gzip, ${entries.length} entries`);
   console.log(`download + tar -xzf      (n=${N}): p50 ${fmt(sb.p50)} p99 ${fmt(sb.p99)}`);
-  console.log(`fetchRuntime (verified)  (n=${N}): p50 ${fmt(sc.p50)} p99 ${fmt(sc.p99)}  ratio p50 ${ratio(sc.p50, sb.p50)} p99 ${ratio(sc.p99, sb.p99)}`);
+  console.log(
+    `fetchRuntime (verified)  (n=${N}): p50 ${fmt(sc.p50)} p99 ${fmt(sc.p99)}  ratio p50 ${ratio(sc.p50, sb.p50)} p99 ${ratio(sc.p99, sb.p99)}`,
+  );
   console.log(
     JSON.stringify({
       bench: "runtime-fetch",

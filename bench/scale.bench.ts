@@ -23,18 +23,31 @@ const NEEDLE = "zqxj_needle_marker";
 function rgDirect(rg: string, root: string): Promise<{ ms: number; lines: number }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(rg, ["--no-config", "--no-require-git", "-n", "-F", NEEDLE, "."], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(rg, ["--no-config", "--no-require-git", "-n", "-F", NEEDLE, "."], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.on("error", reject);
-    child.on("close", () => resolve({ ms: performance.now() - t0, lines: out.split("\n").filter((l) => l.includes(NEEDLE)).length }));
+    child.on("close", () =>
+      resolve({ ms: performance.now() - t0, lines: out.split("\n").filter((l) => l.includes(NEEDLE)).length }),
+    );
   });
 }
 
 const rg = await findRgOnPath();
 if (!rg) throw new Error("rg is not on PATH (Debian: apt-get install ripgrep)");
 const loadBefore = loadavg().map((x) => +x.toFixed(1));
-const rows: Array<{ files: number; readP50: number; baseReadP50: number; rootReadP50: number; searchP50: number; rgP50: number; found: number }> = [];
+const rows: Array<{
+  files: number;
+  readP50: number;
+  baseReadP50: number;
+  rootReadP50: number;
+  searchP50: number;
+  rgP50: number;
+  found: number;
+}> = [];
 for (const size of SIZES) {
   const root = mkdtempSync(join(tmpdir(), "ccb-bench-scale-"));
   try {
@@ -73,7 +86,15 @@ for (const size of SIZES) {
       found = r.truncated ? -1 : r.matches.length;
     }
     await core.dispose();
-    rows.push({ files, readP50: summarize(reads).p50, baseReadP50: summarize(base).p50, rootReadP50: summarize(rootReads).p50, searchP50: summarize(searches).p50, rgP50: summarize(direct).p50, found });
+    rows.push({
+      files,
+      readP50: summarize(reads).p50,
+      baseReadP50: summarize(base).p50,
+      rootReadP50: summarize(rootReads).p50,
+      searchP50: summarize(searches).p50,
+      rgP50: summarize(direct).p50,
+      found,
+    });
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -84,12 +105,37 @@ const slope = (k: "readP50" | "baseReadP50" | "rootReadP50" | "searchP50" | "rgP
   const b = rows.at(-1)!;
   return Math.log10(b[k] / a[k]) / Math.log10(b.files / a.files);
 };
-console.log(`\n  ${"files".padStart(8)} ${"read root".padStart(10)} ${"read deep".padStart(10)} ${"readFileSync".padStart(12)} ${"ratio".padStart(6)} ${"search p50".padStart(11)} ${"rg p50".padStart(9)} ${"ratio".padStart(6)}  found`);
+console.log(
+  `\n  ${"files".padStart(8)} ${"read root".padStart(10)} ${"read deep".padStart(10)} ${"readFileSync".padStart(12)} ${"ratio".padStart(6)} ${"search p50".padStart(11)} ${"rg p50".padStart(9)} ${"ratio".padStart(6)}  found`,
+);
 for (const r of rows) {
-  console.log(`  ${String(r.files).padStart(8)} ${`${(r.rootReadP50 * 1000).toFixed(0)} µs`.padStart(10)} ${`${(r.readP50 * 1000).toFixed(0)} µs`.padStart(10)} ${`${(r.baseReadP50 * 1000).toFixed(0)} µs`.padStart(12)} ${`${(r.readP50 / r.baseReadP50).toFixed(1)}x`.padStart(6)} ${`${r.searchP50.toFixed(0)} ms`.padStart(11)} ${`${r.rgP50.toFixed(0)} ms`.padStart(9)} ${`${(r.searchP50 / r.rgP50).toFixed(2)}x`.padStart(6)}  ${r.found}/20`);
+  console.log(
+    `  ${String(r.files).padStart(8)} ${`${(r.rootReadP50 * 1000).toFixed(0)} µs`.padStart(10)} ${`${(r.readP50 * 1000).toFixed(0)} µs`.padStart(10)} ${`${(r.baseReadP50 * 1000).toFixed(0)} µs`.padStart(12)} ${`${(r.readP50 / r.baseReadP50).toFixed(1)}x`.padStart(6)} ${`${r.searchP50.toFixed(0)} ms`.padStart(11)} ${`${r.rgP50.toFixed(0)} ms`.padStart(9)} ${`${(r.searchP50 / r.rgP50).toFixed(2)}x`.padStart(6)}  ${r.found}/20`,
+  );
 }
-console.log(`  slope (log time / log files, first to last size): fs_read root ${slope("rootReadP50").toFixed(2)}, deep ${slope("readP50").toFixed(2)}, readFileSync ${slope("baseReadP50").toFixed(2)}, search ${slope("searchP50").toFixed(2)}, rg ${slope("rgP50").toFixed(2)}`);
+console.log(
+  `  slope (log time / log files, first to last size): fs_read root ${slope("rootReadP50").toFixed(2)}, deep ${slope("readP50").toFixed(2)}, readFileSync ${slope("baseReadP50").toFixed(2)}, search ${slope("searchP50").toFixed(2)}, rg ${slope("rgP50").toFixed(2)}`,
+);
 const loadAfter = loadavg().map((x) => +x.toFixed(1));
 console.log(`load average before/after: ${String(loadBefore)} / ${String(loadAfter)}`);
-console.log(JSON.stringify({ bench: "scale", rows: rows.map((r) => ({ ...r, readP50: +r.readP50.toFixed(4), rootReadP50: +r.rootReadP50.toFixed(4), baseReadP50: +r.baseReadP50.toFixed(4), searchP50: +r.searchP50.toFixed(1), rgP50: +r.rgP50.toFixed(1) })), slope: { read: +slope("readP50").toFixed(2), rootRead: +slope("rootReadP50").toFixed(2), search: +slope("searchP50").toFixed(2), rg: +slope("rgP50").toFixed(2) }, loadavg: { before: loadBefore, after: loadAfter } }));
+console.log(
+  JSON.stringify({
+    bench: "scale",
+    rows: rows.map((r) => ({
+      ...r,
+      readP50: +r.readP50.toFixed(4),
+      rootReadP50: +r.rootReadP50.toFixed(4),
+      baseReadP50: +r.baseReadP50.toFixed(4),
+      searchP50: +r.searchP50.toFixed(1),
+      rgP50: +r.rgP50.toFixed(1),
+    })),
+    slope: {
+      read: +slope("readP50").toFixed(2),
+      rootRead: +slope("rootReadP50").toFixed(2),
+      search: +slope("searchP50").toFixed(2),
+      rg: +slope("rgP50").toFixed(2),
+    },
+    loadavg: { before: loadBefore, after: loadAfter },
+  }),
+);
 if (rows.some((r) => r.found !== 20)) process.exitCode = 1;

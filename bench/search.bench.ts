@@ -7,8 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCore } from "../src/core/core.ts";
 import { silentLogger } from "../src/core/log.ts";
-import fsSearch from "../src/tools/fs_search.ts";
 import { findRgOnPath } from "../src/core/search-rg.ts";
+import fsSearch from "../src/tools/fs_search.ts";
 import { fmt, ratio, summarize } from "./lib.ts";
 import { generateTree } from "./tree.ts";
 
@@ -22,11 +22,16 @@ const generate = (root: string) => generateTree(root, FILES, NEEDLES, NEEDLE);
 function runRgDirect(rg: string, root: string): Promise<{ ms: number; lines: number }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(rg, ["--no-config", "--no-require-git", "-n", "-F", NEEDLE, "."], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(rg, ["--no-config", "--no-require-git", "-n", "-F", NEEDLE, "."], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
     child.on("error", reject);
-    child.on("close", () => resolve({ ms: performance.now() - t0, lines: out.split("\n").filter((l) => l.includes(NEEDLE)).length }));
+    child.on("close", () =>
+      resolve({ ms: performance.now() - t0, lines: out.split("\n").filter((l) => l.includes(NEEDLE)).length }),
+    );
   });
 }
 
@@ -36,7 +41,9 @@ const root = mkdtempSync(join(tmpdir(), "ccb-bench-search-"));
 try {
   const g0 = performance.now();
   const { files, needlePaths } = generate(root);
-  console.log(`generated ${files} files (+200 ignored) with ${needlePaths.length} needles in ${((performance.now() - g0) / 1000).toFixed(1)} s; deepest needle: ${needlePaths.reduce((a, b) => (b.split("/").length > a.split("/").length ? b : a))}`);
+  console.log(
+    `generated ${files} files (+200 ignored) with ${needlePaths.length} needles in ${((performance.now() - g0) / 1000).toFixed(1)} s; deepest needle: ${needlePaths.reduce((a, b) => (b.split("/").length > a.split("/").length ? b : a))}`,
+  );
 
   const core = createCore({ roots: [root], log: silentLogger });
   const ctx = { core, signal: new AbortController().signal, log: silentLogger };
@@ -48,7 +55,11 @@ try {
   const ccbTool = async () => {
     const t0 = performance.now();
     const r = await fsSearch.execute(fsSearch.input.parse({ query: NEEDLE, maxResults: 1000 }), ctx);
-    return { ms: performance.now() - t0, found: (r.structured?.matches as unknown[]).length, truncated: r.structured?.truncated as boolean };
+    return {
+      ms: performance.now() - t0,
+      found: (r.structured?.matches as unknown[]).length,
+      truncated: r.structured?.truncated as boolean,
+    };
   };
   const ccbJs = async () => {
     const t0 = performance.now();
@@ -86,11 +97,20 @@ try {
   const sr = summarize(viaRg);
   const st = summarize(viaTool);
   const sj = summarize(viaJs);
-  console.log(`rg direct          (n=${N}): p50 ${fmt(sd.p50)} p99 ${fmt(sd.p99)}  needles found ${complete.direct}/${NEEDLES}`);
-  console.log(`SearchService rg   (n=${N}): p50 ${fmt(sr.p50)} p99 ${fmt(sr.p99)}  needles found ${complete.rg}/${NEEDLES}  ratio p50 ${ratio(sr.p50, sd.p50)} p99 ${ratio(sr.p99, sd.p99)} (target <= 1.5x)`);
-  console.log(`fs_search tool     (n=${N}): p50 ${fmt(st.p50)} p99 ${fmt(st.p99)}  needles found ${complete.tool}/${NEEDLES}  ratio p50 ${ratio(st.p50, sd.p50)} p99 ${ratio(st.p99, sd.p99)}`);
-  console.log(`SearchService JS   (n=${JS_N}): p50 ${fmt(sj.p50)} p99 ${fmt(sj.p99)}  needles found ${complete.js}/${NEEDLES}  ratio p50 ${ratio(sj.p50, sd.p50)} p99 ${ratio(sj.p99, sd.p99)} (fallback, no target)`);
-  const allFound = complete.direct === NEEDLES && complete.rg === NEEDLES && complete.tool === NEEDLES && complete.js === NEEDLES;
+  console.log(
+    `rg direct          (n=${N}): p50 ${fmt(sd.p50)} p99 ${fmt(sd.p99)}  needles found ${complete.direct}/${NEEDLES}`,
+  );
+  console.log(
+    `SearchService rg   (n=${N}): p50 ${fmt(sr.p50)} p99 ${fmt(sr.p99)}  needles found ${complete.rg}/${NEEDLES}  ratio p50 ${ratio(sr.p50, sd.p50)} p99 ${ratio(sr.p99, sd.p99)} (target <= 1.5x)`,
+  );
+  console.log(
+    `fs_search tool     (n=${N}): p50 ${fmt(st.p50)} p99 ${fmt(st.p99)}  needles found ${complete.tool}/${NEEDLES}  ratio p50 ${ratio(st.p50, sd.p50)} p99 ${ratio(st.p99, sd.p99)}`,
+  );
+  console.log(
+    `SearchService JS   (n=${JS_N}): p50 ${fmt(sj.p50)} p99 ${fmt(sj.p99)}  needles found ${complete.js}/${NEEDLES}  ratio p50 ${ratio(sj.p50, sd.p50)} p99 ${ratio(sj.p99, sd.p99)} (fallback, no target)`,
+  );
+  const allFound =
+    complete.direct === NEEDLES && complete.rg === NEEDLES && complete.tool === NEEDLES && complete.js === NEEDLES;
   console.log(
     JSON.stringify({
       bench: "search",

@@ -17,7 +17,11 @@ const dir = mkdtempSync(join(tmpdir(), "ccb-term-bench-"));
 const SHELL = ["bash", ["--norc", "--noprofile"]] as const;
 
 interface NodePty {
-  spawn(file: string, args: readonly string[], o: Record<string, unknown>): {
+  spawn(
+    file: string,
+    args: readonly string[],
+    o: Record<string, unknown>,
+  ): {
     onData(l: (d: string) => void): void;
     onExit(l: () => void): void;
     write(d: string): void;
@@ -58,7 +62,10 @@ async function roundTrips(write: (s: string) => void, onData: (l: (d: string) =>
 
 // (1) round trip
 const bare = pty.spawn(SHELL[0], SHELL[1], { cols: 120, rows: 30, cwd: dir, env });
-const bareRt = await roundTrips((s) => bare.write(s), (l) => bare.onData(l));
+const bareRt = await roundTrips(
+  (s) => bare.write(s),
+  (l) => bare.onData(l),
+);
 bare.kill("SIGKILL");
 
 const m = new TerminalManager(new Workspace([dir]), silentLogger, { backend: "node-pty" });
@@ -100,12 +107,30 @@ const rtB = summarize(bareRt);
 const rtC = summarize(ccbRt);
 const bkB = summarize(bareBulk);
 const bkC = summarize(ccbBulk);
-console.log(`keystroke round trip (n=${N}): node-pty p50 ${fmt(rtB.p50)} p99 ${fmt(rtB.p99)} | ccb p50 ${fmt(rtC.p50)} p99 ${fmt(rtC.p99)} | ratio p50 ${ratio(rtC.p50, rtB.p50)} p99 ${ratio(rtC.p99, rtB.p99)}`);
-console.log(`seq 1 200000 (n=${BULK}): node-pty p50 ${fmt(bkB.p50)} (bytes received ${bareBytes.join(", ")}) | ccb p50 ${fmt(bkC.p50)} (bytes ${ccbBytes.join(", ")}) | ratio p50 ${ratio(bkC.p50, bkB.p50)}`);
+console.log(
+  `keystroke round trip (n=${N}): node-pty p50 ${fmt(rtB.p50)} p99 ${fmt(rtB.p99)} | ccb p50 ${fmt(rtC.p50)} p99 ${fmt(rtC.p99)} | ratio p50 ${ratio(rtC.p50, rtB.p50)} p99 ${ratio(rtC.p99, rtB.p99)}`,
+);
+console.log(
+  `seq 1 200000 (n=${BULK}): node-pty p50 ${fmt(bkB.p50)} (bytes received ${bareBytes.join(", ")}) | ccb p50 ${fmt(bkC.p50)} (bytes ${ccbBytes.join(", ")}) | ratio p50 ${ratio(bkC.p50, bkB.p50)}`,
+);
 console.log(
   JSON.stringify({
     bench: "terminals",
-    roundTrip: { bareP50: rtB.p50, bareP99: rtB.p99, ccbP50: rtC.p50, ccbP99: rtC.p99, ratioP50: rtC.p50 / rtB.p50, ratioP99: rtC.p99 / rtB.p99 },
-    bulk: { bareP50: bkB.p50, ccbP50: bkC.p50, ratioP50: bkC.p50 / bkB.p50, expectedBytes: 1_488_895, bareBytes, ccbBytes },
+    roundTrip: {
+      bareP50: rtB.p50,
+      bareP99: rtB.p99,
+      ccbP50: rtC.p50,
+      ccbP99: rtC.p99,
+      ratioP50: rtC.p50 / rtB.p50,
+      ratioP99: rtC.p99 / rtB.p99,
+    },
+    bulk: {
+      bareP50: bkB.p50,
+      ccbP50: bkC.p50,
+      ratioP50: bkC.p50 / bkB.p50,
+      expectedBytes: 1_488_895,
+      bareBytes,
+      ccbBytes,
+    },
   }),
 );

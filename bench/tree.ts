@@ -2,7 +2,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-
 /** Deterministic PRNG (mulberry32). */
 function prng(seed: number): () => number {
   let a = seed >>> 0;
@@ -15,17 +14,26 @@ function prng(seed: number): () => number {
   };
 }
 
-const WORDS = "const let function return import export from class interface type async await if else for while switch case break value result error data item list map set get push pop index count total".split(" ");
+const WORDS =
+  "const let function return import export from class interface type async await if else for while switch case break value result error data item list map set get push pop index count total".split(
+    " ",
+  );
 
 /** ~FILES files in nested directories (up to 9 levels), plus an ignored folder, with NEEDLES needles in chosen files. */
-export function generateTree(root: string, FILES: number, NEEDLES: number, NEEDLE: string): { files: number; needlePaths: string[] } {
+export function generateTree(
+  root: string,
+  FILES: number,
+  NEEDLES: number,
+  NEEDLE: string,
+): { files: number; needlePaths: string[] } {
   const rnd = prng(42);
   const needleAt = new Set<number>();
   while (needleAt.size < NEEDLES) needleAt.add(Math.floor(rnd() * FILES));
   const needlePaths: string[] = [];
   writeFileSync(join(root, ".gitignore"), "ignored_build/\n*.log\n");
   mkdirSync(join(root, "ignored_build"));
-  for (let i = 0; i < 200; i++) writeFileSync(join(root, "ignored_build", `b${i}.js`), `${NEEDLE} in an ignored file\n`);
+  for (let i = 0; i < 200; i++)
+    writeFileSync(join(root, "ignored_build", `b${i}.js`), `${NEEDLE} in an ignored file\n`);
   let made = 0;
   let dirIndex = 0;
   while (made < FILES) {
@@ -56,4 +64,3 @@ export function generateTree(root: string, FILES: number, NEEDLES: number, NEEDL
   }
   return { files: made, needlePaths };
 }
-

@@ -50,20 +50,20 @@ async function serve(ws: string, bare = false): Promise<{ fe: FrontEnd; ms: numb
   const args = bare
     ? [join(root, "bin/ccb.mjs"), "serve", "--stdio", "--no-workbench", "--workspace", ws, "--log-level", "error"]
     : [
-    join(root, "bin/ccb.mjs"),
-    "serve",
-    "--stdio",
-    "--workspace",
-    ws,
-    "--runtime",
-    "code-server",
-    "--runtime-root",
-    codeServerRoot(),
-    "--runtime-node",
-    node24(),
-    "--log-level",
-    "error",
-  ];
+        join(root, "bin/ccb.mjs"),
+        "serve",
+        "--stdio",
+        "--workspace",
+        ws,
+        "--runtime",
+        "code-server",
+        "--runtime-root",
+        codeServerRoot(),
+        "--runtime-node",
+        node24(),
+        "--log-level",
+        "error",
+      ];
   const transport = new StdioClientTransport({ command: process.execPath, args, env, stderr: "ignore" });
   const client = new Client({ name: "bench", version: "1.0.0" });
   await client.connect(transport);

@@ -10,15 +10,16 @@ import { join } from "node:path";
 import { WebSocket, WebSocketServer } from "ws";
 import { createCore } from "../src/core/core.ts";
 import { silentLogger } from "../src/core/log.ts";
-import editorState from "../src/tools/editor_state.ts";
 import { Gateway } from "../src/net/gateway.ts";
+import editorState from "../src/tools/editor_state.ts";
 import { startWorkbench } from "../src/workbench/index.ts";
 import { codeServerRoot, node24 } from "../test/helpers/peers.ts";
 import { fmt, ratio, summarize } from "./lib.ts";
 
 const root = new URL("..", import.meta.url).pathname;
 const N = Number(process.env.BENCH_N ?? 200);
-if (!existsSync(join(root, "dist/bridge-extension"))) spawnSync(process.execPath, [join(root, "scripts/build-extension.mjs")], { stdio: "inherit" });
+if (!existsSync(join(root, "dist/bridge-extension")))
+  spawnSync(process.execPath, [join(root, "scripts/build-extension.mjs")], { stdio: "inherit" });
 
 const dir = mkdtempSync(join(tmpdir(), "ccb-wb-bench-"));
 const ws = join(dir, "ws");
@@ -38,12 +39,25 @@ const gw = new Gateway({ host: "127.0.0.1", port: 0, log: silentLogger });
 // The baseline: a raw WebSocket echo mounted on the same gateway as /bridge.
 const echo = new WebSocketServer({ noServer: true });
 echo.on("connection", (s) => s.on("message", (d, bin) => s.send(d, { binary: bin })));
-gw.addUpgrade("/bench-echo", (req, socket, head) => echo.handleUpgrade(req, socket, head, (s) => echo.emit("connection", s, req)), { name: "bench-echo", origin: { kind: "none" }, auth: [] });
+gw.addUpgrade(
+  "/bench-echo",
+  (req, socket, head) => echo.handleUpgrade(req, socket, head, (s) => echo.emit("connection", s, req)),
+  { name: "bench-echo", origin: { kind: "none" }, auth: [] },
+);
 const url = await gw.listen();
 const http = { gateway: gw, url };
 
 const rssBefore = process.memoryUsage().rss;
-const wb = startWorkbench({ core, http, log: silentLogger, runtime: "code-server", runtimeRoot: codeServerRoot(), runtimeNode: node24(), headlessClient: true, env });
+const wb = startWorkbench({
+  core,
+  http,
+  log: silentLogger,
+  runtime: "code-server",
+  runtimeRoot: codeServerRoot(),
+  runtimeNode: node24(),
+  headlessClient: true,
+  env,
+});
 await wb.ready;
 await wb.bridgeConnected;
 const t = wb.status().timings;
@@ -63,10 +77,11 @@ for (let i = 0; i < N; i++) {
 const sock = new WebSocket(`${url.replace(/^http/, "ws")}/bench-echo`);
 await new Promise((r) => sock.once("open", r));
 const payload = JSON.stringify({ type: "request", id: 1, method: "editor.state", params: { includeText: true } });
-const echoOnce = () => new Promise<void>((r) => {
-  sock.once("message", () => r());
-  sock.send(payload);
-});
+const echoOnce = () =>
+  new Promise<void>((r) => {
+    sock.once("message", () => r());
+    sock.send(payload);
+  });
 for (let i = 0; i < 10; i++) await echoOnce();
 const echoSamples: number[] = [];
 for (let i = 0; i < N; i++) {
@@ -124,10 +139,16 @@ const st = summarize(stateSamples);
 const ec = summarize(echoSamples);
 console.log("== workbench (code-server, headless Chromium) ==");
 console.log(`runtime boot (spawn -> /healthz 200)      ${fmt(bootMs)}`);
-console.log(`start -> bridge connected                 ${fmt(bridgeMs)}   (${ratio(bridgeMs, bootMs)} of the runtime's own boot)`);
+console.log(
+  `start -> bridge connected                 ${fmt(bridgeMs)}   (${ratio(bridgeMs, bootMs)} of the runtime's own boot)`,
+);
 console.log(`editor_state round trip  p50 ${fmt(st.p50)}  p99 ${fmt(st.p99)}   (n=${st.n})`);
-console.log(`raw WS echo (same gw)    p50 ${fmt(ec.p50)}  p99 ${fmt(ec.p99)}   ratio p50 ${ratio(st.p50, ec.p50)}  p99 ${ratio(st.p99, ec.p99)}`);
-console.log(`ccb RSS ${(ccbRss / 1048576).toFixed(1)} MiB (before the workbench ${(rssBefore / 1048576).toFixed(1)} MiB); runtime group ${(runtimeRssKb / 1024).toFixed(1)} MiB; Chromium ${(chromiumRssKb / 1024).toFixed(1)} MiB`);
+console.log(
+  `raw WS echo (same gw)    p50 ${fmt(ec.p50)}  p99 ${fmt(ec.p99)}   ratio p50 ${ratio(st.p50, ec.p50)}  p99 ${ratio(st.p99, ec.p99)}`,
+);
+console.log(
+  `ccb RSS ${(ccbRss / 1048576).toFixed(1)} MiB (before the workbench ${(rssBefore / 1048576).toFixed(1)} MiB); runtime group ${(runtimeRssKb / 1024).toFixed(1)} MiB; Chromium ${(chromiumRssKb / 1024).toFixed(1)} MiB`,
+);
 console.log(
   JSON.stringify({
     bench: "workbench",

@@ -37,7 +37,9 @@ export async function resolveCommand(root: Cmd, argv: string[]): Promise<Resolve
     const next = subs[name];
     if (!next) {
       const where = ["ccb", ...path].join(" ");
-      throw new UsageError(`${where}: unknown command "${name}".${suggest(name, Object.keys(subs), "")}`, { cause: { path } });
+      throw new UsageError(`${where}: unknown command "${name}".${suggest(name, Object.keys(subs), "")}`, {
+        cause: { path },
+      });
     }
     cmd = (await resolve(next)) as Cmd;
     path.push(name);
@@ -81,16 +83,20 @@ export async function checkFlags(r: Resolved, isRoot: boolean): Promise<void> {
     long.set("version", { type: "boolean" });
     short.set("v", { type: "boolean" });
   }
-  const positional = specs.length !== (Object.keys(((await resolve(r.cmd.args)) ?? {}) as object).length);
+  const positional = specs.length !== Object.keys(((await resolve(r.cmd.args)) ?? {}) as object).length;
   for (let i = 0; i < r.own.length; i++) {
     const a = r.own[i] as string;
     if (a.startsWith("--")) {
       const eq = a.indexOf("=");
       const name = a.slice(2, eq === -1 ? undefined : eq);
       const def = long.get(name);
-      if (!def) throw new UsageError(`${where}: unknown flag --${name}.${suggest(name, [...long.keys()], "--")} Run \`${where} --help\` for its flags.`);
+      if (!def)
+        throw new UsageError(
+          `${where}: unknown flag --${name}.${suggest(name, [...long.keys()], "--")} Run \`${where} --help\` for its flags.`,
+        );
       if (takesValue(def) && eq === -1) {
-        if (r.own[i + 1] === undefined) throw new UsageError(`${where}: --${name} needs a value${def.valueHint ? ` (<${def.valueHint}>)` : ""}.`);
+        if (r.own[i + 1] === undefined)
+          throw new UsageError(`${where}: --${name} needs a value${def.valueHint ? ` (<${def.valueHint}>)` : ""}.`);
         i++;
       }
     } else if (a.startsWith("-") && a.length > 1) {
@@ -114,7 +120,11 @@ function distance(a: string, b: string): number {
     for (let j = 1; j <= b.length; j++) {
       const row = d[i] as number[];
       const prev = d[i - 1] as number[];
-      row[j] = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      row[j] = Math.min(
+        (prev[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
     }
   }
   return (d[a.length] as number[])[b.length] as number;
@@ -128,7 +138,9 @@ export function suggest(word: string, candidates: string[], prefix: string): str
     const dd = distance(word, c);
     if (dd < bestD) [best, bestD] = [c, dd];
   }
-  return best !== undefined && bestD <= Math.max(2, Math.floor(word.length / 3)) ? ` Did you mean ${prefix}${best}?` : "";
+  return best !== undefined && bestD <= Math.max(2, Math.floor(word.length / 3))
+    ? ` Did you mean ${prefix}${best}?`
+    : "";
 }
 
 /** Extra usage and environment lines per command path (what the args table cannot say). */
@@ -210,7 +222,11 @@ export async function renderHelp(r: Resolved, version: string): Promise<string> 
     const shorts = aliases(def).filter((a) => a.length === 1);
     const on = def.type === "boolean" && def.default === true;
     const left = `${shorts.length ? `-${shorts[0]}, ` : "    "}--${on ? "[no-]" : ""}${n}${takesValue(def) ? ` <${def.valueHint ?? "value"}>` : ""}`;
-    const dflt = on ? " (default: on)" : def.default !== undefined && def.default !== false ? ` (default: ${String(def.default)})` : "";
+    const dflt = on
+      ? " (default: on)"
+      : def.default !== undefined && def.default !== false
+        ? ` (default: ${String(def.default)})`
+        : "";
     rows.push([left, `${def.description ?? ""}${dflt}`]);
   }
   if (r.path.length === 0) {

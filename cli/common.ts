@@ -6,7 +6,8 @@ import { createLogging, fatalLines } from "./logging.ts";
 export const commonArgs = {
   "log-level": {
     type: "string",
-    description: "Log level: silent, error, warn, info, debug, trace (env CCB_LOG_LEVEL; default info). Logs go to stderr.",
+    description:
+      "Log level: silent, error, warn, info, debug, trace (env CCB_LOG_LEVEL; default info). Logs go to stderr.",
     valueHint: "level",
   },
   "log-file": {
@@ -16,20 +17,25 @@ export const commonArgs = {
   },
   "log-format": {
     type: "string",
-    description: "Log format: text (default) or json, one JSON object per line with time, level, tag and msg (env CCB_LOG_FORMAT).",
+    description:
+      "Log format: text (default) or json, one JSON object per line with time, level, tag and msg (env CCB_LOG_FORMAT).",
     valueHint: "text|json",
   },
 } as const;
 
 /** Workspace roots from repeated --workspace flags, else CCB_WORKSPACE (path-list separated), else the cwd. */
-export function workspaceRoots(rawArgs: string[], envValue = process.env.CCB_WORKSPACE): { roots: string[]; source: "flag" | "env" | "cwd" } {
+export function workspaceRoots(
+  rawArgs: string[],
+  envValue = process.env.CCB_WORKSPACE,
+): { roots: string[]; source: "flag" | "env" | "cwd" } {
   const roots: string[] = [];
   for (let i = 0; i < rawArgs.length; i++) {
     const a = rawArgs[i] as string;
     if (a === "--") break;
     if (a === "--workspace" || a === "-w") {
       const v = rawArgs[i + 1];
-      if (v === undefined || v.startsWith("-")) throw new CcbError("INVALID_ARGUMENT", "--workspace needs a directory.");
+      if (v === undefined || v.startsWith("-"))
+        throw new CcbError("INVALID_ARGUMENT", "--workspace needs a directory.");
       roots.push(v);
       i++;
     } else if (a.startsWith("--workspace=")) {
@@ -37,11 +43,16 @@ export function workspaceRoots(rawArgs: string[], envValue = process.env.CCB_WOR
     }
   }
   if (roots.length > 0) return { roots, source: "flag" };
-  if (envValue) return { roots: envValue.split(process.platform === "win32" ? ";" : ":").filter(Boolean), source: "env" };
+  if (envValue)
+    return { roots: envValue.split(process.platform === "win32" ? ";" : ":").filter(Boolean), source: "env" };
   return { roots: [process.cwd()], source: "cwd" };
 }
 
-export function setupLogging(args: { "log-level"?: string | undefined; "log-file"?: string | undefined; "log-format"?: string | undefined }) {
+export function setupLogging(args: {
+  "log-level"?: string | undefined;
+  "log-file"?: string | undefined;
+  "log-format"?: string | undefined;
+}) {
   return createLogging({ level: args["log-level"], file: args["log-file"], format: args["log-format"] });
 }
 

@@ -1,7 +1,7 @@
 import { appendFileSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { createConsola, type ConsolaInstance, type LogObject } from "consola";
-import { redact, type Logger } from "../src/core/log.ts";
+import { type ConsolaInstance, createConsola, type LogObject } from "consola";
+import { type Logger, redact } from "../src/core/log.ts";
 
 export const LOG_LEVELS = { silent: -999, error: 0, warn: 1, info: 3, debug: 4, trace: 5 } as const;
 export type LogLevelName = keyof typeof LOG_LEVELS;
@@ -52,9 +52,7 @@ function parseLevel(value: string | undefined): number {
 }
 
 function formatArgs(args: unknown[]): string {
-  return args
-    .map((a) => (typeof a === "string" ? a : a instanceof Error ? a.message : safeJson(a)))
-    .join(" ");
+  return args.map((a) => (typeof a === "string" ? a : a instanceof Error ? a.message : safeJson(a))).join(" ");
 }
 
 function safeJson(v: unknown): string {
@@ -88,7 +86,10 @@ export function createLogging(options: LoggingOptions = {}): { consola: ConsolaI
           log(obj: LogObject) {
             const tag = obj.tag ? ` [${obj.tag}]` : "";
             const msg = redact(formatArgs(obj.args));
-            const line = format === "json" ? jsonLine(obj.type, msg, obj.tag, obj.date) : `${obj.date.toISOString()} ${obj.type}${tag} ${msg}\n`;
+            const line =
+              format === "json"
+                ? jsonLine(obj.type, msg, obj.tag, obj.date)
+                : `${obj.date.toISOString()} ${obj.type}${tag} ${msg}\n`;
             appendFileSync(file, line, { mode: 0o600 });
           },
         },

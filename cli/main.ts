@@ -48,7 +48,11 @@ try {
   // --help and --version load nothing but the command definitions and the argument parser, and
   // start nothing. console.log: it ignores a reader that left, and under Bun it avoids setting up
   // process.stdout's stream classes, the larger part of this answer's cost.
-  if (resolved.own.includes("--help") || resolved.own.includes("-h") || (!resolved.cmd.run && resolved.own.length === 0 && !argv.includes("--"))) {
+  if (
+    resolved.own.includes("--help") ||
+    resolved.own.includes("-h") ||
+    (!resolved.cmd.run && resolved.own.length === 0 && !argv.includes("--"))
+  ) {
     console.log((await renderHelp(resolved, CCB_VERSION)).replace(/\n$/, ""));
     process.exit(0);
   }
@@ -65,7 +69,10 @@ try {
 
 // Before the command runs: secrets move out of process.env into the vault (no child inherits them),
 // and the supervisor starts, so every process ccb starts from here on is contained.
-const [{ takeSecrets }, { startSupervisor }] = await Promise.all([import("../src/core/secrets.ts"), import("../src/platform/supervisor.ts")]);
+const [{ takeSecrets }, { startSupervisor }] = await Promise.all([
+  import("../src/core/secrets.ts"),
+  import("../src/platform/supervisor.ts"),
+]);
 try {
   takeSecrets();
 } catch (err) {
@@ -76,7 +83,8 @@ startSupervisor();
 // The reader of stdout left (`ccb serve ... | head`): end as on SIGTERM, cleanly, instead of
 // crashing on an unhandled EPIPE.
 process.stdout.on("error", (err: NodeJS.ErrnoException) => {
-  if (err.code === "EPIPE" || err.code === "ECONNRESET" || err.code === "ERR_STREAM_DESTROYED") process.kill(process.pid, "SIGTERM");
+  if (err.code === "EPIPE" || err.code === "ECONNRESET" || err.code === "ERR_STREAM_DESTROYED")
+    process.kill(process.pid, "SIGTERM");
 });
 
 // ccb's own flags are checked; flags after `--` belong to the child command (`ccb ide -- claude --help`).

@@ -63,7 +63,8 @@ export function generate(options = {}) {
       `# ${name}\n\nThe compiled \`ccb\` executable for ${t.key}. Install [\`${pkg.name}\`](https://www.npmjs.com/package/${pkg.name}) instead: it picks this package on matching machines.\n`,
     );
     // The binary embeds third-party code: its notices travel with it.
-    for (const f of ["LICENSE", "THIRD_PARTY_NOTICES"]) if (existsSync(join(root, f))) copyFileSync(join(root, f), join(dir, f));
+    for (const f of ["LICENSE", "THIRD_PARTY_NOTICES"])
+      if (existsSync(join(root, f))) copyFileSync(join(root, f), join(dir, f));
     const src = bins[t.key];
     if (src) {
       copyFileSync(src, join(dir, "bin", t.exe));
@@ -105,7 +106,8 @@ export function generate(options = {}) {
 /** repository.url from package.json, else the GitHub repository of the running workflow. */
 function repositoryUrl(pkg) {
   const r = typeof pkg.repository === "string" ? pkg.repository : pkg.repository?.url;
-  if (r) return r.startsWith("git+") || r.startsWith("http") ? r : `git+https://github.com/${r.replace(/^github:/, "")}.git`;
+  if (r)
+    return r.startsWith("git+") || r.startsWith("http") ? r : `git+https://github.com/${r.replace(/^github:/, "")}.git`;
   if (process.env.GITHUB_REPOSITORY) return `git+https://github.com/${process.env.GITHUB_REPOSITORY}.git`;
   return undefined;
 }
@@ -133,5 +135,6 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     only: values.only?.split(",").filter(Boolean),
     requireBinaries: values["require-binaries"],
   });
-  for (const p of r.packages) process.stdout.write(`${p.name}@${r.version} -> ${p.dir}${p.target && !p.binary ? " (no binary)" : ""}\n`);
+  for (const p of r.packages)
+    process.stdout.write(`${p.name}@${r.version} -> ${p.dir}${p.target && !p.binary ? " (no binary)" : ""}\n`);
 }

@@ -17,15 +17,20 @@ export interface ArchiveSummary {
 const PLAIN_TYPES = new Set(["File", "OldFile", "ContiguousFile", "Directory"]);
 
 function refuse(entry: string, why: string): CcbError {
-  return new CcbError("INTEGRITY_FAILED", `Refusing to extract the runtime archive: entry "${entry}" ${why}. Nothing was extracted.`, {
-    hint: "The archive is not a genuine OpenVSCode Server release; fetch it again from the official source or a trusted mirror.",
-    details: { reason: "unsafe-entry", entry },
-  });
+  return new CcbError(
+    "INTEGRITY_FAILED",
+    `Refusing to extract the runtime archive: entry "${entry}" ${why}. Nothing was extracted.`,
+    {
+      hint: "The archive is not a genuine OpenVSCode Server release; fetch it again from the official source or a trusted mirror.",
+      details: { reason: "unsafe-entry", entry },
+    },
+  );
 }
 
 /** Path components of an archive entry, or an error for absolute paths and `..`. */
 function components(path: string, what: string): string[] {
-  if (path.startsWith("/") || path.startsWith("\\") || /^[A-Za-z]:/.test(path)) throw refuse(path, `has an absolute ${what}`);
+  if (path.startsWith("/") || path.startsWith("\\") || /^[A-Za-z]:/.test(path))
+    throw refuse(path, `has an absolute ${what}`);
   const parts = path.split("/").filter((c) => c !== "" && c !== ".");
   if (parts.includes("..")) throw refuse(path, `has a ".." ${what}`);
   return parts;
@@ -77,11 +82,13 @@ export async function scanArchive(file: string, rules: ArchiveRules): Promise<Ar
       if (entry.type === "Directory") return;
       throw refuse(entry.path, "has an empty path");
     }
-    if (parts[0] !== rules.topLevelDir) throw refuse(entry.path, `is outside the top-level folder "${rules.topLevelDir}/"`);
+    if (parts[0] !== rules.topLevelDir)
+      throw refuse(entry.path, `is outside the top-level folder "${rules.topLevelDir}/"`);
     const key = parts.join("/");
     if (entry.type === "SymbolicLink") {
       const lp = entry.linkpath ?? "";
-      if (lp === "" || lp.startsWith("/") || /^[A-Za-z]:/.test(lp)) throw refuse(entry.path, `is a symbolic link to an absolute path (${lp})`);
+      if (lp === "" || lp.startsWith("/") || /^[A-Za-z]:/.test(lp))
+        throw refuse(entry.path, `is a symbolic link to an absolute path (${lp})`);
       symlinks.set(key, lp);
     } else if (entry.type === "Link") {
       hardlinks.push({ path: entry.path, target: components(entry.linkpath ?? "", "link target") });
@@ -89,7 +96,8 @@ export async function scanArchive(file: string, rules: ArchiveRules): Promise<Ar
     } else if (PLAIN_TYPES.has(entry.type)) {
       symlinks.delete(key);
       unpackedBytes += entry.size;
-      if (unpackedBytes > rules.maxUnpackedBytes) throw refuse(entry.path, `takes the unpacked size over ${rules.maxUnpackedBytes} bytes`);
+      if (unpackedBytes > rules.maxUnpackedBytes)
+        throw refuse(entry.path, `takes the unpacked size over ${rules.maxUnpackedBytes} bytes`);
     } else {
       throw refuse(entry.path, `is a ${entry.type} (only files, folders and links are allowed)`);
     }
@@ -109,9 +117,13 @@ export async function scanArchive(file: string, rules: ArchiveRules): Promise<Ar
       },
     });
   } catch (err) {
-    throw new CcbError("INTEGRITY_FAILED", `The runtime archive is not a readable .tar.gz: ${(err as Error).message}. Nothing was extracted.`, {
-      cause: err,
-    });
+    throw new CcbError(
+      "INTEGRITY_FAILED",
+      `The runtime archive is not a readable .tar.gz: ${(err as Error).message}. Nothing was extracted.`,
+      {
+        cause: err,
+      },
+    );
   }
   if (problem) throw problem;
 
@@ -123,7 +135,8 @@ export async function scanArchive(file: string, rules: ArchiveRules): Promise<Ar
     }
   }
   for (const h of hardlinks) {
-    if (!inside(resolveInArchive(h.target, symlinks))) throw refuse(h.path, `is a hard link that points outside the runtime folder`);
+    if (!inside(resolveInArchive(h.target, symlinks)))
+      throw refuse(h.path, `is a hard link that points outside the runtime folder`);
   }
   for (const parts of paths) {
     for (let i = 1; i < parts.length; i++) {
@@ -149,7 +162,10 @@ export async function extractArchive(file: string, cwd: string, rules: ArchiveRu
       filter(path, entry) {
         const e = entry as ReadEntry;
         if (!PLAIN_TYPES.has(e.type) && e.type !== "SymbolicLink" && e.type !== "Link") return false;
-        if (!path.replace(/^(\.\/)+/, "").startsWith(`${rules.topLevelDir}/`) && path.replace(/^(\.\/)+/, "").replace(/\/$/, "") !== rules.topLevelDir) {
+        if (
+          !path.replace(/^(\.\/)+/, "").startsWith(`${rules.topLevelDir}/`) &&
+          path.replace(/^(\.\/)+/, "").replace(/\/$/, "") !== rules.topLevelDir
+        ) {
           return false;
         }
         if (typeof e.mode === "number") e.mode &= 0o777;
@@ -158,6 +174,10 @@ export async function extractArchive(file: string, cwd: string, rules: ArchiveRu
     });
   } catch (err) {
     if (err instanceof CcbError) throw err;
-    throw new CcbError("INTEGRITY_FAILED", `Extracting the runtime archive failed: ${(err as Error).message}. Nothing was installed.`, { cause: err });
+    throw new CcbError(
+      "INTEGRITY_FAILED",
+      `Extracting the runtime archive failed: ${(err as Error).message}. Nothing was installed.`,
+      { cause: err },
+    );
   }
 }

@@ -37,16 +37,28 @@ export interface DownloadResult {
 /** Thrown for failures after which the partial file is worth keeping (a dropped connection). */
 export class ResumableError extends CcbError {}
 
-function integrityError(what: "download" | "archive", expected: Expected, actual: { size: number; sha256?: string }): CcbError {
+function integrityError(
+  what: "download" | "archive",
+  expected: Expected,
+  actual: { size: number; sha256?: string },
+): CcbError {
   const tail = `the ${what} was tampered with or truncated; nothing was extracted`;
   if (actual.size !== expected.size) {
-    return new CcbError("INTEGRITY_FAILED", `Size mismatch: expected ${expected.size} bytes got ${actual.size} — ${tail}.`, {
-      details: { expectedSize: expected.size, actualSize: actual.size },
-    });
+    return new CcbError(
+      "INTEGRITY_FAILED",
+      `Size mismatch: expected ${expected.size} bytes got ${actual.size} — ${tail}.`,
+      {
+        details: { expectedSize: expected.size, actualSize: actual.size },
+      },
+    );
   }
-  return new CcbError("INTEGRITY_FAILED", `SHA-256 mismatch: expected ${expected.sha256} got ${actual.sha256} — ${tail}.`, {
-    details: { expectedSha256: expected.sha256, actualSha256: actual.sha256 },
-  });
+  return new CcbError(
+    "INTEGRITY_FAILED",
+    `SHA-256 mismatch: expected ${expected.sha256} got ${actual.sha256} — ${tail}.`,
+    {
+      details: { expectedSha256: expected.sha256, actualSha256: actual.sha256 },
+    },
+  );
 }
 
 /** Feed the first `length` bytes of a file into a hash. */
@@ -165,7 +177,12 @@ export async function downloadVerified(o: DownloadOptions): Promise<DownloadResu
 }
 
 /** Copy an offline archive into `dest` while hashing it; the copy (not the user's file) is what gets extracted. */
-export async function copyVerified(src: string, dest: string, expected: Expected, signal?: AbortSignal): Promise<DownloadResult> {
+export async function copyVerified(
+  src: string,
+  dest: string,
+  expected: Expected,
+  signal?: AbortSignal,
+): Promise<DownloadResult> {
   let size: number;
   try {
     const st = await stat(src);
@@ -193,7 +210,8 @@ export async function copyVerified(src: string, dest: string, expected: Expected
     await fh.close();
   }
   const sha256 = hash.digest("hex");
-  if (copied !== expected.size || sha256 !== expected.sha256) throw integrityError("archive", expected, { size: copied, sha256 });
+  if (copied !== expected.size || sha256 !== expected.sha256)
+    throw integrityError("archive", expected, { size: copied, sha256 });
   return { bytes: copied, sha256, resumedBytes: 0, finalUrl: `file://${src}` };
 }
 
@@ -210,11 +228,19 @@ function httpError(url: string, status: number): CcbError {
 
 function networkError(o: DownloadOptions, err: unknown, have: number): CcbError {
   if (o.signal?.aborted) return new CcbError("ABORTED", "The download was cancelled.", { cause: err });
-  const cause = (err as Error)?.cause instanceof Error ? ((err as Error).cause as NodeJS.ErrnoException) : (err as NodeJS.ErrnoException);
+  const cause =
+    (err as Error)?.cause instanceof Error
+      ? ((err as Error).cause as NodeJS.ErrnoException)
+      : (err as NodeJS.ErrnoException);
   const reason = cause?.message;
   const code = cause?.code ?? "";
   // Nothing was received: say why the server could not be reached (no resume to speak of).
-  if (have === 0 && /^(ENOTFOUND|EAI_AGAIN|EAI_NONAME|EAI_FAIL|ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|UND_ERR_CONNECT_TIMEOUT)$/.test(code)) {
+  if (
+    have === 0 &&
+    /^(ENOTFOUND|EAI_AGAIN|EAI_NONAME|EAI_FAIL|ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|UND_ERR_CONNECT_TIMEOUT)$/.test(
+      code,
+    )
+  ) {
     const host = (() => {
       try {
         return new URL(o.url).host;
@@ -222,7 +248,9 @@ function networkError(o: DownloadOptions, err: unknown, have: number): CcbError 
         return displayUrl(o.url);
       }
     })();
-    const what = /^(ENOTFOUND|EAI_)/.test(code) ? `the name ${host} could not be resolved (DNS: ${code})` : `${host} could not be reached (${code})`;
+    const what = /^(ENOTFOUND|EAI_)/.test(code)
+      ? `the name ${host} could not be resolved (DNS: ${code})`
+      : `${host} could not be reached (${code})`;
     return new CcbError("RUNTIME_UNAVAILABLE", `Could not download the runtime: ${what}.`, {
       hint: "Check the network or proxy (HTTPS_PROXY), or use a mirror (--mirror <url>, CCB_RUNTIME_MIRROR) or an archive downloaded elsewhere (--from-file <archive>).",
       cause: err,

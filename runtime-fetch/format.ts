@@ -20,7 +20,9 @@ export function formatStatus(s: RuntimeStatus): string {
     `Archive:   ${s.archive.url}`,
     `           ${(s.archive.size / MB).toFixed(1)} MB, SHA-256 ${s.archive.sha256}`,
   ];
-  if (s.partialBytes > 0) lines.push(`Partial:   ${(s.partialBytes / MB).toFixed(1)} MB downloaded; \`ccb runtime fetch\` resumes it`);
-  if (!s.installed) lines.push("Run `ccb runtime fetch` to install it (behind a firewall: --mirror <url> or --from-file <archive>).");
+  if (s.partialBytes > 0)
+    lines.push(`Partial:   ${(s.partialBytes / MB).toFixed(1)} MB downloaded; \`ccb runtime fetch\` resumes it`);
+  if (!s.installed)
+    lines.push("Run `ccb runtime fetch` to install it (behind a firewall: --mirror <url> or --from-file <archive>).");
   return `${lines.join("\n")}\n`;
 }

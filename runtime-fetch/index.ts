@@ -3,49 +3,56 @@
  * archive), a safe extraction, and a versioned cache. The workbench launcher asks
  * `cachedRuntime()` for an installed runtime; `ccb runtime fetch` calls `fetchRuntime()`.
  */
-import { stat, mkdir, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { CcbError, isCcbError, toCcbError } from "../src/core/errors.ts";
-import { silentLogger, type Logger } from "../src/core/log.ts";
+import { type Logger, silentLogger } from "../src/core/log.ts";
 import {
-  discardDir,
   ccbCacheDir,
+  discardDir,
+  type InstallMarker,
   isInstalled,
   MARKER_FILE,
+  type RuntimePaths,
   removeLeftovers,
   runtimePaths,
   tempPath,
-  type InstallMarker,
-  type RuntimePaths,
 } from "./cache.ts";
 import { extractArchive, scanArchive } from "./extract.ts";
-import { copyVerified, displayUrl, downloadVerified, ResumableError, type DownloadResult, type ProgressEvent } from "./fetch.ts";
+import {
+  copyVerified,
+  type DownloadResult,
+  displayUrl,
+  downloadVerified,
+  type ProgressEvent,
+  ResumableError,
+} from "./fetch.ts";
 import { acquireLock } from "./lock.ts";
 import {
   assetFor,
+  type HostInfo,
   mirrorUrl,
+  type RuntimeAsset,
+  type RuntimeManifest,
+  type RuntimePlatform,
   resolveManifest,
   resolvePlatform,
-  type HostInfo,
-  type RuntimeAsset,
-  type RuntimeManifest,
-  type RuntimePlatform,
 } from "./manifest.ts";
 
-export { ccbCacheDir, runtimePaths, type RuntimePaths } from "./cache.ts";
-export { createProgress } from "./progress.ts";
+export { ccbCacheDir, type RuntimePaths, runtimePaths } from "./cache.ts";
 export type { ProgressEvent } from "./fetch.ts";
 export {
-  PINNED_MANIFEST,
-  RUNTIME_PLATFORMS,
   hostRuntimePlatform,
   loadManifest,
-  resolveManifest,
-  unsupportedPlatformError,
+  PINNED_MANIFEST,
+  RUNTIME_PLATFORMS,
   type RuntimeAsset,
   type RuntimeManifest,
   type RuntimePlatform,
+  resolveManifest,
+  unsupportedPlatformError,
 } from "./manifest.ts";
+export { createProgress } from "./progress.ts";
 
 export interface RuntimeOptions {
   /** A runtime platform name (`linux-x64`, `linux-arm64`, `linux-armhf`); default: this host's. */
@@ -113,7 +120,14 @@ function resolveAll(o: RuntimeOptions): Resolved {
 }
 
 function installed(r: Resolved): InstalledRuntime {
-  return { name: "openvscode-server", version: r.manifest.version, platform: r.platform, root: r.paths.installDir, binary: r.paths.binary, sha256: r.asset.sha256 };
+  return {
+    name: "openvscode-server",
+    version: r.manifest.version,
+    platform: r.platform,
+    root: r.paths.installDir,
+    binary: r.paths.binary,
+    sha256: r.asset.sha256,
+  };
 }
 
 /** The installed runtime for a platform (default: this host), or undefined when it is not in the cache. */
@@ -132,9 +146,13 @@ export function requireRuntime(o: RuntimeOptions = {}): InstalledRuntime {
   const rt = cachedRuntime(o);
   if (rt) return rt;
   const r = resolveAll(o);
-  throw new CcbError("RUNTIME_UNAVAILABLE", `OpenVSCode Server ${r.manifest.version} (${r.platform}) is not installed in ${r.paths.runtimeDir}.`, {
-    hint: "Run `ccb runtime fetch` (behind a firewall: --mirror <url> or --from-file <archive>), or use --runtime code-server / --runtime-root <dir>.",
-  });
+  throw new CcbError(
+    "RUNTIME_UNAVAILABLE",
+    `OpenVSCode Server ${r.manifest.version} (${r.platform}) is not installed in ${r.paths.runtimeDir}.`,
+    {
+      hint: "Run `ccb runtime fetch` (behind a firewall: --mirror <url> or --from-file <archive>), or use --runtime code-server / --runtime-root <dir>.",
+    },
+  );
 }
 
 export type RuntimeStatus =
@@ -161,11 +179,20 @@ export async function runtimeStatus(o: RuntimeOptions = {}): Promise<RuntimeStat
   } catch (err) {
     if (isCcbError(err, "UNSUPPORTED")) {
       const host = o.host ?? process;
-      return { supported: false, platform: o.platform ?? `${host.platform}-${host.arch}`, code: err.code, message: err.message, hint: err.hint };
+      return {
+        supported: false,
+        platform: o.platform ?? `${host.platform}-${host.arch}`,
+        code: err.code,
+        message: err.message,
+        hint: err.hint,
+      };
     }
     throw err;
   }
-  const partialBytes = await stat(r.paths.partialFile).then((s) => s.size, () => 0);
+  const partialBytes = await stat(r.paths.partialFile).then(
+    (s) => s.size,
+    () => 0,
+  );
   return {
     supported: true,
     name: "openvscode-server",
@@ -202,7 +229,8 @@ async function fetchRuntimeUnchecked(o: FetchRuntimeOptions): Promise<FetchRunti
   const r = resolveAll(o);
   const log = o.log ?? silentLogger;
   const env = o.env ?? process.env;
-  if (!o.force && isInstalled(r.paths, r.asset)) return { ...installed(r), status: "already-installed", source: "cache" };
+  if (!o.force && isInstalled(r.paths, r.asset))
+    return { ...installed(r), status: "already-installed", source: "cache" };
 
   await mkdir(r.paths.runtimeDir, { recursive: true });
   const lock = await acquireLock(r.paths.lockFile, {
@@ -224,7 +252,12 @@ async function fetchRuntimeUnchecked(o: FetchRuntimeOptions): Promise<FetchRunti
   }
 }
 
-async function fetchLocked(r: Resolved, o: FetchRuntimeOptions, log: Logger, env: NodeJS.ProcessEnv): Promise<FetchRuntimeResult> {
+async function fetchLocked(
+  r: Resolved,
+  o: FetchRuntimeOptions,
+  log: Logger,
+  env: NodeJS.ProcessEnv,
+): Promise<FetchRuntimeResult> {
   const download = tempPath(r.paths, "download");
   const mirror = o.mirror ?? env.CCB_RUNTIME_MIRROR;
   let got: DownloadResult;
@@ -239,7 +272,9 @@ async function fetchLocked(r: Resolved, o: FetchRuntimeOptions, log: Logger, env
       const url = mirror ? mirrorUrl(mirror, r.manifest, r.asset) : r.asset.url;
       // Take over an interrupted download (rename is atomic: only one fetch can win it).
       await rename(r.paths.partialFile, download).catch(() => undefined);
-      log.info(`downloading ${r.asset.fileName} (${(r.asset.size / 1024 / 1024).toFixed(1)} MB) from ${displayUrl(url)}`);
+      log.info(
+        `downloading ${r.asset.fileName} (${(r.asset.size / 1024 / 1024).toFixed(1)} MB) from ${displayUrl(url)}`,
+      );
       try {
         got = await downloadVerified({
           url,
@@ -256,7 +291,14 @@ async function fetchLocked(r: Resolved, o: FetchRuntimeOptions, log: Logger, env
       }
     }
     log.info(`SHA-256 verified (${r.asset.sha256})`);
-    return { ...(await install(r, download, o.force === true)), status: "installed", source, from: got.finalUrl.startsWith("file://") ? o.fromFile : displayUrl(got.finalUrl), bytes: got.bytes, resumedBytes: got.resumedBytes };
+    return {
+      ...(await install(r, download, o.force === true)),
+      status: "installed",
+      source,
+      from: got.finalUrl.startsWith("file://") ? o.fromFile : displayUrl(got.finalUrl),
+      bytes: got.bytes,
+      resumedBytes: got.resumedBytes,
+    };
   } finally {
     await rm(download, { force: true });
   }
@@ -274,7 +316,10 @@ async function install(r: Resolved, archive: string, replace: boolean): Promise<
     const bin = join(root, ...r.manifest.binary.split("/"));
     const st = await stat(bin).catch(() => undefined);
     if (!st?.isFile() || (st.mode & 0o111) === 0) {
-      throw new CcbError("INTEGRITY_FAILED", `The runtime archive has no executable ${r.manifest.binary}; nothing was installed.`);
+      throw new CcbError(
+        "INTEGRITY_FAILED",
+        `The runtime archive has no executable ${r.manifest.binary}; nothing was installed.`,
+      );
     }
     const marker: InstallMarker = {
       name: r.manifest.name,

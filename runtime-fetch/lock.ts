@@ -118,7 +118,6 @@ async function inspectLock(file: string): Promise<"gone" | "stale" | { pid: numb
   return { pid: c.pid };
 }
 
-
 function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     const onAbort = () => {

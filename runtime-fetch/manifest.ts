@@ -38,7 +38,11 @@ export const runtimeManifestSchema = z.object({
     .regex(/^[A-Za-z0-9._+-]+(\/[A-Za-z0-9._+-]+)*$/)
     .refine((s) => !s.split("/").includes(".."), "no `..` segments"),
   /** Upper bound for the unpacked size (refuses archive bombs). */
-  maxUnpackedBytes: z.number().int().positive().default(2 * 1024 ** 3),
+  maxUnpackedBytes: z
+    .number()
+    .int()
+    .positive()
+    .default(2 * 1024 ** 3),
   assets: z.partialRecord(z.enum(RUNTIME_PLATFORMS), runtimeAssetSchema),
 });
 export type RuntimeManifest = z.infer<typeof runtimeManifestSchema>;
@@ -75,12 +79,17 @@ export function loadManifest(path: string): RuntimeManifest {
   try {
     raw = JSON.parse(readFileSync(path, "utf8"));
   } catch (err) {
-    throw new CcbError("CONFIG_INVALID", `Cannot read the runtime manifest ${path}: ${(err as Error).message}`, { cause: err });
+    throw new CcbError("CONFIG_INVALID", `Cannot read the runtime manifest ${path}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   const parsed = runtimeManifestSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new CcbError("CONFIG_INVALID", `Invalid runtime manifest ${path}: ${issue?.path.join(".") || "(root)"}: ${issue?.message}`);
+    throw new CcbError(
+      "CONFIG_INVALID",
+      `Invalid runtime manifest ${path}: ${issue?.path.join(".") || "(root)"}: ${issue?.message}`,
+    );
   }
   return parsed.data;
 }
@@ -148,7 +157,9 @@ export function mirrorUrl(mirror: string, manifest: RuntimeManifest, a: RuntimeA
   try {
     base = new URL(mirror);
   } catch {
-    throw new CcbError("INVALID_ARGUMENT", `Invalid mirror URL: ${mirror}`, { hint: "Use an http(s) base URL, e.g. https://mirror.example/openvscode" });
+    throw new CcbError("INVALID_ARGUMENT", `Invalid mirror URL: ${mirror}`, {
+      hint: "Use an http(s) base URL, e.g. https://mirror.example/openvscode",
+    });
   }
   if (base.protocol !== "http:" && base.protocol !== "https:") {
     throw new CcbError("INVALID_ARGUMENT", `Mirror URL must be http(s): ${mirror}`, {

@@ -32,7 +32,9 @@ export function createProgress(sink: ProgressSink, label: string, now: () => num
         const width = Math.max(10, Math.min(40, (sink.columns ?? 80) - 60));
         const fill = Math.round(frac * width);
         const bar = `${"#".repeat(fill)}${"-".repeat(width - fill)}`;
-        sink.write(`\r${label} [${bar}] ${(frac * 100).toFixed(0).padStart(3)}% ${mb(p.received)}/${mb(p.total)} MB ${mb(rate)} MB/s\x1b[K`);
+        sink.write(
+          `\r${label} [${bar}] ${(frac * 100).toFixed(0).padStart(3)}% ${mb(p.received)}/${mb(p.total)} MB ${mb(rate)} MB/s\x1b[K`,
+        );
         drawn = true;
         return;
       }

@@ -23,7 +23,12 @@ const summaries = [];
 let failed = 0;
 for (const f of files) {
   console.log(`\n== bench/${f} ==`);
-  const r = spawnSync(process.execPath, ["--import", "tsx", join(root, "bench", f)], { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(process.execPath, ["--import", "tsx", join(root, "bench", f)], {
+    cwd: root,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+    maxBuffer: 64 * 1024 * 1024,
+  });
   process.stdout.write(r.stdout ?? "");
   if (r.status !== 0) {
     failed++;
@@ -42,5 +47,7 @@ for (const f of files) {
 }
 mkdirSync(join(root, "bench/results"), { recursive: true });
 writeFileSync(join(root, "bench/results/latest.json"), `${JSON.stringify(summaries, null, 2)}\n`);
-console.log(`\n${summaries.length} summaries written to bench/results/latest.json${failed ? `; ${failed} benchmark(s) failed` : ""}`);
+console.log(
+  `\n${summaries.length} summaries written to bench/results/latest.json${failed ? `; ${failed} benchmark(s) failed` : ""}`,
+);
 process.exit(failed ? 1 : 0);

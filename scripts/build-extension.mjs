@@ -1,12 +1,12 @@
 #!/usr/bin/env node
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 // Builds the VS Code bridge extension (src/workbench/bridge-extension) with the shared bridge
 // contract bundled in, as an unpacked extension folder the launcher copies into the runtime's
 // extensions dir: dist/bridge-extension/<publisher>.<name>-<version>/{package.json,extension.js}.
 // Imported by scripts/build.mjs; also runnable alone.
 import { build } from "esbuild";
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const src = join(root, "src/workbench/bridge-extension");

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 // Builds dist/node/ (the Node entry used by bin/ccb.mjs) with esbuild. Dependencies stay external:
 // they are installed next to it by npm. Extra build steps (the bridge extension) register below.
 import { build } from "esbuild";
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { appViewPlugin, buildAppView } from "./app-view.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));

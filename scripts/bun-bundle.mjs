@@ -15,7 +15,8 @@ const noLocalProtocol = {
   name: "cri-no-local-protocol",
   setup(build) {
     build.onLoad({ filter: /chrome-remote-interface[\\/]lib[\\/]protocol\.json$/ }, () => ({
-      contents: 'throw new Error("chrome-remote-interface: the local protocol descriptor is not bundled; connect without `local`");',
+      contents:
+        'throw new Error("chrome-remote-interface: the local protocol descriptor is not bundled; connect without `local`");',
       loader: "js",
     }));
   },
@@ -37,7 +38,11 @@ if (!r.success) {
   process.exit(1);
 }
 const files = [];
-for (const o of r.outputs) files.push({ path: join("code", relative(".", o.path).replace(/^\.\//, "")), data: new Uint8Array(await o.arrayBuffer()) });
+for (const o of r.outputs)
+  files.push({
+    path: join("code", relative(".", o.path).replace(/^\.\//, "")),
+    data: new Uint8Array(await o.arrayBuffer()),
+  });
 
 function walk(dir) {
   const out = [];

@@ -30,9 +30,11 @@ const STANDALONE = { "runtime-fetch": { uses: ["src/core", "src/util"], rank: 2 
 
 function unitOf(file) {
   let best;
-  for (const [u, rank] of UNITS) if ((file === u || file.startsWith(`${u}/`)) && (!best || u.length > best[0].length)) best = [u, rank];
+  for (const [u, rank] of UNITS)
+    if ((file === u || file.startsWith(`${u}/`)) && (!best || u.length > best[0].length)) best = [u, rank];
   if (best) return { unit: best[0], rank: best[1] };
-  for (const [u, s] of Object.entries(STANDALONE)) if (file.startsWith(`${u}/`)) return { unit: u, rank: s.rank, standalone: s.uses };
+  for (const [u, s] of Object.entries(STANDALONE))
+    if (file.startsWith(`${u}/`)) return { unit: u, rank: s.rank, standalone: s.uses };
   return undefined;
 }
 

@@ -41,8 +41,14 @@ check(server.$schema === schema.$id, `server.json $schema must be the vendored s
 // agreement with package.json
 const repoUrl = (pkg.repository?.url ?? "").replace(/^git\+/, "").replace(/\.git$/, "");
 const owner = /github\.com\/([^/]+)\//.exec(`${repoUrl}/`)?.[1];
-check(pkg.mcpName === server.name, `package.json mcpName (${pkg.mcpName}) must equal server.json name (${server.name})`);
-check(owner && server.name === `io.github.${owner}/${pkg.name}`, `server.json name must be io.github.<repository owner>/${pkg.name} (repository ${repoUrl})`);
+check(
+  pkg.mcpName === server.name,
+  `package.json mcpName (${pkg.mcpName}) must equal server.json name (${server.name})`,
+);
+check(
+  owner && server.name === `io.github.${owner}/${pkg.name}`,
+  `server.json name must be io.github.<repository owner>/${pkg.name} (repository ${repoUrl})`,
+);
 check(server.version === pkg.version, `server.json version ${server.version} != package.json ${pkg.version}`);
 check(server.repository?.url === repoUrl, `server.json repository.url must be ${repoUrl}`);
 const npmPkg = (server.packages ?? []).find((p) => p.registryType === "npm");
@@ -52,11 +58,19 @@ if (npmPkg) {
   check(npmPkg.version === pkg.version, `npm package version ${npmPkg.version} != ${pkg.version}`);
   check(npmPkg.transport?.type === "stdio", "the npm package's transport must be stdio");
   const args = (npmPkg.packageArguments ?? []).filter((a) => a.type === "positional").map((a) => a.value);
-  check(args[0] === "serve" && args[1] === "--stdio", `the npm package's arguments must start with serve --stdio, not ${args.join(" ")}`);
-  for (const v of npmPkg.environmentVariables ?? []) check(v.description, `environment variable ${v.name} needs a description`);
+  check(
+    args[0] === "serve" && args[1] === "--stdio",
+    `the npm package's arguments must start with serve --stdio, not ${args.join(" ")}`,
+  );
+  for (const v of npmPkg.environmentVariables ?? [])
+    check(v.description, `environment variable ${v.name} needs a description`);
 }
 const rp = read("release-please-config.json").packages["."]["extra-files"] ?? [];
-for (const jp of ["$.version", "$.packages[0].version"]) check(rp.some((f) => f.path === "server.json" && f.jsonpath === jp), `release-please-config.json must bump server.json ${jp}`);
+for (const jp of ["$.version", "$.packages[0].version"])
+  check(
+    rp.some((f) => f.path === "server.json" && f.jsonpath === jp),
+    `release-please-config.json must bump server.json ${jp}`,
+  );
 
 // generated npm manifests
 const out = mkdtempSync(join(tmpdir(), "ccb-check-"));
@@ -65,7 +79,8 @@ try {
   for (const p of JSON.parse(readFileSync(join(out, "publish-order.json"), "utf8"))) {
     const m = JSON.parse(readFileSync(join(p.dir, "package.json"), "utf8"));
     check(m.repository?.url, `${m.name}: generated manifest has no repository`);
-    if (!p.target) check(m.mcpName === pkg.mcpName, `${m.name}: the dispatcher must carry mcpName (the Registry checks it on npm)`);
+    if (!p.target)
+      check(m.mcpName === pkg.mcpName, `${m.name}: the dispatcher must carry mcpName (the Registry checks it on npm)`);
   }
 } finally {
   rmSync(out, { recursive: true, force: true });
@@ -82,7 +97,8 @@ const wfTmp = mkdtempSync(join(tmpdir(), "ccb-wf-"));
 try {
   for (const f of readdirSync(join(root, ".github/workflows")).filter((f) => /\.ya?ml$/.test(f))) {
     const text = readFileSync(join(root, ".github/workflows", f), "utf8");
-    for (const m of text.matchAll(/^\s*attestations:\s*(\S+)\s*$/gm)) check(["read", "write", "none"].includes(m[1]), `.github/workflows/${f}: attestations: ${m[1]}`);
+    for (const m of text.matchAll(/^\s*attestations:\s*(\S+)\s*$/gm))
+      check(["read", "write", "none"].includes(m[1]), `.github/workflows/${f}: attestations: ${m[1]}`);
     for (const m of text.matchAll(/^\s*-?\s*uses:\s*([^\s#]+)/gm)) {
       if (m[1].startsWith("./")) continue;
       check(/@[0-9a-f]{40}$/.test(m[1]), `.github/workflows/${f}: ${m[1]} is not pinned by commit SHA`);

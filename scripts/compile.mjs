@@ -27,7 +27,8 @@ function run(cmd, args) {
 }
 
 // The bridge extension is part of the pack: build it when missing.
-if (!existsSync(join(root, "dist/bridge-extension"))) await import(new URL("./build-extension.mjs", import.meta.url).href);
+if (!existsSync(join(root, "dist/bridge-extension")))
+  await import(new URL("./build-extension.mjs", import.meta.url).href);
 rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
 run(bun, [join(root, "scripts/bun-bundle.mjs"), work]);
@@ -35,9 +36,16 @@ mkdirSync(dirname(out), { recursive: true });
 run(bun, [
   // --splitting keeps the asset unpacker (and node:crypto / node:zlib, slow to set up under Bun) in a
   // chunk of its own, loaded after `--version` has been answered.
-  "build", "--compile", "--splitting", "--minify", "--format=esm", "--asset-naming=[name].[ext]",
+  "build",
+  "--compile",
+  "--splitting",
+  "--minify",
+  "--format=esm",
+  "--asset-naming=[name].[ext]",
   ...extra,
-  "cli/compiled-entry.ts", join(work, "ccb.pack"),
-  "--outfile", out,
+  "cli/compiled-entry.ts",
+  join(work, "ccb.pack"),
+  "--outfile",
+  out,
 ]);
 rmSync(work, { recursive: true, force: true });

@@ -17,7 +17,9 @@ for (const [key, info] of Object.entries(lock.packages)) {
   if (NOT_EMBEDDED.has(name) || key.includes("node_modules/node-pty/")) continue;
   const dir = join(root, key);
   const file = existsSync(dir) ? readdirSync(dir).find((f) => /^(licen[sc]e|copying)(\.|$)/i.test(f)) : undefined;
-  const text = file ? readFileSync(join(dir, file), "utf8").trim() : `License: ${info.license ?? "see the package"} (the package ships no license file).`;
+  const text = file
+    ? readFileSync(join(dir, file), "utf8").trim()
+    : `License: ${info.license ?? "see the package"} (the package ships no license file).`;
   entries.push({ id: `${name}@${info.version}`, license: info.license ?? "UNKNOWN", text });
 }
 entries.sort((a, b) => (a.id < b.id ? -1 : 1));

@@ -40,9 +40,16 @@ export async function archive({ target, binary, out }) {
 }
 
 export function sums({ out }) {
-  const names = readdirSync(out).filter((n) => n.startsWith(`ccb-v${version}-`) && /\.(tar\.gz|zip)$/.test(n)).sort();
+  const names = readdirSync(out)
+    .filter((n) => n.startsWith(`ccb-v${version}-`) && /\.(tar\.gz|zip)$/.test(n))
+    .sort();
   if (names.length === 0) throw new Error(`no ccb-v${version}-* archives in ${out}`);
-  const lines = names.map((n) => `${createHash("sha256").update(readFileSync(join(out, n))).digest("hex")}  ${n}`);
+  const lines = names.map(
+    (n) =>
+      `${createHash("sha256")
+        .update(readFileSync(join(out, n)))
+        .digest("hex")}  ${n}`,
+  );
   const file = join(out, "SHA256SUMS");
   writeFileSync(file, `${lines.join("\n")}\n`);
   return file;
@@ -50,7 +57,10 @@ export function sums({ out }) {
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const [cmd, ...rest] = process.argv.slice(2);
-  const { values } = parseArgs({ args: rest, options: { target: { type: "string" }, binary: { type: "string" }, out: { type: "string" } } });
+  const { values } = parseArgs({
+    args: rest,
+    options: { target: { type: "string" }, binary: { type: "string" }, out: { type: "string" } },
+  });
   const out = resolve(values.out ?? join(root, "dist/release"));
   mkdirSync(out, { recursive: true });
   if (cmd === "archive") {
@@ -59,7 +69,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
   } else if (cmd === "sums") {
     process.stdout.write(`${sums({ out })}\n`);
   } else {
-    process.stderr.write("usage: node scripts/release-assets.mjs archive --target <key> --binary <file> [--out DIR] | sums [--out DIR]\n");
+    process.stderr.write(
+      "usage: node scripts/release-assets.mjs archive --target <key> --binary <file> [--out DIR] | sums [--out DIR]\n",
+    );
     process.exit(2);
   }
 }

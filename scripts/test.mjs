@@ -47,7 +47,9 @@ const onPath = (cmd) =>
   cmd.includes("/") ? existsSync(cmd) : (process.env.PATH ?? "").split(":").some((d) => d && existsSync(join(d, cmd)));
 const missing = SYSTEM.filter((s) => (s.file ? !existsSync(s.file) : !onPath(s.cmd))).map((s) => s.pkg);
 if (missing.length > 0) {
-  console.error(`npm test needs Debian packages that are missing: run \`apt-get install -y --no-install-recommends ${missing.join(" ")}\` (as root), then npm test again.`);
+  console.error(
+    `npm test needs Debian packages that are missing: run \`apt-get install -y --no-install-recommends ${missing.join(" ")}\` (as root), then npm test again.`,
+  );
   process.exit(1);
 }
 
@@ -69,7 +71,16 @@ if (!process.env.CCB_SKIP_BUILD) {
 function runTests(list, env) {
   const r = spawnSync(
     process.execPath,
-    ["--import", "tsx", "--test", "--test-reporter=spec", "--test-concurrency=1", "--test-timeout=600000", ...passThrough, ...list],
+    [
+      "--import",
+      "tsx",
+      "--test",
+      "--test-reporter=spec",
+      "--test-concurrency=1",
+      "--test-timeout=600000",
+      ...passThrough,
+      ...list,
+    ],
     { stdio: "inherit", cwd: root, env: { ...process.env, CCB_REPO_ROOT: root, ...env } },
   );
   return r.status ?? 1;

@@ -5,7 +5,7 @@ export default defineCommand({
   meta: {
     name: "acp",
     description:
-      "Agent Client Protocol coding agent over stdio (Zed: \"agent_servers\": { \"ccb\": { \"command\": \"ccb\", \"args\": [\"--acp\"] } }).\n" +
+      'Agent Client Protocol coding agent over stdio (Zed: "agent_servers": { "ccb": { "command": "ccb", "args": ["--acp"] } }).\n' +
       "Model: the Anthropic Messages API (env ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL).\n" +
       "Settings: ~/.config/ccb/settings.json (user, $XDG_CONFIG_HOME) and <project>/.ccb/settings.json.\n" +
       "Sessions: $CCB_DATA_DIR or $XDG_DATA_HOME/ccb or ~/.local/share/ccb (sessions/*.jsonl, permissions/*.json).\n" +
@@ -15,10 +15,19 @@ export default defineCommand({
   args: {
     workbench: {
       type: "boolean",
-      description: "Start a workbench (code-server or OpenVSCode, with headless Chromium) for each session's folder when none is there.",
+      description:
+        "Start a workbench (code-server or OpenVSCode, with headless Chromium) for each session's folder when none is there.",
     },
-    "runtime-root": { type: "string", description: "Workbench runtime install (env CCB_RUNTIME_ROOT).", valueHint: "dir" },
-    "runtime-node": { type: "string", description: "Node 24 for code-server (env CCB_RUNTIME_NODE).", valueHint: "path" },
+    "runtime-root": {
+      type: "string",
+      description: "Workbench runtime install (env CCB_RUNTIME_ROOT).",
+      valueHint: "dir",
+    },
+    "runtime-node": {
+      type: "string",
+      description: "Node 24 for code-server (env CCB_RUNTIME_NODE).",
+      valueHint: "path",
+    },
     ...commonArgs,
   },
   async run({ args }) {

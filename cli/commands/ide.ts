@@ -15,14 +15,47 @@ export default defineCommand({
       "  ccb ide --status                  list running ccb IDE servers and shared workbenches (who is attached)",
   },
   args: {
-    workspace: { type: "string", alias: "w", description: "Workspace folder; repeat for several (env CCB_WORKSPACE). Default: the current directory. claude connects when run in or under it.", valueHint: "dir" },
+    workspace: {
+      type: "string",
+      alias: "w",
+      description:
+        "Workspace folder; repeat for several (env CCB_WORKSPACE). Default: the current directory. claude connects when run in or under it.",
+      valueHint: "dir",
+    },
     open: { type: "boolean", description: "Open the workbench URL in the default browser." },
-    workbench: { type: "boolean", default: true, description: "Start the workbench (--no-workbench: IDE server only)." },
-    runtime: { type: "string", description: "Workbench runtime: openvscode (default; `ccb runtime fetch` installs it) or code-server (detected from --runtime-root).", valueHint: "openvscode|code-server" },
-    "runtime-root": { type: "string", description: "An existing runtime install: an OpenVSCode Server folder, or the code-server package folder (env CCB_RUNTIME_ROOT).", valueHint: "dir" },
-    "runtime-node": { type: "string", description: "Node 24 binary for code-server (env CCB_RUNTIME_NODE; default: node from PATH).", valueHint: "path" },
-    "headless-client": { type: "boolean", default: true, description: "Also open the workbench in headless Chromium so the editor bridge is live before you open a tab (default on; --no-headless-client to rely on your own tab)." },
-    status: { type: "boolean", description: "List ccb's running IDE servers (from lock files with live pids) and the shared workbenches with who is attached, then exit." },
+    workbench: {
+      type: "boolean",
+      default: true,
+      description: "Start the workbench (--no-workbench: IDE server only).",
+    },
+    runtime: {
+      type: "string",
+      description:
+        "Workbench runtime: openvscode (default; `ccb runtime fetch` installs it) or code-server (detected from --runtime-root).",
+      valueHint: "openvscode|code-server",
+    },
+    "runtime-root": {
+      type: "string",
+      description:
+        "An existing runtime install: an OpenVSCode Server folder, or the code-server package folder (env CCB_RUNTIME_ROOT).",
+      valueHint: "dir",
+    },
+    "runtime-node": {
+      type: "string",
+      description: "Node 24 binary for code-server (env CCB_RUNTIME_NODE; default: node from PATH).",
+      valueHint: "path",
+    },
+    "headless-client": {
+      type: "boolean",
+      default: true,
+      description:
+        "Also open the workbench in headless Chromium so the editor bridge is live before you open a tab (default on; --no-headless-client to rely on your own tab).",
+    },
+    status: {
+      type: "boolean",
+      description:
+        "List ccb's running IDE servers (from lock files with live pids) and the shared workbenches with who is attached, then exit.",
+    },
     ...commonArgs,
   },
   async run({ args, rawArgs }) {
@@ -30,7 +63,12 @@ export default defineCommand({
       const dd = rawArgs.indexOf("--");
       const command = dd === -1 ? [] : rawArgs.slice(dd + 1);
       // The command (claude's TUI) owns the terminal: only errors reach it unless asked otherwise.
-      const quiet = command.length > 0 && !args["log-level"] && !args["log-file"] && !process.env.CCB_LOG_LEVEL && !process.env.CCB_LOG_FILE;
+      const quiet =
+        command.length > 0 &&
+        !args["log-level"] &&
+        !args["log-file"] &&
+        !process.env.CCB_LOG_LEVEL &&
+        !process.env.CCB_LOG_FILE;
       const { log } = setupLogging(quiet ? { ...args, "log-level": "error" } : args);
       const { runIde, statusLines } = await import("../../src/protocols/ide/run.ts");
       if (args.status) {

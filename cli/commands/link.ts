@@ -1,6 +1,6 @@
 import { defineCommand } from "citty";
-import { startLink } from "../../src/link/index.ts";
 import { withSecrets } from "../../src/core/secrets.ts";
+import { startLink } from "../../src/link/index.ts";
 import { closeOnSignals, commonArgs, reportFatal, setupLogging } from "../common.ts";
 
 export default defineCommand({
@@ -16,16 +16,32 @@ export default defineCommand({
   args: {
     port: { type: "string", description: "Port to listen on (0 = any free port)", default: "9315" },
     host: { type: "string", description: "Host to bind (loopback by default)", default: "localhost" },
-    https: { type: "boolean", description: "Serve wss:// with a cached self-signed certificate (localhost, 127.0.0.1, ::1, host name)" },
-    cert: { type: "string", description: "TLS certificate file (PEM); with --key, instead of the self-signed one", valueHint: "file" },
+    https: {
+      type: "boolean",
+      description: "Serve wss:// with a cached self-signed certificate (localhost, 127.0.0.1, ::1, host name)",
+    },
+    cert: {
+      type: "string",
+      description: "TLS certificate file (PEM); with --key, instead of the self-signed one",
+      valueHint: "file",
+    },
     key: { type: "string", description: "TLS private key file (PEM)", valueHint: "file" },
     "no-auth": { type: "boolean", description: "Accept connections without a token (loopback hosts only)" },
-    "allow-origin": { type: "string", description: "Allow browser clients from this Origin (repeatable)", valueHint: "origin" },
-    "max-message-size": { type: "string", description: "Largest message in bytes, either way (default 32 MiB); larger frames close with 1009", valueHint: "bytes" },
+    "allow-origin": {
+      type: "string",
+      description: "Allow browser clients from this Origin (repeatable)",
+      valueHint: "origin",
+    },
+    "max-message-size": {
+      type: "string",
+      description: "Largest message in bytes, either way (default 32 MiB); larger frames close with 1009",
+      valueHint: "bytes",
+    },
     debug: { type: "boolean", description: "Log every frame (tokens redacted) to a file under the state folder" },
     "permission-mode": {
       type: "string",
-      description: "Local default permission mode: default, acceptEdits, plan, dontAsk, bypassPermissions, auto (else ~/.config/ccb/link.json, else ACP_PERMISSION_MODE)",
+      description:
+        "Local default permission mode: default, acceptEdits, plan, dontAsk, bypassPermissions, auto (else ~/.config/ccb/link.json, else ACP_PERMISSION_MODE)",
       valueHint: "mode",
     },
     ...commonArgs,
@@ -38,7 +54,8 @@ export default defineCommand({
     // citty turns --no-auth into auth=false
     const noAuth = args["no-auth"] === true || (args as Record<string, unknown>).auth === false;
     const port = Number(args.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) reportFatal(new Error(`--port must be 0-65535, not ${args.port}`));
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      reportFatal(new Error(`--port must be 0-65535, not ${args.port}`));
     try {
       const handle = await startLink({
         host: args.host,

@@ -1,7 +1,7 @@
 import { defineCommand } from "citty";
-import { CcbError } from "../../src/core/errors.ts";
-import { createProgress, fetchRuntime, runtimeStatus } from "../../runtime-fetch/index.ts";
 import { formatFetchResult, formatStatus } from "../../runtime-fetch/format.ts";
+import { createProgress, fetchRuntime, runtimeStatus } from "../../runtime-fetch/index.ts";
+import { CcbError } from "../../src/core/errors.ts";
 import { commonArgs, reportFatal, setupLogging } from "../common.ts";
 
 const platformArg = {
@@ -14,7 +14,8 @@ const jsonArg = { type: "boolean", description: "Print one JSON object on stdout
 /** With --json, failures are JSON on stdout too; otherwise a message for a person on stderr. */
 function fail(err: unknown, json: boolean): never {
   if (json) {
-    const e = err instanceof CcbError ? err.toJSON() : { code: "INTERNAL", message: (err as Error)?.message ?? String(err) };
+    const e =
+      err instanceof CcbError ? err.toJSON() : { code: "INTERNAL", message: (err as Error)?.message ?? String(err) };
     process.stdout.write(`${JSON.stringify({ ok: false, error: e })}\n`);
     process.exit(1);
   }
@@ -24,16 +25,22 @@ function fail(err: unknown, json: boolean): never {
 const fetchCommand = defineCommand({
   meta: {
     name: "fetch",
-    description: "Download, verify (size + SHA-256) and install the runtime into the cache; nothing is extracted unless the hash matches",
+    description:
+      "Download, verify (size + SHA-256) and install the runtime into the cache; nothing is extracted unless the hash matches",
   },
   args: {
     platform: platformArg,
     mirror: {
       type: "string",
-      description: "Base URL of a GitHub-releases mirror; fetches <mirror>/<release tag>/<asset file name> (env CCB_RUNTIME_MIRROR)",
+      description:
+        "Base URL of a GitHub-releases mirror; fetches <mirror>/<release tag>/<asset file name> (env CCB_RUNTIME_MIRROR)",
       valueHint: "url",
     },
-    "from-file": { type: "string", description: "Install from an offline copy of the release archive (still hash-checked)", valueHint: "archive" },
+    "from-file": {
+      type: "string",
+      description: "Install from an offline copy of the release archive (still hash-checked)",
+      valueHint: "archive",
+    },
     force: { type: "boolean", description: "Download and install again even when installed" },
     json: jsonArg,
     ...commonArgs,
@@ -66,7 +73,10 @@ const fetchCommand = defineCommand({
 });
 
 const statusCommand = defineCommand({
-  meta: { name: "status", description: "Show the pinned runtime, whether it is installed, and where (exit 0 either way)" },
+  meta: {
+    name: "status",
+    description: "Show the pinned runtime, whether it is installed, and where (exit 0 either way)",
+  },
   args: { platform: platformArg, json: jsonArg, ...commonArgs },
   async run({ args }) {
     const json = args.json === true;
@@ -80,7 +90,10 @@ const statusCommand = defineCommand({
 });
 
 const pathCommand = defineCommand({
-  meta: { name: "path", description: "Print the installed runtime's folder (or --binary: its executable); exit 1 when not installed" },
+  meta: {
+    name: "path",
+    description: "Print the installed runtime's folder (or --binary: its executable); exit 1 when not installed",
+  },
   args: {
     platform: platformArg,
     binary: { type: "boolean", description: "Print the path of bin/openvscode-server instead of the folder" },
@@ -93,11 +106,19 @@ const pathCommand = defineCommand({
       const s = await runtimeStatus({ platform: args.platform });
       if (!s.supported) throw new CcbError("UNSUPPORTED", s.message, { hint: s.hint });
       if (!s.installed) {
-        throw new CcbError("RUNTIME_UNAVAILABLE", `OpenVSCode Server ${s.version} (${s.platform}) is not installed (expected in ${s.root}).`, {
-          hint: "Run `ccb runtime fetch` first.",
-        });
+        throw new CcbError(
+          "RUNTIME_UNAVAILABLE",
+          `OpenVSCode Server ${s.version} (${s.platform}) is not installed (expected in ${s.root}).`,
+          {
+            hint: "Run `ccb runtime fetch` first.",
+          },
+        );
       }
-      process.stdout.write(json ? `${JSON.stringify({ ok: true, root: s.root, binary: s.binary })}\n` : `${args.binary ? s.binary : s.root}\n`);
+      process.stdout.write(
+        json
+          ? `${JSON.stringify({ ok: true, root: s.root, binary: s.binary })}\n`
+          : `${args.binary ? s.binary : s.root}\n`,
+      );
     } catch (err) {
       fail(err, json);
     }

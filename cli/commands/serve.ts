@@ -16,24 +16,104 @@ export default defineCommand({
       "  CCB_AUTH_TOKEN=... ccb serve --http --host 0.0.0.0 --cert tls.crt --key tls.key",
   },
   args: {
-    stdio: { type: "boolean", description: "Serve MCP over stdin/stdout (newline-delimited JSON-RPC; stdout carries only protocol frames). Default when --http is not given." },
-    http: { type: "boolean", description: "Serve MCP over Streamable HTTP at <url>/mcp (sessions), with GET /healthz. May be combined with --stdio." },
-    host: { type: "string", description: "Address to bind for --http (default 127.0.0.1). A non-loopback address is refused unless --cert/--key AND a bearer token are set.", valueHint: "addr" },
-    port: { type: "string", description: "Port for --http (default 0 = any free port). The listening URL is printed on stderr.", valueHint: "n" },
-    workspace: { type: "string", alias: "w", description: "Workspace root; repeat for several roots (env CCB_WORKSPACE, ':'-separated). Default: the current directory (announced on stderr). Every tool path is confined to the roots.", valueHint: "dir" },
-    "auth-token": { type: "string", description: "Bearer token required on /mcp (prefer env CCB_AUTH_TOKEN_FILE=<file> or CCB_AUTH_TOKEN: flags are visible in ps, and get a warning). Compared in constant time; wrong or missing -> 401.", valueHint: "token" },
-    cert: { type: "string", description: "TLS certificate (PEM file) for --http: serves HTTPS. Needs --key.", valueHint: "file" },
+    stdio: {
+      type: "boolean",
+      description:
+        "Serve MCP over stdin/stdout (newline-delimited JSON-RPC; stdout carries only protocol frames). Default when --http is not given.",
+    },
+    http: {
+      type: "boolean",
+      description:
+        "Serve MCP over Streamable HTTP at <url>/mcp (sessions), with GET /healthz. May be combined with --stdio.",
+    },
+    host: {
+      type: "string",
+      description:
+        "Address to bind for --http (default 127.0.0.1). A non-loopback address is refused unless --cert/--key AND a bearer token are set.",
+      valueHint: "addr",
+    },
+    port: {
+      type: "string",
+      description: "Port for --http (default 0 = any free port). The listening URL is printed on stderr.",
+      valueHint: "n",
+    },
+    workspace: {
+      type: "string",
+      alias: "w",
+      description:
+        "Workspace root; repeat for several roots (env CCB_WORKSPACE, ':'-separated). Default: the current directory (announced on stderr). Every tool path is confined to the roots.",
+      valueHint: "dir",
+    },
+    "auth-token": {
+      type: "string",
+      description:
+        "Bearer token required on /mcp (prefer env CCB_AUTH_TOKEN_FILE=<file> or CCB_AUTH_TOKEN: flags are visible in ps, and get a warning). Compared in constant time; wrong or missing -> 401.",
+      valueHint: "token",
+    },
+    cert: {
+      type: "string",
+      description: "TLS certificate (PEM file) for --http: serves HTTPS. Needs --key.",
+      valueHint: "file",
+    },
     key: { type: "string", description: "TLS private key (PEM file) for --http. Needs --cert.", valueHint: "file" },
-    "allow-origin": { type: "string", description: "Browser Origin allowed to call /mcp (exact scheme://host[:port]); repeatable. Other browser Origins get 403; non-browser clients send none.", valueHint: "origin" },
-    "max-body-bytes": { type: "string", description: "Largest accepted MCP message in bytes, over HTTP (/mcp body; larger -> 413) and stdio (one line; larger -> Invalid Request with the request's id). Default 4194304 = 4 MiB.", valueHint: "n" },
-    "public-url": { type: "string", description: "The origin browsers reach this server at behind a reverse proxy or ingress (env CCB_PUBLIC_URL), e.g. https://ccb.example.com: used in the MCP App's CSP, workbench links, the stream's wss:// URL and the Host allow-list. Must be https (or loopback); a non-loopback one needs a token.", valueHint: "url" },
-    "trust-proxy": { type: "boolean", description: "Serve plain HTTP on a non-loopback --host behind a TLS-terminating proxy (env CCB_TRUST_PROXY=1); needs an https --public-url and a bearer token." },
-    workbench: { type: "boolean", default: true, description: "Run the live Code OSS workbench beside the server so editor tools work (default on; --no-workbench turns it off). Without a runtime, serve still runs and editor tools say why." },
-    runtime: { type: "string", description: "Workbench runtime: openvscode (default; `ccb runtime fetch` installs it) or code-server (detected from --runtime-root).", valueHint: "openvscode|code-server" },
-    "runtime-root": { type: "string", description: "An existing runtime install: an OpenVSCode Server folder, or the code-server package folder (env CCB_RUNTIME_ROOT).", valueHint: "dir" },
-    "runtime-node": { type: "string", description: "Node 24 binary for code-server (env CCB_RUNTIME_NODE; default: node from PATH, version-checked).", valueHint: "path" },
-    "headless-client": { type: "boolean", default: true, description: "Open the workbench in headless Chromium so the editor bridge is live with no browser tab open (default on; --no-headless-client to rely on your own tab). As root Chromium runs as nobody (CCB_CHROMIUM_USER) with its sandbox on." },
-    "render-mode": { type: "string", description: "How the MCP App shows the workbench: default (an iframe, or an honest browser link when the host refuses frames) or stream (experimental: pixels of a server-side Chromium over /stream). Env CCB_RENDER_MODE; any other value stops startup.", valueHint: "default|stream" },
+    "allow-origin": {
+      type: "string",
+      description:
+        "Browser Origin allowed to call /mcp (exact scheme://host[:port]); repeatable. Other browser Origins get 403; non-browser clients send none.",
+      valueHint: "origin",
+    },
+    "max-body-bytes": {
+      type: "string",
+      description:
+        "Largest accepted MCP message in bytes, over HTTP (/mcp body; larger -> 413) and stdio (one line; larger -> Invalid Request with the request's id). Default 4194304 = 4 MiB.",
+      valueHint: "n",
+    },
+    "public-url": {
+      type: "string",
+      description:
+        "The origin browsers reach this server at behind a reverse proxy or ingress (env CCB_PUBLIC_URL), e.g. https://ccb.example.com: used in the MCP App's CSP, workbench links, the stream's wss:// URL and the Host allow-list. Must be https (or loopback); a non-loopback one needs a token.",
+      valueHint: "url",
+    },
+    "trust-proxy": {
+      type: "boolean",
+      description:
+        "Serve plain HTTP on a non-loopback --host behind a TLS-terminating proxy (env CCB_TRUST_PROXY=1); needs an https --public-url and a bearer token.",
+    },
+    workbench: {
+      type: "boolean",
+      default: true,
+      description:
+        "Run the live Code OSS workbench beside the server so editor tools work (default on; --no-workbench turns it off). Without a runtime, serve still runs and editor tools say why.",
+    },
+    runtime: {
+      type: "string",
+      description:
+        "Workbench runtime: openvscode (default; `ccb runtime fetch` installs it) or code-server (detected from --runtime-root).",
+      valueHint: "openvscode|code-server",
+    },
+    "runtime-root": {
+      type: "string",
+      description:
+        "An existing runtime install: an OpenVSCode Server folder, or the code-server package folder (env CCB_RUNTIME_ROOT).",
+      valueHint: "dir",
+    },
+    "runtime-node": {
+      type: "string",
+      description: "Node 24 binary for code-server (env CCB_RUNTIME_NODE; default: node from PATH, version-checked).",
+      valueHint: "path",
+    },
+    "headless-client": {
+      type: "boolean",
+      default: true,
+      description:
+        "Open the workbench in headless Chromium so the editor bridge is live with no browser tab open (default on; --no-headless-client to rely on your own tab). As root Chromium runs as nobody (CCB_CHROMIUM_USER) with its sandbox on.",
+    },
+    "render-mode": {
+      type: "string",
+      description:
+        "How the MCP App shows the workbench: default (an iframe, or an honest browser link when the host refuses frames) or stream (experimental: pixels of a server-side Chromium over /stream). Env CCB_RENDER_MODE; any other value stops startup.",
+      valueHint: "default|stream",
+    },
     ...commonArgs,
   },
   async run({ args, rawArgs }) {
@@ -44,7 +124,13 @@ export default defineCommand({
       parseRenderMode(args["render-mode"] ?? process.env.CCB_RENDER_MODE);
       const wantHttp = Boolean(args.http);
       const authToken = secretArg(args["auth-token"], "--auth-token", "CCB_AUTH_TOKEN");
-      const maxBodyBytes = intArg("--max-body-bytes", args["max-body-bytes"], 4 * 1024 * 1024, 1024, 1024 * 1024 * 1024);
+      const maxBodyBytes = intArg(
+        "--max-body-bytes",
+        args["max-body-bytes"],
+        4 * 1024 * 1024,
+        1024,
+        1024 * 1024 * 1024,
+      );
       const { runServe } = await import("../../src/protocols/mcp/serve.ts");
       await runServe({
         roots,
@@ -75,7 +161,13 @@ export default defineCommand({
   },
 });
 
-function workbenchArgs(args: { runtime?: string; "runtime-root"?: string; "runtime-node"?: string; "headless-client"?: boolean; "render-mode"?: string }) {
+function workbenchArgs(args: {
+  runtime?: string;
+  "runtime-root"?: string;
+  "runtime-node"?: string;
+  "headless-client"?: boolean;
+  "render-mode"?: string;
+}) {
   const runtime = args.runtime;
   if (runtime !== undefined && runtime !== "openvscode" && runtime !== "code-server") {
     throw new CcbError("INVALID_ARGUMENT", `--runtime must be openvscode or code-server, got "${runtime}".`);

@@ -11,22 +11,36 @@ export default defineCommand({
       "that cannot embed the workbench. One viewer at a time; its own random token; loopback only.",
   },
   args: {
-    url: { type: "string", description: "Page to stream (required), e.g. the workbench URL", valueHint: "url", required: true },
+    url: {
+      type: "string",
+      description: "Page to stream (required), e.g. the workbench URL",
+      valueHint: "url",
+      required: true,
+    },
     port: { type: "string", description: "Port (0 = any free port)", default: "0" },
     host: { type: "string", description: "Loopback address to bind", default: "127.0.0.1" },
     width: { type: "string", description: "Viewport width in CSS pixels", default: "1280" },
     height: { type: "string", description: "Viewport height in CSS pixels", default: "800" },
     fps: { type: "string", description: "Most frames per second sent to the viewer", default: "12" },
     quality: { type: "string", description: "JPEG quality 1-100", default: "60" },
-    chromium: { type: "string", description: "Chromium/Chrome binary (env CHROME_PATH; default /usr/bin/chromium)", valueHint: "path" },
-    "no-sandbox": { type: "boolean", description: "Last resort for containers: run Chromium without its sandbox (= CCB_CHROMIUM_NO_SANDBOX=1; as root ccb otherwise runs it as `nobody` / CCB_CHROMIUM_USER)" },
+    chromium: {
+      type: "string",
+      description: "Chromium/Chrome binary (env CHROME_PATH; default /usr/bin/chromium)",
+      valueHint: "path",
+    },
+    "no-sandbox": {
+      type: "boolean",
+      description:
+        "Last resort for containers: run Chromium without its sandbox (= CCB_CHROMIUM_NO_SANDBOX=1; as root ccb otherwise runs it as `nobody` / CCB_CHROMIUM_USER)",
+    },
     ...commonArgs,
   },
   async run({ args }) {
     const { log } = setupLogging(args);
     const num = (v: string, name: string, min: number, max: number) => {
       const n = Number(v);
-      if (!Number.isInteger(n) || n < min || n > max) reportFatal(new Error(`--${name} must be an integer ${min}-${max}, not ${v}`));
+      if (!Number.isInteger(n) || n < min || n > max)
+        reportFatal(new Error(`--${name} must be an integer ${min}-${max}, not ${v}`));
       return n;
     };
     try {
@@ -42,7 +56,9 @@ export default defineCommand({
         noSandbox: args["no-sandbox"] === true || (args as Record<string, unknown>).sandbox === false,
         log: log.child("stream"),
       });
-      process.stderr.write(`ccb stream: viewer ${handle.viewerUrl}\nccb stream: websocket ${handle.wsUrl} (token in ?token= or Authorization: Bearer)\n`);
+      process.stderr.write(
+        `ccb stream: viewer ${handle.viewerUrl}\nccb stream: websocket ${handle.wsUrl} (token in ?token= or Authorization: Bearer)\n`,
+      );
       closeOnSignals(handle);
     } catch (err) {
       reportFatal(err);

@@ -1,7 +1,7 @@
 import {
-  extensionMethods,
   type BridgeEvent,
   type ExtensionMethod,
+  extensionMethods,
   type ParamsOf,
   type ResultOf,
 } from "./editor-contract.ts";

@@ -1,7 +1,7 @@
 import { BridgeSlot } from "./bridge.ts";
 import { FileService } from "./files.ts";
 import { GitService } from "./git.ts";
-import { silentLogger, type Logger } from "./log.ts";
+import { type Logger, silentLogger } from "./log.ts";
 import { SearchService } from "./search.ts";
 import { TerminalManager } from "./terminals/manager.ts";
 import { Workspace } from "./workspace.ts";

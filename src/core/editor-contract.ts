@@ -66,7 +66,10 @@ export type Severity = z.infer<typeof Severity>;
 export const TaggedUri = z.object({
   $type: z.literal("uri"),
   path: z.string().optional().describe("A file path (relative to the workspace or absolute inside it)."),
-  uri: z.string().optional().describe("A full URI for non-file schemes (e.g. untitled:, vscode-remote:). Prefer `path`."),
+  uri: z
+    .string()
+    .optional()
+    .describe("A full URI for non-file schemes (e.g. untitled:, vscode-remote:). Prefer `path`."),
 });
 export const TaggedPosition = Position.extend({ $type: z.literal("position") });
 export const TaggedRange = Range.extend({ $type: z.literal("range") });
@@ -75,7 +78,11 @@ export const TaggedLocation = z.object({
   path: z.string(),
   range: Range,
 });
-export type TaggedValue = z.infer<typeof TaggedUri> | z.infer<typeof TaggedPosition> | z.infer<typeof TaggedRange> | z.infer<typeof TaggedLocation>;
+export type TaggedValue =
+  | z.infer<typeof TaggedUri>
+  | z.infer<typeof TaggedPosition>
+  | z.infer<typeof TaggedRange>
+  | z.infer<typeof TaggedLocation>;
 export const JsonValue: z.ZodType<unknown> = z.lazy(() =>
   z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(JsonValue), z.record(z.string(), JsonValue)]),
 );
@@ -211,9 +218,21 @@ export const extensionMethods = {
   },
   "editor.openEditors": { params: Empty, result: z.object({ tabs: z.array(TabInfo) }), timeoutMs: 15_000 },
   "document.read": { params: PathParams, result: DocumentOverlay.nullable(), timeoutMs: 15_000 },
-  "document.isDirty": { params: PathParams, result: z.object({ isOpen: z.boolean(), isDirty: z.boolean() }), timeoutMs: 15_000 },
-  "document.save": { params: PathParams, result: z.object({ saved: z.boolean(), isOpen: z.boolean() }), timeoutMs: 30_000 },
-  "diagnostics.get": { params: z.object({ path: z.string().optional() }), result: z.object({ files: z.array(FileDiagnostics) }), timeoutMs: 15_000 },
+  "document.isDirty": {
+    params: PathParams,
+    result: z.object({ isOpen: z.boolean(), isDirty: z.boolean() }),
+    timeoutMs: 15_000,
+  },
+  "document.save": {
+    params: PathParams,
+    result: z.object({ saved: z.boolean(), isOpen: z.boolean() }),
+    timeoutMs: 30_000,
+  },
+  "diagnostics.get": {
+    params: z.object({ path: z.string().optional() }),
+    result: z.object({ files: z.array(FileDiagnostics) }),
+    timeoutMs: 15_000,
+  },
   "commands.list": {
     params: z.object({ filter: z.string().optional(), includeInternal: z.boolean().optional() }),
     result: z.object({ commands: z.array(z.string()) }),
@@ -234,14 +253,26 @@ export const extensionMethods = {
     result: z.object({ id: z.string().optional(), installed: z.boolean() }),
     timeoutMs: 300_000,
   },
-  "extensions.uninstall": { params: z.object({ id: z.string() }), result: z.object({ uninstalled: z.boolean() }), timeoutMs: 120_000 },
-  "language.documentSymbols": { params: PathParams, result: z.object({ symbols: z.array(SymbolNode) }), timeoutMs: 60_000 },
+  "extensions.uninstall": {
+    params: z.object({ id: z.string() }),
+    result: z.object({ uninstalled: z.boolean() }),
+    timeoutMs: 120_000,
+  },
+  "language.documentSymbols": {
+    params: PathParams,
+    result: z.object({ symbols: z.array(SymbolNode) }),
+    timeoutMs: 60_000,
+  },
   "language.workspaceSymbols": {
     params: z.object({ query: z.string() }),
     result: z.object({ symbols: z.array(WorkspaceSymbol) }),
     timeoutMs: 60_000,
   },
-  "language.definition": { params: z.object({ path: z.string(), position: Position }), result: z.object({ locations: z.array(Location) }), timeoutMs: 60_000 },
+  "language.definition": {
+    params: z.object({ path: z.string(), position: Position }),
+    result: z.object({ locations: z.array(Location) }),
+    timeoutMs: 60_000,
+  },
   "language.references": {
     params: z.object({ path: z.string(), position: Position, includeDeclaration: z.boolean().optional() }),
     result: z.object({ locations: z.array(Location) }),
@@ -269,7 +300,11 @@ export const extensionMethods = {
     timeoutMs: 0,
   },
   "diff.close": { params: z.object({ id: z.string() }), result: z.object({ closed: z.boolean() }), timeoutMs: 15_000 },
-  "diff.closeAll": { params: z.object({ ids: z.array(z.string()) }), result: z.object({ closed: z.number().int() }), timeoutMs: 15_000 },
+  "diff.closeAll": {
+    params: z.object({ ids: z.array(z.string()) }),
+    result: z.object({ closed: z.number().int() }),
+    timeoutMs: 15_000,
+  },
   /** Run code in the active notebook's kernel after the person confirms. */
   "notebook.executeCode": {
     params: z.object({ code: z.string() }),
@@ -285,7 +320,11 @@ export const extensionMethods = {
     result: z.object({ attached: z.boolean() }),
     timeoutMs: 15_000,
   },
-  "terminal.list": { params: Empty, result: z.object({ terminals: z.array(z.object({ name: z.string(), coreId: z.string().optional() })) }), timeoutMs: 15_000 },
+  "terminal.list": {
+    params: Empty,
+    result: z.object({ terminals: z.array(z.object({ name: z.string(), coreId: z.string().optional() })) }),
+    timeoutMs: 15_000,
+  },
 } as const;
 
 // ---------------------------------------------------------------- methods the extension calls on ccb
@@ -293,7 +332,12 @@ export const extensionMethods = {
 export const serverMethods = {
   /** A terminal opened in the workbench ("ccb" profile): ccb creates a core PTY for it (origin "workbench"). */
   "terminal.create": {
-    params: z.object({ cols: z.number().int().positive(), rows: z.number().int().positive(), title: z.string().optional(), cwd: z.string().optional() }),
+    params: z.object({
+      cols: z.number().int().positive(),
+      rows: z.number().int().positive(),
+      title: z.string().optional(),
+      cwd: z.string().optional(),
+    }),
     result: z.object({ id: z.string(), title: z.string() }),
     timeoutMs: 15_000,
   },
@@ -305,7 +349,11 @@ export const serverMethods = {
   },
   "terminal.close": { params: z.object({ id: z.string() }), result: z.object({}), timeoutMs: 15_000 },
   /** Is this path inside the workspace (real path after symlinks)? The extension asks before writing on its own. */
-  "workspace.resolve": { params: z.object({ path: z.string() }), result: z.object({ path: z.string() }), timeoutMs: 15_000 },
+  "workspace.resolve": {
+    params: z.object({ path: z.string() }),
+    result: z.object({ path: z.string() }),
+    timeoutMs: 15_000,
+  },
 } as const;
 
 export type ExtensionMethod = keyof typeof extensionMethods;
@@ -325,9 +373,20 @@ export function isServerMethod(m: string): m is ServerMethod {
 // ---------------------------------------------------------------- events
 
 export const BridgeEvent = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("selectionChanged"), path: z.string(), text: z.string(), selection: Range, isEmpty: z.boolean() }),
+  z.object({
+    type: z.literal("selectionChanged"),
+    path: z.string(),
+    text: z.string(),
+    selection: Range,
+    isEmpty: z.boolean(),
+  }),
   /** From the "Send selection to Claude" command (keybinding ctrl+alt+k). */
-  z.object({ type: z.literal("atMentioned"), path: z.string(), lineStart: z.number().int(), lineEnd: z.number().int() }),
+  z.object({
+    type: z.literal("atMentioned"),
+    path: z.string(),
+    lineStart: z.number().int(),
+    lineEnd: z.number().int(),
+  }),
   z.object({ type: z.literal("activeEditorChanged"), path: z.string().nullable() }),
   z.object({ type: z.literal("diagnosticsChanged"), paths: z.array(z.string()) }),
   z.object({ type: z.literal("documentChanged"), path: z.string(), version: z.number().int(), isDirty: z.boolean() }),
@@ -421,7 +480,11 @@ export const EXTENSION_ID = "ccb.ccb-bridge";
  * Rewrite every path of tagged arguments ({"$type":"uri"|"location","path"}) with `resolve`
  * (ccb confines them to the workspace). Plain file: URIs are refused: they must come as paths.
  */
-export async function mapTaggedPaths(value: unknown, resolve: (path: string) => Promise<string>, depth = 0): Promise<unknown> {
+export async function mapTaggedPaths(
+  value: unknown,
+  resolve: (path: string) => Promise<string>,
+  depth = 0,
+): Promise<unknown> {
   if (depth > 32) throw new TypeError("Command arguments are nested too deeply.");
   if (Array.isArray(value)) return Promise.all(value.map((v) => mapTaggedPaths(v, resolve, depth + 1)));
   if (value === null || typeof value !== "object") return value;
@@ -430,8 +493,12 @@ export async function mapTaggedPaths(value: unknown, resolve: (path: string) => 
   for (const [k, v] of Object.entries(obj)) out[k] = await mapTaggedPaths(v, resolve, depth + 1);
   if (obj.$type === "uri" || obj.$type === "location") {
     if (typeof obj.path === "string") out.path = await resolve(obj.path);
-    else if (obj.$type === "location" || typeof obj.uri !== "string") throw new TypeError(`A {"$type":"${String(obj.$type)}"} argument needs a "path".`);
-    else if (/^file:/i.test(obj.uri)) throw new TypeError('Give file URIs as {"$type":"uri","path":"..."} so the path can be checked against the workspace.');
+    else if (obj.$type === "location" || typeof obj.uri !== "string")
+      throw new TypeError(`A {"$type":"${String(obj.$type)}"} argument needs a "path".`);
+    else if (/^file:/i.test(obj.uri))
+      throw new TypeError(
+        'Give file URIs as {"$type":"uri","path":"..."} so the path can be checked against the workspace.',
+      );
   }
   return out;
 }

@@ -1,16 +1,28 @@
 import { lstatSync, unlinkSync } from "node:fs";
 import { sep } from "node:path";
-import type { Workspace } from "./workspace.ts";
 import { CcbError, throwIfAborted, toCcbError } from "./errors.ts";
-import { cutUtf8, DEFAULT_MAX_BYTES, countLines, hashStream, lineSpan, looksBinary, openRegular, readAll, readSmallRegular, sha256, WHOLE_READ_CAP } from "./fs-read.ts";
-import { atomicReplace, currentFile, hardlinkedVersion, versionConflict } from "./fs-write.ts";
 import { lockTargetAt, withWriteLock } from "./fs-lock.ts";
-import { walk, type EntryKind } from "./fs-walk.ts";
+import {
+  countLines,
+  cutUtf8,
+  DEFAULT_MAX_BYTES,
+  hashStream,
+  lineSpan,
+  looksBinary,
+  openRegular,
+  readAll,
+  readSmallRegular,
+  sha256,
+  WHOLE_READ_CAP,
+} from "./fs-read.ts";
 import { type Dir, openDirAt, openDirBeneath } from "./fs-safe/dir.ts";
-import type { Located } from "./fs-safe/locate.ts";
 import { assertNoRepoInside } from "./fs-safe/gitdir.ts";
+import type { Located } from "./fs-safe/locate.ts";
 import { sweepStaleTemps } from "./fs-safe/private.ts";
 import { hashAt, moveAt, removeTree } from "./fs-safe/tree.ts";
+import { type EntryKind, walk } from "./fs-walk.ts";
+import { atomicReplace, currentFile, hardlinkedVersion, versionConflict } from "./fs-write.ts";
+import type { Workspace } from "./workspace.ts";
 
 export interface FileEntry {
   /** Path relative to its root ("/" separators; prefixed with the root name when there are several roots). */
@@ -87,7 +99,14 @@ export interface WriteOptions {
   createParents?: boolean;
   signal?: AbortSignal;
 }
-export interface WriteResult { path: string; abs: string; version: string; previousVersion: string | null; size: number; created: boolean }
+export interface WriteResult {
+  path: string;
+  abs: string;
+  version: string;
+  previousVersion: string | null;
+  size: number;
+  created: boolean;
+}
 
 const LIST_HASH_CAP = 1024 * 1024;
 const LIST_HASH_BUDGET = 64 * 1024 * 1024;
@@ -100,9 +119,13 @@ const LIST_HASH_BUDGET = 64 * 1024 * 1024;
  */
 function refuseGitInternals(input: string, rel: string, display: string): void {
   if (input.split(/[/\\]/).includes(".git") || rel.split("/").includes(".git")) {
-    throw new CcbError("PERMISSION_DENIED", `${display} is inside a .git folder; the file tools do not change git's own files.`, {
-      hint: "Use git_run (e.g. git config, git update-ref) to change the repository.",
-    });
+    throw new CcbError(
+      "PERMISSION_DENIED",
+      `${display} is inside a .git folder; the file tools do not change git's own files.`,
+      {
+        hint: "Use git_run (e.g. git config, git update-ref) to change the repository.",
+      },
+    );
   }
 }
 
@@ -120,12 +143,19 @@ async function pool<T>(items: readonly T[], n: number, fn: (item: T) => Promise<
 }
 
 function notFound(input: string): CcbError {
-  return new CcbError("NOT_FOUND", `No such file or directory: ${input}`, { hint: "Check the path; fs_list shows what exists." });
+  return new CcbError("NOT_FOUND", `No such file or directory: ${input}`, {
+    hint: "Check the path; fs_list shows what exists.",
+  });
 }
 
 function parentProblem(l: Located, display: string): CcbError {
-  if (l.missingParent === "not-directory") return new CcbError("NOT_DIRECTORY", `The parent of ${display} is not a directory.`, { hint: "Choose a path whose parent is a directory." });
-  return new CcbError("NOT_FOUND", `The parent directory of ${display} does not exist.`, { hint: "Pass createParents: true to create missing directories." });
+  if (l.missingParent === "not-directory")
+    return new CcbError("NOT_DIRECTORY", `The parent of ${display} is not a directory.`, {
+      hint: "Choose a path whose parent is a directory.",
+    });
+  return new CcbError("NOT_FOUND", `The parent directory of ${display} does not exist.`, {
+    hint: "Pass createParents: true to create missing directories.",
+  });
 }
 
 /** Close the handles of `l` after `fn`, mapping system errors once. */
@@ -145,7 +175,10 @@ async function using<T>(l: Located, display: string, fn: () => Promise<T>): Prom
  * through that handle, never through the path again.
  */
 export class FileService {
-  constructor(readonly workspace: Workspace, readonly options: { lockTimeoutMs?: number } = {}) {
+  constructor(
+    readonly workspace: Workspace,
+    readonly options: { lockTimeoutMs?: number } = {},
+  ) {
     sweepStaleTemps();
   }
 
@@ -180,7 +213,12 @@ export class FileService {
         found.push({ rel: e.rel, kind: e.kind });
       }
     });
-    const entries: FileEntry[] = found.map((f) => ({ path: ws.displayRel(l.root, f.rel), type: f.kind, size: 0, mtimeMs: 0 }));
+    const entries: FileEntry[] = found.map((f) => ({
+      path: ws.displayRel(l.root, f.rel),
+      type: f.kind,
+      size: 0,
+      mtimeMs: 0,
+    }));
     // Metadata through a handle on each parent directory (opened once per directory).
     const byParent = new Map<string, number[]>();
     found.forEach((f, i) => {
@@ -237,16 +275,21 @@ export class FileService {
     const lineMode = options.startLine !== undefined || options.endLine !== undefined;
     const byteMode = options.byteOffset !== undefined || options.byteLength !== undefined;
     if (lineMode && byteMode) {
-      throw new CcbError("INVALID_ARGUMENT", "Give either a line range or a byte range, not both.", { hint: "Use startLine/endLine for text, byteOffset/byteLength for raw bytes." });
+      throw new CcbError("INVALID_ARGUMENT", "Give either a line range or a byte range, not both.", {
+        hint: "Use startLine/endLine for text, byteOffset/byteLength for raw bytes.",
+      });
     }
     const startLine = options.startLine ?? 1;
     if (lineMode && (startLine < 1 || (options.endLine !== undefined && options.endLine < startLine))) {
-      throw new CcbError("INVALID_ARGUMENT", `Bad line range ${startLine}-${options.endLine}.`, { hint: "Lines are 1-based and endLine must be >= startLine." });
+      throw new CcbError("INVALID_ARGUMENT", `Bad line range ${startLine}-${options.endLine}.`, {
+        hint: "Lines are 1-based and endLine must be >= startLine.",
+      });
     }
     const l = this.workspace.locate(path);
     const display = this.workspace.displayRel(l.root, l.rel);
     return using(l, display, async () => {
-      if (l.self || l.st?.isDirectory()) throw new CcbError("IS_DIRECTORY", `Is a directory: ${display}`, { hint: "Use fs_list to see its entries." });
+      if (l.self || l.st?.isDirectory())
+        throw new CcbError("IS_DIRECTORY", `Is a directory: ${display}`, { hint: "Use fs_list to see its entries." });
       if (!l.st || !l.parent) throw notFound(path);
       throwIfAborted(options.signal);
       // Small files (most reads) in one synchronous step; larger ones through the thread pool.
@@ -262,7 +305,15 @@ export class FileService {
   }
 
   /** `src`: the whole content already read, or an open file of `size` bytes. */
-  async #readOpen(src: Buffer | { fh: import("node:fs/promises").FileHandle; size: number }, display: string, abs: string, options: ReadOptions, lineMode: boolean, byteMode: boolean, startLine: number): Promise<ReadResult> {
+  async #readOpen(
+    src: Buffer | { fh: import("node:fs/promises").FileHandle; size: number },
+    display: string,
+    abs: string,
+    options: ReadOptions,
+    lineMode: boolean,
+    byteMode: boolean,
+    startLine: number,
+  ): Promise<ReadResult> {
     const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     let whole: Buffer | undefined;
     let version: string;
@@ -273,7 +324,9 @@ export class FileService {
     if (!Buffer.isBuffer(src) && fileSize > WHOLE_READ_CAP) {
       const fh = src.fh;
       if (lineMode) {
-        throw new CcbError("TOO_LARGE", `${display} is ${fileSize} bytes, too large for a line range.`, { hint: `Read it by byte range (byteOffset/byteLength) instead; line ranges work on files up to ${WHOLE_READ_CAP} bytes.` });
+        throw new CcbError("TOO_LARGE", `${display} is ${fileSize} bytes, too large for a line range.`, {
+          hint: `Read it by byte range (byteOffset/byteLength) instead; line ranges work on files up to ${WHOLE_READ_CAP} bytes.`,
+        });
       }
       ({ version, size } = await hashStream(fh, options.signal));
       start = Math.min(options.byteOffset ?? 0, size);
@@ -308,18 +361,33 @@ export class FileService {
       slice = encoding === "utf8" ? cutUtf8(slice, maxBytes) : slice.subarray(0, maxBytes);
       truncated = true;
     }
-    const result: ReadResult = { path: display, abs, version, size, content: slice.toString(encoding), encoding, binary, truncated };
+    const result: ReadResult = {
+      path: display,
+      abs,
+      version,
+      size,
+      content: slice.toString(encoding),
+      encoding,
+      binary,
+      truncated,
+    };
     if (whole && !binary) result.totalLines = countLines(whole);
     const endsWithNewline = slice.length > 0 && slice[slice.length - 1] === 10;
     if (lineMode) {
       const lines = countLines(slice);
-      result.range = { startLine, endLine: lines === 0 ? startLine - 1 : startLine + lines - 1, byteOffset: start, byteLength: slice.length };
+      result.range = {
+        startLine,
+        endLine: lines === 0 ? startLine - 1 : startLine + lines - 1,
+        byteOffset: start,
+        byteLength: slice.length,
+      };
     } else if (byteMode || truncated) {
       result.range = { byteOffset: start, byteLength: slice.length };
     }
     if (truncated) {
       result.next = { byteOffset: start + slice.length };
-      if (lineMode && endsWithNewline && result.range?.endLine !== undefined) result.next.startLine = result.range.endLine + 1;
+      if (lineMode && endsWithNewline && result.range?.endLine !== undefined)
+        result.next.startLine = result.range.endLine + 1;
       else if (!lineMode && whole && endsWithNewline && start === 0) result.next.startLine = countLines(slice) + 1;
     }
     return result;
@@ -330,9 +398,13 @@ export class FileService {
     refuseGitInternals(path, "", path);
     const l = ws.locate(path, { createParents: options.createParents ?? false, gitGuard: true });
     const display = ws.displayRel(l.root, l.rel);
-    const data = typeof content === "string" ? Buffer.from(content, options.encoding === "base64" ? "base64" : "utf8") : content;
+    const data =
+      typeof content === "string" ? Buffer.from(content, options.encoding === "base64" ? "base64" : "utf8") : content;
     return using(l, display, async () => {
-      if (l.self) throw new CcbError("IS_DIRECTORY", `${display} is a workspace root.`, { hint: "Write to a file path inside it." });
+      if (l.self)
+        throw new CcbError("IS_DIRECTORY", `${display} is a workspace root.`, {
+          hint: "Write to a file path inside it.",
+        });
       refuseGitInternals(path, l.rel, display);
       const parent = l.parent;
       if (!parent) throw parentProblem(l, display);
@@ -346,14 +418,24 @@ export class FileService {
             throw versionConflict(display, options.expectedVersion, curVersion);
           }
           await atomicReplace(parent, l.name, data, cur, options.signal);
-          return { path: display, abs: l.abs, version: sha256(data), previousVersion: curVersion, size: data.length, created: cur === null };
+          return {
+            path: display,
+            abs: l.abs,
+            version: sha256(data),
+            previousVersion: curVersion,
+            size: data.length,
+            created: cur === null,
+          };
         },
         { signal: options.signal, timeoutMs: this.options.lockTimeoutMs },
       );
     });
   }
 
-  async delete(path: string, options: { recursive?: boolean; expectedVersion?: string; signal?: AbortSignal } = {}): Promise<{ path: string; deleted: "file" | "directory" }> {
+  async delete(
+    path: string,
+    options: { recursive?: boolean; expectedVersion?: string; signal?: AbortSignal } = {},
+  ): Promise<{ path: string; deleted: "file" | "directory" }> {
     const ws = this.workspace;
     refuseGitInternals(path, "", path);
     const l = ws.locate(path, { followFinal: false, gitGuard: true });
@@ -361,16 +443,22 @@ export class FileService {
     return using(l, display, async () => {
       refuseGitInternals(path, l.rel, display);
       if (l.self || ws.containsRoot(l.abs)) {
-        throw new CcbError("INVALID_ARGUMENT", `Refusing to delete ${display}: it is a workspace root.`, { hint: "Delete the entries inside it instead." });
+        throw new CcbError("INVALID_ARGUMENT", `Refusing to delete ${display}: it is a workspace root.`, {
+          hint: "Delete the entries inside it instead.",
+        });
       }
       const parent = l.parent;
       if (!l.st || !parent) throw notFound(path);
       if (l.st.isDirectory()) {
         if (!options.recursive) {
-          throw new CcbError("IS_DIRECTORY", `${display} is a directory.`, { hint: "Pass recursive: true to delete it with everything inside." });
+          throw new CcbError("IS_DIRECTORY", `${display} is a directory.`, {
+            hint: "Pass recursive: true to delete it with everything inside.",
+          });
         }
         if (options.expectedVersion !== undefined) {
-          throw new CcbError("INVALID_ARGUMENT", "expectedVersion applies to files, not directories.", { hint: "Omit expectedVersion when deleting a directory." });
+          throw new CcbError("INVALID_ARGUMENT", "expectedVersion applies to files, not directories.", {
+            hint: "Omit expectedVersion when deleting a directory.",
+          });
         }
         throwIfAborted(options.signal);
         removeTree(parent, l.name, display, options.signal);
@@ -384,7 +472,8 @@ export class FileService {
           async () => {
             const cur = await currentFile(parent, l.name, display, options.signal);
             if (cur && cur.version === null) throw hardlinkedVersion(display);
-            if (cur?.version !== options.expectedVersion) throw versionConflict(display, options.expectedVersion ?? null, cur?.version ?? null);
+            if (cur?.version !== options.expectedVersion)
+              throw versionConflict(display, options.expectedVersion ?? null, cur?.version ?? null);
             unlinkSync(parent.at(l.name));
           },
           { signal: options.signal, timeoutMs: this.options.lockTimeoutMs },
@@ -394,7 +483,11 @@ export class FileService {
     });
   }
 
-  async move(from: string, to: string, options: { overwrite?: boolean; createParents?: boolean; signal?: AbortSignal } = {}): Promise<{ from: string; to: string; version?: string }> {
+  async move(
+    from: string,
+    to: string,
+    options: { overwrite?: boolean; createParents?: boolean; signal?: AbortSignal } = {},
+  ): Promise<{ from: string; to: string; version?: string }> {
     const ws = this.workspace;
     refuseGitInternals(from, "", from);
     refuseGitInternals(to, "", to);
@@ -407,10 +500,26 @@ export class FileService {
         refuseGitInternals(from, src.rel, fromDisplay);
         refuseGitInternals(to, dst.rel, toDisplay);
         if (!src.st && !src.self) throw notFound(from);
-        if (src.self || ws.containsRoot(src.abs)) throw new CcbError("INVALID_ARGUMENT", `Refusing to move ${fromDisplay}: it is (or contains) a workspace root.`, { hint: "Move the entries inside it instead." });
-        if (dst.self || ws.containsRoot(dst.abs)) throw new CcbError("INVALID_ARGUMENT", `Refusing to replace ${toDisplay}: it is (or contains) a workspace root.`, { hint: "Choose a destination inside a root." });
-        if (src.abs === dst.abs) throw new CcbError("INVALID_ARGUMENT", "Source and destination are the same.", { hint: "Give a different destination." });
-        if (isInside(dst.abs, src.abs)) throw new CcbError("INVALID_ARGUMENT", `Cannot move ${fromDisplay} into itself.`, { hint: "Choose a destination outside the source directory." });
+        if (src.self || ws.containsRoot(src.abs))
+          throw new CcbError(
+            "INVALID_ARGUMENT",
+            `Refusing to move ${fromDisplay}: it is (or contains) a workspace root.`,
+            { hint: "Move the entries inside it instead." },
+          );
+        if (dst.self || ws.containsRoot(dst.abs))
+          throw new CcbError(
+            "INVALID_ARGUMENT",
+            `Refusing to replace ${toDisplay}: it is (or contains) a workspace root.`,
+            { hint: "Choose a destination inside a root." },
+          );
+        if (src.abs === dst.abs)
+          throw new CcbError("INVALID_ARGUMENT", "Source and destination are the same.", {
+            hint: "Give a different destination.",
+          });
+        if (isInside(dst.abs, src.abs))
+          throw new CcbError("INVALID_ARGUMENT", `Cannot move ${fromDisplay} into itself.`, {
+            hint: "Choose a destination outside the source directory.",
+          });
         throwIfAborted(options.signal);
         const sp = src.parent as Dir;
         const sst = src.st as NonNullable<Located["st"]>;
@@ -430,20 +539,28 @@ export class FileService {
         if (!dp) throw parentProblem(dst, toDisplay);
         const dstat = dst.st;
         if (dstat && !options.overwrite) {
-          throw new CcbError("ALREADY_EXISTS", `${toDisplay} already exists.`, { hint: "Pass overwrite: true to replace it, or choose another destination." });
+          throw new CcbError("ALREADY_EXISTS", `${toDisplay} already exists.`, {
+            hint: "Pass overwrite: true to replace it, or choose another destination.",
+          });
         }
         if (dstat?.isDirectory() && !sst.isDirectory()) {
-          throw new CcbError("IS_DIRECTORY", `${toDisplay} is a directory; a file cannot replace it.`, { hint: `Move to a path inside it, e.g. ${toDisplay}/<name>.` });
+          throw new CcbError("IS_DIRECTORY", `${toDisplay} is a directory; a file cannot replace it.`, {
+            hint: `Move to a path inside it, e.g. ${toDisplay}/<name>.`,
+          });
         }
         if (dstat && !dstat.isDirectory() && sst.isDirectory()) {
-          throw new CcbError("NOT_DIRECTORY", `${toDisplay} is a file; a directory cannot replace it.`, { hint: "Delete it first or choose another destination." });
+          throw new CcbError("NOT_DIRECTORY", `${toDisplay} is a file; a directory cannot replace it.`, {
+            hint: "Delete it first or choose another destination.",
+          });
         }
         if (dstat?.isDirectory()) removeTree(dp, dst.name, toDisplay, options.signal);
         try {
           moveAt(sp, src.name, dp, dst.name, !sst.isDirectory() && !dstat);
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code === "EXDEV") {
-            throw new CcbError("UNSUPPORTED", `${fromDisplay} and ${toDisplay} are on different file systems.`, { hint: "Copy it with fs_read/fs_write (or a terminal) and delete the original." });
+            throw new CcbError("UNSUPPORTED", `${fromDisplay} and ${toDisplay} are on different file systems.`, {
+              hint: "Copy it with fs_read/fs_write (or a terminal) and delete the original.",
+            });
           }
           throw err;
         }

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
+import { link, lstat, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { link, lstat, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { CcbError, throwIfAborted } from "./errors.ts";
 import type { Dir } from "./fs-safe/dir.ts";
 import { privateDir } from "./fs-safe/private.ts";
@@ -64,7 +64,6 @@ export function lockPathFor(target: LockTarget): string {
   const key = createHash("sha256").update(target.id).digest("hex").slice(0, 40);
   return join(privateDir("locks"), `${key}.ccb-lock`);
 }
-
 
 async function isStale(lockPath: string, staleMs: number): Promise<{ stale: boolean; ino?: number }> {
   try {
@@ -138,7 +137,11 @@ export async function acquireFileLock(target: LockTarget, options: FileLockOptio
 }
 
 /** In-process mutex plus cross-process lock file around `fn`. */
-export async function withWriteLock<T>(target: LockTarget, fn: () => Promise<T>, options: FileLockOptions = {}): Promise<T> {
+export async function withWriteLock<T>(
+  target: LockTarget,
+  fn: () => Promise<T>,
+  options: FileLockOptions = {},
+): Promise<T> {
   return withMutex(target.id, async () => {
     const release = await acquireFileLock(target, options);
     try {

@@ -1,10 +1,10 @@
+import { isUtf8 } from "node:buffer";
 import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
-import { open, type FileHandle } from "node:fs/promises";
-import { isUtf8 } from "node:buffer";
+import { type FileHandle, open } from "node:fs/promises";
 import { CcbError, throwIfAborted, toCcbError } from "./errors.ts";
-import { assertSingleLink } from "./workspace.ts";
 import type { Dir } from "./fs-safe/dir.ts";
+import { assertSingleLink } from "./workspace.ts";
 
 /** Files up to this size are read whole (line ranges need that); larger ones only by byte range. */
 export const WHOLE_READ_CAP = 64 * 1024 * 1024;
@@ -22,7 +22,9 @@ const O_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 function openRefused(err: unknown, display: string): CcbError {
   if ((err as NodeJS.ErrnoException).code === "ELOOP") {
-    return new CcbError("PATH_OUTSIDE_WORKSPACE", `Refusing to follow a symlink swapped in at ${display}.`, { hint: "Retry; the path changed while it was being read." });
+    return new CcbError("PATH_OUTSIDE_WORKSPACE", `Refusing to follow a symlink swapped in at ${display}.`, {
+      hint: "Retry; the path changed while it was being read.",
+    });
   }
   return toCcbError(err, display);
 }
@@ -33,7 +35,9 @@ function assertReadable(st: Stats, display: string): void {
     throw new CcbError("IS_DIRECTORY", `Is a directory: ${display}`, { hint: "Use fs_list to see its entries." });
   }
   if (!st.isFile()) {
-    throw new CcbError("INVALID_ARGUMENT", `Not a regular file: ${display}`, { hint: "Only regular files can be read (not FIFOs, sockets or devices)." });
+    throw new CcbError("INVALID_ARGUMENT", `Not a regular file: ${display}`, {
+      hint: "Only regular files can be read (not FIFOs, sockets or devices).",
+    });
   }
   assertSingleLink(st, display);
 }

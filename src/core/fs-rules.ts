@@ -1,6 +1,6 @@
-import { openDirBeneath, readSmallAt } from "./fs-safe/dir.ts";
 import ignore, { type Ignore } from "ignore";
 import picomatch from "picomatch";
+import { openDirBeneath, readSmallAt } from "./fs-safe/dir.ts";
 
 /**
  * Filter rules shared by fs_list, the JS search engine and the ripgrep runner, with ripgrep's
@@ -89,7 +89,11 @@ export function gitignoreLines(text: string): string[] {
 }
 
 /** Load `<rootAbs>/<dir>/.gitignore` (read through directory handles, no symlink followed) as a child of `parent`, or return `parent` when there is none. */
-export async function loadIgnoreNode(rootAbs: string, dir: string, parent: IgnoreNode | undefined): Promise<IgnoreNode | undefined> {
+export async function loadIgnoreNode(
+  rootAbs: string,
+  dir: string,
+  parent: IgnoreNode | undefined,
+): Promise<IgnoreNode | undefined> {
   let text: string;
   try {
     const d = openDirBeneath(rootAbs, dir);

@@ -1,9 +1,9 @@
 import type { Dirent } from "node:fs";
 import { lstat, readdir } from "node:fs/promises";
-import { type Dir, openDirBeneath } from "./fs-safe/dir.ts";
 import { join } from "node:path";
 import { throwIfAborted } from "./errors.ts";
-import { ancestorIgnores, checkIgnore, GlobRules, loadIgnoreNode, type IgnoreNode } from "./fs-rules.ts";
+import { ancestorIgnores, checkIgnore, GlobRules, type IgnoreNode, loadIgnoreNode } from "./fs-rules.ts";
+import { type Dir, openDirBeneath } from "./fs-safe/dir.ts";
 
 export interface WalkOptions {
   include?: readonly string[];
@@ -71,7 +71,11 @@ async function listDir(rootAbs: string, rel: string): Promise<Dirent[] | undefin
 }
 
 /** readdir of `dirs`, at most `ahead` in flight beyond the one being consumed; `get(i)` in order. */
-function prefetch(rootAbs: string, dirs: readonly string[], ahead: number): (i: number) => Promise<Dirent[] | undefined> {
+function prefetch(
+  rootAbs: string,
+  dirs: readonly string[],
+  ahead: number,
+): (i: number) => Promise<Dirent[] | undefined> {
   const started: Array<Promise<Dirent[] | undefined>> = [];
   const start = (i: number) => {
     if (i < dirs.length && started[i] === undefined) {
@@ -102,21 +106,30 @@ export async function* walk(rootAbs: string, startRel: string, options: WalkOpti
   const includeHidden = options.includeHidden ?? false;
   const globs = new GlobRules(options.include, options.exclude);
   const maxDepth = options.maxDepth ?? Number.POSITIVE_INFINITY;
-  const first: Pending = { rel: startRel, depth: 0, ignores: respectGitignore ? await ancestorIgnores(rootAbs, startRel) : undefined };
+  const first: Pending = {
+    rel: startRel,
+    depth: 0,
+    ignores: respectGitignore ? await ancestorIgnores(rootAbs, startRel) : undefined,
+  };
   let level: Pending[] = [first];
   while (level.length > 0) {
     const next: Pending[] = [];
     // Read the level's directories ahead (a bounded number at a time), consume them in order.
-    const listings = prefetch(rootAbs, level.map((d) => d.rel), READ_AHEAD);
+    const listings = prefetch(
+      rootAbs,
+      level.map((d) => d.rel),
+      READ_AHEAD,
+    );
     for (let i = 0; i < level.length; i++) {
       const dir = level[i] as Pending;
       throwIfAborted(options.signal);
       const dirAbs = join(rootAbs, dir.rel);
       const dirents = await listings(i);
       if (!dirents) continue; // unreadable or vanished: skip, as ripgrep does
-      const ignores = respectGitignore && dirents.some((d) => d.name === ".gitignore")
-        ? await loadIgnoreNode(rootAbs, dir.rel, dir.ignores)
-        : dir.ignores;
+      const ignores =
+        respectGitignore && dirents.some((d) => d.name === ".gitignore")
+          ? await loadIgnoreNode(rootAbs, dir.rel, dir.ignores)
+          : dir.ignores;
       dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       const depth = dir.depth + 1;
       for (const d of dirents) {

@@ -1,5 +1,12 @@
 import { CcbError } from "./errors.ts";
-import { isLocalUrl, isPathValuedKey, pathOfValue, sectionCouldHoldRefusedKey, urlOfKey, userKeyRefusal } from "./git-keys.ts";
+import {
+  isLocalUrl,
+  isPathValuedKey,
+  pathOfValue,
+  sectionCouldHoldRefusedKey,
+  urlOfKey,
+  userKeyRefusal,
+} from "./git-keys.ts";
 import { collectPathTokens } from "./git-paths.ts";
 
 /**
@@ -25,7 +32,9 @@ export interface ParsedGitArgs {
 
 function refuse(message: string, hint?: string): never {
   throw new CcbError("GIT_REFUSED", message, {
-    hint: hint ?? "Run this in a terminal (terminal_create) if you really need it; git_run keeps hooks, external programs and paths outside the workspace out of reach.",
+    hint:
+      hint ??
+      "Run this in a terminal (terminal_create) if you really need it; git_run keeps hooks, external programs and paths outside the workspace out of reach.",
   });
 }
 
@@ -68,9 +77,25 @@ export const REFUSED_SUBCOMMANDS: Readonly<Record<string, string>> = {
 };
 
 const GLOBAL_FLAGS = new Set([
-  "-p", "--paginate", "-P", "--no-pager", "--no-replace-objects", "--bare", "--literal-pathspecs",
-  "--glob-pathspecs", "--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks",
-  "--no-lazy-fetch", "--no-advice", "--html-path", "--man-path", "--info-path", "--version", "-v", "-h",
+  "-p",
+  "--paginate",
+  "-P",
+  "--no-pager",
+  "--no-replace-objects",
+  "--bare",
+  "--literal-pathspecs",
+  "--glob-pathspecs",
+  "--noglob-pathspecs",
+  "--icase-pathspecs",
+  "--no-optional-locks",
+  "--no-lazy-fetch",
+  "--no-advice",
+  "--html-path",
+  "--man-path",
+  "--info-path",
+  "--version",
+  "-v",
+  "-h",
   "--exec-path",
 ]);
 const GLOBAL_WITH_VALUE = new Set(["-C", "--git-dir", "--work-tree", "--namespace", "--list-cmds", "--attr-source"]);
@@ -109,7 +134,11 @@ export function parseGitArgs(args: readonly string[]): ParsedGitArgs {
   for (; i < args.length; i++) {
     const a = args[i] as string;
     if (!a.startsWith("-")) break;
-    if (a === "--help") refuse("Refused --help: it opens a manual in a pager or browser.", "Use `-h` after the subcommand for a usage summary.");
+    if (a === "--help")
+      refuse(
+        "Refused --help: it opens a manual in a pager or browser.",
+        "Use `-h` after the subcommand for a usage summary.",
+      );
     if (a === "-c" || a.startsWith("-c")) {
       const value = a === "-c" ? args[++i] : a.slice(2);
       if (value === undefined) refuse("-c needs a key=value argument.");
@@ -120,7 +149,10 @@ export function parseGitArgs(args: readonly string[]): ParsedGitArgs {
     if (a === "--config-env" || a.startsWith("--config-env=")) {
       const value = a === "--config-env" ? args[++i] : a.slice("--config-env=".length);
       if (value !== undefined) checkConfigAssignment(value, "--config-env", pathTokens);
-      refuse("Refused --config-env: ccb runs git with a fixed environment, so there is nothing to read from it.", "Pass the value directly with -c key=value (keys that run programs are refused either way).");
+      refuse(
+        "Refused --config-env: ccb runs git with a fixed environment, so there is nothing to read from it.",
+        "Pass the value directly with -c key=value (keys that run programs are refused either way).",
+      );
     }
     if (a.startsWith("--exec-path=")) refuse("Refused --exec-path=<dir>: it changes where git finds its own programs.");
     if (a.startsWith("--super-prefix")) refuse("Refused --super-prefix: internal option.");
@@ -142,7 +174,7 @@ export function parseGitArgs(args: readonly string[]): ParsedGitArgs {
       global.push(name, value);
       continue;
     }
-    refuse(`Unknown or refused global option ${a}.`, "Put options after the subcommand, e.g. [\"log\", \"--oneline\"].");
+    refuse(`Unknown or refused global option ${a}.`, 'Put options after the subcommand, e.g. ["log", "--oneline"].');
   }
   const sub = i < args.length ? (args[i] as string) : null;
   const rest = args.slice(i + 1) as string[];
@@ -202,7 +234,8 @@ function checkSubcommand(sub: string, rest: string[], pathTokens: string[]): voi
   if (sub.startsWith("remote-")) refuse(`Refused git ${sub}: remote helpers are transport internals.`);
   if (sub.includes("--")) refuse(`Refused git ${sub}: internal helper.`);
   if (!/^[a-z][a-z0-9-]*$/.test(sub)) refuse(`Not a git subcommand: ${sub}.`);
-  if (rest[0] === "--help") refuse("Refused --help: it opens a manual in a pager or browser.", "Use `-h` for a usage summary.");
+  if (rest[0] === "--help")
+    refuse("Refused --help: it opens a manual in a pager or browser.", "Use `-h` for a usage summary.");
 
   const transport = hasLongOption(rest, ["--upload-pack", "--receive-pack", "--exec"]);
   if (transport) refuse(`Refused ${transport}: it names a program to run.`);
@@ -218,9 +251,11 @@ function checkSubcommand(sub: string, rest: string[], pathTokens: string[]): voi
     case "clone":
     case "init":
     case "init-db": {
-      if (hasLongOption(rest, ["--template"])) refuse("Refused --template: a template directory plants hooks and config.");
+      if (hasLongOption(rest, ["--template"]))
+        refuse("Refused --template: a template directory plants hooks and config.");
       if (sub === "clone") {
-        if (beforeDashDash(rest).some((t) => shortLetters(t, "obucj").includes("u"))) refuse("Refused clone -u: it names a program to run.");
+        if (beforeDashDash(rest).some((t) => shortLetters(t, "obucj").includes("u")))
+          refuse("Refused clone -u: it names a program to run.");
         const pre = beforeDashDash(rest);
         for (let k = 0; k < pre.length; k++) {
           const t = pre[k] as string;
@@ -237,7 +272,8 @@ function checkSubcommand(sub: string, rest: string[], pathTokens: string[]): voi
       break;
     }
     case "ls-remote":
-      if (beforeDashDash(rest).some((t) => shortLetters(t, "u").includes("u"))) refuse("Refused ls-remote -u: it names a program to run.");
+      if (beforeDashDash(rest).some((t) => shortLetters(t, "u").includes("u")))
+        refuse("Refused ls-remote -u: it names a program to run.");
       break;
     case "rebase":
       if (beforeDashDash(rest).some((t) => shortLetters(t, "xsXC").includes("x"))) {
@@ -255,16 +291,22 @@ function checkSubcommand(sub: string, rest: string[], pathTokens: string[]): voi
       if (positionals(rest)[0] === "run") refuse("Refused bisect run: it runs a command for every step.");
       break;
     case "submodule":
-      if (positionals(rest).includes("foreach")) refuse("Refused submodule foreach: it runs a shell command in every submodule.");
+      if (positionals(rest).includes("foreach"))
+        refuse("Refused submodule foreach: it runs a shell command in every submodule.");
       break;
     case "grep":
-      if (hasLongOption(rest, ["--open-files-in-pager"]) || beforeDashDash(rest).some((t) => shortLetters(t, "efABCmO").includes("O"))) {
+      if (
+        hasLongOption(rest, ["--open-files-in-pager"]) ||
+        beforeDashDash(rest).some((t) => shortLetters(t, "efABCmO").includes("O"))
+      ) {
         refuse("Refused grep -O/--open-files-in-pager: it runs a pager program.");
       }
       break;
     case "maintenance":
       if (["start", "stop", "register", "unregister"].includes(positionals(rest)[0] ?? "")) {
-        refuse("Refused git maintenance start/stop/register/unregister: they change the user's scheduler and global config.");
+        refuse(
+          "Refused git maintenance start/stop/register/unregister: they change the user's scheduler and global config.",
+        );
       }
       break;
     case "add":
@@ -277,10 +319,14 @@ function checkSubcommand(sub: string, rest: string[], pathTokens: string[]): voi
     case "commit": {
       const interactive = sub === "commit" ? ["--patch", "--interactive"] : ["--patch", "--interactive", "--edit"];
       const letters = sub === "commit" ? "p" : sub === "clean" ? "i" : sub === "add" || sub === "stage" ? "pie" : "p";
-      const valueLetters = sub === "commit" ? "mFCctSu" : sub === "clean" ? "e" : sub === "checkout" ? "bB" : sub === "stash" ? "m" : "s";
+      const valueLetters =
+        sub === "commit" ? "mFCctSu" : sub === "clean" ? "e" : sub === "checkout" ? "bB" : sub === "stash" ? "m" : "s";
       const shortHit = beforeDashDash(rest).some((t) => shortLetters(t, valueLetters).some((c) => letters.includes(c)));
       if (hasLongOption(rest, interactive) || shortHit) {
-        refuse(`Refused interactive git ${sub}: it needs a terminal.`, "Name the paths instead, or run it in a terminal (terminal_create).");
+        refuse(
+          `Refused interactive git ${sub}: it needs a terminal.`,
+          "Name the paths instead, or run it in a terminal (terminal_create).",
+        );
       }
       break;
     }
@@ -300,14 +346,28 @@ function checkSubmoduleRecursion(sub: string, rest: readonly string[]): void {
     const n = longName(t);
     if (n === undefined) continue;
     const value = t.includes("=") ? t.slice(t.indexOf("=") + 1).toLowerCase() : undefined;
-    if (n.length >= 5 && "--recurse-submodules".startsWith(n) && sub !== "clone" && !["no", "false", "off"].includes(value ?? "")) {
-      refuse("Refused --recurse-submodules: git would run inside each submodule with that submodule's own config and drivers.", 'Run the command inside the submodule instead (cwd: "<submodule path>"), where ccb checks that repository first.');
+    if (
+      n.length >= 5 &&
+      "--recurse-submodules".startsWith(n) &&
+      sub !== "clone" &&
+      !["no", "false", "off"].includes(value ?? "")
+    ) {
+      refuse(
+        "Refused --recurse-submodules: git would run inside each submodule with that submodule's own config and drivers.",
+        'Run the command inside the submodule instead (cwd: "<submodule path>"), where ccb checks that repository first.',
+      );
     }
     if (n === "--submodule" && value === "diff") {
-      refuse("Refused --submodule=diff: it runs git diff inside each submodule, with that submodule's own config and drivers.", 'Use --submodule=log, or run git_diff with path set to the submodule.');
+      refuse(
+        "Refused --submodule=diff: it runs git diff inside each submodule, with that submodule's own config and drivers.",
+        "Use --submodule=log, or run git_diff with path set to the submodule.",
+      );
     }
     if (n.length >= 10 && "--ignore-submodules".startsWith(n) && (value === "none" || value === "untracked")) {
-      refuse(`Refused --ignore-submodules=${value}: the dirty check runs git status inside each submodule, with that submodule's own config and drivers.`, "Run git_status with path set to the submodule.");
+      refuse(
+        `Refused --ignore-submodules=${value}: the dirty check runs git status inside each submodule, with that submodule's own config and drivers.`,
+        "Run git_status with path set to the submodule.",
+      );
     }
   }
 }
@@ -327,7 +387,9 @@ function checkStrategies(rest: readonly string[], valueLetters: string): void {
       value = attached.length > 0 ? attached : rest[k + 1];
     }
     if (value !== undefined && !MERGE_STRATEGIES.has(value)) {
-      refuse(`Refused merge strategy ${value}: only the built-in strategies (${[...MERGE_STRATEGIES].join(", ")}) are allowed.`);
+      refuse(
+        `Refused merge strategy ${value}: only the built-in strategies (${[...MERGE_STRATEGIES].join(", ")}) are allowed.`,
+      );
     }
   }
 }
@@ -350,18 +412,35 @@ function checkConfigCommand(rest: readonly string[], pathTokens: string[]): void
     }
     if (!t.startsWith("-")) positional.push(t);
   }
-  const newStyle = ["set", "get", "unset", "list", "edit", "rename-section", "remove-section"].includes(positional[0] ?? "");
+  const newStyle = ["set", "get", "unset", "list", "edit", "rename-section", "remove-section"].includes(
+    positional[0] ?? "",
+  );
   const action = newStyle ? (positional[0] as string) : undefined;
   const args = newStyle ? positional.slice(1) : positional;
   const writesGlobal = set.has("--global") || set.has("--system");
-  const isRead = action === "get" || action === "list" || ["--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool", "-l", "--list"].some((f) => set.has(f));
-  const isRemove = action === "unset" || action === "remove-section" || ["--unset", "--unset-all", "--remove-section"].some((f) => set.has(f));
-  if (action === "edit" || set.has("--edit") || set.has("-e")) refuse("Refused git config --edit: it needs an editor.", "Set single keys with [\"config\", \"key\", \"value\"].");
+  const isRead =
+    action === "get" ||
+    action === "list" ||
+    ["--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool", "-l", "--list"].some(
+      (f) => set.has(f),
+    );
+  const isRemove =
+    action === "unset" ||
+    action === "remove-section" ||
+    ["--unset", "--unset-all", "--remove-section"].some((f) => set.has(f));
+  if (action === "edit" || set.has("--edit") || set.has("-e"))
+    refuse("Refused git config --edit: it needs an editor.", 'Set single keys with ["config", "key", "value"].');
   if (isRead) return;
-  if (writesGlobal) refuse("Refused writing --global/--system git config: ccb only changes repository config.", "Change your global config in a terminal.");
+  if (writesGlobal)
+    refuse(
+      "Refused writing --global/--system git config: ccb only changes repository config.",
+      "Change your global config in a terminal.",
+    );
   if (isRemove) return;
   if (action === "rename-section" || set.has("--rename-section")) {
-    for (const s of args) if (sectionCouldHoldRefusedKey(s)) refuse(`Refused renaming a config section to or from ${s}: it could hold keys that run programs.`);
+    for (const s of args)
+      if (sectionCouldHoldRefusedKey(s))
+        refuse(`Refused renaming a config section to or from ${s}: it could hold keys that run programs.`);
     return;
   }
   // A write: `config key value`, `--add key value`, `--replace-all key value`, `set key value`.

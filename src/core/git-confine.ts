@@ -50,10 +50,14 @@ export class GitConfinement {
       try {
         assertSingleLink(st, shown);
       } catch (err) {
-        throw new CcbError("GIT_REFUSED", `Refused: ${shown} is a hard-linked file; git would read or write the file behind its other names, which may lie outside the workspace.`, {
-          hint: "Replace it with a copy (fs_write of its content) first.",
-          cause: err,
-        });
+        throw new CcbError(
+          "GIT_REFUSED",
+          `Refused: ${shown} is a hard-linked file; git would read or write the file behind its other names, which may lie outside the workspace.`,
+          {
+            hint: "Replace it with a copy (fs_write of its content) first.",
+            cause: err,
+          },
+        );
       }
       return;
     }
@@ -82,9 +86,12 @@ export class GitConfinement {
    * git lists itself. Runs after the config scan: `ls-files --modified` may run clean filters.
    */
   async refuseHardLinkedInWorkTree(run: RunGit, toplevel: string, parsed: ParsedGitArgs): Promise<void> {
-    const forced = parsed.rest.some((t) => t === "-f" || t === "--force" || t === "--no-exclude-standard" || t === "--ignored");
+    const forced = parsed.rest.some(
+      (t) => t === "-f" || t === "--force" || t === "--no-exclude-standard" || t === "--ignored",
+    );
     // diff and grep read tracked files only (grep --untracked excepted); add and stash also untracked ones.
-    const untracked = parsed.sub === "add" || parsed.sub === "stage" || parsed.sub === "stash" || parsed.rest.includes("--untracked");
+    const untracked =
+      parsed.sub === "add" || parsed.sub === "stage" || parsed.sub === "stash" || parsed.rest.includes("--untracked");
     const which = untracked ? ["--modified", "--others", ...(forced ? [] : ["--exclude-standard"])] : ["--modified"];
     const r = await run(["ls-files", "-z", ...which], toplevel);
     if (r.exitCode !== 0) return;
@@ -98,10 +105,14 @@ export class GitConfinement {
   async confineKeyPath(dir: string, value: string, key: string, origin: string): Promise<void> {
     const p = value.startsWith("~") ? `${process.env.HOME ?? "/"}${value.slice(1)}` : value;
     await this.confineToken(dir, p).catch((err: unknown) => {
-      throw new CcbError("GIT_REFUSED", `The repository config sets ${key} (${origin}) to ${value}, which lies outside the workspace or is hard-linked; ccb does not run git while it is set.`, {
-        hint: `Remove it, e.g. git_run ["config", "--unset-all", "${key}"], or point it at a file inside the workspace.`,
-        cause: err,
-      });
+      throw new CcbError(
+        "GIT_REFUSED",
+        `The repository config sets ${key} (${origin}) to ${value}, which lies outside the workspace or is hard-linked; ccb does not run git while it is set.`,
+        {
+          hint: `Remove it, e.g. git_run ["config", "--unset-all", "${key}"], or point it at a file inside the workspace.`,
+          cause: err,
+        },
+      );
     });
   }
 
@@ -116,23 +127,40 @@ export class GitConfinement {
 
   async confineUrl(dir: string, url: string, key: string): Promise<void> {
     await this.confineToken(dir, url).catch((err: unknown) => {
-      throw new CcbError("PATH_OUTSIDE_WORKSPACE", `The repository config sets ${key} to a local path outside the workspace (${url}).`, {
-        hint: `Point it inside the workspace or at a remote URL, e.g. git_run ["config", "${key}", "<url>"], or remove it.`,
-        cause: err,
-      });
+      throw new CcbError(
+        "PATH_OUTSIDE_WORKSPACE",
+        `The repository config sets ${key} to a local path outside the workspace (${url}).`,
+        {
+          hint: `Point it inside the workspace or at a remote URL, e.g. git_run ["config", "${key}", "<url>"], or remove it.`,
+          cause: err,
+        },
+      );
     });
   }
-
 }
 
 /** Subcommands that read work-tree file contents (see refuseHardLinkedInWorkTree). */
-const WORK_TREE_READERS = new Set(["add", "stage", "commit", "stash", "diff", "diff-files", "diff-index", "grep", "update-index"]);
+const WORK_TREE_READERS = new Set([
+  "add",
+  "stage",
+  "commit",
+  "stash",
+  "diff",
+  "diff-files",
+  "diff-index",
+  "grep",
+  "update-index",
+]);
 
 export function readsWorkTree(parsed: ParsedGitArgs): boolean {
   if (parsed.sub === null || !WORK_TREE_READERS.has(parsed.sub)) return false;
   const pre = parsed.rest.includes("--") ? parsed.rest.slice(0, parsed.rest.indexOf("--")) : parsed.rest;
   if (pre.includes("--no-index")) return false; // its operands are walked instead
-  if ((parsed.sub === "diff" || parsed.sub === "diff-index" || parsed.sub === "grep") && (pre.includes("--cached") || pre.includes("--staged"))) return false;
+  if (
+    (parsed.sub === "diff" || parsed.sub === "diff-index" || parsed.sub === "grep") &&
+    (pre.includes("--cached") || pre.includes("--staged"))
+  )
+    return false;
   return true;
 }
 

@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
-import { scopeMarker } from "../core/child-env.ts";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { scopeMarker } from "../core/child-env.ts";
 
 /**
  * The fixed environment and the configuration overrides every ccb git process runs with.
@@ -39,18 +39,59 @@ export const NULL_DEVICE = process.platform === "win32" ? "NUL" : "/dev/null";
 export const NETWORK_PROTOCOLS = ["git", "http", "https", "ssh"] as const;
 
 const PASS_ENV = [
-  "PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP",
-  "SSH_AUTH_SOCK", "http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
-  "ALL_PROXY", "all_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR",
+  "PATH",
+  "HOME",
+  "USER",
+  "LOGNAME",
+  "LANG",
+  "LANGUAGE",
+  "TZ",
+  "TMPDIR",
+  "TEMP",
+  "TMP",
+  "SSH_AUTH_SOCK",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "ALL_PROXY",
+  "all_proxy",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
   // Windows
-  "SYSTEMROOT", "SystemRoot", "COMSPEC", "ComSpec", "PATHEXT", "WINDIR", "windir", "USERPROFILE", "APPDATA", "LOCALAPPDATA", "HOMEDRIVE", "HOMEPATH",
+  "SYSTEMROOT",
+  "SystemRoot",
+  "COMSPEC",
+  "ComSpec",
+  "PATHEXT",
+  "WINDIR",
+  "windir",
+  "USERPROFILE",
+  "APPDATA",
+  "LOCALAPPDATA",
+  "HOMEDRIVE",
+  "HOMEPATH",
 ];
 
 /** Keys of the user's global config that ccb carries over (none of them can run anything). */
 export const GLOBAL_KEYS_KEPT = new Set([
-  "user.name", "user.email", "init.defaultbranch", "core.autocrlf", "core.eol", "core.safecrlf",
-  "pull.rebase", "pull.ff", "push.default", "push.autosetupremote", "fetch.prune", "merge.conflictstyle",
-  "diff.algorithm", "rerere.enabled", "core.quotepath",
+  "user.name",
+  "user.email",
+  "init.defaultbranch",
+  "core.autocrlf",
+  "core.eol",
+  "core.safecrlf",
+  "pull.rebase",
+  "pull.ff",
+  "push.default",
+  "push.autosetupremote",
+  "fetch.prune",
+  "merge.conflictstyle",
+  "diff.algorithm",
+  "rerere.enabled",
+  "core.quotepath",
 ]);
 
 /**
@@ -147,7 +188,12 @@ export function ccbGlobalConfig(gitPath: string): Promise<string> {
     const kept = await readUserGlobal(gitPath);
     for (const [key, value] of kept) {
       await new Promise<void>((resolve) => {
-        execFile(gitPath, ["config", "--file", file, "--add", key, value], { env: gitEnv({ globalConfig: NULL_DEVICE }) }, () => resolve());
+        execFile(
+          gitPath,
+          ["config", "--file", file, "--add", key, value],
+          { env: gitEnv({ globalConfig: NULL_DEVICE }) },
+          () => resolve(),
+        );
       });
     }
     return file;
@@ -162,16 +208,21 @@ function readUserGlobal(gitPath: string): Promise<[string, string][]> {
   if (process.env.GIT_CONFIG_GLOBAL) env.GIT_CONFIG_GLOBAL = process.env.GIT_CONFIG_GLOBAL;
   if (process.env.XDG_CONFIG_HOME) env.XDG_CONFIG_HOME = process.env.XDG_CONFIG_HOME;
   return new Promise((resolve) => {
-    execFile(gitPath, ["config", "--global", "--includes", "-z", "--list"], { env, cwd: tmpdir(), maxBuffer: 1 << 20 }, (err, stdout) => {
-      if (err) return resolve([]);
-      const out: [string, string][] = [];
-      for (const rec of stdout.split("\0")) {
-        const nl = rec.indexOf("\n");
-        if (nl === -1) continue;
-        const key = rec.slice(0, nl);
-        if (GLOBAL_KEYS_KEPT.has(key.toLowerCase())) out.push([key, rec.slice(nl + 1)]);
-      }
-      resolve(out);
-    });
+    execFile(
+      gitPath,
+      ["config", "--global", "--includes", "-z", "--list"],
+      { env, cwd: tmpdir(), maxBuffer: 1 << 20 },
+      (err, stdout) => {
+        if (err) return resolve([]);
+        const out: [string, string][] = [];
+        for (const rec of stdout.split("\0")) {
+          const nl = rec.indexOf("\n");
+          if (nl === -1) continue;
+          const key = rec.slice(0, nl);
+          if (GLOBAL_KEYS_KEPT.has(key.toLowerCase())) out.push([key, rec.slice(nl + 1)]);
+        }
+        resolve(out);
+      },
+    );
   });
 }

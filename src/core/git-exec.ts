@@ -97,7 +97,12 @@ export function execGit(gitPath: string, argv: readonly string[], options: ExecO
     child.on("error", (e: NodeJS.ErrnoException) => {
       cleanup();
       if (e.code === "ENOENT") {
-        reject(new CcbError("GIT_FAILED", `git was not found (${gitPath}).`, { hint: "Install git and make sure it is on PATH.", cause: e }));
+        reject(
+          new CcbError("GIT_FAILED", `git was not found (${gitPath}).`, {
+            hint: "Install git and make sure it is on PATH.",
+            cause: e,
+          }),
+        );
       } else reject(new CcbError("GIT_FAILED", `git could not be started: ${e.message}`, { cause: e }));
     });
     child.on("close", (code, sig) => {

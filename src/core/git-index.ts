@@ -44,7 +44,7 @@ export async function indexGitlinks(indexFile: string, hashBytes: 20 | 32): Prom
       const end = buf.indexOf(0, nameAt);
       if (end === -1) return undefined;
       path = buf.toString("utf8", nameAt, end);
-      pos += ((nameAt - pos + (end - nameAt) + 8) & ~7);
+      pos += (nameAt - pos + (end - nameAt) + 8) & ~7;
     }
     prev = path;
     if ((mode & 0o170000) === 0o160000) out.push(path);

@@ -74,8 +74,14 @@ export const USER_REFUSED_KEYS: readonly KeyRule[] = [
   { re: /^guitool\./, why: RUNS },
   { re: /^http\.(.+\.)?cookiefile$/, why: "makes git read and write a cookie file anywhere" },
   { re: /^format\.outputdirectory$/, why: "makes format-patch write outside the workspace" },
-  { re: /^submodule\.(recurse|.+\.ignore|.+\.fetchrecursesubmodules)$/, why: "would make git start git inside submodules, whose own config ccb keeps out of play" },
-  { re: /^(diff\.ignoresubmodules|diff\.submodule|status\.submodulesummary|fetch\.recursesubmodules|push\.recursesubmodules)$/, why: "would make git start git inside submodules, whose own config ccb keeps out of play" },
+  {
+    re: /^submodule\.(recurse|.+\.ignore|.+\.fetchrecursesubmodules)$/,
+    why: "would make git start git inside submodules, whose own config ccb keeps out of play",
+  },
+  {
+    re: /^(diff\.ignoresubmodules|diff\.submodule|status\.submodulesummary|fetch\.recursesubmodules|push\.recursesubmodules)$/,
+    why: "would make git start git inside submodules, whose own config ccb keeps out of play",
+  },
 ];
 
 /**
@@ -128,7 +134,10 @@ export const REPO_REFUSED_KEYS: readonly KeyRule[] = [
   { re: /^gpg\.ssh\.defaultkeycommand$/, why: RUNS },
   { re: /^remote\..+\.(uploadpack|receivepack)$/, why: `${RUNS} for local remotes` },
   { re: /^remote\..+\.vcs$/, why: "selects a remote-helper program" },
-  { re: /^protocol\..+\.allow$/, why: "allows a transport (such as ext::, which runs programs) over ccb's protocol policy" },
+  {
+    re: /^protocol\..+\.allow$/,
+    why: "allows a transport (such as ext::, which runs programs) over ccb's protocol policy",
+  },
   { re: /^interactive\.difffilter$/, why: RUNS },
   { re: /^tar\..+\.command$/, why: `${RUNS} (archive compressor)` },
   { re: /^hook\..+\.(command|event)$/, why: "defines hooks in config (newer git), which ccb disables" },
@@ -178,6 +187,44 @@ export function repoKeyRefusal(key: string, value: string | null): string | unde
  */
 export function sectionCouldHoldRefusedKey(section: string): boolean {
   const s = section.trim().toLowerCase();
-  const probes = ["x", "x.command", "x.textconv", "x.driver", "x.clean", "x.smudge", "x.process", "x.helper", "x.program", "x.cmd", "x.path", "x.update", "x.uploadpack", "x.receivepack", "x.vcs", "hookspath", "fsmonitor", "sshcommand", "pager", "editor", "askpass", "gitproxy", "worktree", "alternaterefscommand", "helper", "external", "program", "path", "allow", "browser", "viewer", "templatedir", "directory", "difffilter", "packobjectshook", "tunnel", "defaultkeycommand"];
+  const probes = [
+    "x",
+    "x.command",
+    "x.textconv",
+    "x.driver",
+    "x.clean",
+    "x.smudge",
+    "x.process",
+    "x.helper",
+    "x.program",
+    "x.cmd",
+    "x.path",
+    "x.update",
+    "x.uploadpack",
+    "x.receivepack",
+    "x.vcs",
+    "hookspath",
+    "fsmonitor",
+    "sshcommand",
+    "pager",
+    "editor",
+    "askpass",
+    "gitproxy",
+    "worktree",
+    "alternaterefscommand",
+    "helper",
+    "external",
+    "program",
+    "path",
+    "allow",
+    "browser",
+    "viewer",
+    "templatedir",
+    "directory",
+    "difffilter",
+    "packobjectshook",
+    "tunnel",
+    "defaultkeycommand",
+  ];
   return probes.some((p) => userKeyRefusal(`${s}.${p}`) !== undefined);
 }

@@ -47,7 +47,18 @@ export function collectPathTokens(sub: string, rest: readonly string[], out: str
   }
 }
 
-const LOG_TEXT = ["-S", "-G", "--grep", "--author", "--committer", "--since", "--until", "--after", "--before", "--since-as-filter"];
+const LOG_TEXT = [
+  "-S",
+  "-G",
+  "--grep",
+  "--author",
+  "--committer",
+  "--since",
+  "--until",
+  "--after",
+  "--before",
+  "--since-as-filter",
+];
 /** Per subcommand: options whose (separate or attached) value is free text, never a path. */
 const TEXT_VALUE_OPTIONS: Readonly<Record<string, ReadonlySet<string>>> = {
   commit: new Set(["-m", "--message", "--author", "--date", "--trailer"]),
@@ -71,7 +82,26 @@ const TEXT_VALUE_OPTIONS: Readonly<Record<string, ReadonlySet<string>>> = {
 };
 /** Options whose attached `=value` is free text for every subcommand (formats, patterns). */
 const TEXT_ATTACHED_OPTIONS = new Set([
-  "--format", "--pretty", "--grep", "--author", "--committer", "--date", "--since", "--until", "--after", "--before",
-  "--branches", "--tags", "--remotes", "--glob", "--exclude", "--ignore-matching-lines", "--word-diff-regex",
-  "--color-words", "--notes", "--trailer", "--subject-prefix", "--message",
+  "--format",
+  "--pretty",
+  "--grep",
+  "--author",
+  "--committer",
+  "--date",
+  "--since",
+  "--until",
+  "--after",
+  "--before",
+  "--branches",
+  "--tags",
+  "--remotes",
+  "--glob",
+  "--exclude",
+  "--ignore-matching-lines",
+  "--word-diff-regex",
+  "--color-words",
+  "--notes",
+  "--trailer",
+  "--subject-prefix",
+  "--message",
 ]);

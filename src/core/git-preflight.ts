@@ -35,15 +35,22 @@ export async function repoInfo(run: RunGit, dir: string, repoSelect: string[]): 
     [...repoSelect, "rev-parse", "--path-format=absolute", "--absolute-git-dir", "--git-common-dir", "--show-toplevel"],
     dir,
   );
-  const lines = r.stdout.toString("utf8").split("\n").filter((l) => l.length > 0);
+  const lines = r.stdout
+    .toString("utf8")
+    .split("\n")
+    .filter((l) => l.length > 0);
   if (lines.length < 2) {
     const err = r.stderr.toString("utf8");
     if (/not a git repository/i.test(err)) return null;
     // Anything else (unreadable config, dubious ownership, a git too old for --path-format) must not
     // be mistaken for "no repository": that would skip the checks below.
-    throw new CcbError("GIT_FAILED", `git could not inspect the repository: ${err.trim() || `exit code ${r.exitCode}`}`, {
-      hint: "Fix the repository (or its config) first; ccb needs git 2.31 or newer.",
-    });
+    throw new CcbError(
+      "GIT_FAILED",
+      `git could not inspect the repository: ${err.trim() || `exit code ${r.exitCode}`}`,
+      {
+        hint: "Fix the repository (or its config) first; ccb needs git 2.31 or newer.",
+      },
+    );
   }
   const [gitDir, commonDir, toplevel] = lines as [string, string, string | undefined];
   return { gitDir, commonDir, toplevel: r.exitCode === 0 && toplevel ? toplevel : null };
@@ -73,19 +80,27 @@ export function parseConfigList(out: string, withScope: boolean): ConfigEntry[] 
 }
 
 function listingFailed(r: ExecResult, where: string): CcbError {
-  return new CcbError("GIT_FAILED", `git could not read the ${where} config: ${r.stderr.toString("utf8").trim() || `exit code ${r.exitCode}`}`, {
-    hint: "Fix the config file named in the message; ccb checks every config file before it runs git.",
-  });
+  return new CcbError(
+    "GIT_FAILED",
+    `git could not read the ${where} config: ${r.stderr.toString("utf8").trim() || `exit code ${r.exitCode}`}`,
+    {
+      hint: "Fix the config file named in the message; ccb checks every config file before it runs git.",
+    },
+  );
 }
 
 function refusalFor(entries: ConfigEntry[], where: string): void {
   for (const e of entries) {
     const why = repoKeyRefusal(e.key, e.value);
     if (why) {
-      throw new CcbError("GIT_REFUSED", `The ${where} config sets ${e.key} (${e.origin}), which ${why}; ccb does not run git while it is set.`, {
-        hint: `Remove it, e.g. git_run ["config", "--unset-all", "${e.key}"]${where === "repository" ? "" : " in that submodule"}, or edit the file named above.`,
-        details: { key: e.key, origin: e.origin },
-      });
+      throw new CcbError(
+        "GIT_REFUSED",
+        `The ${where} config sets ${e.key} (${e.origin}), which ${why}; ccb does not run git while it is set.`,
+        {
+          hint: `Remove it, e.g. git_run ["config", "--unset-all", "${e.key}"]${where === "repository" ? "" : " in that submodule"}, or edit the file named above.`,
+          details: { key: e.key, origin: e.origin },
+        },
+      );
     }
   }
 }
@@ -156,21 +171,37 @@ async function scanRepo(
   for (const gitDir of await submoduleGitDirs(run, info)) {
     if (seen.has(gitDir)) continue;
     seen.add(gitDir);
-    const s = await run(["config", "--file", join(gitDir, "config"), "--list", "-z", "--includes", "--show-origin"], dir);
+    const s = await run(
+      ["config", "--file", join(gitDir, "config"), "--list", "-z", "--includes", "--show-origin"],
+      dir,
+    );
     if (s.exitCode !== 0) throw listingFailed(s, "submodule");
     refusalFor(parseConfigList(s.stdout.toString("utf8"), false), "submodule");
   }
   if (info.toplevel === null || depth >= MAX_SUBMODULE_DEPTH) return;
   // Every populated gitlink: git resolves its repository exactly as it would when entering it.
-  const hashBytes = entries.some((e) => e.key.toLowerCase() === "extensions.objectformat" && e.value?.toLowerCase() === "sha256") ? 32 : 20;
+  const hashBytes = entries.some(
+    (e) => e.key.toLowerCase() === "extensions.objectformat" && e.value?.toLowerCase() === "sha256",
+  )
+    ? 32
+    : 20;
   const links = await gitlinksOf(run, info, hashBytes);
   const subs: string[] = [];
   for (const rel of links) {
     const sub = join(info.toplevel, rel);
-    if (await lstat(join(sub, ".git")).then(() => true, () => false)) subs.push(sub);
+    if (
+      await lstat(join(sub, ".git")).then(
+        () => true,
+        () => false,
+      )
+    )
+      subs.push(sub);
   }
   if (seen.size + subs.length > MAX_SUBMODULES) {
-    throw new CcbError("GIT_REFUSED", `The repository has more than ${MAX_SUBMODULES} submodules; ccb checks each one's config before it runs git and stops here.`);
+    throw new CcbError(
+      "GIT_REFUSED",
+      `The repository has more than ${MAX_SUBMODULES} submodules; ccb checks each one's config before it runs git and stops here.`,
+    );
   }
   await Promise.all(
     subs.map(async (sub) => {
@@ -256,7 +287,10 @@ async function submoduleGitDirs(run: RunGit, info: RepoInfo): Promise<string[]> 
   };
   await walk(join(info.commonDir, "modules"), 0);
   if (info.toplevel && (await fileExists(join(info.toplevel, ".gitmodules")))) {
-    const r = await run(["config", "--file", join(info.toplevel, ".gitmodules"), "-z", "--get-regexp", "^submodule\\..*\\.path$"], info.toplevel);
+    const r = await run(
+      ["config", "--file", join(info.toplevel, ".gitmodules"), "-z", "--get-regexp", "^submodule\\..*\\.path$"],
+      info.toplevel,
+    );
     for (const rec of r.stdout.toString("utf8").split("\0")) {
       const nl = rec.indexOf("\n");
       if (nl === -1) continue;
@@ -308,9 +342,13 @@ export async function checkSequencerTodo(gitDir: string): Promise<void> {
       continue;
     }
     if (/^\s*(x|exec)(\s|$)/m.test(text)) {
-      throw new CcbError("GIT_REFUSED", "The in-progress rebase/cherry-pick has `exec` lines in its todo list, which run shell commands.", {
-        hint: 'Abort it with git_run ["rebase", "--abort"] (or cherry-pick --abort), or remove the exec lines.',
-      });
+      throw new CcbError(
+        "GIT_REFUSED",
+        "The in-progress rebase/cherry-pick has `exec` lines in its todo list, which run shell commands.",
+        {
+          hint: 'Abort it with git_run ["rebase", "--abort"] (or cherry-pick --abort), or remove the exec lines.',
+        },
+      );
     }
   }
 }

@@ -45,7 +45,15 @@ function fields(line: string, n: number): { f: string[]; rest: string } {
 }
 
 export function parsePorcelainV2(output: string): ParsedStatus {
-  const st: ParsedStatus = { oid: null, branch: null, detached: false, upstream: null, ahead: 0, behind: 0, entries: [] };
+  const st: ParsedStatus = {
+    oid: null,
+    branch: null,
+    detached: false,
+    upstream: null,
+    ahead: 0,
+    behind: 0,
+    entries: [],
+  };
   const recs = output.split("\0");
   for (let i = 0; i < recs.length; i++) {
     const rec = recs[i] as string;

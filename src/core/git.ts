@@ -1,13 +1,13 @@
 import { stat } from "node:fs/promises";
 import { isAbsolute, join, resolve as resolvePath } from "node:path";
 import { CcbError } from "./errors.ts";
-import { parseGitArgs, type ParsedGitArgs } from "./git-args.ts";
-import { ccbGlobalConfig, ceilingFor, configOverrides, gitEnv } from "./git-env.ts";
+import { type ParsedGitArgs, parseGitArgs } from "./git-args.ts";
 import { GitConfinement, readsWorkTree } from "./git-confine.ts";
-import { execGit, type ExecResult } from "./git-exec.ts";
-import { checkSequencerTodo, listConfig, repoInfo, scanConfig, type RepoInfo, type RunGit } from "./git-preflight.ts";
-import { parsePorcelainV2, type GitEntryKind } from "./git-status.ts";
-import { silentLogger, type Logger } from "./log.ts";
+import { ccbGlobalConfig, ceilingFor, configOverrides, gitEnv } from "./git-env.ts";
+import { type ExecResult, execGit } from "./git-exec.ts";
+import { checkSequencerTodo, listConfig, type RepoInfo, type RunGit, repoInfo, scanConfig } from "./git-preflight.ts";
+import { type GitEntryKind, parsePorcelainV2 } from "./git-status.ts";
+import { type Logger, silentLogger } from "./log.ts";
 import type { Workspace } from "./workspace.ts";
 
 /**
@@ -87,7 +87,17 @@ const READ_TIMEOUT_MS = 60_000;
 /** Subcommands that create or name a repository elsewhere, or never run drivers: no config scan. */
 const NO_SCAN = new Set(["config", "init", "init-db", "clone", "version"]);
 /** Subcommands that talk to remotes: local-path URLs in the repository config must lie in the workspace. */
-const TRANSPORT = new Set(["fetch", "pull", "push", "ls-remote", "remote", "submodule", "archive", "fetch-pack", "send-pack"]);
+const TRANSPORT = new Set([
+  "fetch",
+  "pull",
+  "push",
+  "ls-remote",
+  "remote",
+  "submodule",
+  "archive",
+  "fetch-pack",
+  "send-pack",
+]);
 /**
  * Subcommands for which the `file` transport is off: a local push runs the target repository's
  * hooks and `archive --remote` its tar filters, in a process that does not inherit ccb's `-c`.
@@ -115,10 +125,28 @@ export class GitService {
     this.confine = new GitConfinement(workspace);
   }
 
-  async status(options: { path?: string; paths?: string[]; untracked?: boolean; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<GitStatus> {
-    const args = ["status", "--porcelain=v2", "--branch", "-z", "--find-renames", "--ignore-submodules=dirty", `--untracked-files=${options.untracked === false ? "no" : "all"}`];
-    const r = await this.internal(args, options.path, options.paths, { timeoutMs: options.timeoutMs ?? READ_TIMEOUT_MS, maxBytes: 16 * 1024 * 1024, killOnCap: true, signal: options.signal });
-    if (r.result.stdoutTruncated) throw new CcbError("TOO_LARGE", "git status output is larger than 16 MB.", { hint: "Pass paths to narrow it, or set untracked:false." });
+  async status(
+    options: { path?: string; paths?: string[]; untracked?: boolean; timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<GitStatus> {
+    const args = [
+      "status",
+      "--porcelain=v2",
+      "--branch",
+      "-z",
+      "--find-renames",
+      "--ignore-submodules=dirty",
+      `--untracked-files=${options.untracked === false ? "no" : "all"}`,
+    ];
+    const r = await this.internal(args, options.path, options.paths, {
+      timeoutMs: options.timeoutMs ?? READ_TIMEOUT_MS,
+      maxBytes: 16 * 1024 * 1024,
+      killOnCap: true,
+      signal: options.signal,
+    });
+    if (r.result.stdoutTruncated)
+      throw new CcbError("TOO_LARGE", "git status output is larger than 16 MB.", {
+        hint: "Pass paths to narrow it, or set untracked:false.",
+      });
     const p = parsePorcelainV2(r.result.stdout.toString("utf8"));
     const toplevel = r.prep.info?.toplevel ?? r.prep.dir;
     const repo = this.workspace.display(await this.workspace.resolve(toplevel));
@@ -135,12 +163,27 @@ export class GitService {
     };
   }
 
-  async diff(options: { path?: string; paths?: string[]; staged?: boolean; maxBytes?: number; contextLines?: number; timeoutMs?: number; signal?: AbortSignal } = {}): Promise<GitDiffResult> {
+  async diff(
+    options: {
+      path?: string;
+      paths?: string[];
+      staged?: boolean;
+      maxBytes?: number;
+      contextLines?: number;
+      timeoutMs?: number;
+      signal?: AbortSignal;
+    } = {},
+  ): Promise<GitDiffResult> {
     const maxBytes = Math.max(1, options.maxBytes ?? GIT_DIFF_DEFAULT_MAX_BYTES);
     const args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty"];
     if (options.staged) args.push("--cached");
     if (options.contextLines !== undefined) args.push(`-U${Math.max(0, Math.floor(options.contextLines))}`);
-    const r = await this.internal(args, options.path, options.paths, { timeoutMs: options.timeoutMs ?? READ_TIMEOUT_MS, maxBytes, killOnCap: true, signal: options.signal });
+    const r = await this.internal(args, options.path, options.paths, {
+      timeoutMs: options.timeoutMs ?? READ_TIMEOUT_MS,
+      maxBytes,
+      killOnCap: true,
+      signal: options.signal,
+    });
     const truncated = r.result.stdoutTruncated;
     let buf = r.result.stdout;
     if (truncated) {
@@ -157,7 +200,10 @@ export class GitService {
     };
   }
 
-  async run(args: string[], options: { cwd?: string; timeoutMs?: number; maxBytes?: number; signal?: AbortSignal } = {}): Promise<GitRunResult> {
+  async run(
+    args: string[],
+    options: { cwd?: string; timeoutMs?: number; maxBytes?: number; signal?: AbortSignal } = {},
+  ): Promise<GitRunResult> {
     const parsed = parseGitArgs(args);
     if (parsed.sub !== null && !(await this.knownCommands()).has(parsed.sub)) {
       throw new CcbError("GIT_REFUSED", `Not a built-in git subcommand: ${parsed.sub}.`, {
@@ -170,8 +216,14 @@ export class GitService {
     // (`--version`), global options must come last.
     // `git config` never starts programs (its --edit is refused) and must show the files as they are.
     const overrides = parsed.sub === "config" ? [] : overrideArgs(noFile);
-    const rest = parsed.sub !== null && IGNORE_DIRTY_SUBMODULES.has(parsed.sub) && !parsed.rest.some((t) => t.startsWith("--ignore-submodules")) ? ["--ignore-submodules=dirty", ...parsed.rest] : parsed.rest;
-    const argv = parsed.sub === null ? [...overrides, ...parsed.global] : [...parsed.global, ...overrides, parsed.sub, ...rest];
+    const rest =
+      parsed.sub !== null &&
+      IGNORE_DIRTY_SUBMODULES.has(parsed.sub) &&
+      !parsed.rest.some((t) => t.startsWith("--ignore-submodules"))
+        ? ["--ignore-submodules=dirty", ...parsed.rest]
+        : parsed.rest;
+    const argv =
+      parsed.sub === null ? [...overrides, ...parsed.global] : [...parsed.global, ...overrides, parsed.sub, ...rest];
     const result = await this.exec(argv, prep, {
       timeoutMs: clampTimeout(options.timeoutMs ?? GIT_DEFAULT_TIMEOUT_MS),
       maxBytes: Math.max(1, options.maxBytes ?? GIT_DEFAULT_MAX_BYTES),
@@ -197,7 +249,13 @@ export class GitService {
         timeoutMs: READ_TIMEOUT_MS,
         maxBytes: 1024 * 1024,
       });
-      return new Set(r.stdout.toString("utf8").split("\n").map((l) => l.trim()).filter((l) => l.length > 0));
+      return new Set(
+        r.stdout
+          .toString("utf8")
+          .split("\n")
+          .map((l) => l.trim())
+          .filter((l) => l.length > 0),
+      );
     })();
     this.commands.catch(() => {
       this.commands = undefined;
@@ -212,25 +270,43 @@ export class GitService {
     paths: string[] | undefined,
     opts: { timeoutMs: number; maxBytes: number; killOnCap: boolean; signal: AbortSignal | undefined },
   ): Promise<{ result: ExecResult; prep: Prepared }> {
-    const parsed: ParsedGitArgs = { global: [], repoSelect: [], sub: args[0] ?? null, rest: args.slice(1), pathTokens: [], chdirs: [] };
+    const parsed: ParsedGitArgs = {
+      global: [],
+      repoSelect: [],
+      sub: args[0] ?? null,
+      rest: args.slice(1),
+      pathTokens: [],
+      chdirs: [],
+    };
     const prep = await this.prepare(cwd, parsed, opts.signal);
     if (!prep.info) {
-      throw new CcbError("GIT_FAILED", `Not a git repository: ${this.workspace.display(await this.workspace.resolve(prep.dir))}`, {
-        hint: 'Pass the path of a directory inside a repository, or create one with git_run ["init"].',
-      });
+      throw new CcbError(
+        "GIT_FAILED",
+        `Not a git repository: ${this.workspace.display(await this.workspace.resolve(prep.dir))}`,
+        {
+          hint: 'Pass the path of a directory inside a repository, or create one with git_run ["init"].',
+        },
+      );
     }
     const specs: string[] = [];
     for (const p of paths ?? []) specs.push((await this.workspace.resolve(isAbsolute(p) ? p : join(prep.dir, p))).abs);
     const argv = ["--no-optional-locks", "--literal-pathspecs", ...overrideArgs(), ...args, "--", ...specs];
     const result = await this.exec(argv, prep, { ...opts, what: `git ${args[0]}` });
     if (result.exitCode !== 0 && !result.killedOnCap) {
-      throw new CcbError("GIT_FAILED", `git ${args[0]} failed: ${result.stderr.toString("utf8").trim() || `exit code ${result.exitCode}`}`);
+      throw new CcbError(
+        "GIT_FAILED",
+        `git ${args[0]} failed: ${result.stderr.toString("utf8").trim() || `exit code ${result.exitCode}`}`,
+      );
     }
     return { result, prep };
   }
 
   /** Resolve the directory and path arguments, locate the repository, scan its config. */
-  private async prepare(cwdInput: string | undefined, parsed: ParsedGitArgs, signal: AbortSignal | undefined): Promise<Prepared> {
+  private async prepare(
+    cwdInput: string | undefined,
+    parsed: ParsedGitArgs,
+    signal: AbortSignal | undefined,
+  ): Promise<Prepared> {
     const cwd = await this.workspace.resolve(cwdInput ?? ".", { mustExist: true });
     if (!(await stat(cwd.abs)).isDirectory()) throw new CcbError("NOT_DIRECTORY", `Not a directory: ${cwdInput}`);
     let dir = cwd.abs;
@@ -245,9 +321,13 @@ export class GitService {
     listing?.catch(() => {}); // awaited below when there is a repository
     const info = await repoInfo(run, cwd.abs, parsed.repoSelect);
     if (info) {
-      for (const p of [info.gitDir, info.commonDir, info.toplevel]) if (p !== null) await this.confine.confineRepoPath(p, "the repository");
+      for (const p of [info.gitDir, info.commonDir, info.toplevel])
+        if (p !== null) await this.confine.confineRepoPath(p, "the repository");
       if (listing) {
-        const checkUrl = parsed.sub !== null && TRANSPORT.has(parsed.sub) ? (url: string, key: string) => this.confine.confineUrl(dir, url, key) : undefined;
+        const checkUrl =
+          parsed.sub !== null && TRANSPORT.has(parsed.sub)
+            ? (url: string, key: string) => this.confine.confineUrl(dir, url, key)
+            : undefined;
         await scanConfig(
           run,
           cwd.abs,
@@ -265,7 +345,8 @@ export class GitService {
         for (const t of parsed.pathTokens) await this.confine.refuseHardLinkedRevPath(dir, info.toplevel, t);
         if (readsWorkTree(parsed)) await this.confine.refuseHardLinkedInWorkTree(run, info.toplevel, parsed);
       }
-      if (parsed.sub === "rebase" || parsed.sub === "cherry-pick" || parsed.sub === "revert") await checkSequencerTodo(info.gitDir);
+      if (parsed.sub === "rebase" || parsed.sub === "cherry-pick" || parsed.sub === "revert")
+        await checkSequencerTodo(info.gitDir);
     }
     return { dir: cwd.abs, root: cwd.root, info };
   }
@@ -281,8 +362,13 @@ export class GitService {
         signal,
       });
       // A check that did not finish must not pass as "nothing found".
-      if (r.timedOut) throw new CcbError("TIMEOUT", `git's preflight (${argv.find((a) => !a.startsWith("-")) ?? "git"}) did not finish within ${READ_TIMEOUT_MS} ms.`);
-      if (r.stdoutTruncated) throw new CcbError("TOO_LARGE", "The repository config is larger than 16 MB; ccb does not run git on it.");
+      if (r.timedOut)
+        throw new CcbError(
+          "TIMEOUT",
+          `git's preflight (${argv.find((a) => !a.startsWith("-")) ?? "git"}) did not finish within ${READ_TIMEOUT_MS} ms.`,
+        );
+      if (r.stdoutTruncated)
+        throw new CcbError("TOO_LARGE", "The repository config is larger than 16 MB; ccb does not run git on it.");
       return r;
     };
   }
@@ -304,7 +390,10 @@ export class GitService {
     if (result.timedOut) {
       throw new CcbError("TIMEOUT", `${opts.what} did not finish within ${opts.timeoutMs} ms and was killed.`, {
         hint: "Raise timeoutMs (up to 600000), or narrow the command.",
-        details: { stdout: result.stdout.toString("utf8").slice(0, 4096), stderr: result.stderr.toString("utf8").slice(0, 4096) },
+        details: {
+          stdout: result.stdout.toString("utf8").slice(0, 4096),
+          stderr: result.stderr.toString("utf8").slice(0, 4096),
+        },
       });
     }
     return result;

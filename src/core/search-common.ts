@@ -73,7 +73,10 @@ export function buildRegExp(query: string, regex: boolean, ignoreCase: boolean, 
 }
 
 /** Split `!glob` entries given as includes into excludes. */
-export function normaliseGlobs(include: readonly string[] = [], exclude: readonly string[] = []): { include: string[]; exclude: string[] } {
+export function normaliseGlobs(
+  include: readonly string[] = [],
+  exclude: readonly string[] = [],
+): { include: string[]; exclude: string[] } {
   const inc: string[] = [];
   const exc: string[] = exclude.map((g) => g.replace(/^!/, "")).filter((g) => g.trim() !== "");
   for (const g of include) {
@@ -88,7 +91,9 @@ export const MAX_LINE_CHARS = 2000;
 
 /** Cap very long lines (minified files) the same way for both engines. */
 export function capLine(text: string): string {
-  return text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)}… [line cut at ${MAX_LINE_CHARS} chars]` : text;
+  return text.length > MAX_LINE_CHARS
+    ? `${text.slice(0, MAX_LINE_CHARS)}… [line cut at ${MAX_LINE_CHARS} chars]`
+    : text;
 }
 
 /** Strip one trailing "\n" or "\r\n". */

@@ -2,8 +2,17 @@ import { lstatSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { throwIfAborted } from "./errors.ts";
 import { walk } from "./fs-walk.ts";
-import { BINARY_PROBE_BYTES, buildRegExp, capLine, MAX_LINE_CHARS, MAX_SEARCH_FILE_BYTES, type EngineQuery, type EngineResult, type RawMatch } from "./search-common.ts";
-import { RegexMatcher, type RegexFile } from "./search-regex-worker.ts";
+import {
+  BINARY_PROBE_BYTES,
+  buildRegExp,
+  capLine,
+  type EngineQuery,
+  type EngineResult,
+  MAX_LINE_CHARS,
+  MAX_SEARCH_FILE_BYTES,
+  type RawMatch,
+} from "./search-common.ts";
+import { type RegexFile, RegexMatcher } from "./search-regex-worker.ts";
 
 /**
  * The JS search engine: the shared walker (fs-walk.ts, ripgrep's filter semantics) and a

@@ -96,7 +96,9 @@ export class RegexMatcher {
       liveWorkers--;
       this.#fail(new CcbError("INTERNAL", "The regex worker stopped."));
     });
-    this.#worker.on("error", (err) => this.#fail(new CcbError("INTERNAL", `The regex worker failed: ${err.message}`, { cause: err })));
+    this.#worker.on("error", (err) =>
+      this.#fail(new CcbError("INTERNAL", `The regex worker failed: ${err.message}`, { cause: err })),
+    );
     this.#worker.on("message", (msg: { id: number; matches: RawMatch[] }) => {
       const p = this.#pending;
       if (p && p.id === msg.id) {
@@ -116,9 +118,13 @@ export class RegexMatcher {
     return new Promise<RawMatch[]>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#fail(
-          new CcbError("TIMEOUT", `The regular expression ran for more than ${this.#deadlineMs} ms on one batch of files and was stopped.`, {
-            hint: "The pattern probably backtracks catastrophically (nested quantifiers such as (a+)+). Simplify it, search literally (regex: false), or install ripgrep, whose engine runs in linear time.",
-          }),
+          new CcbError(
+            "TIMEOUT",
+            `The regular expression ran for more than ${this.#deadlineMs} ms on one batch of files and was stopped.`,
+            {
+              hint: "The pattern probably backtracks catastrophically (nested quantifiers such as (a+)+). Simplify it, search literally (regex: false), or install ripgrep, whose engine runs in linear time.",
+            },
+          ),
         );
       }, this.#deadlineMs);
       const onAbort = () => this.#fail(this.#abort());

@@ -7,14 +7,27 @@ import { delimiter, join } from "node:path";
 import { createInterface } from "node:readline";
 import { CcbError } from "./errors.ts";
 import { ancestorIgnores, rewriteAnchoredAtRoot } from "./fs-rules.ts";
-import { capLine, chompLine, MAX_SEARCH_FILE_BYTES, type EngineQuery, type EngineResult, type RawMatch } from "./search-common.ts";
+import {
+  capLine,
+  chompLine,
+  type EngineQuery,
+  type EngineResult,
+  MAX_SEARCH_FILE_BYTES,
+  type RawMatch,
+} from "./search-common.ts";
 
 /** Find an executable `rg` on PATH. */
 export async function findRgOnPath(env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
   for (const dir of (env.PATH ?? "").split(delimiter)) {
     if (!dir) continue;
     const p = join(dir, process.platform === "win32" ? "rg.exe" : "rg");
-    if (await access(p, constants.X_OK).then(() => true, () => false)) return p;
+    if (
+      await access(p, constants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return p;
   }
   return undefined;
 }
@@ -47,7 +60,17 @@ function rawBytes(t: RgText | undefined): Buffer {
 
 /** The ripgrep argument list for a query (exported for tests and the benchmark). */
 export function rgArgs(q: EngineQuery, ignoreFile: string | undefined): string[] {
-  const args = ["--json", "--no-config", "--no-require-git", "--no-ignore-parent", "--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-global", "--max-filesize", String(MAX_SEARCH_FILE_BYTES)];
+  const args = [
+    "--json",
+    "--no-config",
+    "--no-require-git",
+    "--no-ignore-parent",
+    "--no-ignore-dot",
+    "--no-ignore-exclude",
+    "--no-ignore-global",
+    "--max-filesize",
+    String(MAX_SEARCH_FILE_BYTES),
+  ];
   args.push(q.ignoreCase ? "--ignore-case" : "--case-sensitive");
   if (!q.regex) args.push("--fixed-strings");
   if (q.contextLines > 0) args.push("--context", String(q.contextLines));
@@ -167,7 +190,11 @@ function runRg(rgPath: string, args: string[], q: EngineQuery): Promise<EngineRe
         fileLines.set(lineNo, text);
         if (msg.type === "match") {
           const sub = (d.submatches as Array<{ start: number }>)[0];
-          const column = sub ? rawBytes(d.lines as RgText).subarray(0, sub.start).toString("utf8").length + 1 : 1;
+          const column = sub
+            ? rawBytes(d.lines as RgText)
+                .subarray(0, sub.start)
+                .toString("utf8").length + 1
+            : 1;
           pending.push({ rel, line: lineNo, column, text });
         }
       } else if (msg.type === "end") {
@@ -176,7 +203,12 @@ function runRg(rgPath: string, args: string[], q: EngineQuery): Promise<EngineRe
     });
     child.on("error", (err) => {
       q.signal?.removeEventListener("abort", onAbort);
-      reject(new CcbError("INTERNAL", `ripgrep could not start: ${err.message}`, { cause: err, details: { engine: "ripgrep" } }));
+      reject(
+        new CcbError("INTERNAL", `ripgrep could not start: ${err.message}`, {
+          cause: err,
+          details: { engine: "ripgrep" },
+        }),
+      );
     });
     child.on("close", (code) => {
       q.signal?.removeEventListener("abort", onAbort);
@@ -184,10 +216,21 @@ function runRg(rgPath: string, args: string[], q: EngineQuery): Promise<EngineRe
       if (!stopped && !aborted) endFile();
       chain.then(() => {
         if (aborted) return reject(new CcbError("ABORTED", "The operation was cancelled."));
-        if (code === 2 && !stopped && matches.length === 0 && /regex parse error|error parsing|unrecognized escape/i.test(stderr)) {
-          return reject(new CcbError("INVALID_ARGUMENT", `Invalid regular expression: ${stderr.trim().split("\n").slice(-3).join(" ")}`, {
-            hint: "Fix the pattern (the syntax common to JavaScript and Rust regex: no look-around or back-references), or pass regex: false to search literally.",
-          }));
+        if (
+          code === 2 &&
+          !stopped &&
+          matches.length === 0 &&
+          /regex parse error|error parsing|unrecognized escape/i.test(stderr)
+        ) {
+          return reject(
+            new CcbError(
+              "INVALID_ARGUMENT",
+              `Invalid regular expression: ${stderr.trim().split("\n").slice(-3).join(" ")}`,
+              {
+                hint: "Fix the pattern (the syntax common to JavaScript and Rust regex: no look-around or back-references), or pass regex: false to search literally.",
+              },
+            ),
+          );
         }
         // ripgrep's JSON summary counts only files with matches, so no filesSearched here.
         resolve({ matches: stopped ? matches.slice(0, q.limit) : matches, stopped });
@@ -195,4 +238,3 @@ function runRg(rgPath: string, args: string[], q: EngineQuery): Promise<EngineRe
     });
   });
 }
-

@@ -1,9 +1,9 @@
-import type { Workspace } from "./workspace.ts";
 import { CcbError, throwIfAborted } from "./errors.ts";
 import { confirmMatches } from "./fs-safe/confirm.ts";
-import { decideIgnoreCase, normaliseGlobs, buildRegExp, type EngineQuery, type EngineResult } from "./search-common.ts";
+import { buildRegExp, decideIgnoreCase, type EngineQuery, type EngineResult, normaliseGlobs } from "./search-common.ts";
 import { searchJs } from "./search-js.ts";
 import { findRgOnPath, rgVersion, searchRg } from "./search-rg.ts";
+import type { Workspace } from "./workspace.ts";
 
 export interface SearchOptions {
   query: string;
@@ -64,7 +64,10 @@ const MAX_CONTEXT_LINES = 20;
 export class SearchService {
   #info: Promise<EngineInfo> | undefined;
 
-  constructor(readonly workspace: Workspace, readonly options: { rgPath?: string | null } = {}) {}
+  constructor(
+    readonly workspace: Workspace,
+    readonly options: { rgPath?: string | null } = {},
+  ) {}
 
   /** Which engine `search` uses (looked up once). */
   engineInfo(): Promise<EngineInfo> {
@@ -83,10 +86,14 @@ export class SearchService {
 
   async search(options: SearchOptions): Promise<SearchResult> {
     if (typeof options.query !== "string" || options.query === "") {
-      throw new CcbError("INVALID_ARGUMENT", "The search query is empty.", { hint: "Pass the text (or regex: true and a pattern) to look for." });
+      throw new CcbError("INVALID_ARGUMENT", "The search query is empty.", {
+        hint: "Pass the text (or regex: true and a pattern) to look for.",
+      });
     }
     if (options.query.includes("\n")) {
-      throw new CcbError("INVALID_ARGUMENT", "The query contains a newline; search matches within one line.", { hint: "Search for one line at a time." });
+      throw new CcbError("INVALID_ARGUMENT", "The query contains a newline; search matches within one line.", {
+        hint: "Search for one line at a time.",
+      });
     }
     const regex = options.regex ?? false;
     const ignoreCase = decideIgnoreCase(options.query, regex, options.caseSensitive);
@@ -101,16 +108,22 @@ export class SearchService {
       const r = this.workspace.locate(options.path);
       const st = r.self?.st ?? r.st;
       r.close();
-      if (!st) throw new CcbError("NOT_FOUND", `No such file or directory: ${options.path}`, { hint: "Check the path; fs_list shows what exists." });
+      if (!st)
+        throw new CcbError("NOT_FOUND", `No such file or directory: ${options.path}`, {
+          hint: "Check the path; fs_list shows what exists.",
+        });
       if (!st.isFile() && !st.isDirectory()) {
-        throw new CcbError("INVALID_ARGUMENT", `Not a file or directory: ${options.path}`, { hint: "Search a directory or a regular file (not a FIFO, socket or device)." });
+        throw new CcbError("INVALID_ARGUMENT", `Not a file or directory: ${options.path}`, {
+          hint: "Search a directory or a regular file (not a FIFO, socket or device).",
+        });
       }
       targets.push({ root: r.root, rel: r.rel, isFile: st.isFile() });
     } else {
       // A root nested inside another root is searched as part of the outer one (not twice).
       const roots = this.workspace.roots;
       for (const root of roots) {
-        if (!roots.some((o) => o !== root && root.startsWith(o.endsWith("/") ? o : `${o}/`))) targets.push({ root, rel: "", isFile: false });
+        if (!roots.some((o) => o !== root && root.startsWith(o.endsWith("/") ? o : `${o}/`)))
+          targets.push({ root, rel: "", isFile: false });
       }
     }
 
@@ -142,7 +155,12 @@ export class SearchService {
       }
       if (r.filesSearched !== undefined) filesSearched = (filesSearched ?? 0) + r.filesSearched;
       for (const m of confirmMatches(t.root, r.matches)) {
-        const sm: SearchMatch = { path: this.workspace.displayRel(t.root, m.rel), line: m.line, column: m.column, text: m.text };
+        const sm: SearchMatch = {
+          path: this.workspace.displayRel(t.root, m.rel),
+          line: m.line,
+          column: m.column,
+          text: m.text,
+        };
         if (m.before) sm.before = m.before;
         if (m.after) sm.after = m.after;
         out.push(sm);
@@ -153,7 +171,11 @@ export class SearchService {
       }
     }
     out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line));
-    const result: SearchResult = { matches: truncated ? out.slice(0, maxResults) : out, truncated, engine: engine.engine };
+    const result: SearchResult = {
+      matches: truncated ? out.slice(0, maxResults) : out,
+      truncated,
+      engine: engine.engine,
+    };
     if (filesSearched !== undefined) result.filesSearched = filesSearched;
     return result;
   }
@@ -162,7 +184,9 @@ export class SearchService {
     if (want === "js") return { engine: "js" };
     const info = await this.engineInfo();
     if (want === "ripgrep" && info.engine !== "ripgrep") {
-      throw new CcbError("UNSUPPORTED", `ripgrep is not available: ${info.reason}.`, { hint: "Install ripgrep (Debian: apt-get install ripgrep) or use the default engine." });
+      throw new CcbError("UNSUPPORTED", `ripgrep is not available: ${info.reason}.`, {
+        hint: "Install ripgrep (Debian: apt-get install ripgrep) or use the default engine.",
+      });
     }
     return info;
   }

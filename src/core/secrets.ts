@@ -22,12 +22,20 @@ export const SECRET_NAMES: readonly string[] = [
 ];
 
 /** The model credentials: the only secrets an agent process of ours may receive (its own key). */
-export const MODEL_KEY_NAMES: readonly string[] = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"];
+export const MODEL_KEY_NAMES: readonly string[] = [
+  "ANTHROPIC_API_KEY",
+  "ANTHROPIC_AUTH_TOKEN",
+  "CLAUDE_CODE_OAUTH_TOKEN",
+];
 
 const SECRET_PATTERN = /^(CCB|ACP|FLUJO)_.*(TOKEN|SECRET|PASSWORD|KEY)$/i;
 
 export function isSecretName(name: string): boolean {
-  return SECRET_NAMES.includes(name) || SECRET_PATTERN.test(name) || (name.endsWith("_FILE") && isSecretName(name.slice(0, -5)));
+  return (
+    SECRET_NAMES.includes(name) ||
+    SECRET_PATTERN.test(name) ||
+    (name.endsWith("_FILE") && isSecretName(name.slice(0, -5)))
+  );
 }
 
 const vault = new Map<string, string>();

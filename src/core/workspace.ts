@@ -1,7 +1,7 @@
-import { realpathSync, statSync, type Stats } from "node:fs";
+import { realpathSync, type Stats, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { CcbError, toCcbError } from "./errors.ts";
-import { locate, type Located, type LocateOptions, type RootSet } from "./fs-safe/locate.ts";
+import { type Located, type LocateOptions, locate, type RootSet } from "./fs-safe/locate.ts";
 
 /** A path that has been proven to lie inside one of the workspace roots. */
 export interface ResolvedPath {
@@ -144,7 +144,10 @@ export class Workspace implements RootSet {
       // Named through an alias of a root (e.g. /tmp vs /private/tmp): map onto the real root.
       abs = realOfNearestSync(lexical).real;
       root = this.rootOf(abs);
-      if (!root) throw new CcbError("PATH_OUTSIDE_WORKSPACE", `Path is outside the workspace: ${input}`, { hint: `Use a path inside ${this.roots.join(", ")}.` });
+      if (!root)
+        throw new CcbError("PATH_OUTSIDE_WORKSPACE", `Path is outside the workspace: ${input}`, {
+          hint: `Use a path inside ${this.roots.join(", ")}.`,
+        });
     }
     try {
       return locate(this, root, abs, { ...options, input });
@@ -165,10 +168,16 @@ export class Workspace implements RootSet {
       });
     }
     if (input.includes("\0")) {
-      throw new CcbError("INVALID_PATH", "Path contains a NUL byte.", { hint: "Remove the NUL character from the path." });
+      throw new CcbError("INVALID_PATH", "Path contains a NUL byte.", {
+        hint: "Remove the NUL character from the path.",
+      });
     }
     const named = isAbsolute(input) ? undefined : this.namedRoot(input);
-    const abs = isAbsolute(input) ? resolve(input) : named ? resolve(named.root, named.rest) : resolve(this.primary, input);
+    const abs = isAbsolute(input)
+      ? resolve(input)
+      : named
+        ? resolve(named.root, named.rest)
+        : resolve(this.primary, input);
     const root = this.rootOf(abs) ?? this.lexicalRootMatch(abs);
     if (!root) {
       throw new CcbError("PATH_OUTSIDE_WORKSPACE", `Path is outside the workspace: ${input}`, {
@@ -205,10 +214,14 @@ export class Workspace implements RootSet {
  */
 export function assertSingleLink(st: Pick<Stats, "isFile" | "nlink">, display: string): void {
   if (st.isFile() && st.nlink > 1) {
-    throw new CcbError("PATH_OUTSIDE_WORKSPACE", `Refusing to read ${display}: it has ${st.nlink} hard links, and the other names may be outside the workspace.`, {
-      hint: "A hard-linked file cannot be proven to lie inside the workspace. Replace it with a copy (e.g. `cp --remove-destination` or fs_write of new content) to make it readable.",
-      details: { nlink: st.nlink },
-    });
+    throw new CcbError(
+      "PATH_OUTSIDE_WORKSPACE",
+      `Refusing to read ${display}: it has ${st.nlink} hard links, and the other names may be outside the workspace.`,
+      {
+        hint: "A hard-linked file cannot be proven to lie inside the workspace. Replace it with a copy (e.g. `cp --remove-destination` or fs_write of new content) to make it readable.",
+        details: { nlink: st.nlink },
+      },
+    );
   }
 }
 

@@ -1,6 +1,6 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import type { Logger } from "../core/log.ts";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { childEnv } from "../core/child-env.ts";
+import type { Logger } from "../core/log.ts";
 
 export interface AgentCommand {
   command: string;

@@ -1,7 +1,7 @@
 import { join } from "node:path";
-import { TOKEN_QUERY_KEYS, type EdgePolicy } from "../net/policy.ts";
-import { configDir } from "../util/paths.ts";
 import { registerSecret } from "../core/secrets.ts";
+import { type EdgePolicy, TOKEN_QUERY_KEYS } from "../net/policy.ts";
+import { configDir } from "../util/paths.ts";
 import { newToken, writeSecretFile } from "../util/secrets.ts";
 
 export const SUBPROTOCOL_PREFIX = "rcs.auth.";
@@ -11,7 +11,11 @@ export function tokenFilePath(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** ACP_AUTH_TOKEN, else a new 256-bit token written to a 0600 file. */
-export function resolveToken(env: NodeJS.ProcessEnv = process.env): { token: string; generated: boolean; file?: string } {
+export function resolveToken(env: NodeJS.ProcessEnv = process.env): {
+  token: string;
+  generated: boolean;
+  file?: string;
+} {
   const fromEnv = env.ACP_AUTH_TOKEN;
   if (fromEnv) return { token: fromEnv, generated: false };
   const token = newToken(32);
@@ -30,18 +34,26 @@ export function encodeSubprotocolToken(token: string): string {
  * tokens in the query refused, Origin refused unless listed with --allow-origin, then the token as
  * `Authorization: Bearer` or the `rcs.auth.<base64url>` subprotocol (constant-time), frames capped.
  */
-export function linkPolicy(opts: { token: string | undefined; allowOrigins: readonly string[]; maxMessageBytes: number }): EdgePolicy {
+export function linkPolicy(opts: {
+  token: string | undefined;
+  allowOrigins: readonly string[];
+  maxMessageBytes: number;
+}): EdgePolicy {
   return {
     name: "link",
     origin: { kind: "same", allow: () => opts.allowOrigins },
-    auth: [{ places: [{ in: "bearer" }, { in: "subprotocol", prefix: SUBPROTOCOL_PREFIX }], expected: () => opts.token }],
+    auth: [
+      { places: [{ in: "bearer" }, { in: "subprotocol", prefix: SUBPROTOCOL_PREFIX }], expected: () => opts.token },
+    ],
     refuseQueryKeys: TOKEN_QUERY_KEYS,
     maxFrameBytes: opts.maxMessageBytes,
     style: "text",
     realm: "ccb link",
     messages: {
-      TOKEN_IN_QUERY: "Tokens in the query string are refused (they end up in logs and history). Use `Authorization: Bearer <token>` or the `rcs.auth.<base64url(token)>` subprotocol.",
-      ORIGIN_REFUSED: "This browser Origin is not allowed. Start ccb link with --allow-origin <origin> to let that client in.",
+      TOKEN_IN_QUERY:
+        "Tokens in the query string are refused (they end up in logs and history). Use `Authorization: Bearer <token>` or the `rcs.auth.<base64url(token)>` subprotocol.",
+      ORIGIN_REFUSED:
+        "This browser Origin is not allowed. Start ccb link with --allow-origin <origin> to let that client in.",
       TOKEN_MISSING: "Missing token.",
       TOKEN_WRONG: "Wrong token.",
     },

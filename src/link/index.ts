@@ -9,7 +9,7 @@ import { resolveToken } from "./auth.ts";
 import { FrameLog } from "./frame-log.ts";
 import { localPermissionMode, type PermissionMode } from "./permission.ts";
 import { connectRcs, type RcsHandle } from "./rcs.ts";
-import { startLinkServer, type LinkServer } from "./server.ts";
+import { type LinkServer, startLinkServer } from "./server.ts";
 import { loadTls } from "./tls.ts";
 
 export interface LinkOptions {
@@ -51,7 +51,8 @@ export async function startLink(o: LinkOptions): Promise<LinkHandle> {
   const localMode: PermissionMode = localPermissionMode(o.permissionMode, env);
   const maxMessageBytes = o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const agentFor = (mode: PermissionMode): AgentCommand => {
-    const base = o.agentArgv.length > 0 ? { command: o.agentArgv[0] as string, args: o.agentArgv.slice(1) } : selfCommand(["acp"]);
+    const base =
+      o.agentArgv.length > 0 ? { command: o.agentArgv[0] as string, args: o.agentArgv.slice(1) } : selfCommand(["acp"]);
     // The local default reaches the agent through its environment; per-session choices through _meta.
     return { ...base, env: { ACP_PERMISSION_MODE: mode } };
   };
@@ -85,11 +86,16 @@ export async function startLink(o: LinkOptions): Promise<LinkHandle> {
     log: o.log,
     frameLog,
   });
-  o.announce(`listening on ${server.url} (health: ${server.url.replace(/^ws/, "http").replace(/\/acp$/, "/health")}); permission mode ${localMode}`);
+  o.announce(
+    `listening on ${server.url} (health: ${server.url.replace(/^ws/, "http").replace(/\/acp$/, "/health")}); permission mode ${localMode}`,
+  );
 
   let rcs: RcsHandle | undefined;
   if (env.ACP_RCS_URL) {
-    if (!env.ACP_RCS_TOKEN) throw new CcbError("CONFIG_INVALID", "ACP_RCS_URL is set but ACP_RCS_TOKEN is not.", { hint: "Set both to register with a remote control server." });
+    if (!env.ACP_RCS_TOKEN)
+      throw new CcbError("CONFIG_INVALID", "ACP_RCS_URL is set but ACP_RCS_TOKEN is not.", {
+        hint: "Set both to register with a remote control server.",
+      });
     rcs = await connectRcs({
       url: env.ACP_RCS_URL,
       token: env.ACP_RCS_TOKEN,
@@ -99,7 +105,9 @@ export async function startLink(o: LinkOptions): Promise<LinkHandle> {
       log: o.log.child("rcs"),
       frameLog,
       ...(env.CCB_RCS_KEEPALIVE_MS ? { keepAliveMs: Number(env.CCB_RCS_KEEPALIVE_MS) } : {}),
-      ...(env.CCB_RCS_BACKOFF_MS ? { backoff: { initialMs: Number(env.CCB_RCS_BACKOFF_MS), maxMs: Number(env.CCB_RCS_BACKOFF_MS) * 8 } } : {}),
+      ...(env.CCB_RCS_BACKOFF_MS
+        ? { backoff: { initialMs: Number(env.CCB_RCS_BACKOFF_MS), maxMs: Number(env.CCB_RCS_BACKOFF_MS) * 8 } }
+        : {}),
     });
   }
 

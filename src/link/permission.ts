@@ -40,7 +40,9 @@ export function localPermissionMode(flag: string | undefined, env: NodeJS.Proces
     try {
       parsed = JSON.parse(raw);
     } catch {
-      throw new CcbError("CONFIG_INVALID", `${file} is not valid JSON.`, { hint: 'Expected e.g. {"permissionMode": "default"}.' });
+      throw new CcbError("CONFIG_INVALID", `${file} is not valid JSON.`, {
+        hint: 'Expected e.g. {"permissionMode": "default"}.',
+      });
     }
     const mode = (parsed as { permissionMode?: unknown })?.permissionMode;
     if (typeof mode === "string") return parsePermissionMode(mode, file);
@@ -53,7 +55,10 @@ export function localPermissionMode(flag: string | undefined, env: NodeJS.Proces
  * The mode a session gets: the client's `_meta.permissionMode` wins over the local default,
  * except that `bypassPermissions` is only granted when the local default already allows it.
  */
-export function effectivePermissionMode(clientValue: unknown, local: PermissionMode): { mode: PermissionMode; note?: string } {
+export function effectivePermissionMode(
+  clientValue: unknown,
+  local: PermissionMode,
+): { mode: PermissionMode; note?: string } {
   if (typeof clientValue !== "string") return { mode: local };
   const r = modeSchema.safeParse(clientValue);
   if (!r.success) return { mode: local, note: `ignored unknown client permission mode "${clientValue}"` };

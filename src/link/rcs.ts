@@ -4,7 +4,7 @@ import WebSocket from "ws";
 import { z } from "zod";
 import { CcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
-import { AgentProcess, type AgentCommand } from "./agent-process.ts";
+import { type AgentCommand, AgentProcess } from "./agent-process.ts";
 import { encodeSubprotocolToken } from "./auth.ts";
 import type { FrameLog } from "./frame-log.ts";
 import type { PermissionMode } from "./permission.ts";
@@ -58,9 +58,13 @@ export async function register(o: Pick<RcsOptions, "url" | "token" | "bridgeId">
       }),
     });
   } catch (err) {
-    throw new CcbError("UNSUPPORTED", `Cannot reach the remote control server at ${endpoint.origin}: ${(err as Error).message}`, {
-      hint: "Check ACP_RCS_URL and the network.",
-    });
+    throw new CcbError(
+      "UNSUPPORTED",
+      `Cannot reach the remote control server at ${endpoint.origin}: ${(err as Error).message}`,
+      {
+        hint: "Check ACP_RCS_URL and the network.",
+      },
+    );
   }
   const text = await res.text();
   if (!res.ok) {
@@ -68,7 +72,11 @@ export async function register(o: Pick<RcsOptions, "url" | "token" | "bridgeId">
       res.status === 401 || res.status === 403
         ? "The server refused ACP_RCS_TOKEN: check that it is current and allowed to register bridges."
         : "Check ACP_RCS_URL; the server answered with an error.";
-    throw new CcbError("PERMISSION_DENIED", `The remote control server refused the registration (HTTP ${res.status}): ${text.slice(0, 200)}`, { hint });
+    throw new CcbError(
+      "PERMISSION_DENIED",
+      `The remote control server refused the registration (HTTP ${res.status}): ${text.slice(0, 200)}`,
+      { hint },
+    );
   }
   let parsed: unknown;
   try {
@@ -77,7 +85,8 @@ export async function register(o: Pick<RcsOptions, "url" | "token" | "bridgeId">
     throw new CcbError("INTERNAL", "The remote control server answered the registration with invalid JSON.");
   }
   const r = registrationSchema.safeParse(parsed);
-  if (!r.success) throw new CcbError("INTERNAL", `Unexpected registration answer: ${r.error.issues[0]?.message ?? "invalid"}`);
+  if (!r.success)
+    throw new CcbError("INTERNAL", `Unexpected registration answer: ${r.error.issues[0]?.message ?? "invalid"}`);
   return r.data;
 }
 
@@ -92,7 +101,14 @@ export async function connectRcs(o: RcsOptions): Promise<RcsHandle> {
   let registration = await register({ url: o.url, token: o.token, bridgeId });
   o.log.info(`registered with the remote control server as environment ${registration.environment_id}`);
   const agent = new AgentProcess(o.agent, o.log);
-  const relay = new Relay({ agent, log: o.log, localMode: o.localMode, maxMessageBytes: o.maxMessageBytes, frameLog: o.frameLog, connectionId: "rcs" });
+  const relay = new Relay({
+    agent,
+    log: o.log,
+    localMode: o.localMode,
+    maxMessageBytes: o.maxMessageBytes,
+    frameLog: o.frameLog,
+    connectionId: "rcs",
+  });
   const keepAliveMs = o.keepAliveMs ?? 20_000;
   const backoff = o.backoff ?? { initialMs: 1000, maxMs: 30_000 };
   let attempt = 0;
@@ -116,7 +132,10 @@ export async function connectRcs(o: RcsOptions): Promise<RcsHandle> {
 
   const connect = () => {
     if (closed) return;
-    const socket = new WebSocket(wsUrl, [encodeSubprotocolToken(registration.environment_secret)], { maxPayload: o.maxMessageBytes, perMessageDeflate: false });
+    const socket = new WebSocket(wsUrl, [encodeSubprotocolToken(registration.environment_secret)], {
+      maxPayload: o.maxMessageBytes,
+      perMessageDeflate: false,
+    });
     ws = socket;
     let keepAlive: NodeJS.Timeout | undefined;
     let identified = false;

@@ -63,12 +63,21 @@ export class Relay {
       msg = JSON.parse(text);
     } catch {
       this.#o.log.warn(`connection ${this.#o.connectionId}: invalid JSON from the client, not forwarded`);
-      this.#replyError(null, JSONRPC_PARSE_ERROR, "Parse error: the frame is not valid JSON (one JSON-RPC message per text frame).");
+      this.#replyError(
+        null,
+        JSONRPC_PARSE_ERROR,
+        "Parse error: the frame is not valid JSON (one JSON-RPC message per text frame).",
+      );
       return;
     }
     if (!isJsonRpcObject(msg)) {
-      const id = typeof msg === "object" && msg !== null && !Array.isArray(msg) ? ((msg as { id?: unknown }).id ?? null) : null;
-      this.#replyError(validId(id), JSONRPC_INVALID_REQUEST, Array.isArray(msg) ? "Batches are not supported by ACP." : "Invalid Request: expected a JSON-RPC 2.0 object.");
+      const id =
+        typeof msg === "object" && msg !== null && !Array.isArray(msg) ? ((msg as { id?: unknown }).id ?? null) : null;
+      this.#replyError(
+        validId(id),
+        JSONRPC_INVALID_REQUEST,
+        Array.isArray(msg) ? "Batches are not supported by ACP." : "Invalid Request: expected a JSON-RPC 2.0 object.",
+      );
       return;
     }
     // NDJSON towards the agent: re-serialise frames that carry newlines (pretty-printed JSON).
@@ -84,7 +93,10 @@ export class Relay {
 
   #withPermissionMode(msg: Record<string, unknown>): Record<string, unknown> {
     const params = (typeof msg.params === "object" && msg.params !== null ? msg.params : {}) as Record<string, unknown>;
-    const meta = (typeof params._meta === "object" && params._meta !== null ? params._meta : {}) as Record<string, unknown>;
+    const meta = (typeof params._meta === "object" && params._meta !== null ? params._meta : {}) as Record<
+      string,
+      unknown
+    >;
     const { mode, note } = effectivePermissionMode(meta.permissionMode, this.#o.localMode);
     if (note) this.#o.log.info(`connection ${this.#o.connectionId}: ${note}; using ${mode}`);
     return { ...msg, params: { ...params, _meta: { ...meta, permissionMode: mode } } };
@@ -97,14 +109,18 @@ export class Relay {
       const raw = buf.subarray(0, nl);
       buf = buf.subarray(nl + 1);
       if (raw.length > this.#o.maxMessageBytes) {
-        this.#o.log.warn(`connection ${this.#o.connectionId}: agent message over ${this.#o.maxMessageBytes} bytes; dropped`);
+        this.#o.log.warn(
+          `connection ${this.#o.connectionId}: agent message over ${this.#o.maxMessageBytes} bytes; dropped`,
+        );
         continue;
       }
       const line = raw.toString("utf8").trim();
       if (line.length > 0) this.#fromAgent(line);
     }
     if (buf.length > this.#o.maxMessageBytes) {
-      this.#o.log.warn(`connection ${this.#o.connectionId}: agent sent a line over ${this.#o.maxMessageBytes} bytes; dropped`);
+      this.#o.log.warn(
+        `connection ${this.#o.connectionId}: agent sent a line over ${this.#o.maxMessageBytes} bytes; dropped`,
+      );
       buf = Buffer.alloc(0);
     }
     this.#pending = buf.length ? Buffer.from(buf) : Buffer.alloc(0);
@@ -116,7 +132,9 @@ export class Relay {
     try {
       msg = JSON.parse(line);
     } catch {
-      this.#o.log.warn(`connection ${this.#o.connectionId}: the agent wrote a non-JSON line to stdout (not forwarded): ${line.slice(0, 200)}`);
+      this.#o.log.warn(
+        `connection ${this.#o.connectionId}: the agent wrote a non-JSON line to stdout (not forwarded): ${line.slice(0, 200)}`,
+      );
       return;
     }
     if (!isJsonRpcObject(msg)) {

@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
-import { WebSocketServer, type WebSocket } from "ws";
+import { type WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../core/log.ts";
 import { CCB_VERSION } from "../core/version.ts";
 import { Gateway } from "../net/gateway.ts";
 import { hostForUrl } from "../net/loopback.ts";
-import { AgentProcess, type AgentCommand } from "./agent-process.ts";
+import { type AgentCommand, AgentProcess } from "./agent-process.ts";
 import { linkPolicy } from "./auth.ts";
 import type { FrameLog } from "./frame-log.ts";
 import type { PermissionMode } from "./permission.ts";
@@ -60,17 +60,31 @@ export async function startLinkServer(o: LinkServerOptions): Promise<LinkServer>
     port: o.port,
     tls: o.tls ? { cert: o.tls.cert, key: o.tls.key } : undefined,
     log: o.log,
-    fallback: { status: 404, text: "Not found. Endpoints: GET /health, WebSocket /acp (alias /ws).", policy: { ...policy, name: "link-other", auth: [] } },
+    fallback: {
+      status: 404,
+      text: "Not found. Endpoints: GET /health, WebSocket /acp (alias /ws).",
+      policy: { ...policy, name: "link-other", auth: [] },
+    },
   });
-  gateway.addRoute("GET", "/health", (_req, res) => {
-    res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
-    res.end(JSON.stringify({ ok: true, name: "ccb link", version: CCB_VERSION, connections: live.size }));
-  }, { name: "link-health", origin: { kind: "same" }, auth: [] });
+  gateway.addRoute(
+    "GET",
+    "/health",
+    (_req, res) => {
+      res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
+      res.end(JSON.stringify({ ok: true, name: "ccb link", version: CCB_VERSION, connections: live.size }));
+    },
+    { name: "link-health", origin: { kind: "same" }, auth: [] },
+  );
   for (const path of PATHS) {
-    gateway.addRoute("*", path, (_req, res) => {
-      res.writeHead(426, { "content-type": "text/plain", upgrade: "websocket" });
-      res.end("This endpoint speaks ACP over WebSocket (one JSON-RPC message per text frame).\n");
-    }, { ...policy, name: "link-plain", auth: [] });
+    gateway.addRoute(
+      "*",
+      path,
+      (_req, res) => {
+        res.writeHead(426, { "content-type": "text/plain", upgrade: "websocket" });
+        res.end("This endpoint speaks ACP over WebSocket (one JSON-RPC message per text frame).\n");
+      },
+      { ...policy, name: "link-plain", auth: [] },
+    );
     gateway.addUpgrade(path, (req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => accept(ws)), policy);
   }
   gateway.hosts.allowMachineNames();
@@ -83,7 +97,14 @@ export async function startLinkServer(o: LinkServerOptions): Promise<LinkServer>
     o.log.info(`connection ${id}: agent started (pid ${agent.pid ?? "?"})`);
     o.frameLog?.event(id, `connected; agent pid ${agent.pid ?? "?"}`);
     const relay = new Relay(
-      { agent, log: o.log, localMode: o.localMode, maxMessageBytes: o.maxMessageBytes, frameLog: o.frameLog, connectionId: id },
+      {
+        agent,
+        log: o.log,
+        localMode: o.localMode,
+        maxMessageBytes: o.maxMessageBytes,
+        frameLog: o.frameLog,
+        connectionId: id,
+      },
       {
         send: (text, done) => ws.send(text, done),
         get bufferedAmount() {

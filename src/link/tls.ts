@@ -1,7 +1,7 @@
 import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { hostname } from "node:os";
 import { isIP } from "node:net";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { generate } from "selfsigned";
 import { configDir } from "../util/paths.ts";
@@ -28,10 +28,21 @@ export function sanNames(host: string | undefined): string[] {
  * `--cert/--key`, or a self-signed certificate for localhost, 127.0.0.1, ::1 and the host name,
  * cached 0600 under the config folder and renewed 30 days before expiry (or when names change).
  */
-export async function loadTls(opts: { cert?: string | undefined; key?: string | undefined; host?: string | undefined; env?: NodeJS.ProcessEnv; now?: Date }): Promise<TlsMaterial> {
+export async function loadTls(opts: {
+  cert?: string | undefined;
+  key?: string | undefined;
+  host?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  now?: Date;
+}): Promise<TlsMaterial> {
   if (opts.cert || opts.key) {
     if (!opts.cert || !opts.key) throw new Error("--cert and --key go together.");
-    return { cert: readFileSync(opts.cert, "utf8"), key: readFileSync(opts.key, "utf8"), source: "files", certPath: opts.cert };
+    return {
+      cert: readFileSync(opts.cert, "utf8"),
+      key: readFileSync(opts.key, "utf8"),
+      source: "files",
+      certPath: opts.cert,
+    };
   }
   const dir = join(configDir(opts.env), "tls");
   const certPath = join(dir, "link-cert.pem");
@@ -58,7 +69,10 @@ export async function loadTls(opts: { cert?: string | undefined; key?: string | 
       { name: "basicConstraints", cA: false },
       { name: "keyUsage", digitalSignature: true, keyEncipherment: true },
       { name: "extKeyUsage", serverAuth: true },
-      { name: "subjectAltName", altNames: names.map((n) => (isIP(n) ? { type: 7 as const, ip: n } : { type: 2 as const, value: n })) },
+      {
+        name: "subjectAltName",
+        altNames: names.map((n) => (isIP(n) ? { type: 7 as const, ip: n } : { type: 2 as const, value: n })),
+      },
     ],
   });
   writeSecretFile(keyPath, pems.private);

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { newToken, tokensEqual } from "../util/secrets.ts";
-import { credentialMatches, type Credential } from "./credentials.ts";
+import { type Credential, credentialMatches } from "./credentials.ts";
 
 /** The query parameter of a one-time link. */
 export const ONE_TIME_QUERY = "ccb_ott";
@@ -81,20 +81,33 @@ export class BrowserSession {
     const valid = req.method === "GET" && this.consume(token);
     if (!valid && req.method === "GET" && credentialMatches(req, url, [this.credential])) {
       url.searchParams.delete(ONE_TIME_QUERY);
-      res.writeHead(302, { location: `${url.pathname}${url.search}`, "cache-control": "no-store", "referrer-policy": "no-referrer" }).end();
+      res
+        .writeHead(302, {
+          location: `${url.pathname}${url.search}`,
+          "cache-control": "no-store",
+          "referrer-policy": "no-referrer",
+        })
+        .end();
       return;
     }
     if (!valid) {
       res
         .writeHead(401, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" })
-        .end("This one-time link was already used or has expired. Ask ccb for a new one (vscode_open, or the URL ccb prints).\n");
+        .end(
+          "This one-time link was already used or has expired. Ask ccb for a new one (vscode_open, or the URL ccb prints).\n",
+        );
       return;
     }
     url.searchParams.delete(ONE_TIME_QUERY);
     const flags = `HttpOnly; SameSite=Strict${this.#o.secure() ? "; Secure" : ""}`;
     const cookies = this.#o.paths().map((p) => `${this.cookieName}=${this.#secret}; Path=${p}; ${flags}`);
     res
-      .writeHead(302, { location: `${url.pathname}${url.search}`, "set-cookie": cookies, "cache-control": "no-store", "referrer-policy": "no-referrer" })
+      .writeHead(302, {
+        location: `${url.pathname}${url.search}`,
+        "set-cookie": cookies,
+        "cache-control": "no-store",
+        "referrer-policy": "no-referrer",
+      })
       .end();
   }
 

@@ -40,21 +40,30 @@ export function presented(req: IncomingMessage, url: URL, place: TokenPlace): st
 
 /** Whether the request carries anything in one of the credential places (for "missing" vs "wrong"). */
 export function presentsAny(req: IncomingMessage, url: URL, credentials: readonly Credential[]): boolean {
-  return credentials.some((c) => c.places.some((p) => (p.in === "bearer" && req.headers.authorization !== undefined) || presented(req, url, p).length > 0));
+  return credentials.some((c) =>
+    c.places.some(
+      (p) => (p.in === "bearer" && req.headers.authorization !== undefined) || presented(req, url, p).length > 0,
+    ),
+  );
 }
 
 /**
  * Whether one active credential matches. Each comparison is constant-time (util/secrets.ts);
  * `undefined` when no credential is active (the route is open).
  */
-export function credentialMatches(req: IncomingMessage, url: URL, credentials: readonly Credential[]): boolean | undefined {
+export function credentialMatches(
+  req: IncomingMessage,
+  url: URL,
+  credentials: readonly Credential[],
+): boolean | undefined {
   let active = false;
   let ok = false;
   for (const c of credentials) {
     const want = c.expected();
     if (want === undefined) continue;
     active = true;
-    for (const place of c.places) for (const given of presented(req, url, place)) if (tokensEqual(given, want)) ok = true;
+    for (const place of c.places)
+      for (const given of presented(req, url, place)) if (tokensEqual(given, want)) ok = true;
   }
   return active ? ok : undefined;
 }

@@ -1,4 +1,9 @@
-import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
+import {
+  createServer as createHttpServer,
+  type Server as HttpServer,
+  type IncomingMessage,
+  type ServerResponse,
+} from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { Duplex } from "node:stream";
 import type { Logger } from "../core/log.ts";
@@ -70,8 +75,13 @@ export class Gateway {
     this.scheme = options.tls ? "https" : "http";
     this.hosts = new HostAllowList(options.host, Boolean(options.tls));
     const listener = (req: IncomingMessage, res: ServerResponse) => void this.#dispatch(req, res);
-    this.server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, listener) : createHttpServer(listener);
-    this.server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.#upgrade(req, socket, head));
+    this.server = options.tls
+      ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, listener)
+      : createHttpServer(listener);
+    this.server.on(
+      "upgrade",
+      (req: IncomingMessage, socket: Duplex, head: Buffer) => void this.#upgrade(req, socket, head),
+    );
     this.server.on("clientError", (_err, socket) => {
       if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
       else socket.destroy();
@@ -151,7 +161,11 @@ export class Gateway {
   }
 
   #check(req: IncomingMessage, url: URL, policy: EdgePolicy): EdgeVerdict {
-    return checkEdge(req, url, policy, { hosts: this.hosts, scheme: this.#options.publicScheme ?? this.scheme, ownOrigins: this.#ownOrigins });
+    return checkEdge(req, url, policy, {
+      hosts: this.hosts,
+      scheme: this.#options.publicScheme ?? this.scheme,
+      ownOrigins: this.#ownOrigins,
+    });
   }
 
   async #dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -205,12 +219,19 @@ export class Gateway {
     } catch {
       return refuseUpgrade(socket, 400, "Bad request URL.");
     }
-    const found = this.#upgrades.filter((u) => matches(url.pathname, u.prefix)).sort((a, b) => b.prefix.length - a.prefix.length)[0];
+    const found = this.#upgrades
+      .filter((u) => matches(url.pathname, u.prefix))
+      .sort((a, b) => b.prefix.length - a.prefix.length)[0];
     const verdict = this.#check(req, url, found?.policy ?? this.#options.fallback?.policy ?? OPEN);
     if (!verdict.ok) {
       this.#options.log.debug(`refused an upgrade of ${url.pathname.slice(0, 40)}: ${verdict.code}`);
       this.onRefusedUpgrade?.(req, verdict.message);
-      return refuseUpgrade(socket, verdict.status, verdict.message, verdict.status === 401 ? { "WWW-Authenticate": `Bearer realm="${found?.policy.realm ?? "ccb"}"` } : {});
+      return refuseUpgrade(
+        socket,
+        verdict.status,
+        verdict.message,
+        verdict.status === 401 ? { "WWW-Authenticate": `Bearer realm="${found?.policy.realm ?? "ccb"}"` } : {},
+      );
     }
     if (!found) return refuseUpgrade(socket, 404, "Not found.");
     try {
@@ -226,16 +247,31 @@ function writeRefusal(res: ServerResponse, verdict: Extract<EdgeVerdict, { ok: f
   const headers: Record<string, string> = {};
   if (verdict.status === 401) {
     const realm = policy.realm ?? "ccb";
-    headers["www-authenticate"] = verdict.code === "TOKEN_WRONG" ? `Bearer realm="${realm}", error="invalid_token"` : `Bearer realm="${realm}"`;
+    headers["www-authenticate"] =
+      verdict.code === "TOKEN_WRONG" ? `Bearer realm="${realm}", error="invalid_token"` : `Bearer realm="${realm}"`;
   }
   const style = policy.style ?? "json";
   if (style === "text") {
-    res.writeHead(verdict.status, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store", ...headers }).end(`${verdict.message}\n`);
+    res
+      .writeHead(verdict.status, {
+        "content-type": "text/plain; charset=utf-8",
+        "cache-control": "no-store",
+        ...headers,
+      })
+      .end(`${verdict.message}\n`);
     return;
   }
   const value =
     style === "jsonrpc"
-      ? { jsonrpc: "2.0", id: null, error: { code: verdict.status === 401 ? -32001 : -32000, message: verdict.message, data: { code: verdict.code } } }
+      ? {
+          jsonrpc: "2.0",
+          id: null,
+          error: {
+            code: verdict.status === 401 ? -32001 : -32000,
+            message: verdict.message,
+            data: { code: verdict.code },
+          },
+        }
       : { error: verdict.message, code: verdict.code };
   sendJson(res, verdict.status, value, headers);
 }

@@ -1,5 +1,5 @@
 import { hostname, networkInterfaces } from "node:os";
-import { LOOPBACK_NAMES, hostForUrl, isLoopbackHost, isWildcardHost } from "./loopback.ts";
+import { hostForUrl, isLoopbackHost, isWildcardHost, LOOPBACK_NAMES } from "./loopback.ts";
 
 /**
  * The Host headers a listener bound to `boundHost:port` answers (DNS-rebinding protection): the
@@ -44,7 +44,8 @@ export class HostAllowList {
   allowMachineNames(): void {
     if (isLoopbackHost(this.#boundHost)) return;
     const names = new Set<string>([hostname().toLowerCase()]);
-    for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) names.add(hostForUrl(a.address.split("%")[0] as string).toLowerCase());
+    for (const list of Object.values(networkInterfaces()))
+      for (const a of list ?? []) names.add(hostForUrl(a.address.split("%")[0] as string).toLowerCase());
     for (const n of names) this.#extra.push(n);
     this.#rebuild();
   }

@@ -5,7 +5,10 @@ import { isIP } from "node:net";
  * block 127.0.0.0/8 and `::1` (with or without brackets). Names such as `127.0.0.1.evil.com` are not.
  */
 export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, "");
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, "");
   if (h === "localhost" || h === "::1") return true;
   return isIP(h) === 4 && h.startsWith("127.");
 }

@@ -18,7 +18,11 @@ export function normaliseOrigin(origin: string): string {
  */
 export type OriginPolicy = { kind: "none" } | { kind: "same"; allow?: () => readonly string[] } | { kind: "any" };
 
-export function originAllowed(policy: OriginPolicy, origin: string | undefined, own: { scheme: "http" | "https"; authorities: readonly string[]; extra?: readonly string[] }): boolean {
+export function originAllowed(
+  policy: OriginPolicy,
+  origin: string | undefined,
+  own: { scheme: "http" | "https"; authorities: readonly string[]; extra?: readonly string[] },
+): boolean {
   if (origin === undefined || policy.kind === "any") return true;
   if (policy.kind === "none") return false;
   const o = normaliseOrigin(origin);

@@ -1,8 +1,8 @@
 import type { IncomingMessage } from "node:http";
 import type { BrowserSession } from "./browser-session.ts";
-import { credentialMatches, offeredSubprotocols, presentsAny, type Credential } from "./credentials.ts";
+import { type Credential, credentialMatches, offeredSubprotocols, presentsAny } from "./credentials.ts";
 import type { HostAllowList } from "./hosts.ts";
-import { originAllowed, type OriginPolicy } from "./origin.ts";
+import { type OriginPolicy, originAllowed } from "./origin.ts";
 
 /**
  * What a route of a listener requires, declared once next to the route. The gateway
@@ -64,25 +64,53 @@ export function checkEdge(req: IncomingMessage, url: URL, policy: EdgePolicy, ct
 
 function rawCheck(req: IncomingMessage, url: URL, policy: EdgePolicy, ctx: EdgeContext): EdgeVerdict {
   if (!ctx.hosts.check(single(req.headers.host))) {
-    return refuse(403, "HOST_REFUSED", "Forbidden: this Host header is not allowed (DNS-rebinding protection). Connect to the address ccb printed.");
+    return refuse(
+      403,
+      "HOST_REFUSED",
+      "Forbidden: this Host header is not allowed (DNS-rebinding protection). Connect to the address ccb printed.",
+    );
   }
   for (const k of policy.refuseQueryKeys ?? []) {
     if (url.searchParams.has(k)) {
-      return refuse(400, "TOKEN_IN_QUERY", "Tokens in the query string are refused (they end up in logs and history). Send the token in a header or subprotocol.");
+      return refuse(
+        400,
+        "TOKEN_IN_QUERY",
+        "Tokens in the query string are refused (they end up in logs and history). Send the token in a header or subprotocol.",
+      );
     }
   }
   const origin = single(req.headers.origin);
-  if (!originAllowed(policy.origin, origin, { scheme: ctx.scheme, authorities: ctx.hosts.authorities(), extra: ctx.ownOrigins ?? [] })) {
-    return refuse(403, "ORIGIN_REFUSED", policy.origin.kind === "none" ? "Forbidden: browser origins are refused here." : `Forbidden: browser Origin ${String(origin).slice(0, 200)} is not allowed.`);
+  if (
+    !originAllowed(policy.origin, origin, {
+      scheme: ctx.scheme,
+      authorities: ctx.hosts.authorities(),
+      extra: ctx.ownOrigins ?? [],
+    })
+  ) {
+    return refuse(
+      403,
+      "ORIGIN_REFUSED",
+      policy.origin.kind === "none"
+        ? "Forbidden: browser origins are refused here."
+        : `Forbidden: browser Origin ${String(origin).slice(0, 200)} is not allowed.`,
+    );
   }
   const credentials = [...policy.auth, ...(policy.session ? [policy.session.credential] : [])];
   const match = credentialMatches(req, url, credentials);
   if (policy.origin.kind === "any" && match === undefined) {
-    return refuse(401, "TOKEN_MISSING", "Unauthorized: this endpoint accepts any origin only with its token, and has none set.");
+    return refuse(
+      401,
+      "TOKEN_MISSING",
+      "Unauthorized: this endpoint accepts any origin only with its token, and has none set.",
+    );
   }
   if (match === false) {
     const given = presentsAny(req, url, credentials);
-    return refuse(401, given ? "TOKEN_WRONG" : "TOKEN_MISSING", given ? "Unauthorized: wrong token." : "Unauthorized: this endpoint needs its token.");
+    return refuse(
+      401,
+      given ? "TOKEN_WRONG" : "TOKEN_MISSING",
+      given ? "Unauthorized: wrong token." : "Unauthorized: this endpoint needs its token.",
+    );
   }
   if (policy.subprotocol !== undefined && !offeredSubprotocols(req).includes(policy.subprotocol)) {
     return refuse(400, "SUBPROTOCOL_REQUIRED", `The ${policy.subprotocol} subprotocol is required.`);

@@ -1,18 +1,34 @@
 import type { ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 
-export function sendJson(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  value: unknown,
+  headers: Record<string, string> = {},
+): void {
   if (res.headersSent) {
     res.end();
     return;
   }
   const body = JSON.stringify(value);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "cache-control": "no-store", ...headers });
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    "cache-control": "no-store",
+    ...headers,
+  });
   res.end(body);
 }
 
 /** A JSON-RPC error as an HTTP response (id null: the request was not read or not trusted). */
-export function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}): void {
+export function sendJsonRpcError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
   sendJson(res, status, { jsonrpc: "2.0", id: null, error: { code, message } }, headers);
 }
 
@@ -28,7 +44,12 @@ const REASONS: Record<number, string> = {
 };
 
 /** Refuse an upgrade with a plain HTTP answer (never a 101), then close the socket. */
-export function refuseUpgrade(socket: Duplex, status: number, message = "", headers: Record<string, string> = {}): void {
+export function refuseUpgrade(
+  socket: Duplex,
+  status: number,
+  message = "",
+  headers: Record<string, string> = {},
+): void {
   if (!socket.writable) {
     socket.destroy();
     return;
@@ -37,5 +58,7 @@ export function refuseUpgrade(socket: Duplex, status: number, message = "", head
   const extra = Object.entries(headers)
     .map(([k, v]) => `${k}: ${v}\r\n`)
     .join("");
-  socket.end(`HTTP/1.1 ${status} ${REASONS[status] ?? "Error"}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${REASONS[status] ?? "Error"}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`,
+  );
 }

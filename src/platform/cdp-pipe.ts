@@ -99,10 +99,15 @@ export class CdpPipe {
   async attachFirstPage(timeoutMs = 30_000): Promise<CdpSession> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const { targetInfos } = (await this.send("Target.getTargets")) as { targetInfos?: Array<{ targetId: string; type: string }> };
+      const { targetInfos } = (await this.send("Target.getTargets")) as {
+        targetInfos?: Array<{ targetId: string; type: string }>;
+      };
       const page = targetInfos?.find((t) => t.type === "page");
       if (page) {
-        const { sessionId } = (await this.send("Target.attachToTarget", { targetId: page.targetId, flatten: true })) as { sessionId: string };
+        const { sessionId } = (await this.send("Target.attachToTarget", {
+          targetId: page.targetId,
+          flatten: true,
+        })) as { sessionId: string };
         return this.session(sessionId);
       }
       if (Date.now() > deadline) throw new Error("Chromium opened no page");

@@ -1,13 +1,13 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Readable, Writable } from "node:stream";
 import { createInterface } from "node:readline";
+import type { Readable, Writable } from "node:stream";
+import { childEnv } from "../core/child-env.ts";
 import { CcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { CdpPipe, type CdpSession } from "./cdp-pipe.ts";
-import { childEnv } from "../core/child-env.ts";
 import { claimDir, removeStale } from "./state.ts";
 
 /**
@@ -76,7 +76,14 @@ const HIDDEN_PAGE_SCRIPT = `(() => {
 })();`;
 
 export function findChromium(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
-  const candidates = [explicit, env.CHROME_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome", "/usr/bin/google-chrome-stable"];
+  const candidates = [
+    explicit,
+    env.CHROME_PATH,
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+    "/usr/bin/google-chrome",
+    "/usr/bin/google-chrome-stable",
+  ];
   for (const c of candidates) if (c && existsSync(c)) return c;
   throw new CcbError("RUNTIME_UNAVAILABLE", "No Chromium or Chrome was found.", {
     hint: "Install one (Debian: apt-get install chromium) or give its path in CHROME_PATH.",
@@ -109,16 +116,24 @@ export async function launchChromium(o: ChromiumOptions): Promise<Chromium> {
     const name = env.CCB_CHROMIUM_USER || "nobody";
     drop = lookupUser(name);
     if (!drop || drop.uid === 0) {
-      throw new CcbError("UNSUPPORTED", `ccb runs as root and cannot start Chromium as the unprivileged account "${name}".`, {
-        hint: "Create that account or set CCB_CHROMIUM_USER to another one; last resort: CCB_CHROMIUM_NO_SANDBOX=1.",
-      });
+      throw new CcbError(
+        "UNSUPPORTED",
+        `ccb runs as root and cannot start Chromium as the unprivileged account "${name}".`,
+        {
+          hint: "Create that account or set CCB_CHROMIUM_USER to another one; last resort: CCB_CHROMIUM_NO_SANDBOX=1.",
+        },
+      );
     }
   }
   removeStale(tmpdir(), "ccb-chromium-");
   const profile = mkdtempSync(join(tmpdir(), "ccb-chromium-"));
   claimDir(profile);
   if (drop) chownSync(profile, drop.uid, drop.gid);
-  const flags = [...CHROMIUM_FLAGS, `--window-size=${o.width ?? 1280},${o.height ?? 800}`, `--user-data-dir=${profile}`];
+  const flags = [
+    ...CHROMIUM_FLAGS,
+    `--window-size=${o.width ?? 1280},${o.height ?? 800}`,
+    `--user-data-dir=${profile}`,
+  ];
   if (noSandbox) {
     o.log.warn("Chromium runs with --no-sandbox (CCB_CHROMIUM_NO_SANDBOX=1)");
     flags.push("--no-sandbox");
@@ -127,7 +142,14 @@ export async function launchChromium(o: ChromiumOptions): Promise<Chromium> {
   const child: ChildProcess = spawn(chromePath, flags, {
     stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
     detached: true, // its own process group, stopped as a whole
-    env: childEnv(env, { extra: { HOME: profile, TMPDIR: profile, XDG_CONFIG_HOME: join(profile, ".config"), XDG_CACHE_HOME: join(profile, ".cache") } }),
+    env: childEnv(env, {
+      extra: {
+        HOME: profile,
+        TMPDIR: profile,
+        XDG_CONFIG_HOME: join(profile, ".config"),
+        XDG_CACHE_HOME: join(profile, ".cache"),
+      },
+    }),
     ...(drop ? { uid: drop.uid, gid: drop.gid } : {}),
   });
   const exited = new Promise<void>((resolve) => {
@@ -179,7 +201,15 @@ export async function launchChromium(o: ChromiumOptions): Promise<Chromium> {
     if (o.hidden) await page.send("Page.addScriptToEvaluateOnNewDocument", { source: HIDDEN_PAGE_SCRIPT });
     else await page.send("Emulation.setFocusEmulationEnabled", { enabled: true });
     await page.send("Page.navigate", { url: o.url });
-    return { pid: child.pid, uid: drop?.uid ?? process.getuid?.() ?? -1, sandbox: !noSandbox, userDataDir: profile, page, exited, close: stop };
+    return {
+      pid: child.pid,
+      uid: drop?.uid ?? process.getuid?.() ?? -1,
+      sandbox: !noSandbox,
+      userDataDir: profile,
+      page,
+      exited,
+      close: stop,
+    };
   } catch (err) {
     await stop();
     throw new CcbError("RUNTIME_UNAVAILABLE", `Chromium did not start: ${(err as Error).message}`, {

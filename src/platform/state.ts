@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { supervisor } from "./supervisor.ts";
 import { pidAlive } from "../core/pid.ts";
+import { supervisor } from "./supervisor.ts";
 
 /**
  * The lifecycle of ccb's state and temp folders: each one gets an owner file (pid and the
@@ -24,10 +24,13 @@ export function processStartTime(pid: number): string | undefined {
   }
 }
 
-
 /** Mark `dir` as this process's, and have the supervisor remove it when ccb ends. */
 export function claimDir(dir: string): void {
-  writeFileSync(join(dir, OWNER_FILE), JSON.stringify({ pid: process.pid, start: processStartTime(process.pid) ?? null }), { mode: 0o600 });
+  writeFileSync(
+    join(dir, OWNER_FILE),
+    JSON.stringify({ pid: process.pid, start: processStartTime(process.pid) ?? null }),
+    { mode: 0o600 },
+  );
   supervisor()?.removeOnExit(dir);
 }
 

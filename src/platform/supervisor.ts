@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { setScopeMarker } from "../core/child-env.ts";
@@ -28,7 +28,7 @@ const SCRIPT = [
   "  while [ $i -lt 20 ]; do",
   '    found=""',
   '    for f in $(grep -l -a -F -e "$1=" /proc/[0-9]*/environ 2>/dev/null); do',
-  '      p=${f#/proc/}; p=${p%/environ}',
+  "      p=${f#/proc/}; p=${p%/environ}",
   '      [ "$p" = "$$" ] || found="$found $p"',
   "    done",
   '    [ -z "$found" ] && break',

@@ -3,10 +3,10 @@ import type { Logger } from "../core/log.ts";
 import { Gateway } from "../net/gateway.ts";
 import { hostForUrl, isLoopbackHost } from "../net/loopback.ts";
 import type { EdgePolicy } from "../net/policy.ts";
-import { launchChromium, type Chromium } from "../platform/chromium.ts";
+import { type Chromium, launchChromium } from "../platform/chromium.ts";
 import { newToken } from "../util/secrets.ts";
 import { Screencast } from "./screencast.ts";
-import { createStreamEndpoint, streamPolicy, type StreamEndpoint } from "./server.ts";
+import { createStreamEndpoint, type StreamEndpoint, streamPolicy } from "./server.ts";
 import { VIEWER_HTML } from "./viewer-html.ts";
 
 export interface StreamOptions {
@@ -43,28 +43,69 @@ export async function startStream(o: StreamOptions): Promise<StreamHandle> {
     });
   }
   const token = o.token ?? newToken(32);
-  const chromium = await launchChromium({ url: o.url, chromePath: o.chromePath, width: o.width, height: o.height, noSandbox: o.noSandbox || undefined, log: o.log });
+  const chromium = await launchChromium({
+    url: o.url,
+    chromePath: o.chromePath,
+    width: o.width,
+    height: o.height,
+    noSandbox: o.noSandbox || undefined,
+    log: o.log,
+  });
   o.log.info(`chromium pid ${chromium.pid}, profile ${chromium.userDataDir}`);
-  const screencast = new Screencast({ page: chromium.page, width: o.width, height: o.height, quality: o.quality, maxFps: o.maxFps, log: o.log });
+  const screencast = new Screencast({
+    page: chromium.page,
+    width: o.width,
+    height: o.height,
+    quality: o.quality,
+    maxFps: o.maxFps,
+    log: o.log,
+  });
   let gateway: Gateway | undefined;
   try {
     await screencast.attach();
     const endpoint = createStreamEndpoint({ screencast, token, maxFps: o.maxFps, log: o.log });
     const g = new Gateway({ host: o.host, port: o.port, log: o.log });
     gateway = g;
-    g.addRoute("GET", "/healthz", (_req, res) => {
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true, viewer: endpoint.viewerConnected() }));
-    }, { name: "stream-healthz", origin: { kind: "same" }, auth: [] });
+    g.addRoute(
+      "GET",
+      "/healthz",
+      (_req, res) => {
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ ok: true, viewer: endpoint.viewerConnected() }));
+      },
+      { name: "stream-healthz", origin: { kind: "same" }, auth: [] },
+    );
     // The viewer page carries the token in its own URL (the browser's WebSocket reuses it): same origin only.
-    const viewer: EdgePolicy = { name: "stream-viewer", origin: { kind: "same" }, auth: [{ places: [{ in: "query", name: "token" }], expected: () => token }], style: "text" };
-    g.addRoute("GET", "/", (_req, res, url) => {
-      if (url.pathname !== "/") {
-        res.writeHead(404, { "content-type": "text/plain" }).end("Not found\n");
-        return;
-      }
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "referrer-policy": "no-referrer" }).end(VIEWER_HTML);
-    }, viewer);
-    g.addUpgrade("/stream", (req, socket, head) => endpoint.handleUpgrade(req, socket, head), streamPolicy(token, { kind: "same" }));
+    const viewer: EdgePolicy = {
+      name: "stream-viewer",
+      origin: { kind: "same" },
+      auth: [{ places: [{ in: "query", name: "token" }], expected: () => token }],
+      style: "text",
+    };
+    g.addRoute(
+      "GET",
+      "/",
+      (_req, res, url) => {
+        if (url.pathname !== "/") {
+          res.writeHead(404, { "content-type": "text/plain" }).end("Not found\n");
+          return;
+        }
+        res
+          .writeHead(200, {
+            "content-type": "text/html; charset=utf-8",
+            "cache-control": "no-store",
+            "referrer-policy": "no-referrer",
+          })
+          .end(VIEWER_HTML);
+      },
+      viewer,
+    );
+    g.addUpgrade(
+      "/stream",
+      (req, socket, head) => endpoint.handleUpgrade(req, socket, head),
+      streamPolicy(token, { kind: "same" }),
+    );
     await g.listen();
     const host = hostForUrl(o.host);
     const port = g.port;

@@ -1,13 +1,24 @@
 import { z } from "zod";
 
 /** Bounds on everything a viewer may send: the stream is an input channel into a real browser. */
-export const LIMITS = { maxWidth: 3840, maxHeight: 2160, minSize: 200, maxText: 4096, maxKey: 32, maxFrameBytes: 64 * 1024 } as const;
+export const LIMITS = {
+  maxWidth: 3840,
+  maxHeight: 2160,
+  minSize: 200,
+  maxText: 4096,
+  maxKey: 32,
+  maxFrameBytes: 64 * 1024,
+} as const;
 
 const coord = z.number().finite().min(0).max(10_000);
 const modifiers = z.number().int().min(0).max(15).default(0);
 
 export const viewerMessageSchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("resize"), width: z.number().int().min(LIMITS.minSize).max(LIMITS.maxWidth), height: z.number().int().min(LIMITS.minSize).max(LIMITS.maxHeight) }),
+  z.object({
+    type: z.literal("resize"),
+    width: z.number().int().min(LIMITS.minSize).max(LIMITS.maxWidth),
+    height: z.number().int().min(LIMITS.minSize).max(LIMITS.maxHeight),
+  }),
   z.object({
     type: z.literal("pointer"),
     action: z.enum(["down", "up", "move"]),
@@ -17,7 +28,13 @@ export const viewerMessageSchema = z.discriminatedUnion("type", [
     clickCount: z.number().int().min(0).max(3).default(1),
     modifiers,
   }),
-  z.object({ type: z.literal("wheel"), x: coord, y: coord, deltaX: z.number().finite().min(-10_000).max(10_000), deltaY: z.number().finite().min(-10_000).max(10_000) }),
+  z.object({
+    type: z.literal("wheel"),
+    x: coord,
+    y: coord,
+    deltaX: z.number().finite().min(-10_000).max(10_000),
+    deltaY: z.number().finite().min(-10_000).max(10_000),
+  }),
   z.object({
     type: z.literal("key"),
     action: z.enum(["down", "up"]),

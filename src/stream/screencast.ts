@@ -44,7 +44,12 @@ export class Screencast {
       void client.send("Page.screencastFrameAck", { sessionId }).catch(() => {});
       // Skip frames rendered at a size we no longer emulate (in flight across a resize).
       const meta = params.metadata as { deviceWidth?: number; deviceHeight?: number } | undefined;
-      if (meta?.deviceWidth && meta.deviceHeight && (Math.abs(meta.deviceWidth - this.width) > 1 || Math.abs(meta.deviceHeight - this.height) > 1)) return;
+      if (
+        meta?.deviceWidth &&
+        meta.deviceHeight &&
+        (Math.abs(meta.deviceWidth - this.width) > 1 || Math.abs(meta.deviceHeight - this.height) > 1)
+      )
+        return;
       this.#deliver(Buffer.from(params.data as string, "base64"));
     });
   }
@@ -73,7 +78,12 @@ export class Screencast {
   async start(onFrame: (jpeg: Buffer) => void): Promise<void> {
     this.#onFrame = onFrame;
     this.#lastFrameAt = 0;
-    await this.#send("Page.startScreencast", { format: "jpeg", quality: this.o.quality, maxWidth: this.width, maxHeight: this.height });
+    await this.#send("Page.startScreencast", {
+      format: "jpeg",
+      quality: this.o.quality,
+      maxWidth: this.width,
+      maxHeight: this.height,
+    });
   }
 
   async stop(): Promise<void> {
@@ -92,7 +102,12 @@ export class Screencast {
         await this.#applySize();
         if (this.#onFrame) {
           await this.#send("Page.stopScreencast");
-          await this.#send("Page.startScreencast", { format: "jpeg", quality: this.o.quality, maxWidth: this.width, maxHeight: this.height });
+          await this.#send("Page.startScreencast", {
+            format: "jpeg",
+            quality: this.o.quality,
+            maxWidth: this.width,
+            maxHeight: this.height,
+          });
         }
         return;
       case "pointer": {
@@ -111,7 +126,13 @@ export class Screencast {
         return;
       }
       case "wheel":
-        await this.#send("Input.dispatchMouseEvent", { type: "mouseWheel", x: m.x, y: m.y, deltaX: m.deltaX, deltaY: m.deltaY });
+        await this.#send("Input.dispatchMouseEvent", {
+          type: "mouseWheel",
+          x: m.x,
+          y: m.y,
+          deltaX: m.deltaX,
+          deltaY: m.deltaY,
+        });
         return;
       case "key":
         await this.#send("Input.dispatchKeyEvent", {
@@ -138,7 +159,12 @@ export class Screencast {
   }
 
   async #applySize(): Promise<void> {
-    await this.#send("Emulation.setDeviceMetricsOverride", { width: this.width, height: this.height, deviceScaleFactor: 1, mobile: false });
+    await this.#send("Emulation.setDeviceMetricsOverride", {
+      width: this.width,
+      height: this.height,
+      deviceScaleFactor: 1,
+      mobile: false,
+    });
   }
 
   async #send(method: string, params?: Record<string, unknown>): Promise<Record<string, unknown>> {

@@ -1,11 +1,11 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { WebSocketServer, type WebSocket } from "ws";
+import { type WebSocket, WebSocketServer } from "ws";
 import type { Logger } from "../core/log.ts";
 import type { OriginPolicy } from "../net/origin.ts";
 import type { EdgePolicy } from "../net/policy.ts";
 import { refuseUpgrade } from "../net/respond.ts";
-import { LIMITS, viewerMessageSchema, type StreamEvent } from "./protocol.ts";
+import { LIMITS, type StreamEvent, viewerMessageSchema } from "./protocol.ts";
 import type { Screencast } from "./screencast.ts";
 
 export interface StreamEndpoint {
@@ -33,13 +33,23 @@ export function streamPolicy(token: string, origin: OriginPolicy = { kind: "any"
  * The `/stream` WebSocket behind a gateway route with streamPolicy(): one viewer at a time, JPEG
  * frames out, schema-checked input in.
  */
-export function createStreamEndpoint(o: { screencast: Screencast; token: string; maxFps: number; log: Logger }): StreamEndpoint {
+export function createStreamEndpoint(o: {
+  screencast: Screencast;
+  token: string;
+  maxFps: number;
+  log: Logger;
+}): StreamEndpoint {
   const wss = new WebSocketServer({ noServer: true, maxPayload: LIMITS.maxFrameBytes, perMessageDeflate: false });
   let viewer: WebSocket | undefined;
 
   const accept = (ws: WebSocket) => {
     viewer = ws;
-    const hello: StreamEvent = { type: "hello", width: o.screencast.width, height: o.screencast.height, maxFps: o.maxFps };
+    const hello: StreamEvent = {
+      type: "hello",
+      width: o.screencast.width,
+      height: o.screencast.height,
+      maxFps: o.maxFps,
+    };
     ws.send(JSON.stringify(hello));
     void o.screencast
       .start((jpeg) => {
@@ -62,7 +72,12 @@ export function createStreamEndpoint(o: { screencast: Screencast; token: string;
       }
       const parsed = viewerMessageSchema.safeParse(raw);
       if (!parsed.success) {
-        ws.send(JSON.stringify({ type: "error", message: `invalid input: ${parsed.error.issues[0]?.message ?? "rejected"}` } satisfies StreamEvent));
+        ws.send(
+          JSON.stringify({
+            type: "error",
+            message: `invalid input: ${parsed.error.issues[0]?.message ?? "rejected"}`,
+          } satisfies StreamEvent),
+        );
         return;
       }
       const m = parsed.data;
@@ -70,7 +85,8 @@ export function createStreamEndpoint(o: { screencast: Screencast; token: string;
       chain = chain
         .then(() => o.screencast.input(m))
         .then(() => {
-          if (m.type === "resize") ws.send(JSON.stringify({ type: "resized", width: m.width, height: m.height } satisfies StreamEvent));
+          if (m.type === "resize")
+            ws.send(JSON.stringify({ type: "resized", width: m.width, height: m.height } satisfies StreamEvent));
         })
         .catch((err: Error) => o.log.warn(`stream input failed: ${err.message}`));
     });

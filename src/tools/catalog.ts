@@ -1,4 +1,3 @@
-import type { AnyToolDef } from "./kernel.ts";
 import diagnosticsGet from "./diagnostics_get.ts";
 import editorApplyEdits from "./editor_apply_edits.ts";
 import editorOpen from "./editor_open.ts";
@@ -16,6 +15,7 @@ import fsWrite from "./fs_write.ts";
 import gitDiff from "./git_diff.ts";
 import gitRun from "./git_run.ts";
 import gitStatus from "./git_status.ts";
+import type { AnyToolDef } from "./kernel.ts";
 import languageDefinition from "./language_definition.ts";
 import languageDocumentSymbols from "./language_document_symbols.ts";
 import languageHover from "./language_hover.ts";

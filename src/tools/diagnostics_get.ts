@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { SEVERITIES } from "../core/editor-contract.ts";
+import { callBridge, displayPath, EDITOR_READ, fromWireRange, rangeText, resolveForEditor } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
-import { EDITOR_READ, callBridge, displayPath, fromWireRange, rangeText, resolveForEditor } from "./editor_common.ts";
 
 export default defineTool({
   name: "diagnostics_get",
@@ -11,8 +11,14 @@ export default defineTool({
     "Positions are 1-based. Language services analyse files the editor has seen: open a file first (editor_open) if it is not listed. " +
     "Needs the editor bridge.",
   input: z.object({
-    path: z.string().optional().describe("Only this file (relative to the workspace root or absolute inside it). Omit for all files."),
-    minSeverity: z.enum(SEVERITIES).optional().describe("Leave out diagnostics less severe than this (error > warning > information > hint). Default: all."),
+    path: z
+      .string()
+      .optional()
+      .describe("Only this file (relative to the workspace root or absolute inside it). Omit for all files."),
+    minSeverity: z
+      .enum(SEVERITIES)
+      .optional()
+      .describe("Leave out diagnostics less severe than this (error > warning > information > hint). Default: all."),
   }),
   annotations: EDITOR_READ,
   needsBridge: true,
@@ -29,10 +35,16 @@ export default defineTool({
       }))
       .filter((f) => f.diagnostics.length > 0);
     const count = files.reduce((n, f) => n + f.diagnostics.length, 0);
-    const lines = [count === 0 ? `No diagnostics${args.path ? ` for ${args.path}` : ""}.` : `${count} diagnostic(s) in ${files.length} file(s):`];
+    const lines = [
+      count === 0
+        ? `No diagnostics${args.path ? ` for ${args.path}` : ""}.`
+        : `${count} diagnostic(s) in ${files.length} file(s):`,
+    ];
     for (const f of files) {
       for (const d of f.diagnostics) {
-        lines.push(`${f.path}:${rangeText(d.range)} ${d.severity}: ${d.message}${d.source ? ` [${d.source}${d.code !== undefined ? ` ${d.code}` : ""}]` : ""}`);
+        lines.push(
+          `${f.path}:${rangeText(d.range)} ${d.severity}: ${d.message}${d.source ? ` [${d.source}${d.code !== undefined ? ` ${d.code}` : ""}]` : ""}`,
+        );
       }
     }
     return { text: lines.join("\n"), structured: { count, files } };

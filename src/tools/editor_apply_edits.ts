@@ -1,6 +1,6 @@
 import { z } from "zod";
+import { callBridge, RangeInput, resolveForEditor, toWireRange } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
-import { RangeInput, callBridge, resolveForEditor, toWireRange } from "./editor_common.ts";
 
 export default defineTool({
   name: "editor_apply_edits",
@@ -21,8 +21,15 @@ export default defineTool({
       )
       .min(1)
       .describe("Non-overlapping edits, positions relative to the current buffer."),
-    expectedVersion: z.number().int().optional().describe("The editor document version the edits were computed against."),
-    save: z.boolean().optional().describe("Save the document to disk after editing (default false: leave it as unsaved changes)."),
+    expectedVersion: z
+      .number()
+      .int()
+      .optional()
+      .describe("The editor document version the edits were computed against."),
+    save: z
+      .boolean()
+      .optional()
+      .describe("Save the document to disk after editing (default false: leave it as unsaved changes)."),
   }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   needsBridge: true,

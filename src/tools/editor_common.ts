@@ -17,8 +17,18 @@ export function callBridge<M extends EditorMethod>(
   return ctx.core.bridge.call(method, params, { signal: ctx.signal });
 }
 
-export const EDITOR_READ: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
-export const EDITOR_WRITE: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+export const EDITOR_READ: ToolAnnotations = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+export const EDITOR_WRITE: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: false,
+};
 
 export const PositionInput = z.object({
   line: z.number().int().min(1).describe("1-based line number (as fs_read shows them)."),

@@ -1,6 +1,14 @@
 import { z } from "zod";
+import {
+  callBridge,
+  EDITOR_WRITE,
+  editorLine,
+  editorView,
+  RangeInput,
+  resolveForEditor,
+  toWireRange,
+} from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
-import { EDITOR_WRITE, RangeInput, callBridge, editorLine, editorView, resolveForEditor, toWireRange } from "./editor_common.ts";
 
 export default defineTool({
   name: "editor_open",
@@ -11,7 +19,10 @@ export default defineTool({
   input: z.object({
     path: z.string().describe("File to open, relative to the workspace root or absolute inside it."),
     selection: RangeInput.optional().describe("Range to select and reveal (1-based lines and columns)."),
-    preview: z.boolean().optional().describe("Open as a preview tab that the next opened file replaces (default false)."),
+    preview: z
+      .boolean()
+      .optional()
+      .describe("Open as a preview tab that the next opened file replaces (default false)."),
     preserveFocus: z.boolean().optional().describe("Keep keyboard focus where it is (default false)."),
   }),
   annotations: { ...EDITOR_WRITE, idempotentHint: true },

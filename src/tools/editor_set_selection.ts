@@ -1,6 +1,14 @@
 import { z } from "zod";
+import {
+  callBridge,
+  EDITOR_WRITE,
+  editorLine,
+  editorView,
+  PositionInput,
+  resolveForEditor,
+  toWirePos,
+} from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
-import { EDITOR_WRITE, PositionInput, callBridge, editorLine, editorView, resolveForEditor, toWirePos } from "./editor_common.ts";
 
 export default defineTool({
   name: "editor_set_selection",
@@ -30,6 +38,9 @@ export default defineTool({
       selections: args.selections.map((s) => ({ anchor: toWirePos(s.anchor), active: toWirePos(s.active) })),
       reveal: args.reveal ?? true,
     });
-    return { text: `Selection set: ${editorLine(ctx.core, editor)}.`, structured: { editor: editorView(ctx.core, editor) } };
+    return {
+      text: `Selection set: ${editorLine(ctx.core, editor)}.`,
+      structured: { editor: editorView(ctx.core, editor) },
+    };
   },
 });

@@ -1,6 +1,6 @@
 import { z } from "zod";
+import { callBridge, displayPath, EDITOR_READ, editorLine, editorView, resolveForEditor } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
-import { EDITOR_READ, callBridge, displayPath, editorLine, editorView, resolveForEditor } from "./editor_common.ts";
 
 export default defineTool({
   name: "editor_state",
@@ -10,8 +10,14 @@ export default defineTool({
     "selections and visible ranges, 1-based), plus unsaved buffers: the text the person has typed but not saved, which fs_read cannot see. " +
     "Give `path` to get that document's buffer (saved or not). Needs the editor bridge.",
   input: z.object({
-    path: z.string().optional().describe("A file whose live buffer text to include, relative to the workspace root or absolute inside it."),
-    includeText: z.boolean().optional().describe("Include the full text of unsaved buffers (default true; false lists them without text)."),
+    path: z
+      .string()
+      .optional()
+      .describe("A file whose live buffer text to include, relative to the workspace root or absolute inside it."),
+    includeText: z
+      .boolean()
+      .optional()
+      .describe("Include the full text of unsaved buffers (default true; false lists them without text)."),
   }),
   annotations: EDITOR_READ,
   needsBridge: true,
@@ -31,7 +37,9 @@ export default defineTool({
       ...(includeText ? { text: o.text } : {}),
     }));
     for (const o of overlays) {
-      lines.push(`${o.isDirty ? "Unsaved buffer" : "Buffer"} ${o.path} (version ${o.version})${o.text !== undefined ? `:\n${o.text}` : ""}`);
+      lines.push(
+        `${o.isDirty ? "Unsaved buffer" : "Buffer"} ${o.path} (version ${o.version})${o.text !== undefined ? `:\n${o.text}` : ""}`,
+      );
     }
     if (!st.focused) lines.push("(The workbench window is not focused.)");
     return {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { CcbError } from "../core/errors.ts";
-import { defineTool } from "./kernel.ts";
 import { callBridge, resolveForEditor } from "./editor_common.ts";
+import { defineTool } from "./kernel.ts";
 
 export default defineTool({
   name: "extensions_install",
@@ -11,7 +11,11 @@ export default defineTool({
     "or from a local .vsix file inside the workspace. Extension code runs with the person's rights: install only what they asked for. " +
     "Needs the editor bridge.",
   input: z.object({
-    id: z.string().regex(/^[\w-]+\.[\w.-]+(@[\w.-]+)?$/).optional().describe("Marketplace id, e.g. \"esbenp.prettier-vscode\" (optionally @version)."),
+    id: z
+      .string()
+      .regex(/^[\w-]+\.[\w.-]+(@[\w.-]+)?$/)
+      .optional()
+      .describe('Marketplace id, e.g. "esbenp.prettier-vscode" (optionally @version).'),
     vsixPath: z.string().optional().describe("A .vsix file, relative to the workspace root or absolute inside it."),
   }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
@@ -21,7 +25,10 @@ export default defineTool({
       throw new CcbError("INVALID_ARGUMENT", "Give exactly one of id or vsixPath.");
     }
     ctx.core.bridge.require();
-    const params = args.vsixPath !== undefined ? { vsixPath: await resolveForEditor(ctx.core, args.vsixPath) } : { id: args.id as string };
+    const params =
+      args.vsixPath !== undefined
+        ? { vsixPath: await resolveForEditor(ctx.core, args.vsixPath) }
+        : { id: args.id as string };
     if (params.vsixPath !== undefined && !params.vsixPath.toLowerCase().endsWith(".vsix")) {
       throw new CcbError("INVALID_ARGUMENT", `Not a .vsix file: ${args.vsixPath}`);
     }

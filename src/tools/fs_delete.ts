@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineTool } from "./kernel.ts";
 import { FS_WRITE, PathInput, Version } from "./fs_common.ts";
+import { defineTool } from "./kernel.ts";
 
 export default defineTool({
   name: "fs_delete",
@@ -10,8 +10,13 @@ export default defineTool({
     "A workspace root cannot be deleted. Pass expectedVersion to delete a file only if it is still the version you saw.",
   input: z.object({
     path: PathInput,
-    recursive: z.boolean().optional().describe("Required to delete a directory (with all its contents). Default false."),
-    expectedVersion: Version.optional().describe("Delete the file only if its current version is this one (VERSION_CONFLICT otherwise)."),
+    recursive: z
+      .boolean()
+      .optional()
+      .describe("Required to delete a directory (with all its contents). Default false."),
+    expectedVersion: Version.optional().describe(
+      "Delete the file only if its current version is this one (VERSION_CONFLICT otherwise).",
+    ),
   }),
   annotations: { ...FS_WRITE, idempotentHint: true },
   async execute(args, ctx) {

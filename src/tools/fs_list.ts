@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { FileEntry } from "../core/files.ts";
-import { defineTool, READ_ONLY } from "./kernel.ts";
 import { Globs, PathInput, plural } from "./fs_common.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
 
 function line(e: FileEntry): string {
   if (e.type === "directory") return `${e.path}/`;
@@ -21,13 +21,33 @@ export default defineTool({
   input: z.object({
     path: PathInput.optional().describe('Directory (or file) to list; default "." (the primary root).'),
     recursive: z.boolean().optional().describe("Descend into subdirectories (default false: direct children only)."),
-    depth: z.number().int().min(1).max(64).optional().describe("Levels to descend (1 = direct children); setting it implies recursive."),
-    include: Globs.optional().describe("Only list entries matching one of these globs (directories are still descended)."),
+    depth: z
+      .number()
+      .int()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe("Levels to descend (1 = direct children); setting it implies recursive."),
+    include: Globs.optional().describe(
+      "Only list entries matching one of these globs (directories are still descended).",
+    ),
     exclude: Globs.optional().describe("Skip entries matching these globs; an excluded directory is not descended."),
-    respectGitignore: z.boolean().optional().describe("Skip what .gitignore files ignore, and the .git directory (default true)."),
+    respectGitignore: z
+      .boolean()
+      .optional()
+      .describe("Skip what .gitignore files ignore, and the .git directory (default true)."),
     includeHidden: z.boolean().optional().describe("Include entries whose name starts with '.' (default true)."),
-    limit: z.number().int().min(1).max(10_000).optional().describe("Maximum entries to return (default 1000); the result says when it was cut."),
-    withVersions: z.boolean().optional().describe("Compute versions of files up to 1 MiB (default true; false is faster for big trees)."),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .optional()
+      .describe("Maximum entries to return (default 1000); the result says when it was cut."),
+    withVersions: z
+      .boolean()
+      .optional()
+      .describe("Compute versions of files up to 1 MiB (default true; false is faster for big trees)."),
   }),
   annotations: READ_ONLY,
   async execute(args, ctx) {

@@ -1,12 +1,14 @@
 import { z } from "zod";
 import type { ReadResult } from "../core/files.ts";
-import { defineTool, READ_ONLY } from "./kernel.ts";
 import { PathInput } from "./fs_common.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
 
 function header(r: ReadResult): string {
   const parts = [`version ${r.version}`, `${r.size} bytes`];
-  if (r.range?.startLine !== undefined) parts.push(`lines ${r.range.startLine}-${r.range.endLine} of ${r.totalLines ?? "?"}`);
-  else if (r.range?.byteOffset !== undefined) parts.push(`bytes ${r.range.byteOffset}-${r.range.byteOffset + (r.range.byteLength ?? 0)}`);
+  if (r.range?.startLine !== undefined)
+    parts.push(`lines ${r.range.startLine}-${r.range.endLine} of ${r.totalLines ?? "?"}`);
+  else if (r.range?.byteOffset !== undefined)
+    parts.push(`bytes ${r.range.byteOffset}-${r.range.byteOffset + (r.range.byteLength ?? 0)}`);
   else if (r.totalLines !== undefined) parts.push(`${r.totalLines} lines`);
   if (r.encoding !== "utf8") parts.push(`encoding ${r.encoding}`);
   if (r.binary) parts.push("binary");
@@ -15,7 +17,10 @@ function header(r: ReadResult): string {
 
 function footer(r: ReadResult): string {
   if (!r.truncated || !r.next) return "";
-  const how = r.next.startLine !== undefined ? `startLine=${r.next.startLine} or byteOffset=${r.next.byteOffset}` : `byteOffset=${r.next.byteOffset}`;
+  const how =
+    r.next.startLine !== undefined
+      ? `startLine=${r.next.startLine} or byteOffset=${r.next.byteOffset}`
+      : `byteOffset=${r.next.byteOffset}`;
   return `\n[truncated at maxBytes: continue with ${how}]`;
 }
 
@@ -30,11 +35,32 @@ export default defineTool({
   input: z.object({
     path: PathInput,
     startLine: z.number().int().min(1).optional().describe("First line to return (1-based, inclusive)."),
-    endLine: z.number().int().min(1).optional().describe("Last line to return (1-based, inclusive); default the end of the file."),
-    byteOffset: z.number().int().min(0).optional().describe("First byte to return (0-based); not together with a line range."),
+    endLine: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("Last line to return (1-based, inclusive); default the end of the file."),
+    byteOffset: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe("First byte to return (0-based); not together with a line range."),
     byteLength: z.number().int().min(0).optional().describe("Number of bytes to return from byteOffset."),
-    maxBytes: z.number().int().min(1).max(16 * 1024 * 1024).optional().describe("Cap on the returned content in bytes (default 262144)."),
-    encoding: z.enum(["utf8", "base64", "latin1", "utf16le"]).optional().describe('How to decode the bytes. Default: UTF-8 text, refusing binary files; "base64" returns any file\'s raw bytes.'),
+    maxBytes: z
+      .number()
+      .int()
+      .min(1)
+      .max(16 * 1024 * 1024)
+      .optional()
+      .describe("Cap on the returned content in bytes (default 262144)."),
+    encoding: z
+      .enum(["utf8", "base64", "latin1", "utf16le"])
+      .optional()
+      .describe(
+        'How to decode the bytes. Default: UTF-8 text, refusing binary files; "base64" returns any file\'s raw bytes.',
+      ),
   }),
   annotations: READ_ONLY,
   async execute(args, ctx) {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { SearchMatch, SearchResult } from "../core/search.ts";
-import { defineTool, READ_ONLY } from "./kernel.ts";
 import { Globs, PathInput, plural } from "./fs_common.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
 
 /** ripgrep-like lines: `path:line:text` for matches, `path-line-text` for context, `--` between separate blocks. */
 export function formatMatches(matches: readonly SearchMatch[]): string[] {
@@ -31,7 +31,9 @@ function summary(r: SearchResult, query: string, where: string): string {
     return `No matches for ${JSON.stringify(query)} in ${where} (${r.engine}). Files ignored by .gitignore and hidden files were skipped unless asked for (respectGitignore: false, includeHidden: true).`;
   }
   const head = `${plural(r.matches.length, "match", "matches")} in ${plural(files, "file")} for ${JSON.stringify(query)} in ${where} (${r.engine})`;
-  return r.truncated ? `${head}; truncated: ${r.matches.length} shown, there are more. Narrow the query, path or include globs, or raise maxResults.` : head;
+  return r.truncated
+    ? `${head}; truncated: ${r.matches.length} shown, there are more. Narrow the query, path or include globs, or raise maxResults.`
+    : head;
 }
 
 export default defineTool({
@@ -45,20 +47,55 @@ export default defineTool({
   input: z.object({
     query: z.string().min(1).describe("Text to find (one line), or a regular expression with regex: true."),
     regex: z.boolean().optional().describe("Treat query as a regular expression (default false: literal text)."),
-    caseSensitive: z.boolean().optional().describe("Match case exactly (true) or ignore it (false). Default: smart case (case-insensitive unless the query has an upper-case letter)."),
+    caseSensitive: z
+      .boolean()
+      .optional()
+      .describe(
+        "Match case exactly (true) or ignore it (false). Default: smart case (case-insensitive unless the query has an upper-case letter).",
+      ),
     path: PathInput.optional().describe("Directory or file to search (default: the whole workspace, every root)."),
-    include: Globs.optional().describe('Only search files matching one of these globs, e.g. ["*.ts", "src/**"]. As in ripgrep, a matching include also admits .gitignored or hidden files.'),
-    exclude: Globs.optional().describe('Skip files and directories matching these globs, e.g. ["*.min.js", "vendor/"].'),
-    respectGitignore: z.boolean().optional().describe("Skip files ignored by .gitignore files and the .git directory (default true)."),
-    includeHidden: z.boolean().optional().describe("Also search files and directories whose name starts with '.' (default false)."),
-    contextLines: z.number().int().min(0).max(20).optional().describe("Lines of context before and after each match (default 0)."),
-    maxResults: z.number().int().min(1).max(10_000).optional().describe("Maximum matching lines to return (default 200); the result says when it was cut."),
+    include: Globs.optional().describe(
+      'Only search files matching one of these globs, e.g. ["*.ts", "src/**"]. As in ripgrep, a matching include also admits .gitignored or hidden files.',
+    ),
+    exclude: Globs.optional().describe(
+      'Skip files and directories matching these globs, e.g. ["*.min.js", "vendor/"].',
+    ),
+    respectGitignore: z
+      .boolean()
+      .optional()
+      .describe("Skip files ignored by .gitignore files and the .git directory (default true)."),
+    includeHidden: z
+      .boolean()
+      .optional()
+      .describe("Also search files and directories whose name starts with '.' (default false)."),
+    contextLines: z
+      .number()
+      .int()
+      .min(0)
+      .max(20)
+      .optional()
+      .describe("Lines of context before and after each match (default 0)."),
+    maxResults: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .optional()
+      .describe("Maximum matching lines to return (default 200); the result says when it was cut."),
   }),
   annotations: READ_ONLY,
   async execute(args, ctx) {
     const r = await ctx.core.search.search({ ...args, signal: ctx.signal });
     const where = args.path ?? "the workspace";
     const text = [summary(r, args.query, where), ...formatMatches(r.matches)].join("\n");
-    return { text, structured: { matches: r.matches, truncated: r.truncated, engine: r.engine, ...(r.filesSearched !== undefined ? { filesSearched: r.filesSearched } : {}) } };
+    return {
+      text,
+      structured: {
+        matches: r.matches,
+        truncated: r.truncated,
+        engine: r.engine,
+        ...(r.filesSearched !== undefined ? { filesSearched: r.filesSearched } : {}),
+      },
+    };
   },
 });

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineTool } from "./kernel.ts";
 import { FS_WRITE, PathInput, Version } from "./fs_common.ts";
+import { defineTool } from "./kernel.ts";
 
 export default defineTool({
   name: "fs_write",
@@ -14,7 +14,11 @@ export default defineTool({
     path: PathInput,
     content: z.string().describe('The complete new content (UTF-8 text, or base64 when encoding is "base64").'),
     encoding: z.enum(["utf8", "base64"]).optional().describe('How content is encoded (default "utf8").'),
-    expectedVersion: Version.nullable().optional().describe("Version the caller last saw (from fs_read/fs_list/fs_write); null = the file must not exist yet. Omit to write unconditionally."),
+    expectedVersion: Version.nullable()
+      .optional()
+      .describe(
+        "Version the caller last saw (from fs_read/fs_list/fs_write); null = the file must not exist yet. Omit to write unconditionally.",
+      ),
     createParents: z.boolean().optional().describe("Create missing parent directories (default false)."),
   }),
   annotations: FS_WRITE,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { GIT_DIFF_DEFAULT_MAX_BYTES } from "../core/git.ts";
-import { defineTool, READ_ONLY } from "./kernel.ts";
 import { GitPaths, RepoDir } from "./git_common.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
 
 export default defineTool({
   name: "git_diff",
@@ -14,9 +14,24 @@ export default defineTool({
   input: z.object({
     path: RepoDir,
     paths: GitPaths,
-    staged: z.boolean().optional().describe("Diff the index against HEAD (what would be committed) instead of the work tree against the index."),
-    contextLines: z.number().int().min(0).max(1000).optional().describe("Lines of context around each change (git's -U; default 3)."),
-    maxBytes: z.number().int().min(1).max(16 * 1024 * 1024).optional().describe(`Cap on the diff in bytes (default ${GIT_DIFF_DEFAULT_MAX_BYTES}).`),
+    staged: z
+      .boolean()
+      .optional()
+      .describe("Diff the index against HEAD (what would be committed) instead of the work tree against the index."),
+    contextLines: z
+      .number()
+      .int()
+      .min(0)
+      .max(1000)
+      .optional()
+      .describe("Lines of context around each change (git's -U; default 3)."),
+    maxBytes: z
+      .number()
+      .int()
+      .min(1)
+      .max(16 * 1024 * 1024)
+      .optional()
+      .describe(`Cap on the diff in bytes (default ${GIT_DIFF_DEFAULT_MAX_BYTES}).`),
   }),
   annotations: READ_ONLY,
   async execute(args, ctx) {

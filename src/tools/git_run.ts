@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { GIT_DEFAULT_MAX_BYTES, GIT_DEFAULT_TIMEOUT_MS, GIT_MAX_TIMEOUT_MS, type GitRunResult } from "../core/git.ts";
-import { defineTool } from "./kernel.ts";
 import { RepoDir } from "./git_common.ts";
+import { defineTool } from "./kernel.ts";
 
 function section(name: string, body: string): string {
   return body.length > 0 ? `\n[${name}]\n${body.endsWith("\n") ? body : `${body}\n`}` : "";
@@ -10,7 +10,8 @@ function section(name: string, body: string): string {
 export function formatRun(args: readonly string[], r: GitRunResult): string {
   let text = `git ${args.join(" ")}\nexit code ${r.exitCode}`;
   text += section("stdout", r.stdout) + section("stderr", r.stderr);
-  if (r.truncated) text += `\n[output truncated: git wrote ${r.stdoutBytes ?? "more"} bytes; raise maxBytes or narrow the command]`;
+  if (r.truncated)
+    text += `\n[output truncated: git wrote ${r.stdoutBytes ?? "more"} bytes; raise maxBytes or narrow the command]`;
   return text;
 }
 
@@ -33,7 +34,9 @@ export default defineTool({
       .array(z.string())
       .min(1)
       .max(1000)
-      .describe('Arguments after "git": the subcommand first (global options such as -C or -c may come before it), e.g. ["status", "--short"].'),
+      .describe(
+        'Arguments after "git": the subcommand first (global options such as -C or -c may come before it), e.g. ["status", "--short"].',
+      ),
     cwd: RepoDir,
     timeoutMs: z
       .number()
@@ -48,11 +51,18 @@ export default defineTool({
       .min(1)
       .max(64 * 1024 * 1024)
       .optional()
-      .describe(`Cap on the stdout kept, in bytes (default ${GIT_DEFAULT_MAX_BYTES}); the rest is counted and dropped.`),
+      .describe(
+        `Cap on the stdout kept, in bytes (default ${GIT_DEFAULT_MAX_BYTES}); the rest is counted and dropped.`,
+      ),
   }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   async execute(args, ctx) {
-    const r = await ctx.core.git.run(args.args, { cwd: args.cwd, timeoutMs: args.timeoutMs, maxBytes: args.maxBytes, signal: ctx.signal });
+    const r = await ctx.core.git.run(args.args, {
+      cwd: args.cwd,
+      timeoutMs: args.timeoutMs,
+      maxBytes: args.maxBytes,
+      signal: ctx.signal,
+    });
     return { text: formatRun(args.args, r), structured: { args: args.args, ...r } };
   },
 });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { GitStatus, GitStatusEntry } from "../core/git.ts";
-import { defineTool, READ_ONLY } from "./kernel.ts";
 import { GitPaths, RepoDir } from "./git_common.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
 
 function entryLine(e: GitStatusEntry): string {
   const xy = `${e.index}${e.worktree}`;
@@ -31,11 +31,19 @@ export default defineTool({
   input: z.object({
     path: RepoDir,
     paths: GitPaths,
-    untracked: z.boolean().optional().describe("List untracked files (default true; every file, not just directories)."),
+    untracked: z
+      .boolean()
+      .optional()
+      .describe("List untracked files (default true; every file, not just directories)."),
   }),
   annotations: READ_ONLY,
   async execute(args, ctx) {
-    const s = await ctx.core.git.status({ path: args.path, paths: args.paths, untracked: args.untracked, signal: ctx.signal });
+    const s = await ctx.core.git.status({
+      path: args.path,
+      paths: args.paths,
+      untracked: args.untracked,
+      signal: ctx.signal,
+    });
     return { text: formatStatus(s), structured: { ...s } };
   },
 });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Core } from "../core/core.ts";
 import { CcbError, toCcbError } from "../core/errors.ts";
-import { redact, type Logger } from "../core/log.ts";
+import { type Logger, redact } from "../core/log.ts";
 import { maskSecrets } from "../core/secrets.ts";
 
 /**

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { SymbolNodeT } from "../core/editor-contract.ts";
+import { callBridge, EDITOR_READ, fromWireRange, resolveForEditor } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
-import { EDITOR_READ, callBridge, fromWireRange, resolveForEditor } from "./editor_common.ts";
 
 interface SymbolView {
   name: string;
@@ -14,12 +14,21 @@ interface SymbolView {
 
 function view(s: SymbolNodeT): SymbolView {
   const r = fromWireRange(s.range);
-  return { name: s.name, kind: s.kind, ...(s.detail ? { detail: s.detail } : {}), line: r.start.line, endLine: r.end.line, children: s.children.map(view) };
+  return {
+    name: s.name,
+    kind: s.kind,
+    ...(s.detail ? { detail: s.detail } : {}),
+    line: r.start.line,
+    endLine: r.end.line,
+    children: s.children.map(view),
+  };
 }
 
 function outline(list: SymbolView[], depth: number, out: string[]): void {
   for (const s of list) {
-    out.push(`${"  ".repeat(depth)}${s.kind} ${s.name}${s.detail ? ` ${s.detail}` : ""} (lines ${s.line}-${s.endLine})`);
+    out.push(
+      `${"  ".repeat(depth)}${s.kind} ${s.name}${s.detail ? ` ${s.detail}` : ""} (lines ${s.line}-${s.endLine})`,
+    );
     outline(s.children, depth + 1, out);
   }
 }
@@ -42,7 +51,9 @@ export default defineTool({
     const lines: string[] = [];
     outline(symbols, 0, lines);
     return {
-      text: symbols.length ? `Symbols of ${args.path}:\n${lines.join("\n")}` : `No symbols in ${args.path} (no language service for it, or it is still loading).`,
+      text: symbols.length
+        ? `Symbols of ${args.path}:\n${lines.join("\n")}`
+        : `No symbols in ${args.path} (no language service for it, or it is still loading).`,
       structured: { path: args.path, symbols },
     };
   },

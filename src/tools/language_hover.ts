@@ -1,6 +1,6 @@
 import { z } from "zod";
+import { callBridge, EDITOR_READ, fromWireRange, PositionInput, resolveForEditor, toWirePos } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
-import { EDITOR_READ, PositionInput, callBridge, fromWireRange, resolveForEditor, toWirePos } from "./editor_common.ts";
 
 export default defineTool({
   name: "language_hover",

@@ -1,6 +1,14 @@
 import { z } from "zod";
+import {
+  callBridge,
+  displayPath,
+  EDITOR_READ,
+  fromWireRange,
+  PositionInput,
+  resolveForEditor,
+  toWirePos,
+} from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
-import { EDITOR_READ, PositionInput, callBridge, displayPath, fromWireRange, resolveForEditor, toWirePos } from "./editor_common.ts";
 
 export default defineTool({
   name: "language_references",

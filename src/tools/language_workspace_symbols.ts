@@ -1,6 +1,6 @@
 import { z } from "zod";
+import { callBridge, displayPath, EDITOR_READ, fromWireRange } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
-import { EDITOR_READ, callBridge, displayPath, fromWireRange } from "./editor_common.ts";
 
 export default defineTool({
   name: "language_workspace_symbols",
@@ -25,9 +25,14 @@ export default defineTool({
       range: fromWireRange(s.location.range),
     }));
     const symbols = all.slice(0, args.limit ?? 100);
-    const lines = symbols.map((s) => `${s.path}:${s.range.start.line}:${s.range.start.column} ${s.kind} ${s.containerName ? `${s.containerName}.` : ""}${s.name}`);
+    const lines = symbols.map(
+      (s) =>
+        `${s.path}:${s.range.start.line}:${s.range.start.column} ${s.kind} ${s.containerName ? `${s.containerName}.` : ""}${s.name}`,
+    );
     return {
-      text: symbols.length ? `${all.length} symbol(s) matching "${args.query}":\n${lines.join("\n")}` : `No symbols match "${args.query}".`,
+      text: symbols.length
+        ? `${all.length} symbol(s) matching "${args.query}":\n${lines.join("\n")}`
+        : `No symbols match "${args.query}".`,
       structured: { total: all.length, symbols },
     };
   },

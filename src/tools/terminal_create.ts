@@ -12,13 +12,19 @@ export default defineTool({
     "The cwd must lie inside the workspace. Returns the terminal id; read its screen and output with terminal_read, and kill " +
     "it with terminal_kill when done. Commands run with the user's rights: they can change files and reach the network.",
   input: z.object({
-    command: z.string().min(1).optional().describe("Program to run (looked up on PATH); default the user's shell ($SHELL, else bash, else sh)."),
+    command: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Program to run (looked up on PATH); default the user's shell ($SHELL, else bash, else sh)."),
     args: z.array(z.string()).max(1000).optional().describe("Arguments for the program."),
     cwd: z
       .string()
       .min(1)
       .optional()
-      .describe("Working directory relative to the workspace root, or absolute inside a root; default the primary root."),
+      .describe(
+        "Working directory relative to the workspace root, or absolute inside a root; default the primary root.",
+      ),
     env: z
       .record(z.string(), z.string())
       .optional()

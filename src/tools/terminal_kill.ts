@@ -15,7 +15,9 @@ export default defineTool({
     signal: z
       .enum(["SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGKILL", "SIGUSR1", "SIGUSR2"])
       .optional()
-      .describe("Signal to send first (default SIGTERM); SIGKILL follows if the terminal has not exited after the grace period."),
+      .describe(
+        "Signal to send first (default SIGTERM); SIGKILL follows if the terminal has not exited after the grace period.",
+      ),
     remove: z.boolean().optional().describe("Also forget the terminal and its output (default false)."),
   }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },

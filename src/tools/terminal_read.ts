@@ -15,17 +15,35 @@ export default defineTool({
     view: z
       .enum(["screen", "output", "both"])
       .optional()
-      .describe('"screen" (default): the rendered screen; "output": raw output since offset (escape codes removed in the text); "both".'),
-    offset: z.number().int().min(0).optional().describe("Read raw output from this offset (a previous nextOffset); default the oldest output still held."),
-    maxBytes: z.number().int().min(0).max(4 * 1024 * 1024).optional().describe("Cap on the raw output returned, in characters (default 262144)."),
-    scrollback: z.boolean().optional().describe("Include the lines scrolled off the top of the screen (default false)."),
+      .describe(
+        '"screen" (default): the rendered screen; "output": raw output since offset (escape codes removed in the text); "both".',
+      ),
+    offset: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe("Read raw output from this offset (a previous nextOffset); default the oldest output still held."),
+    maxBytes: z
+      .number()
+      .int()
+      .min(0)
+      .max(4 * 1024 * 1024)
+      .optional()
+      .describe("Cap on the raw output returned, in characters (default 262144)."),
+    scrollback: z
+      .boolean()
+      .optional()
+      .describe("Include the lines scrolled off the top of the screen (default false)."),
     waitMs: z
       .number()
       .int()
       .min(0)
       .max(60_000)
       .optional()
-      .describe("If there is no output after offset yet, wait up to this many milliseconds for some (or for the exit). Default 0."),
+      .describe(
+        "If there is no output after offset yet, wait up to this many milliseconds for some (or for the exit). Default 0.",
+      ),
   }),
   annotations: READ_ONLY,
   async execute(args, ctx) {
@@ -41,7 +59,8 @@ export default defineTool({
     const range = `output ${r.from}-${r.nextOffset} of ${r.end}; nextOffset ${r.nextOffset}`;
     parts.push(r.dropped ? `${range} (older output was dropped: the buffer is bounded)` : range);
     if (r.nextOffset < r.end) parts.push(`[more output: read again with offset ${r.nextOffset}]`);
-    if (view !== "output") parts.push(`--- screen (cursor at row ${r.cursor.y + 1}, column ${r.cursor.x + 1}) ---`, r.screen);
+    if (view !== "output")
+      parts.push(`--- screen (cursor at row ${r.cursor.y + 1}, column ${r.cursor.x + 1}) ---`, r.screen);
     if (view !== "screen") parts.push("--- output ---", plainOutput(r.output));
     return {
       text: parts.join("\n"),

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import type { Core } from "../core/core.ts";
-import { CcbError } from "../core/errors.ts";
 import { mapTaggedPaths } from "../core/editor-contract.ts";
-import { defineTool } from "./kernel.ts";
+import { CcbError } from "../core/errors.ts";
 import { callBridge } from "./editor_common.ts";
+import { defineTool } from "./kernel.ts";
 
 /** Confine every path inside tagged arguments before the command runs (the bridge server checks again). */
 async function confineArgs(core: Core, value: unknown): Promise<unknown> {
@@ -27,8 +27,11 @@ export default defineTool({
     'Example: command "vscode.executeDefinitionProvider", args [{"$type":"uri","path":"src/a.ts"},{"$type":"position","line":3,"character":10}]. ' +
     "Commands can change anything the workbench can: prefer the dedicated tools when one exists. Needs the editor bridge.",
   input: z.object({
-    command: z.string().min(1).describe("The command id, e.g. \"editor.action.formatDocument\"."),
-    args: z.array(z.unknown()).optional().describe("Positional arguments: plain JSON or tagged VS Code values ($type uri/position/range/location)."),
+    command: z.string().min(1).describe('The command id, e.g. "editor.action.formatDocument".'),
+    args: z
+      .array(z.unknown())
+      .optional()
+      .describe("Positional arguments: plain JSON or tagged VS Code values ($type uri/position/range/location)."),
   }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   needsBridge: true,
@@ -39,6 +42,9 @@ export default defineTool({
     const json = JSON.stringify(r.result ?? null, null, 2);
     const max = 100_000;
     const text = json.length > max ? `${json.slice(0, max)}\n... (result cut at ${max} characters)` : json;
-    return { text: `Command ${args.command} returned:\n${text}`, structured: { command: args.command, result: r.result ?? null } };
+    return {
+      text: `Command ${args.command} returned:\n${text}`,
+      structured: { command: args.command, result: r.result ?? null },
+    };
   },
 });

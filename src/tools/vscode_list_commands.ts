@@ -1,6 +1,6 @@
 import { z } from "zod";
+import { callBridge, EDITOR_READ } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
-import { EDITOR_READ, callBridge } from "./editor_common.ts";
 
 export default defineTool({
   name: "vscode_list_commands",
@@ -9,8 +9,11 @@ export default defineTool({
     "List the command ids registered in the live workbench (built-in and extension commands), for vscode_execute_command. " +
     "Filter by a case-insensitive substring. Needs the editor bridge.",
   input: z.object({
-    filter: z.string().optional().describe("Case-insensitive substring the command id must contain, e.g. \"format\"."),
-    includeInternal: z.boolean().optional().describe("Include internal commands whose ids start with an underscore (default false)."),
+    filter: z.string().optional().describe('Case-insensitive substring the command id must contain, e.g. "format".'),
+    includeInternal: z
+      .boolean()
+      .optional()
+      .describe("Include internal commands whose ids start with an underscore (default false)."),
     limit: z.number().int().min(1).max(5000).optional().describe("Most ids to return (default 500)."),
   }),
   annotations: EDITOR_READ,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { CcbError } from "../core/errors.ts";
-import { defineTool } from "./kernel.ts";
 import { callBridge, editorLine, resolveForEditor } from "./editor_common.ts";
+import { defineTool } from "./kernel.ts";
 
 export default defineTool({
   name: "vscode_open",
@@ -11,7 +11,12 @@ export default defineTool({
     "The workbench address goes to the host application only (result metadata), never into this text. " +
     "Fails with BRIDGE_UNAVAILABLE, saying why, when no workbench runs.",
   input: z.object({
-    path: z.string().optional().describe("A file to open in the workbench (relative to the workspace root, or absolute inside it). Omit to only show the workbench."),
+    path: z
+      .string()
+      .optional()
+      .describe(
+        "A file to open in the workbench (relative to the workspace root, or absolute inside it). Omit to only show the workbench.",
+      ),
   }),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   needsBridge: true,

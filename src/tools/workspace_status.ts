@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { defineTool, READ_ONLY } from "./kernel.ts";
-import { CCB_VERSION } from "../core/version.ts";
 import { jsRuntime } from "../core/js-runtime.ts";
+import { CCB_VERSION } from "../core/version.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
 
 export default defineTool({
   name: "workspace_status",
@@ -19,12 +19,18 @@ export default defineTool({
     const terminals = core.terminals.list();
     const running = terminals.filter((t) => t.running).length;
     const runtime = jsRuntime();
-    const roots = core.workspace.roots.map((path, i) => ({ name: core.workspace.names[i] as string, path, primary: i === 0 }));
+    const roots = core.workspace.roots.map((path, i) => ({
+      name: core.workspace.names[i] as string,
+      path,
+      primary: i === 0,
+    }));
     const lines = [
       `ccb ${CCB_VERSION} on ${process.platform} ${process.arch} (${runtime.name} ${runtime.version})`,
       `roots (${roots.length}):`,
       ...roots.map((r) => `  ${r.name}: ${r.path}${r.primary ? " (primary)" : ""}`),
-      search.engine === "ripgrep" ? `search: ripgrep (${search.rgVersion})` : `search: JS engine (${search.reason ?? "ripgrep not used"})`,
+      search.engine === "ripgrep"
+        ? `search: ripgrep (${search.rgVersion})`
+        : `search: JS engine (${search.reason ?? "ripgrep not used"})`,
       bridge.connected ? "editor bridge: connected" : `editor bridge: not connected (${bridge.reason})`,
       `terminals: ${terminals.length} (${running} running)`,
     ];
@@ -35,7 +41,11 @@ export default defineTool({
         platform: { os: process.platform, arch: process.arch, runtime: runtime.name, runtimeVersion: runtime.version },
         roots,
         primary: core.workspace.primary,
-        search: { engine: search.engine, ...(search.rgVersion ? { rgVersion: search.rgVersion } : {}), ...(search.reason ? { reason: search.reason } : {}) },
+        search: {
+          engine: search.engine,
+          ...(search.rgVersion ? { rgVersion: search.rgVersion } : {}),
+          ...(search.reason ? { reason: search.reason } : {}),
+        },
         bridge,
         terminals: { count: terminals.length, running },
       },

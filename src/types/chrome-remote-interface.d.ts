@@ -15,7 +15,10 @@ declare module "chrome-remote-interface" {
   function CDP(options?: Options): Promise<CdpClient>;
   namespace CDP {
     export type Client = CdpClient;
-    function List(options?: { host?: string; port?: number }): Promise<{ type: string; id: string; url: string; webSocketDebuggerUrl: string }[]>;
+    function List(options?: {
+      host?: string;
+      port?: number;
+    }): Promise<{ type: string; id: string; url: string; webSocketDebuggerUrl: string }[]>;
   }
   export default CDP;
 }

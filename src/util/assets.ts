@@ -29,7 +29,9 @@ const sha256 = (b: Uint8Array): string => createHash("sha256").update(b).digest(
 
 /** Build a pack (used by scripts/compile.mjs through the bundled build helper). */
 export function createPack(files: Array<{ path: string; data: Uint8Array }>): Buffer {
-  const header: PackHeader = { files: files.map((f) => ({ path: checkPath(f.path), size: f.data.byteLength, sha256: sha256(f.data) })) };
+  const header: PackHeader = {
+    files: files.map((f) => ({ path: checkPath(f.path), size: f.data.byteLength, sha256: sha256(f.data) })),
+  };
   const json = Buffer.from(JSON.stringify(header));
   const len = Buffer.alloc(4);
   len.writeUInt32LE(json.length);
@@ -57,7 +59,8 @@ export function packId(pack: Uint8Array): string {
 
 function checkPath(p: string): string {
   const n = normalize(p);
-  if (isAbsolute(p) || n !== p || n.split(sep).includes("..") || p === "" || p.startsWith(".ccb")) throw new Error(`bad asset path ${JSON.stringify(p)}`);
+  if (isAbsolute(p) || n !== p || n.split(sep).includes("..") || p === "" || p.startsWith(".ccb"))
+    throw new Error(`bad asset path ${JSON.stringify(p)}`);
   return p;
 }
 
@@ -102,7 +105,13 @@ export function statVerifyDir(dir: string, header: PackHeader): boolean {
     return false;
   }
   const seen = marker.seen;
-  if (!Array.isArray(seen) || !Array.isArray(marker.files) || marker.files.length !== header.files.length || seen.length !== header.files.length) return false;
+  if (
+    !Array.isArray(seen) ||
+    !Array.isArray(marker.files) ||
+    marker.files.length !== header.files.length ||
+    seen.length !== header.files.length
+  )
+    return false;
   for (let i = 0; i < header.files.length; i++) {
     const f = header.files[i] as PackFile;
     const m = marker.files[i];
@@ -110,7 +119,8 @@ export function statVerifyDir(dir: string, header: PackHeader): boolean {
     if (!m || !s || m.path !== f.path || m.size !== f.size || m.sha256 !== f.sha256) return false;
     try {
       const st = lstatSync(join(dir, f.path));
-      if (!st.isFile() || st.ino !== s[0] || st.size !== f.size || st.size !== s[1] || st.mtimeMs !== s[2]) return false;
+      if (!st.isFile() || st.ino !== s[0] || st.size !== f.size || st.size !== s[1] || st.mtimeMs !== s[2])
+        return false;
     } catch {
       return false;
     }
@@ -150,7 +160,8 @@ export function materializePack(pack: Uint8Array, root: string): string {
     for (const f of header.files) {
       const data = body.subarray(at, at + f.size);
       at += f.size;
-      if (data.length !== f.size || sha256(data) !== f.sha256) throw new Error(`asset ${f.path} does not match its SHA-256`);
+      if (data.length !== f.size || sha256(data) !== f.sha256)
+        throw new Error(`asset ${f.path} does not match its SHA-256`);
       mkdirSync(dirname(join(tmp, f.path)), { recursive: true, mode: 0o700 });
       writeFileSync(join(tmp, f.path), data, { mode: 0o600 });
     }
@@ -179,7 +190,9 @@ export function materializeInCache(pack: Uint8Array, cacheRoot: string): string 
     try {
       return materializePack(pack, join(tmpdir(), `ccb-${uid}`, "assets"));
     } catch {
-      throw new Error(`cannot unpack ccb's files into ${join(cacheRoot, "assets")}: ${(first as Error).message}. Set CCB_CACHE_DIR to a writable folder.`);
+      throw new Error(
+        `cannot unpack ccb's files into ${join(cacheRoot, "assets")}: ${(first as Error).message}. Set CCB_CACHE_DIR to a writable folder.`,
+      );
     }
   }
 }

@@ -4,7 +4,12 @@
  */
 export function selfCommand(args: string[]): { command: string; args: string[] } {
   const script = process.argv[1];
-  const compiled = typeof (globalThis as { Bun?: unknown }).Bun !== "undefined" && (!script || script.startsWith("/$bunfs/") || script.startsWith("B:/~BUN/"));
+  const compiled =
+    typeof (globalThis as { Bun?: unknown }).Bun !== "undefined" &&
+    (!script || script.startsWith("/$bunfs/") || script.startsWith("B:/~BUN/"));
   if (compiled || !script) return { command: process.execPath, args };
-  return { command: process.execPath, args: [...process.execArgv.filter((a) => !a.startsWith("--inspect")), script, ...args] };
+  return {
+    command: process.execPath,
+    args: [...process.execArgv.filter((a) => !a.startsWith("--inspect")), script, ...args],
+  };
 }

@@ -29,7 +29,11 @@ export const ALIVE_SCRIPT = `(function () {
 
 export function serveAliveScript(res: ServerResponse): void {
   res
-    .writeHead(200, { "content-type": "text/javascript; charset=utf-8", "cache-control": "no-store", "x-content-type-options": "nosniff" })
+    .writeHead(200, {
+      "content-type": "text/javascript; charset=utf-8",
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+    })
     .end(ALIVE_SCRIPT);
 }
 
@@ -40,14 +44,27 @@ export function injectAliveTag(html: string, scriptSrc: string): string {
   return i >= 0 ? `${html.slice(0, i)}${tag}${html.slice(i)}` : `${tag}${html}`;
 }
 
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding", "upgrade"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "content-length",
+  "content-encoding",
+  "upgrade",
+]);
 
 /**
  * Proxy the workbench's top-level page (a GET of `/ide/<key>/`) and add the liveness script.
  * Asks upstream for identity encoding so the body can be edited; Content-Length is recomputed.
  * Anything but a 200 text/html answer passes through unchanged (redirects, errors).
  */
-export function proxyWorkbenchPage(req: IncomingMessage, res: ServerResponse, target: { socketPath: string; path: string }, scriptSrc: string, log: Logger): void {
+export function proxyWorkbenchPage(
+  req: IncomingMessage,
+  res: ServerResponse,
+  target: { socketPath: string; path: string },
+  scriptSrc: string,
+  log: Logger,
+): void {
   const headers: Record<string, string | string[]> = {};
   for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && k !== "accept-encoding") headers[k] = v;
   headers["accept-encoding"] = "identity";
@@ -77,7 +94,10 @@ export function proxyWorkbenchPage(req: IncomingMessage, res: ServerResponse, ta
   });
   up.on("error", (err) => {
     log.debug(`workbench page proxy: ${err.message}`);
-    if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain; charset=utf-8" }).end("The workbench is not reachable right now (starting or restarting). Reload in a moment.");
+    if (!res.headersSent)
+      res
+        .writeHead(502, { "content-type": "text/plain; charset=utf-8" })
+        .end("The workbench is not reachable right now (starting or restarting). Reload in a moment.");
     else res.destroy();
   });
   req.on("aborted", () => up.destroy());

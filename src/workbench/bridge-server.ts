@@ -1,37 +1,37 @@
 import { randomBytes } from "node:crypto";
-import { tokensEqual } from "../util/secrets.ts";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { WebSocket, WebSocketServer, type RawData } from "ws";
+import { type RawData, WebSocket, WebSocketServer } from "ws";
 import type { EditorBridge } from "../core/bridge.ts";
 import type { Core } from "../core/core.ts";
-import { CcbError, ERROR_CODES, toCcbError, type ErrorCode } from "../core/errors.ts";
+import { CcbError, ERROR_CODES, type ErrorCode, toCcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { registerSecret } from "../core/secrets.ts";
 import { CCB_VERSION } from "../core/version.ts";
+import { tokensEqual } from "../util/secrets.ts";
 import {
   BRIDGE_PROTOCOL_VERSION,
+  type BridgeEvent,
   CLOSE_BAD_FRAME,
   CLOSE_BAD_TOKEN,
   CLOSE_SHUTDOWN,
   CLOSE_TIMEOUT,
   ExtensionFrame,
+  type ExtensionMethod,
+  extensionMethods,
   HELLO_TIMEOUT_MS,
   HelloFrame,
-  MAX_FRAME_BYTES,
-  PING_INTERVAL_MS,
-  SILENCE_TIMEOUT_MS,
-  extensionMethods,
   isExtensionMethod,
   isServerMethod,
+  MAX_FRAME_BYTES,
   mapTaggedPaths,
+  PING_INTERVAL_MS,
   parseFrame,
-  serverMethods,
-  type BridgeEvent,
-  type ExtensionMethod,
   type Role,
   type ServerFrame,
   type ServerMethod,
+  SILENCE_TIMEOUT_MS,
+  serverMethods,
 } from "./contract.ts";
 
 export interface BridgeServerOptions {
@@ -155,7 +155,8 @@ export class BridgeServer implements EditorBridge {
           log.warn("bridge: refused a connection with a wrong token");
           return ws.close(CLOSE_BAD_TOKEN, "bad token");
         }
-        if (hello.protocol !== BRIDGE_PROTOCOL_VERSION) return ws.close(CLOSE_BAD_FRAME, `protocol ${BRIDGE_PROTOCOL_VERSION} required`);
+        if (hello.protocol !== BRIDGE_PROTOCOL_VERSION)
+          return ws.close(CLOSE_BAD_FRAME, `protocol ${BRIDGE_PROTOCOL_VERSION} required`);
         touch();
         conn = new BridgeConnection(ws, ++this.#seq, hello);
         if (hello.focused) {
@@ -180,7 +181,11 @@ export class BridgeServer implements EditorBridge {
       this.#conns.delete(conn);
       for (const p of conn.pending.values()) {
         p.cleanup();
-        p.reject(new CcbError("BRIDGE_UNAVAILABLE", "The editor disconnected before answering.", { hint: "Retry once the workbench is back." }));
+        p.reject(
+          new CcbError("BRIDGE_UNAVAILABLE", "The editor disconnected before answering.", {
+            hint: "Retry once the workbench is back.",
+          }),
+        );
       }
       conn.pending.clear();
       this.#elect();
@@ -213,7 +218,9 @@ export class BridgeServer implements EditorBridge {
         conn.pending.delete(frame.id);
         p.cleanup();
         if (frame.error) {
-          const code: ErrorCode = (ERROR_CODES as readonly string[]).includes(frame.error.code) ? (frame.error.code as ErrorCode) : "BRIDGE_ERROR";
+          const code: ErrorCode = (ERROR_CODES as readonly string[]).includes(frame.error.code)
+            ? (frame.error.code as ErrorCode)
+            : "BRIDGE_ERROR";
           p.reject(new CcbError(code, frame.error.message, frame.error.hint ? { hint: frame.error.hint } : {}));
         } else p.resolve(frame.result);
         return;
@@ -244,7 +251,11 @@ export class BridgeServer implements EditorBridge {
       conn.send({ type: "response", id, result });
     } catch (err) {
       const e = toCcbError(err);
-      conn.send({ type: "response", id, error: { code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) } });
+      conn.send({
+        type: "response",
+        id,
+        error: { code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) },
+      });
     }
   }
 
@@ -267,7 +278,10 @@ export class BridgeServer implements EditorBridge {
       this.#o.log.info(`bridge: extension host ${best.seq} serves`);
       this.#o.core.bridge.set(this);
     } else if (!this.#closed) {
-      this.#o.core.bridge.clear(this.#o.idleReason?.() ?? "No workbench tab is connected, so there is no extension host to serve editor requests.");
+      this.#o.core.bridge.clear(
+        this.#o.idleReason?.() ??
+          "No workbench tab is connected, so there is no extension host to serve editor requests.",
+      );
     }
     for (const l of this.#roleListeners) l(best);
   }
@@ -298,11 +312,19 @@ export class BridgeServer implements EditorBridge {
     }
   }
 
-  async call(method: string, params: unknown, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<unknown> {
+  async call(
+    method: string,
+    params: unknown,
+    options: { signal?: AbortSignal; timeoutMs?: number } = {},
+  ): Promise<unknown> {
     if (!isExtensionMethod(method)) throw new CcbError("INVALID_ARGUMENT", `Unknown editor method: ${method}`);
     const spec = extensionMethods[method];
     const checked = spec.params.safeParse(params);
-    if (!checked.success) throw new CcbError("INVALID_ARGUMENT", `Invalid parameters for ${method}: ${checked.error.issues[0]?.message ?? ""}`);
+    if (!checked.success)
+      throw new CcbError(
+        "INVALID_ARGUMENT",
+        `Invalid parameters for ${method}: ${checked.error.issues[0]?.message ?? ""}`,
+      );
     const confined = await this.#confine(method, checked.data as Record<string, unknown>);
     const conn = this.#active;
     if (!conn) this.#o.core.bridge.require(); // throws BRIDGE_UNAVAILABLE with the reason
@@ -310,7 +332,12 @@ export class BridgeServer implements EditorBridge {
   }
 
   /** A call on one given extension host (params already checked and confined by the caller). */
-  async callOn(c: BridgeConnection, method: ExtensionMethod, params: unknown, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<unknown> {
+  async callOn(
+    c: BridgeConnection,
+    method: ExtensionMethod,
+    params: unknown,
+    options: { signal?: AbortSignal; timeoutMs?: number } = {},
+  ): Promise<unknown> {
     const spec = extensionMethods[method];
     options.signal?.throwIfAborted();
     const timeoutMs = options.timeoutMs ?? spec.timeoutMs;
@@ -330,7 +357,11 @@ export class BridgeServer implements EditorBridge {
         timer = setTimeout(() => {
           c.pending.delete(id);
           cleanup();
-          reject(new CcbError("TIMEOUT", `The editor did not answer ${method} within ${Math.round(timeoutMs / 1000)} s.`, { hint: "The workbench may be busy; retry." }));
+          reject(
+            new CcbError("TIMEOUT", `The editor did not answer ${method} within ${Math.round(timeoutMs / 1000)} s.`, {
+              hint: "The workbench may be busy; retry.",
+            }),
+          );
         }, timeoutMs);
       }
       options.signal?.addEventListener("abort", onAbort, { once: true });
@@ -347,7 +378,8 @@ export class BridgeServer implements EditorBridge {
     const ws = this.#o.core.workspace;
     const out = { ...params };
     if (typeof params.path === "string") out.path = (await ws.resolve(params.path)).abs;
-    if (typeof params.vsixPath === "string") out.vsixPath = (await ws.resolve(params.vsixPath, { mustExist: true })).abs;
+    if (typeof params.vsixPath === "string")
+      out.vsixPath = (await ws.resolve(params.vsixPath, { mustExist: true })).abs;
     if (method === "commands.execute") {
       try {
         out.args = await mapTaggedPaths(params.args, async (p) => (await ws.resolve(p)).abs);

@@ -13,7 +13,12 @@ import { MAX_FRAME_BYTES } from "./contract.ts";
  * `/bridge` (loopback gateway only): the extension host is not a browser, so any Origin is refused;
  * its token travels in the first frame (`hello`, checked in constant time within 5 s, else 4401/4408).
  */
-export const BRIDGE_POLICY: EdgePolicy = { name: "bridge", origin: { kind: "none" }, auth: [], maxFrameBytes: MAX_FRAME_BYTES };
+export const BRIDGE_POLICY: EdgePolicy = {
+  name: "bridge",
+  origin: { kind: "none" },
+  auth: [],
+  maxFrameBytes: MAX_FRAME_BYTES,
+};
 
 /** A gateway (src/net) the workbench mounts its routes on, and the base URL browsers reach it at. */
 export interface WorkbenchHttp {
@@ -39,10 +44,22 @@ export function workbenchPolicy(session: BrowserSession): EdgePolicy {
  * (request bodies stream through untouched). The gateway lets through only requests carrying the
  * browser session's cookie (obtained from a one-time link), from the gateway's own origin.
  */
-export function mountWorkbenchProxy(http: WorkbenchHttp, basePath: string, target: ProxyTarget, session: BrowserSession, log: Logger): () => void {
+export function mountWorkbenchProxy(
+  http: WorkbenchHttp,
+  basePath: string,
+  target: ProxyTarget,
+  session: BrowserSession,
+  log: Logger,
+): () => void {
   // toProxy keeps req.url as the outgoing path: otherwise http-proxy runs the deprecated url.parse
   // (DEP0169) on every request path.
-  const proxy = httpProxy.createProxyServer({ ws: true, xfwd: true, changeOrigin: false, proxyTimeout: 0, toProxy: true });
+  const proxy = httpProxy.createProxyServer({
+    ws: true,
+    xfwd: true,
+    changeOrigin: false,
+    proxyTimeout: 0,
+    toProxy: true,
+  });
   proxy.on("error", (err, _req, resOrSocket) => {
     log.debug(`workbench proxy: ${err.message}`);
     if (resOrSocket && "writeHead" in resOrSocket) {
@@ -107,7 +124,12 @@ export interface SessionInfo {
  * `/session.json` and `/app` (a page framing the workbench): the workbench cookie (from a one-time
  * link, e.g. `/app?ccb_ott=...`) or, for programs, the bearer token when one is set.
  */
-export function mountSessionRoutes(http: WorkbenchHttp, session: BrowserSession, authToken: string | undefined, info: () => SessionInfo): void {
+export function mountSessionRoutes(
+  http: WorkbenchHttp,
+  session: BrowserSession,
+  authToken: string | undefined,
+  info: () => SessionInfo,
+): void {
   const policy: EdgePolicy = {
     name: "session",
     origin: { kind: "same" },
@@ -119,7 +141,9 @@ export function mountSessionRoutes(http: WorkbenchHttp, session: BrowserSession,
     "GET",
     "/session.json",
     (_req, res) => {
-      res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify(info()));
+      res
+        .writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
+        .end(JSON.stringify(info()));
     },
     policy,
   );
@@ -137,7 +161,8 @@ export function mountSessionRoutes(http: WorkbenchHttp, session: BrowserSession,
         .writeHead(200, {
           "content-type": "text/html; charset=utf-8",
           "cache-control": "no-store",
-          "content-security-policy": "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-src 'self'",
+          "content-security-policy":
+            "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-src 'self'",
         })
         .end(html);
     },

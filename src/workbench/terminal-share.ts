@@ -22,10 +22,15 @@ export class TerminalShare {
     this.#offs.push(
       core.terminals.onEvent((ev) => {
         if (ev.type === "created") void this.#attachToActive(ev.id);
-        else if (ev.type === "data" && ev.data !== undefined) this.#forEachAttached(ev.id, (c) => bridge.notify({ type: "terminalData", id: ev.id, data: ev.data as string }, c));
+        else if (ev.type === "data" && ev.data !== undefined)
+          this.#forEachAttached(ev.id, (c) =>
+            bridge.notify({ type: "terminalData", id: ev.id, data: ev.data as string }, c),
+          );
         else if (ev.type === "exit") {
           const info = core.terminals.list().find((t) => t.id === ev.id);
-          this.#forEachAttached(ev.id, (c) => bridge.notify({ type: "terminalExit", id: ev.id, exitCode: info?.exitCode ?? null }, c));
+          this.#forEachAttached(ev.id, (c) =>
+            bridge.notify({ type: "terminalExit", id: ev.id, exitCode: info?.exitCode ?? null }, c),
+          );
         }
       }),
       bridge.onActiveChange((active) => {
@@ -60,7 +65,12 @@ export class TerminalShare {
     try {
       const r = await this.core.terminals.read(id, { scrollback: true });
       const info = r.info;
-      await this.bridge.callOn(conn, "terminal.attach", { id, title: `${info.title} (${id})`, backlog: r.output, focus: false });
+      await this.bridge.callOn(conn, "terminal.attach", {
+        id,
+        title: `${info.title} (${id})`,
+        backlog: r.output,
+        focus: false,
+      });
     } catch (err) {
       ids.delete(id);
       this.log.debug(`terminal ${id}: not shown in the workbench: ${(err as Error).message}`);

@@ -12,11 +12,19 @@ import { repoRoot } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 const gitEnv = { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" };
-const git = (cwd: string, ...args: string[]) => execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], { cwd, env: gitEnv, stdio: "pipe" });
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=t", ...args], {
+    cwd,
+    env: gitEnv,
+    stdio: "pipe",
+  });
 
 async function rejectsCode(p: Promise<unknown>, code: string, re?: RegExp): Promise<Error> {
   let caught: unknown;
-  await p.then(() => assert.fail(`expected ${code}`), (e) => (caught = e));
+  await p.then(
+    () => assert.fail(`expected ${code}`),
+    (e) => (caught = e),
+  );
   assert.ok(isCcbError(caught, code as never), `expected ${code}, got ${String(caught)}`);
   if (re) assert.match((caught as Error).message, re);
   return caught as Error;
@@ -49,7 +57,10 @@ describe("file tools: nested repositories are git's, never the file tools'", () 
   it("refuses the .git pointer file and nested .git folders", async () => {
     await rejectsCode(files.write("sub3/.git", "gitdir: ../elsewhere\n"), "PERMISSION_DENIED");
     await rejectsCode(files.write("sub2/.git/config", "[core]\n"), "PERMISSION_DENIED");
-    await rejectsCode(files.write("new/.git/HEAD", "ref: refs/heads/main\n", { createParents: true }), "PERMISSION_DENIED");
+    await rejectsCode(
+      files.write("new/.git/HEAD", "ref: refs/heads/main\n", { createParents: true }),
+      "PERMISSION_DENIED",
+    );
     assert.ok(!existsSync(join(root, "new")), "nothing was created on the way");
   });
 
@@ -71,7 +82,8 @@ describe("file tools: nested repositories are git's, never the file tools'", () 
     await rejectsCode(files.move("sub2", "moved-repo"), "PERMISSION_DENIED");
     await rejectsCode(files.move("gd", "gd2"), "PERMISSION_DENIED");
     await rejectsCode(files.move("top.txt", "gd/top.txt"), "PERMISSION_DENIED");
-    for (const p of ["gd/HEAD", "sub2/.git/HEAD", "sub3/.git", "sub3/a.txt", "src-dir/x.txt", "top.txt"]) assert.ok(existsSync(join(root, p)), p);
+    for (const p of ["gd/HEAD", "sub2/.git/HEAD", "sub3/.git", "sub3/a.txt", "src-dir/x.txt", "top.txt"])
+      assert.ok(existsSync(join(root, p)), p);
     // Positive control: an ordinary directory is deleted and moved.
     await files.move("src-dir", "dst-dir");
     await files.delete("dst-dir", { recursive: true });
@@ -94,8 +106,13 @@ describe("file tools: hard links and over-long names", () => {
   after(() => t.cleanup());
 
   it("fs_write to a hard-linked name reveals nothing about the outside file", async () => {
-    const secretHash = execFileSync("sha256sum", [join(outside, "secret.txt")]).toString().split(" ")[0] as string;
-    const e = await rejectsCode(files.write("hard.txt", "x", { expectedVersion: secretHash }), "PATH_OUTSIDE_WORKSPACE");
+    const secretHash = execFileSync("sha256sum", [join(outside, "secret.txt")])
+      .toString()
+      .split(" ")[0] as string;
+    const e = await rejectsCode(
+      files.write("hard.txt", "x", { expectedVersion: secretHash }),
+      "PATH_OUTSIDE_WORKSPACE",
+    );
     assert.ok(!JSON.stringify({ m: e.message, d: (e as { details?: unknown }).details }).includes(secretHash));
     await rejectsCode(files.write("hard.txt", "x", { expectedVersion: "0".repeat(64) }), "PATH_OUTSIDE_WORKSPACE");
     await rejectsCode(files.delete("hard.txt", { expectedVersion: secretHash }), "PATH_OUTSIDE_WORKSPACE");
@@ -116,7 +133,11 @@ describe("file tools: hard links and over-long names", () => {
 
 describe("kill -9 during a large write", { timeout: 300_000 }, () => {
   const runWriter = (ws: string, env: NodeJS.ProcessEnv, mib: number) =>
-    spawn(process.execPath, ["--import", "tsx", join(repoRoot, "test/fixtures/big-writer.ts"), ws, "big.bin", String(mib)], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "inherit"] });
+    spawn(
+      process.execPath,
+      ["--import", "tsx", join(repoRoot, "test/fixtures/big-writer.ts"), ws, "big.bin", String(mib)],
+      { cwd: repoRoot, env, stdio: ["ignore", "pipe", "inherit"] },
+    );
 
   it("leaves the old file and nothing else in the workspace; the next start removes the temp file", async () => {
     await using t = tmpdirFixture({ prefix: "ccb-kill-" });
@@ -143,7 +164,10 @@ describe("kill -9 during a large write", { timeout: 300_000 }, () => {
     assert.ok(caught, "the writer was killed while its temp file existed (mid-write)");
     assert.deepEqual(readdirSync(ws), ["big.bin"], "nothing but the target in the workspace");
     assert.equal(readFileSync(join(ws, "big.bin"), "utf8"), "old\n", "the old content, whole");
-    assert.ok(readdirSync(priv).length > 0, "the dead writer's temp file is in ccb's private folder, outside the workspace");
+    assert.ok(
+      readdirSync(priv).length > 0,
+      "the dead writer's temp file is in ccb's private folder, outside the workspace",
+    );
     const next = runWriter(ws, env, 0);
     await new Promise((r) => next.once("exit", r));
     assert.deepEqual(readdirSync(priv), [], "the next start removed the dead process's temp file");

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { appendFileSync, linkSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { connectStdio, type StdioPeer } from "../e2e/serve-helpers.ts";
 import { git, gitMayFail } from "../helpers/git.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { connectStdio, type StdioPeer } from "../e2e/serve-helpers.ts";
 
 /*
  * git reads and writes only confined, single-link files. A workspace file hard-linked to an
@@ -81,7 +81,11 @@ describe("git_run: hard links and paths inside values", () => {
   it("the blob of a hard-linked index entry is not shown (show :hard, HEAD:hard, cat-file)", async () => {
     // As if a terminal had staged it: the index blob holds the outside content.
     git(ws.path, "add", "hard");
-    assert.match(gitMayFail(ws.path, "show", ":hard").stdout, new RegExp(SECRET), "control: plain git shows the outside content");
+    assert.match(
+      gitMayFail(ws.path, "show", ":hard").stdout,
+      new RegExp(SECRET),
+      "control: plain git shows the outside content",
+    );
     await refusedWithoutLeak("git_run", { args: ["show", ":hard"] }, /hard-linked/);
     await refusedWithoutLeak("git_run", { args: ["show", ":0:hard"] }, /hard-linked/);
     await refusedWithoutLeak("git_run", { args: ["cat-file", "-p", ":hard"] }, /hard-linked/);
@@ -94,7 +98,11 @@ describe("git_run: hard links and paths inside values", () => {
     const twin = join(ws.path, "twin");
     linkSync(secretFile, twin);
     renameSync(twin, join(ws.path, "a.txt"));
-    assert.match(gitMayFail(ws.path, "diff").stdout, new RegExp(SECRET), "control: plain git diff prints the outside content");
+    assert.match(
+      gitMayFail(ws.path, "diff").stdout,
+      new RegExp(SECRET),
+      "control: plain git diff prints the outside content",
+    );
     await refusedWithoutLeak("git_diff", {}, /hard-linked/);
     await refusedWithoutLeak("git_run", { args: ["diff"] }, /hard-linked/);
     await refusedWithoutLeak("git_run", { args: ["stash"] }, /hard-linked/);
@@ -106,12 +114,44 @@ describe("git_run: hard links and paths inside values", () => {
   });
 
   it("-c commit.template and blame.ignoreRevsFile naming an outside file are refused", async () => {
-    await refusedWithoutLeak("git_run", { args: ["-c", `commit.template=${templateFile}`, "commit", "--allow-empty", "--cleanup=verbatim"] }, /outside the workspace/);
-    await refusedWithoutLeak("git_run", { args: ["-c", `commit.template=../${join("..", outside.path)}/template.txt`, "commit", "--allow-empty", "--cleanup=verbatim"] }, /outside the workspace/);
-    await refusedWithoutLeak("git_run", { args: ["-c", "commit.template=hard", "commit", "--allow-empty", "--cleanup=verbatim"] }, /hard-linked/);
-    await refusedWithoutLeak("git_run", { args: ["-c", `blame.ignoreRevsFile=${revsFile}`, "blame", "a.txt"] }, /outside the workspace/);
-    await refusedWithoutLeak("git_run", { args: ["-c", `core.excludesFile=${secretFile}`, "status"] }, /outside the workspace/);
-    await refusedWithoutLeak("git_run", { args: ["-c", `mailmap.file=${secretFile}`, "log", "-1"] }, /outside the workspace/);
+    await refusedWithoutLeak(
+      "git_run",
+      { args: ["-c", `commit.template=${templateFile}`, "commit", "--allow-empty", "--cleanup=verbatim"] },
+      /outside the workspace/,
+    );
+    await refusedWithoutLeak(
+      "git_run",
+      {
+        args: [
+          "-c",
+          `commit.template=../${join("..", outside.path)}/template.txt`,
+          "commit",
+          "--allow-empty",
+          "--cleanup=verbatim",
+        ],
+      },
+      /outside the workspace/,
+    );
+    await refusedWithoutLeak(
+      "git_run",
+      { args: ["-c", "commit.template=hard", "commit", "--allow-empty", "--cleanup=verbatim"] },
+      /hard-linked/,
+    );
+    await refusedWithoutLeak(
+      "git_run",
+      { args: ["-c", `blame.ignoreRevsFile=${revsFile}`, "blame", "a.txt"] },
+      /outside the workspace/,
+    );
+    await refusedWithoutLeak(
+      "git_run",
+      { args: ["-c", `core.excludesFile=${secretFile}`, "status"] },
+      /outside the workspace/,
+    );
+    await refusedWithoutLeak(
+      "git_run",
+      { args: ["-c", `mailmap.file=${secretFile}`, "log", "-1"] },
+      /outside the workspace/,
+    );
     await refusedWithoutLeak("git_run", { args: ["config", "commit.template", templateFile] }, /outside the workspace/);
     assert.doesNotMatch(git(ws.path, "log", "--format=%B"), new RegExp(SECRET));
     // Controls: plain git takes both files.
@@ -120,17 +160,33 @@ describe("git_run: hard links and paths inside values", () => {
   });
 
   it("option values naming an outside or hard-linked file are refused (-F, --template, --ignore-revs-file, --contents)", async () => {
-    await refusedWithoutLeak("git_run", { args: ["commit", "--allow-empty", "-F", templateFile] }, /outside the workspace/);
+    await refusedWithoutLeak(
+      "git_run",
+      { args: ["commit", "--allow-empty", "-F", templateFile] },
+      /outside the workspace/,
+    );
     await refusedWithoutLeak("git_run", { args: ["commit", "--allow-empty", "-F", "hard"] }, /hard-linked/);
-    await refusedWithoutLeak("git_run", { args: ["commit", "--allow-empty", `--template=${templateFile}`] }, /outside the workspace/);
-    await refusedWithoutLeak("git_run", { args: ["blame", `--ignore-revs-file=${revsFile}`, "a.txt"] }, /outside the workspace/);
+    await refusedWithoutLeak(
+      "git_run",
+      { args: ["commit", "--allow-empty", `--template=${templateFile}`] },
+      /outside the workspace/,
+    );
+    await refusedWithoutLeak(
+      "git_run",
+      { args: ["blame", `--ignore-revs-file=${revsFile}`, "a.txt"] },
+      /outside the workspace/,
+    );
     await refusedWithoutLeak("git_run", { args: ["blame", "--contents", "hard", "a.txt"] }, /hard-linked/);
     assert.doesNotMatch(git(ws.path, "log", "--format=%B"), new RegExp(SECRET));
   });
 
   it("a path-valued key planted in the repository config blocks git until removed", async () => {
     appendFileSync(join(ws.path, ".git", "config"), `[commit]\n\ttemplate = ${templateFile}\n`);
-    await refusedWithoutLeak("git_run", { args: ["commit", "--allow-empty", "--cleanup=verbatim"] }, /commit\.template/);
+    await refusedWithoutLeak(
+      "git_run",
+      { args: ["commit", "--allow-empty", "--cleanup=verbatim"] },
+      /commit\.template/,
+    );
     await refusedWithoutLeak("git_status", {}, /commit\.template/);
     const unset = await call("git_run", { args: ["config", "--unset", "commit.template"] });
     assert.equal(unset.isError, false, unset.text);
@@ -140,6 +196,10 @@ describe("git_run: hard links and paths inside values", () => {
 
   it("control: plain git writes the outside file through --output=hard", () => {
     git(ws.path, "log", "-1", "--output=hard");
-    assert.doesNotMatch(readFileSync(secretFile, "utf8"), new RegExp(`^${SECRET}\\n$`), "plain git overwrote the outside file through the hard link");
+    assert.doesNotMatch(
+      readFileSync(secretFile, "utf8"),
+      new RegExp(`^${SECRET}\\n$`),
+      "plain git overwrote the outside file through the hard link",
+    );
   });
 });

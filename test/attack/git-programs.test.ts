@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { appendFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
+import { connectStdio, type StdioPeer } from "../e2e/serve-helpers.ts";
 import { git, gitMayFail } from "../helpers/git.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { connectStdio, type StdioPeer } from "../e2e/serve-helpers.ts";
 
 /*
  * git must never run a program the workspace controls, whatever the repository layout. Each
@@ -90,7 +90,11 @@ async function tryEverything(s: Scenario, cwds: string[]): Promise<string[]> {
     for (const [name, args] of attempts) {
       const r = await s.call(name, args);
       seen.push(`${name} ${JSON.stringify(args)} -> ${r.isError ? "error" : "ok"}: ${r.text.split("\n")[0]}`);
-      assert.equal(s.ran(), false, `the workspace's program ran through ${name} ${JSON.stringify(args)}:\n${seen.join("\n")}`);
+      assert.equal(
+        s.ran(),
+        false,
+        `the workspace's program ran through ${name} ${JSON.stringify(args)}:\n${seen.join("\n")}`,
+      );
     }
   }
   return seen;
@@ -104,7 +108,10 @@ function touchSameSize(file: string, text: string): void {
 test("separate git dir: `init --separate-git-dir=gd sub3`, a filter planted in gd/config", async () => {
   await using s = await scenario();
   await s.gitOk(".", ["init", "--separate-git-dir=gd", "sub3"]);
-  assert.equal((await s.call("fs_write", { path: "sub3/.gitattributes", content: "*.txt filter=evil diff=evil\n" })).isError, false);
+  assert.equal(
+    (await s.call("fs_write", { path: "sub3/.gitattributes", content: "*.txt filter=evil diff=evil\n" })).isError,
+    false,
+  );
   assert.equal((await s.call("fs_write", { path: "sub3/a.txt", content: "a\n" })).isError, false);
   await s.gitOk("sub3", ["config", "user.name", "attacker"]);
   await s.gitOk("sub3", ["config", "user.email", "attacker@example.com"]);
@@ -115,7 +122,10 @@ test("separate git dir: `init --separate-git-dir=gd sub3`, a filter planted in g
   assert.match(git(s.ws, "ls-files", "-s", "sub3"), /^160000 /, "sub3 is a gitlink");
   const planted = `[filter "evil"]\n\tclean = ${s.program}\n\tsmudge = ${s.program}\n[diff "evil"]\n\ttextconv = ${s.program} <\n`;
   // The file tools may refuse to write into a git directory; plant it directly as a terminal could.
-  const w = await s.call("fs_write", { path: "gd/config", content: `[core]\n\trepositoryformatversion = 0\n\tbare = false\n${planted}` });
+  const w = await s.call("fs_write", {
+    path: "gd/config",
+    content: `[core]\n\trepositoryformatversion = 0\n\tbare = false\n${planted}`,
+  });
   if (w.isError) appendFileSync(join(s.ws, "gd", "config"), planted);
   touchSameSize(join(s.ws, "sub3", "a.txt"), "b\n");
   const seen = await tryEverything(s, [".", "sub3"]);
@@ -136,7 +146,10 @@ test("gitlink without a .gitmodules entry: sub2/.git/config sets a filter and a 
   git(s.ws, "add", "sub2");
   git(s.ws, "commit", "-q", "-m", "gitlink");
   assert.equal(existsSync(join(s.ws, ".gitmodules")), false);
-  appendFileSync(join(sub, ".git", "config"), `[filter "evil"]\n\tclean = ${s.program}\n[diff "evil"]\n\ttextconv = ${s.program} <\n`);
+  appendFileSync(
+    join(sub, ".git", "config"),
+    `[filter "evil"]\n\tclean = ${s.program}\n[diff "evil"]\n\ttextconv = ${s.program} <\n`,
+  );
   touchSameSize(join(sub, "a.txt"), "b\n");
   await tryEverything(s, ["."]);
 
@@ -155,9 +168,16 @@ test("absorbed submodule: a filter planted in .git/modules/<name>/config", async
   git(src, "commit", "-q", "-m", "s");
   git(s.ws, "-c", "protocol.file.allow=always", "submodule", "add", "-q", "./src-repo", "mod");
   git(s.ws, "commit", "-q", "-m", "submodule");
-  appendFileSync(join(s.ws, ".git", "modules", "mod", "config"), `[filter "evil"]\n\tclean = ${s.program}\n\tsmudge = ${s.program}\n`);
+  appendFileSync(
+    join(s.ws, ".git", "modules", "mod", "config"),
+    `[filter "evil"]\n\tclean = ${s.program}\n\tsmudge = ${s.program}\n`,
+  );
   // .gitmodules (a work-tree file) asks for the full dirty check.
-  assert.equal((await s.call("git_run", { args: ["config", "-f", ".gitmodules", "submodule.mod.ignore", "none"] })).isError, true, "setting submodule.<name>.ignore is refused");
+  assert.equal(
+    (await s.call("git_run", { args: ["config", "-f", ".gitmodules", "submodule.mod.ignore", "none"] })).isError,
+    true,
+    "setting submodule.<name>.ignore is refused",
+  );
   appendFileSync(join(s.ws, ".gitmodules"), "\tignore = none\n");
   touchSameSize(join(s.ws, "mod", "a.txt"), "b\n");
   await tryEverything(s, [".", "mod"]);
@@ -173,7 +193,10 @@ test("linked worktree: a filter planted in its config.worktree", async () => {
   git(s.ws, "commit", "-q", "-m", "attributes");
   await s.gitOk(".", ["worktree", "add", "-q", "wt2"]);
   git(s.ws, "config", "extensions.worktreeConfig", "true");
-  appendFileSync(join(s.ws, ".git", "worktrees", "wt2", "config.worktree"), `[filter "evil"]\n\tclean = ${s.program}\n`);
+  appendFileSync(
+    join(s.ws, ".git", "worktrees", "wt2", "config.worktree"),
+    `[filter "evil"]\n\tclean = ${s.program}\n`,
+  );
   touchSameSize(join(s.ws, "wt2", "f.txt"), "two\n");
   await tryEverything(s, ["wt2"]);
 
@@ -203,8 +226,21 @@ test("nested repository (not a gitlink): its own .git/config sets a filter", asy
 test("a config prepared before `git init` turns it into a repository: the next call refuses", async () => {
   await using s = await scenario();
   // A plain folder (not yet a git directory) is writable by the file tools.
-  assert.equal((await s.call("fs_write", { path: "gd2/config", content: `[filter "evil"]\n\tclean = ${s.program}\n`, createParents: true })).isError, false);
-  assert.equal((await s.call("fs_write", { path: "sub4/.gitattributes", content: "*.txt filter=evil\n", createParents: true })).isError, false);
+  assert.equal(
+    (
+      await s.call("fs_write", {
+        path: "gd2/config",
+        content: `[filter "evil"]\n\tclean = ${s.program}\n`,
+        createParents: true,
+      })
+    ).isError,
+    false,
+  );
+  assert.equal(
+    (await s.call("fs_write", { path: "sub4/.gitattributes", content: "*.txt filter=evil\n", createParents: true }))
+      .isError,
+    false,
+  );
   assert.equal((await s.call("fs_write", { path: "sub4/a.txt", content: "a\n" })).isError, false);
   await s.call("git_run", { args: ["init", "--separate-git-dir=gd2", "sub4"] });
   const add = await s.call("git_run", { cwd: "sub4", args: ["add", "."] });

@@ -7,8 +7,8 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { isCcbError } from "../../src/core/errors.ts";
 import { searchJs } from "../../src/core/search-js.ts";
 import { regexWorkersAlive } from "../../src/core/search-regex-worker.ts";
+import { connectHttp, type HttpServe, rawRequest, startHttpServe } from "../e2e/serve-helpers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { connectHttp, rawRequest, startHttpServe, type HttpServe } from "../e2e/serve-helpers.ts";
 
 /*
  * A backtracking regular expression must not freeze the server. Without ripgrep on PATH the JS
@@ -49,7 +49,11 @@ describe("fs_search: a catastrophic regex does not stall other clients (JS engin
     searcher = await connectHttp(srv.url);
     prober = await connectHttp(srv.url);
     const warm = await searcher.callTool({ name: "fs_search", arguments: { query: "probe" } });
-    assert.equal((warm.structuredContent as { engine?: string }).engine, "js", "the server must run the JS engine (no rg on PATH)");
+    assert.equal(
+      (warm.structuredContent as { engine?: string }).engine,
+      "js",
+      "the server must run the JS engine (no rg on PATH)",
+    );
   });
   after(async () => {
     await searcher?.close();
@@ -61,9 +65,11 @@ describe("fs_search: a catastrophic regex does not stall other clients (JS engin
 
   it("other clients and /healthz are answered while the search runs; the search ends (at its deadline under Node)", async () => {
     let settled = false;
-    const search = searcher.callTool({ name: "fs_search", arguments: { query: QUERY, regex: true } }, undefined, { timeout: 120_000 }).finally(() => {
-      settled = true;
-    });
+    const search = searcher
+      .callTool({ name: "fs_search", arguments: { query: QUERY, regex: true } }, undefined, { timeout: 120_000 })
+      .finally(() => {
+        settled = true;
+      });
     const pid = srv.child.pid as number;
     const base = threads(pid);
     // The worker thread exists: the pattern is being matched now.
@@ -78,7 +84,8 @@ describe("fs_search: a catastrophic regex does not stall other clients (JS engin
     const r = await search;
     // V8 (Node) backtracks for hours: the deadline ends the search. JavaScriptCore (the Bun binary)
     // gives up on its own after a while; then the true answer is "no match".
-    if (!process.env.CCB_TEST_BIN) assert.equal(r.isError, true, "under Node the pattern never finishes: the deadline must end it");
+    if (!process.env.CCB_TEST_BIN)
+      assert.equal(r.isError, true, "under Node the pattern never finishes: the deadline must end it");
     if (r.isError) assert.match(JSON.stringify(r.content), /more than \d+ ms/);
     else assert.match(JSON.stringify(r.content), /No matches/);
   });
@@ -87,7 +94,10 @@ describe("fs_search: a catastrophic regex does not stall other clients (JS engin
     const pid = srv.child.pid as number;
     const base = threads(pid);
     const ac = new AbortController();
-    const search = searcher.callTool({ name: "fs_search", arguments: { query: QUERY, regex: true } }, undefined, { signal: ac.signal, timeout: 120_000 });
+    const search = searcher.callTool({ name: "fs_search", arguments: { query: QUERY, regex: true } }, undefined, {
+      signal: ac.signal,
+      timeout: 120_000,
+    });
     search.catch(() => {});
     await waitFor("a worker thread starts", () => threads(pid) > base);
     // The server is answering while the worker spins.
@@ -104,7 +114,18 @@ describe("fs_search: a catastrophic regex does not stall other clients (JS engin
 
 describe("the JS engine's regex worker (in process)", () => {
   const ws = tmpdirFixture({ prefix: "ccb-regex-unit-" });
-  const base = { rootAbs: ws.path, startRel: "", startIsFile: false, ignoreCase: false, include: [], exclude: [], respectGitignore: true, includeHidden: false, contextLines: 1, limit: 100 };
+  const base = {
+    rootAbs: ws.path,
+    startRel: "",
+    startIsFile: false,
+    ignoreCase: false,
+    include: [],
+    exclude: [],
+    respectGitignore: true,
+    includeHidden: false,
+    contextLines: 1,
+    limit: 100,
+  };
   before(() => {
     writeFileSync(join(ws.path, "a.txt"), `${LINE}\nhello world\nbye\n`);
   });
@@ -112,14 +133,19 @@ describe("the JS engine's regex worker (in process)", () => {
 
   it("gives the same matches as before (line, column, context) and ends its thread", async () => {
     const r = await searchJs({ ...base, query: "wor+ld", regex: true });
-    assert.deepEqual(r.matches, [{ rel: "a.txt", line: 2, column: 7, text: "hello world", before: [LINE], after: ["bye"] }]);
+    assert.deepEqual(r.matches, [
+      { rel: "a.txt", line: 2, column: 7, text: "hello world", before: [LINE], after: ["bye"] },
+    ]);
     assert.equal(regexWorkersAlive(), 0);
   });
 
   it("the deadline stops a catastrophic pattern with TIMEOUT and ends the thread; the main thread kept running meanwhile", async () => {
     let ticks = 0;
     const timer = setInterval(() => ticks++, 10);
-    const err = await searchJs({ ...base, query: QUERY, regex: true, regexDeadlineMs: 300 }).then(() => undefined, (e: unknown) => e);
+    const err = await searchJs({ ...base, query: QUERY, regex: true, regexDeadlineMs: 300 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     clearInterval(timer);
     assert.ok(isCcbError(err, "TIMEOUT"), String(err));
     assert.ok(ticks > 0, "the event loop ran while the pattern was matched");

@@ -53,7 +53,9 @@ describe("fast-check: operation sequences under a symlink swap", { timeout: 600_
       path.map((p) => ({ kind: "read" as const, p })),
       path.map((p) => ({ kind: "write" as const, p })),
       dir.map((p) => ({ kind: "list" as const, p })),
-      fc.tuple(dir, fc.constantFrom("js" as const, "ripgrep" as const)).map(([p, engine]) => ({ kind: "search" as const, p, engine })),
+      fc
+        .tuple(dir, fc.constantFrom("js" as const, "ripgrep" as const))
+        .map(([p, engine]) => ({ kind: "search" as const, p, engine })),
       path.map((p) => ({ kind: "delete" as const, p })),
       fc.tuple(path, path).map(([p, q]) => ({ kind: "move" as const, p, q })),
     );
@@ -90,7 +92,10 @@ describe("fast-check: operation sequences under a symlink swap", { timeout: 600_
               out = err;
             }
             const shown = JSON.stringify(out, (_k, v) => (v instanceof Error ? { ...v, message: v.message } : v)) ?? "";
-            assert.ok(!shown.includes(SECRET), `${o.kind} ${JSON.stringify(o)} revealed outside content: ${shown.slice(0, 300)}`);
+            assert.ok(
+              !shown.includes(SECRET),
+              `${o.kind} ${JSON.stringify(o)} revealed outside content: ${shown.slice(0, 300)}`,
+            );
             assert.ok(!shown.includes("outside/"), `${o.kind} named an outside path: ${shown.slice(0, 300)}`);
           }
         }),

@@ -60,7 +60,8 @@ describe("symlink swap attack against the file tools (ccb serve --stdio)", { tim
     base.cleanup();
   });
 
-  const call = async (name: string, args: Record<string, unknown>) => (await peer.client.callTool({ name, arguments: args })) as ToolResult;
+  const call = async (name: string, args: Record<string, unknown>) =>
+    (await peer.client.callTool({ name, arguments: args })) as ToolResult;
 
   /** Run `attempt(i)` ATTEMPTS times with the swapper running; returns how many exchanges it made. */
   async function underSwap(attempt: (i: number) => Promise<void>): Promise<number> {
@@ -75,7 +76,8 @@ describe("symlink swap attack against the file tools (ccb serve --stdio)", { tim
     return 0;
   }
 
-  const assertOutsideUntouched = () => assert.deepEqual(snapshot(outside), outsideBefore, "nothing outside was created, changed, deleted or moved");
+  const assertOutsideUntouched = () =>
+    assert.deepEqual(snapshot(outside), outsideBefore, "nothing outside was created, changed, deleted or moved");
 
   it("positive control: a naive realpath-check-then-read leaks outside content under the swap", async () => {
     let leaks = 0;
@@ -132,14 +134,20 @@ describe("symlink swap attack against the file tools (ccb serve --stdio)", { tim
   it("fs_write never creates or changes a file outside", async () => {
     let ok = 0;
     await underSwap(async (i) => {
-      const r = await call("fs_write", { path: i % 2 === 0 ? `d/new-${i}.txt` : "d/f.txt", content: i % 2 === 0 ? "new\n" : "inside needle\n" });
+      const r = await call("fs_write", {
+        path: i % 2 === 0 ? `d/new-${i}.txt` : "d/f.txt",
+        content: i % 2 === 0 ? "new\n" : "inside needle\n",
+      });
       if (!r.isError) ok++;
       assert.ok(!text(r).includes(SECRET));
     });
     assertOutsideUntouched();
     assert.ok(ok > 0);
     // No temp or lock debris next to the files.
-    assert.deepEqual(readdirSync(join(ws, "d")).filter((n) => n.includes("ccb-")), []);
+    assert.deepEqual(
+      readdirSync(join(ws, "d")).filter((n) => n.includes("ccb-")),
+      [],
+    );
   });
 
   it("fs_write with createParents never creates directories outside", async () => {
@@ -180,9 +188,10 @@ describe("symlink swap attack against the file tools (ccb serve --stdio)", { tim
   it("fs_move never moves outside files in, nor workspace files out", async () => {
     let ok = 0;
     await underSwap(async (i) => {
-      const r = i % 2 === 0
-        ? await call("fs_move", { from: `d/m-${i}.txt`, to: `moved-${i}.txt` })
-        : await call("fs_move", { from: `top-${i}.txt`, to: `d/top-${i}.txt` });
+      const r =
+        i % 2 === 0
+          ? await call("fs_move", { from: `d/m-${i}.txt`, to: `moved-${i}.txt` })
+          : await call("fs_move", { from: `top-${i}.txt`, to: `d/top-${i}.txt` });
       if (!r.isError) ok++;
     });
     assertOutsideUntouched();

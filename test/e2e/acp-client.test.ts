@@ -1,14 +1,14 @@
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
 import * as acp from "@agentclientprotocol/sdk";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
-import { ccbCommand } from "../helpers/cli.ts";
 import { lastToolResults, lastUserText } from "../helpers/acp-scripts.ts";
-import { isSideRequest, startFakeAnthropic, type FakeAnthropic, type Reply } from "../helpers/fake-anthropic.ts";
+import { ccbCommand } from "../helpers/cli.ts";
+import { type FakeAnthropic, isSideRequest, type Reply, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 const allowOnce = () => ({ outcome: { outcome: "selected" as const, optionId: "allow_once" } });
@@ -25,7 +25,10 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
         if (results.length > 0) return { text: `result: ${JSON.stringify(results.map((r) => r.content))}` };
         const p = lastUserText(body);
         if (p === "read buf") return { toolUses: [{ name: "read", input: { path: "buf.txt" } }] };
-        if (p === "edit buf") return { toolUses: [{ name: "edit", input: { path: "buf.txt", old_string: "unsaved", new_string: "saved" } }] };
+        if (p === "edit buf")
+          return {
+            toolUses: [{ name: "edit", input: { path: "buf.txt", old_string: "unsaved", new_string: "saved" } }],
+          };
         if (p.startsWith("run ")) return { toolUses: [{ name: "bash", input: { command: p.slice(4) } }] };
         if (p === "mcp read") return { toolUses: [{ name: "mcp__ccb__fs_read", input: { path: "served.txt" } }] };
         if (p === "shout") return { toolUses: [{ name: "mcp__shout__shout", input: { text: "quiet words" } }] };
@@ -45,7 +48,10 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
     writeFileSync(disk, "disk content\n");
     const buffers = new Map<string, string>([[disk, "unsaved content\n"]]);
     const writes: acp.WriteTextFileRequest[] = [];
-    const terms = new Map<string, { child: ChildProcess; out: string; exit: Promise<{ exitCode: number | null; signal: string | null }> }>();
+    const terms = new Map<
+      string,
+      { child: ChildProcess; out: string; exit: Promise<{ exitCode: number | null; signal: string | null }> }
+    >();
     const created: acp.CreateTerminalRequest[] = [];
     const h = AgentHarness.start({
       apiUrl: api.url,
@@ -53,7 +59,9 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
       onPermission: allowOnce,
       configure: (app) =>
         app
-          .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => ({ content: buffers.get(params.path) ?? readFileSync(params.path, "utf8") }))
+          .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => ({
+            content: buffers.get(params.path) ?? readFileSync(params.path, "utf8"),
+          }))
           .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
             writes.push(params);
             buffers.set(params.path, params.content);
@@ -61,15 +69,27 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
           })
           .onRequest(acp.methods.client.terminal.create, ({ params }) => {
             created.push(params);
-            const child = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, stdio: ["ignore", "pipe", "pipe"] });
-            const t = { child, out: "", exit: new Promise<{ exitCode: number | null; signal: string | null }>((r) => child.on("close", (exitCode, signal) => r({ exitCode, signal }))) };
+            const child = spawn(params.command, params.args ?? [], {
+              cwd: params.cwd ?? undefined,
+              stdio: ["ignore", "pipe", "pipe"],
+            });
+            const t = {
+              child,
+              out: "",
+              exit: new Promise<{ exitCode: number | null; signal: string | null }>((r) =>
+                child.on("close", (exitCode, signal) => r({ exitCode, signal })),
+              ),
+            };
             child.stdout!.on("data", (d: Buffer) => (t.out += d.toString()));
             child.stderr!.on("data", (d: Buffer) => (t.out += d.toString()));
             const id = `term-${terms.size + 1}`;
             terms.set(id, t);
             return { terminalId: id };
           })
-          .onRequest(acp.methods.client.terminal.output, ({ params }) => ({ output: terms.get(params.terminalId)!.out, truncated: false }))
+          .onRequest(acp.methods.client.terminal.output, ({ params }) => ({
+            output: terms.get(params.terminalId)!.out,
+            truncated: false,
+          }))
           .onRequest(acp.methods.client.terminal.waitForExit, ({ params }) => terms.get(params.terminalId)!.exit)
           .onRequest(acp.methods.client.terminal.kill, ({ params }) => {
             terms.get(params.terminalId)!.child.kill("SIGKILL");
@@ -96,7 +116,11 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
       assert.equal(created[0]!.cwd, project.path);
       const call = h.updatesOf(sessionId, "tool_call").at(-1) as acp.ToolCall;
       assert.equal(call.title, "echo from-terminal");
-      const embedded = h.updatesOf(sessionId, "tool_call_update").some((u) => ((u as acp.ToolCallUpdate).content ?? []).some((c) => c.type === "terminal" && c.terminalId === "term-1"));
+      const embedded = h
+        .updatesOf(sessionId, "tool_call_update")
+        .some((u) =>
+          ((u as acp.ToolCallUpdate).content ?? []).some((c) => c.type === "terminal" && c.terminalId === "term-1"),
+        );
       assert.ok(embedded, "the terminal is embedded in the tool call");
       assert.match(JSON.stringify(lastToolResults(api.requests.at(-1)!.body)[0]!.content), /from-terminal/);
       assert.deepEqual(h.strayStdout, []);
@@ -111,7 +135,9 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
     const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path, onPermission: allowOnce });
     try {
       await h.initialize();
-      const { sessionId } = await h.newSession(project.path, [{ name: "shout", command: process.execPath, args: [server], env: [] }]);
+      const { sessionId } = await h.newSession(project.path, [
+        { name: "shout", command: process.execPath, args: [server], env: [] },
+      ]);
       await h.prompt(sessionId, "shout");
       const tools = (api.requests.at(-2)!.body.tools as { name: string }[]).map((t) => t.name);
       assert.ok(tools.includes("mcp__shout__shout"), `offered: ${tools.join(", ")}`);
@@ -128,7 +154,9 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
     const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path, onPermission: allowOnce });
     try {
       await h.initialize();
-      const { sessionId } = await h.newSession(project.path, [{ name: "ccb", command, args, env: [{ name: "CCB_LOG_LEVEL", value: "error" }] }]);
+      const { sessionId } = await h.newSession(project.path, [
+        { name: "ccb", command, args, env: [{ name: "CCB_LOG_LEVEL", value: "error" }] },
+      ]);
       await h.prompt(sessionId, "mcp read");
       const tools = (api.requests.at(-2)!.body.tools as { name: string }[]).map((t) => t.name);
       assert.ok(tools.includes("mcp__ccb__fs_read"), `offered: ${tools.join(", ")}`);
@@ -151,7 +179,11 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
         return;
       }
       const server = new McpServer({ name: "web", version: "1.0.0" });
-      server.registerTool("shout", { description: "Upper-case a text", inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: "text", text: `HTTP ${text.toUpperCase()}` }] }));
+      server.registerTool(
+        "shout",
+        { description: "Upper-case a text", inputSchema: { text: z.string() } },
+        async ({ text }) => ({ content: [{ type: "text", text: `HTTP ${text.toUpperCase()}` }] }),
+      );
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       res.on("close", () => {
         void transport.close();
@@ -165,7 +197,14 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
     const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path, onPermission: allowOnce });
     try {
       await h.initialize();
-      const { sessionId } = await h.newSession(project.path, [{ type: "http", name: "shout", url: `http://127.0.0.1:${port}/mcp`, headers: [{ name: "x-test-token", value: "secret-1" }] }]);
+      const { sessionId } = await h.newSession(project.path, [
+        {
+          type: "http",
+          name: "shout",
+          url: `http://127.0.0.1:${port}/mcp`,
+          headers: [{ name: "x-test-token", value: "secret-1" }],
+        },
+      ]);
       await h.prompt(sessionId, "shout");
       assert.match(JSON.stringify(lastToolResults(api.requests.at(-1)!.body)[0]!.content), /HTTP QUIET WORDS/);
     } finally {
@@ -177,19 +216,33 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
 
   test("config options (model, thought_level), legacy set_model, modes, slash commands and project instructions", async () => {
     mkdirSync(join(project.path, ".ccb", "commands"), { recursive: true });
-    writeFileSync(join(project.path, ".ccb", "commands", "greet.md"), "---\ndescription: Greet someone\nargument-hint: name\n---\nSay hello to $ARGUMENTS politely.\n");
+    writeFileSync(
+      join(project.path, ".ccb", "commands", "greet.md"),
+      "---\ndescription: Greet someone\nargument-hint: name\n---\nSay hello to $ARGUMENTS politely.\n",
+    );
     writeFileSync(join(project.path, "AGENTS.md"), "Always answer in haiku.\n");
     const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path });
     try {
       await h.initialize();
       const { sessionId } = await h.newSession(project.path);
-      const cmds = (await h.waitForUpdate((u) => u.sessionId === sessionId && u.update.sessionUpdate === "available_commands_update")).update as acp.AvailableCommandsUpdate;
+      const cmds = (
+        await h.waitForUpdate(
+          (u) => u.sessionId === sessionId && u.update.sessionUpdate === "available_commands_update",
+        )
+      ).update as acp.AvailableCommandsUpdate;
       const greet = cmds.availableCommands.find((c) => c.name === "greet");
       assert.equal(greet?.description, "Greet someone");
       assert.deepEqual(greet?.input, { hint: "name" });
 
-      const set = await h.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: "model", value: "claude-haiku-5-5" });
-      assert.deepEqual(set.configOptions.map((o) => o.id), ["mode", "model", "thought_level"]);
+      const set = await h.agent.request(acp.methods.agent.session.setConfigOption, {
+        sessionId,
+        configId: "model",
+        value: "claude-haiku-5-5",
+      });
+      assert.deepEqual(
+        set.configOptions.map((o) => o.id),
+        ["mode", "model", "thought_level"],
+      );
       assert.equal(set.configOptions.find((o) => o.id === "model")?.currentValue, "claude-haiku-5-5");
       await h.waitForUpdate((u) => u.sessionId === sessionId && u.update.sessionUpdate === "config_option_update");
       await h.prompt(sessionId, "/greet Ada");
@@ -199,18 +252,37 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
       assert.match(req.system, /Always answer in haiku/);
 
       await h.agent.request("session/set_model", { sessionId, modelId: "claude-opus-5-5" });
-      await h.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: "thought_level", value: "high" });
+      await h.agent.request(acp.methods.agent.session.setConfigOption, {
+        sessionId,
+        configId: "thought_level",
+        value: "high",
+      });
       await h.prompt(sessionId, "think");
       const req2 = api.requests.at(-1)!.body;
       assert.equal(req2.model, "claude-opus-5-5");
       assert.deepEqual(req2.thinking, { type: "enabled", budget_tokens: 32000 });
-      const thought = h.updatesOf(sessionId, "agent_thought_chunk").map((u) => (u as { content: { text: string } }).content.text).join("");
+      const thought = h
+        .updatesOf(sessionId, "agent_thought_chunk")
+        .map((u) => (u as { content: { text: string } }).content.text)
+        .join("");
       assert.equal(thought, "pondering the question");
 
-      await assert.rejects(h.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: "thought_level", value: "extreme" }), (e: acp.RequestError) => e.code === -32602);
-      await assert.rejects(h.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "yolo" }), (e: acp.RequestError) => e.code === -32602);
+      await assert.rejects(
+        h.agent.request(acp.methods.agent.session.setConfigOption, {
+          sessionId,
+          configId: "thought_level",
+          value: "extreme",
+        }),
+        (e: acp.RequestError) => e.code === -32602,
+      );
+      await assert.rejects(
+        h.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "yolo" }),
+        (e: acp.RequestError) => e.code === -32602,
+      );
       await h.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId: "mode", value: "plan" });
-      const mode = await h.waitForUpdate((u) => u.sessionId === sessionId && u.update.sessionUpdate === "current_mode_update");
+      const mode = await h.waitForUpdate(
+        (u) => u.sessionId === sessionId && u.update.sessionUpdate === "current_mode_update",
+      );
       assert.equal((mode.update as { currentModeId: string }).currentModeId, "plan");
     } finally {
       await h.close();

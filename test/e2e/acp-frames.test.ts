@@ -3,7 +3,7 @@ import { after, before, describe, test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastUserText } from "../helpers/acp-scripts.ts";
-import { isSideRequest, startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.ts";
+import { type FakeAnthropic, isSideRequest, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 const MiB = 1024 * 1024;
@@ -19,7 +19,9 @@ describe("ccb acp: frame limits and invalid requests (SDK client and raw frames)
   const data = tempDataDir();
   const project = tmpdirFixture();
   before(async () => {
-    api = await startFakeAnthropic({ script: ({ body }) => (isSideRequest(body) ? { text: "t" } : { text: `got ${lastUserText(body).length} chars` }) });
+    api = await startFakeAnthropic({
+      script: ({ body }) => (isSideRequest(body) ? { text: "t" } : { text: `got ${lastUserText(body).length} chars` }),
+    });
   });
   after(async () => {
     await api.close();
@@ -35,12 +37,18 @@ describe("ccb acp: frame limits and invalid requests (SDK client and raw frames)
       const huge = "x".repeat(65 * MiB);
       await assert.rejects(
         h.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: huge }] }),
-        (e: acp.RequestError) => e.code === -32600 && /over the 64 MiB limit/.test(e.message) && (e.data as { maxMessageBytes: number }).maxMessageBytes === 64 * MiB,
+        (e: acp.RequestError) =>
+          e.code === -32600 &&
+          /over the 64 MiB limit/.test(e.message) &&
+          (e.data as { maxMessageBytes: number }).maxMessageBytes === 64 * MiB,
       );
       assert.equal(api.requests.length, 0, "the oversized prompt never reached the model");
       // the same connection goes on: a big prompt under the cap (an editor embedding files) is answered
       const big = "y".repeat(40_000_000);
-      const r = await h.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text: big }] });
+      const r = await h.agent.request(acp.methods.agent.session.prompt, {
+        sessionId,
+        prompt: [{ type: "text", text: big }],
+      });
       assert.equal(r.stopReason, "end_turn");
       assert.match(h.textOf(sessionId), /got 40000000 chars/);
       assert.equal(h.child.exitCode, null);
@@ -64,11 +72,17 @@ describe("ccb acp: frame limits and invalid requests (SDK client and raw frames)
       assert.equal((await frameWhere(h, (f) => f.id === "old-client")).error.code, -32600);
 
       const pad = "z".repeat(MiB + 10);
-      await write(h, `{"jsonrpc":"2.0","id":"head-id","method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"${pad}"}]}}\n`);
+      await write(
+        h,
+        `{"jsonrpc":"2.0","id":"head-id","method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"text","text":"${pad}"}]}}\n`,
+      );
       const headErr = (await frameWhere(h, (f) => f.id === "head-id")).error;
       assert.equal(headErr.code, -32600);
       assert.match(headErr.message, /over the 1 MiB limit/, "the cap follows CCB_ACP_MAX_FRAME_MB");
-      await write(h, `{"method":"session/prompt","params":{"prompt":[{"type":"text","text":"${pad}"}]},"jsonrpc":"2.0","id":4242}\n`);
+      await write(
+        h,
+        `{"method":"session/prompt","params":{"prompt":[{"type":"text","text":"${pad}"}]},"jsonrpc":"2.0","id":4242}\n`,
+      );
       assert.equal((await frameWhere(h, (f) => f.id === 4242)).error.code, -32600);
       // an id nested inside params is not the request's id: answered with null
       const seenBefore = h.frames.length;

@@ -5,7 +5,7 @@ import { after, before, describe, test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
-import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.ts";
+import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { bootWorkbench, eventually, text, type Workbench } from "./workbench-helpers.ts";
@@ -32,10 +32,14 @@ const BROKEN = 'export const answer: number = "forty-two";\n';
 /** "break" -> an edit that introduces a type error on line 1; "fix" -> the edit back; results -> "Done." */
 function editScript(): ReturnType<typeof toolThenText> {
   return toolThenText((prompt) => {
-    if (prompt === "break") return [{ name: "edit", input: { path: "src/app.ts", old_string: "= 42;", new_string: '= "forty-two";' } }];
-    if (prompt === "warm") return [{ name: "edit", input: { path: "src/warm.ts", old_string: "w = 1;", new_string: "w = 2;" } }];
-    if (prompt === "unwarm") return [{ name: "edit", input: { path: "src/warm.ts", old_string: "w = 2;", new_string: "w = 1;" } }];
-    if (prompt === "fix") return [{ name: "edit", input: { path: "src/app.ts", old_string: '= "forty-two";', new_string: "= 42;" } }];
+    if (prompt === "break")
+      return [{ name: "edit", input: { path: "src/app.ts", old_string: "= 42;", new_string: '= "forty-two";' } }];
+    if (prompt === "warm")
+      return [{ name: "edit", input: { path: "src/warm.ts", old_string: "w = 1;", new_string: "w = 2;" } }];
+    if (prompt === "unwarm")
+      return [{ name: "edit", input: { path: "src/warm.ts", old_string: "w = 2;", new_string: "w = 1;" } }];
+    if (prompt === "fix")
+      return [{ name: "edit", input: { path: "src/app.ts", old_string: '= "forty-two";', new_string: "= 42;" } }];
     return undefined;
   });
 }
@@ -60,9 +64,12 @@ describe("ccb acp with the shared workbench of its folder", () => {
 
   before(async () => {
     mkdirSync(join(ws.path, "src"), { recursive: true });
-    writeFileSync(join(ws.path, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true, target: "es2022", module: "esnext" }, include: ["src"] }));
+    writeFileSync(
+      join(ws.path, "tsconfig.json"),
+      JSON.stringify({ compilerOptions: { strict: true, target: "es2022", module: "esnext" }, include: ["src"] }),
+    );
     writeFileSync(join(ws.path, "src/app.ts"), GOOD);
-    writeFileSync(join(ws.path, "src/warm.ts"), 'export const warm: string = 1;\n');
+    writeFileSync(join(ws.path, "src/warm.ts"), "export const warm: string = 1;\n");
     api = await startFakeAnthropic({ script: editScript() });
     wb = await bootWorkbench(ws.path, home.path);
     // the TypeScript server starts with the first TS file a workbench opens: wait until it answers
@@ -92,7 +99,9 @@ describe("ccb acp with the shared workbench of its folder", () => {
     const { sessionId } = await h.newSession(ws.path);
     assert.match(h.stderr, /live editor: workbench for /);
     assert.doesNotMatch(h.stderr, /no workbench for /);
-    await eventually("the attached session's bridge", async () => (/share: attached to the workbench/.test(h!.stderr) ? true : undefined));
+    await eventually("the attached session's bridge", async () =>
+      /share: attached to the workbench/.test(h!.stderr) ? true : undefined,
+    );
 
     assert.equal((await h.prompt(sessionId, "break")).stopReason, "end_turn");
     assert.equal(readFileSync(join(ws.path, "src/app.ts"), "utf8"), BROKEN);
@@ -114,10 +123,17 @@ describe("ccb acp with the shared workbench of its folder", () => {
     const second = await h.newSession(ws.path);
     await h.agent.request(acp.methods.agent.session.close, { sessionId });
     assert.equal((await h.prompt(second.sessionId, "break")).stopReason, "end_turn");
-    assert.match(toolResultText(api, 3), /src\/app\.ts:1:\d+ error: Type 'string' is not assignable to type 'number'\./);
+    assert.match(
+      toolResultText(api, 3),
+      /src\/app\.ts:1:\d+ error: Type 'string' is not assignable to type 'number'\./,
+    );
     assert.equal((await h.prompt(second.sessionId, "fix")).stopReason, "end_turn");
     assert.match(toolResultText(api, 4), /Diagnostics: none reported for src\/app\.ts\./);
-    assert.equal(h.stderr.split("\n").filter((l) => /share: attached to the workbench/.test(l)).length, 1, "one attachment per process and folder");
+    assert.equal(
+      h.stderr.split("\n").filter((l) => /share: attached to the workbench/.test(l)).length,
+      1,
+      "one attachment per process and folder",
+    );
     assert.deepEqual(h.strayStdout, []);
   });
 });
@@ -178,7 +194,10 @@ describe("ccb --acp --workbench starts and publishes the workbench of its folder
 
   before(async () => {
     mkdirSync(join(ws.path, "src"), { recursive: true });
-    writeFileSync(join(ws.path, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true }, include: ["src"] }));
+    writeFileSync(
+      join(ws.path, "tsconfig.json"),
+      JSON.stringify({ compilerOptions: { strict: true }, include: ["src"] }),
+    );
     writeFileSync(join(ws.path, "src/app.ts"), GOOD);
     writeFileSync(join(ws.path, "src/warm.ts"), "export const warm: string = 1;\nexport const w = 1;\n");
     api = await startFakeAnthropic({ script: editScript() });
@@ -212,17 +231,30 @@ describe("ccb --acp --workbench starts and publishes the workbench of its folder
       const [name] = records();
       assert.ok(name, "a discovery record is published");
       assert.equal(JSON.parse(readFileSync(join(recordsDir, name), "utf8")).frontEnd, "acp");
-      await eventually("the workbench's bridge", async () => (/bridge connected \d+ ms after start/.test(h.stderr) ? true : undefined), 240_000);
+      await eventually(
+        "the workbench's bridge",
+        async () => (/bridge connected \d+ ms after start/.test(h.stderr) ? true : undefined),
+        240_000,
+      );
       // the first TS file the workbench opens starts the TypeScript server: edit until it reports warm.ts's error
       let n = 0;
-      await eventually("the TypeScript server reports on src/warm.ts", async () => {
-        assert.equal((await h.prompt(sessionId, n % 2 === 0 ? "warm" : "unwarm")).stopReason, "end_turn");
-        const r = toolResultText(api, ++n);
-        assert.match(r, /^Edited .*warm\.ts.*\n\nDiagnostics/s);
-        return /src\/warm\.ts:1:\d+ error: Type 'number' is not assignable to type 'string'\./.test(r) ? true : undefined;
-      }, 240_000);
+      await eventually(
+        "the TypeScript server reports on src/warm.ts",
+        async () => {
+          assert.equal((await h.prompt(sessionId, n % 2 === 0 ? "warm" : "unwarm")).stopReason, "end_turn");
+          const r = toolResultText(api, ++n);
+          assert.match(r, /^Edited .*warm\.ts.*\n\nDiagnostics/s);
+          return /src\/warm\.ts:1:\d+ error: Type 'number' is not assignable to type 'string'\./.test(r)
+            ? true
+            : undefined;
+        },
+        240_000,
+      );
       assert.equal((await h.prompt(sessionId, "break")).stopReason, "end_turn");
-      assert.match(toolResultText(api, n + 1), /src\/app\.ts:1:\d+ error: Type 'string' is not assignable to type 'number'\./);
+      assert.match(
+        toolResultText(api, n + 1),
+        /src\/app\.ts:1:\d+ error: Type 'string' is not assignable to type 'number'\./,
+      );
       assert.equal((await h.prompt(sessionId, "fix")).stopReason, "end_turn");
       assert.match(toolResultText(api, n + 2), /Diagnostics: none reported for src\/app\.ts\./);
       assert.deepEqual(h.strayStdout, []);

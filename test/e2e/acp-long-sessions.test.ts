@@ -5,7 +5,7 @@ import { after, before, describe, test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, lastUserText } from "../helpers/acp-scripts.ts";
-import { isSideRequest, startFakeAnthropic, type FakeAnthropic, type Reply } from "../helpers/fake-anthropic.ts";
+import { type FakeAnthropic, isSideRequest, type Reply, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 const allowOnce = () => ({ outcome: { outcome: "selected" as const, optionId: "allow_once" } });
@@ -23,12 +23,22 @@ describe("ccb acp: long sessions (/compact, /context, /cost), session options, r
     writeFileSync(join(outside.path, "secret.txt"), "not yours\n");
     api = await startFakeAnthropic({
       script: ({ body }): Reply => {
-        if (isSideRequest(body)) return /Summarize the conversation/.test(lastUserText(body)) ? { text: "SUMMARY: the user said first-words; nothing else." } : { text: "Title" };
+        if (isSideRequest(body))
+          return /Summarize the conversation/.test(lastUserText(body))
+            ? { text: "SUMMARY: the user said first-words; nothing else." }
+            : { text: "Title" };
         const results = lastToolResults(body);
-        if (results.length > 0) return { text: `result: ${JSON.stringify(results.map((r) => r.content))}`, usage: { input_tokens: 1000, output_tokens: 100 } };
+        if (results.length > 0)
+          return {
+            text: `result: ${JSON.stringify(results.map((r) => r.content))}`,
+            usage: { input_tokens: 1000, output_tokens: 100 },
+          };
         const p = lastUserText(body);
         if (p === "read notes") return { toolUses: [{ name: "read", input: { path: "notes.txt", offset: 2 } }] };
-        if (p === "edit notes") return { toolUses: [{ name: "edit", input: { path: "notes.txt", old_string: "delta", new_string: "DELTA" } }] };
+        if (p === "edit notes")
+          return {
+            toolUses: [{ name: "edit", input: { path: "notes.txt", old_string: "delta", new_string: "DELTA" } }],
+          };
         if (p === "grep notes") return { toolUses: [{ name: "grep", input: { pattern: "needle" } }] };
         if (p.startsWith("read ")) return { toolUses: [{ name: "read", input: { path: p.slice(5) } }] };
         if (p === "loop") return { toolUses: [{ name: "glob", input: { pattern: "*.none" } }] };
@@ -48,8 +58,16 @@ describe("ccb acp: long sessions (/compact, /context, /cost), session options, r
     try {
       await h.initialize();
       ({ sessionId } = await h.newSession(project.path));
-      const cmds = (await h.waitForUpdate((u) => u.sessionId === sessionId && u.update.sessionUpdate === "available_commands_update")).update as acp.AvailableCommandsUpdate;
-      for (const name of ["compact", "context", "cost", "clear", "init", "review", "security-review"]) assert.ok(cmds.availableCommands.some((c) => c.name === name), name);
+      const cmds = (
+        await h.waitForUpdate(
+          (u) => u.sessionId === sessionId && u.update.sessionUpdate === "available_commands_update",
+        )
+      ).update as acp.AvailableCommandsUpdate;
+      for (const name of ["compact", "context", "cost", "clear", "init", "review", "security-review"])
+        assert.ok(
+          cmds.availableCommands.some((c) => c.name === name),
+          name,
+        );
 
       await h.prompt(sessionId, "first-words");
       const beforeCompact = file();
@@ -64,7 +82,11 @@ describe("ccb acp: long sessions (/compact, /context, /cost), session options, r
       await h.prompt(sessionId, "second-words");
       const next = api.requests.at(-1)!.body;
       assert.match(texts(next), /SUMMARY: the user said first-words/);
-      assert.doesNotMatch(texts(next), /answer to first-words/, "the model continues from the summary, not the old turns");
+      assert.doesNotMatch(
+        texts(next),
+        /answer to first-words/,
+        "the model continues from the summary, not the old turns",
+      );
     } finally {
       await h.close();
     }
@@ -73,8 +95,14 @@ describe("ccb acp: long sessions (/compact, /context, /cost), session options, r
     try {
       await h.initialize();
       await h.agent.request(acp.methods.agent.session.load, { sessionId, cwd: project.path, mcpServers: [] });
-      const users = h.updatesOf(sessionId, "user_message_chunk").map((u) => (u as { content: { text: string } }).content.text);
-      assert.deepEqual(users, ["first-words", "/compact", "second-words"], "load replays every turn, before and after the compaction");
+      const users = h
+        .updatesOf(sessionId, "user_message_chunk")
+        .map((u) => (u as { content: { text: string } }).content.text);
+      assert.deepEqual(
+        users,
+        ["first-words", "/compact", "second-words"],
+        "load replays every turn, before and after the compaction",
+      );
       assert.match(h.textOf(sessionId), /answer to first-words.*Compacted.*answer to second-words/s);
       await h.prompt(sessionId, "third-words");
       const after = api.requests.at(-1)!.body;
@@ -91,18 +119,32 @@ describe("ccb acp: long sessions (/compact, /context, /cost), session options, r
   });
 
   test("/context and /cost report the window and the spend; usage_update has cost for a priced model; PromptResponse has usage", async () => {
-    const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path, env: { ANTHROPIC_MODEL: "claude-sonnet-4-5" } });
+    const h = AgentHarness.start({
+      apiUrl: api.url,
+      dataDir: data.path,
+      env: { ANTHROPIC_MODEL: "claude-sonnet-4-5" },
+    });
     try {
       await h.initialize();
       const { sessionId } = await h.newSession(project.path);
       const r = await h.prompt(sessionId, "hello");
-      assert.deepEqual((r as { usage?: unknown }).usage, { totalTokens: 1100, inputTokens: 1000, outputTokens: 100, cachedReadTokens: 0, cachedWriteTokens: 0 });
+      assert.deepEqual((r as { usage?: unknown }).usage, {
+        totalTokens: 1100,
+        inputTokens: 1000,
+        outputTokens: 100,
+        cachedReadTokens: 0,
+        cachedWriteTokens: 0,
+      });
       const usage = h.updatesOf(sessionId, "usage_update").at(-1) as acp.UsageUpdate;
       assert.equal(usage.size, 200_000);
       assert.equal(usage.used, 1100);
       assert.deepEqual(usage.cost, { amount: 0.0045, currency: "USD" }, "1000 input at $3/M + 100 output at $15/M");
       await h.prompt(sessionId, "again");
-      assert.deepEqual((h.updatesOf(sessionId, "usage_update").at(-1) as acp.UsageUpdate).cost, { amount: 0.009, currency: "USD" }, "the session's total");
+      assert.deepEqual(
+        (h.updatesOf(sessionId, "usage_update").at(-1) as acp.UsageUpdate).cost,
+        { amount: 0.009, currency: "USD" },
+        "the session's total",
+      );
 
       const requests = api.requests.length;
       await h.prompt(sessionId, "/context");
@@ -118,7 +160,11 @@ describe("ccb acp: long sessions (/compact, /context, /cost), session options, r
       await h.close();
     }
     // a model without a known price: no cost, never a made-up one
-    const u = AgentHarness.start({ apiUrl: api.url, dataDir: data.path, env: { ANTHROPIC_MODEL: "claude-unpriced-9" } });
+    const u = AgentHarness.start({
+      apiUrl: api.url,
+      dataDir: data.path,
+      env: { ANTHROPIC_MODEL: "claude-unpriced-9" },
+    });
     try {
       await u.initialize();
       const { sessionId } = await u.newSession(project.path);
@@ -142,7 +188,9 @@ describe("ccb acp: long sessions (/compact, /context, /cost), session options, r
       assert.deepEqual(start.locations, [{ path: notes, line: 2 }]);
       const read = finalOf();
       assert.equal(read.status, "completed");
-      assert.deepEqual(read.content, [{ type: "content", content: { type: "text", text: "```\nbeta\ngamma needle\ndelta\n\n```" } }]);
+      assert.deepEqual(read.content, [
+        { type: "content", content: { type: "text", text: "```\nbeta\ngamma needle\ndelta\n\n```" } },
+      ]);
 
       await h.prompt(sessionId, "edit notes");
       const editCall = h.permissionRequests.at(-1)!.toolCall;
@@ -160,24 +208,40 @@ describe("ccb acp: long sessions (/compact, /context, /cost), session options, r
     const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path, onPermission: allowOnce });
     try {
       await h.initialize();
-      const replaced = await h.agent.request(acp.methods.agent.session.new, { cwd: project.path, mcpServers: [], _meta: { systemPrompt: "You are a pirate." } });
+      const replaced = await h.agent.request(acp.methods.agent.session.new, {
+        cwd: project.path,
+        mcpServers: [],
+        _meta: { systemPrompt: "You are a pirate." },
+      });
       await h.prompt(replaced.sessionId, "hello");
       assert.equal(api.requests.at(-1)!.body.system, "You are a pirate.");
 
-      const appended = await h.agent.request(acp.methods.agent.session.new, { cwd: project.path, mcpServers: [], _meta: { systemPrompt: { append: "Answer in French." } } });
+      const appended = await h.agent.request(acp.methods.agent.session.new, {
+        cwd: project.path,
+        mcpServers: [],
+        _meta: { systemPrompt: { append: "Answer in French." } },
+      });
       await h.prompt(appended.sessionId, "hello");
       const sys = api.requests.at(-1)!.body.system as string;
       assert.match(sys, /^You are ccb/);
       assert.match(sys, /\n\nAnswer in French\.$/);
 
       // acpx sends --max-turns as _meta.claudeCode.options.maxTurns
-      const capped = await h.agent.request(acp.methods.agent.session.new, { cwd: project.path, mcpServers: [], _meta: { claudeCode: { options: { maxTurns: 1 } } } });
+      const capped = await h.agent.request(acp.methods.agent.session.new, {
+        cwd: project.path,
+        mcpServers: [],
+        _meta: { claudeCode: { options: { maxTurns: 1 } } },
+      });
       const n = api.requests.length;
       const r = await h.prompt(capped.sessionId, "loop");
       assert.equal(r.stopReason, "max_turn_requests");
       assert.equal(api.requests.length - n, 1, "exactly one model request");
 
-      const wide = await h.agent.request(acp.methods.agent.session.new, { cwd: project.path, mcpServers: [], additionalDirectories: [extra.path] });
+      const wide = await h.agent.request(acp.methods.agent.session.new, {
+        cwd: project.path,
+        mcpServers: [],
+        additionalDirectories: [extra.path],
+      });
       await h.prompt(wide.sessionId, `read ${join(extra.path, "shared.txt")}`);
       assert.match(JSON.stringify(lastToolResults(api.requests.at(-1)!.body)), /from the extra root/);
       assert.match(api.requests.at(-2)!.body.system, new RegExp(`Also in the workspace: ${extra.path}`));
@@ -187,11 +251,19 @@ describe("ccb acp: long sessions (/compact, /context, /cost), session options, r
       assert.equal(denied.is_error, true);
       assert.doesNotMatch(JSON.stringify(denied), /not yours/);
       await assert.rejects(
-        h.agent.request(acp.methods.agent.session.new, { cwd: project.path, mcpServers: [], additionalDirectories: ["relative/dir"] }),
+        h.agent.request(acp.methods.agent.session.new, {
+          cwd: project.path,
+          mcpServers: [],
+          additionalDirectories: ["relative/dir"],
+        }),
         (e: acp.RequestError) => e.code === -32602,
       );
       await assert.rejects(
-        h.agent.request(acp.methods.agent.session.new, { cwd: project.path, mcpServers: [], additionalDirectories: [join(extra.path, "missing")] }),
+        h.agent.request(acp.methods.agent.session.new, {
+          cwd: project.path,
+          mcpServers: [],
+          additionalDirectories: [join(extra.path, "missing")],
+        }),
         (e: acp.RequestError) => e.code === -32602,
       );
 
@@ -200,9 +272,11 @@ describe("ccb acp: long sessions (/compact, /context, /cost), session options, r
       await h.agent.request(acp.methods.agent.session.resume, { sessionId: replaced.sessionId, cwd: project.path });
       await h.prompt(replaced.sessionId, "hello again");
       assert.equal(api.requests.at(-1)!.body.system, "You are a pirate.");
-      const resumedWide = await h.agent.request(acp.methods.agent.session.close, { sessionId: wide.sessionId }).then(() =>
-        h.agent.request(acp.methods.agent.session.resume, { sessionId: wide.sessionId, cwd: project.path }),
-      );
+      const resumedWide = await h.agent
+        .request(acp.methods.agent.session.close, { sessionId: wide.sessionId })
+        .then(() =>
+          h.agent.request(acp.methods.agent.session.resume, { sessionId: wide.sessionId, cwd: project.path }),
+        );
       assert.ok(resumedWide);
       await h.prompt(wide.sessionId, `read ${join(extra.path, "shared.txt")}`);
       assert.match(JSON.stringify(lastToolResults(api.requests.at(-1)!.body)), /from the extra root/);
@@ -218,7 +292,10 @@ describe("ccb acp: long sessions (/compact, /context, /cost), session options, r
       const { sessionId } = await h.newSession(project.path);
       await h.waitForUpdate((u) => u.sessionId === sessionId && u.update.sessionUpdate === "available_commands_update");
       mkdirSync(join(project.path, ".ccb", "commands"), { recursive: true });
-      writeFileSync(join(project.path, ".ccb", "commands", "ship.md"), "---\ndescription: Ship it\n---\nShip $ARGUMENTS\n");
+      writeFileSync(
+        join(project.path, ".ccb", "commands", "ship.md"),
+        "---\ndescription: Ship it\n---\nShip $ARGUMENTS\n",
+      );
       await h.prompt(sessionId, "hello");
       const updates = h.updatesOf(sessionId, "available_commands_update") as acp.AvailableCommandsUpdate[];
       assert.equal(updates.length, 2);

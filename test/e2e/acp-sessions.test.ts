@@ -3,7 +3,7 @@ import { after, before, describe, test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, lastUserText } from "../helpers/acp-scripts.ts";
-import { isSideRequest, startFakeAnthropic, type FakeAnthropic, type Reply } from "../helpers/fake-anthropic.ts";
+import { type FakeAnthropic, isSideRequest, type Reply, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 type Kinds = string[];
@@ -42,7 +42,12 @@ describe("ccb acp: session store (load, resume, fork, list, close, delete, kill 
       assert.equal((await h.prompt(sessionId, "first question")).stopReason, "end_turn");
       assert.equal((await h.prompt(sessionId, "find markdown")).stopReason, "end_turn");
       void h.prompt(sessionId, "hang now").catch(() => undefined);
-      await h.waitForUpdate((u) => u.sessionId === sessionId && u.update.sessionUpdate === "agent_message_chunk" && JSON.stringify(u.update).includes("partial"));
+      await h.waitForUpdate(
+        (u) =>
+          u.sessionId === sessionId &&
+          u.update.sessionUpdate === "agent_message_chunk" &&
+          JSON.stringify(u.update).includes("partial"),
+      );
     } finally {
       await h.kill9();
     }
@@ -51,16 +56,22 @@ describe("ccb acp: session store (load, resume, fork, list, close, delete, kill 
     try {
       await h.initialize();
       let updatesAtResponse = -1;
-      const loaded = await h.agent.request(acp.methods.agent.session.load, { sessionId: sessionId!, cwd: project.path, mcpServers: [] }).then((r) => {
-        updatesAtResponse = h.updatesOf(sessionId).length;
-        return r;
-      });
+      const loaded = await h.agent
+        .request(acp.methods.agent.session.load, { sessionId: sessionId!, cwd: project.path, mcpServers: [] })
+        .then((r) => {
+          updatesAtResponse = h.updatesOf(sessionId).length;
+          return r;
+        });
       assert.equal(loaded.modes?.currentModeId, "default");
       assert.ok(loaded.configOptions?.some((o) => o.category === "model"));
       const replay = h.updatesOf(sessionId).slice(0, updatesAtResponse);
-      const users = replay.filter((u) => u.sessionUpdate === "user_message_chunk").map((u) => (u as { content: { text: string } }).content.text);
+      const users = replay
+        .filter((u) => u.sessionUpdate === "user_message_chunk")
+        .map((u) => (u as { content: { text: string } }).content.text);
       assert.deepEqual(users, ["first question", "find markdown", "hang now"]);
-      const texts = replay.filter((u) => u.sessionUpdate === "agent_message_chunk").map((u) => (u as { content: { text: string } }).content.text);
+      const texts = replay
+        .filter((u) => u.sessionUpdate === "agent_message_chunk")
+        .map((u) => (u as { content: { text: string } }).content.text);
       assert.equal(texts[0], "answer to first question");
       assert.equal(texts[1], "listed the files");
       assert.match(texts.at(-1)!, /interrupted/);
@@ -91,17 +102,34 @@ describe("ccb acp: session store (load, resume, fork, list, close, delete, kill 
     h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path });
     try {
       await h.initialize();
-      const resumed = await h.agent.request(acp.methods.agent.session.resume, { sessionId: sessionId!, cwd: project.path });
+      const resumed = await h.agent.request(acp.methods.agent.session.resume, {
+        sessionId: sessionId!,
+        cwd: project.path,
+      });
       assert.ok(resumed.configOptions?.length);
-      assert.deepEqual(kinds(h, sessionId!).filter((k) => k !== "available_commands_update"), [], "resume replays nothing");
+      assert.deepEqual(
+        kinds(h, sessionId!).filter((k) => k !== "available_commands_update"),
+        [],
+        "resume replays nothing",
+      );
       await h.prompt(sessionId!, "what did I say?");
       const msgs = api.requests.at(-1)!.body.messages as { role: string; content: { text?: string }[] }[];
       assert.match(JSON.stringify(msgs), /remember this/, "resumed history reaches the model");
 
-      const forked = await h.agent.request<acp.NewSessionResponse>("session/fork", { sessionId: sessionId!, cwd: project.path, mcpServers: [] });
+      const forked = await h.agent.request<acp.NewSessionResponse>("session/fork", {
+        sessionId: sessionId!,
+        cwd: project.path,
+        mcpServers: [],
+      });
       assert.notEqual(forked.sessionId, sessionId);
-      await h.agent.request(acp.methods.agent.session.load, { sessionId: forked.sessionId, cwd: project.path, mcpServers: [] });
-      const forkUsers = h.updatesOf(forked.sessionId, "user_message_chunk").map((u) => (u as { content: { text: string } }).content.text);
+      await h.agent.request(acp.methods.agent.session.load, {
+        sessionId: forked.sessionId,
+        cwd: project.path,
+        mcpServers: [],
+      });
+      const forkUsers = h
+        .updatesOf(forked.sessionId, "user_message_chunk")
+        .map((u) => (u as { content: { text: string } }).content.text);
       assert.deepEqual(forkUsers, ["remember this", "what did I say?"]);
 
       const listed = await h.agent.request(acp.methods.agent.session.list, { cwd: project.path });
@@ -118,7 +146,11 @@ describe("ccb acp: session store (load, resume, fork, list, close, delete, kill 
       const after = await h.agent.request(acp.methods.agent.session.list, { cwd: project.path });
       assert.ok(!after.sessions.some((s) => s.sessionId === forked.sessionId));
       await assert.rejects(
-        h.agent.request(acp.methods.agent.session.load, { sessionId: "ccb-does-not-exist", cwd: project.path, mcpServers: [] }),
+        h.agent.request(acp.methods.agent.session.load, {
+          sessionId: "ccb-does-not-exist",
+          cwd: project.path,
+          mcpServers: [],
+        }),
         (e: acp.RequestError) => e.code === -32002,
       );
     } finally {

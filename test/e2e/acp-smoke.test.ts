@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
-import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.ts";
+import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 // Runs against the Node build and (in the full `npm test`) the compiled binary (CCB_TEST_BIN=dist/ccb).
@@ -24,7 +24,11 @@ after(async () => {
 });
 
 test("acp smoke: initialize, session/new, streamed reply, a shell command, clean stdout", async () => {
-  const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path, onPermission: () => ({ outcome: { outcome: "selected", optionId: "allow_once" } }) });
+  const h = AgentHarness.start({
+    apiUrl: api.url,
+    dataDir: data.path,
+    onPermission: () => ({ outcome: { outcome: "selected", optionId: "allow_once" } }),
+  });
   try {
     const init = await h.initialize();
     assert.equal(init.protocolVersion, 1);

@@ -5,14 +5,16 @@ import { after, before, describe, test } from "node:test";
 import type * as acp from "@agentclientprotocol/sdk";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
-import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.ts";
+import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
-const pick = (kind: acp.PermissionOptionKind) => (p: acp.RequestPermissionRequest): acp.RequestPermissionResponse => {
-  const o = p.options.find((x) => x.kind === kind);
-  assert.ok(o, `option ${kind} offered`);
-  return { outcome: { outcome: "selected", optionId: o.optionId } };
-};
+const pick =
+  (kind: acp.PermissionOptionKind) =>
+  (p: acp.RequestPermissionRequest): acp.RequestPermissionResponse => {
+    const o = p.options.find((x) => x.kind === kind);
+    assert.ok(o, `option ${kind} offered`);
+    return { outcome: { outcome: "selected", optionId: o.optionId } };
+  };
 
 describe("ccb acp: edits, diffs and permission answers", () => {
   let api: FakeAnthropic;
@@ -25,7 +27,14 @@ describe("ccb acp: edits, diffs and permission answers", () => {
       script: toolThenText(
         (prompt) => {
           const m = /^edit (\d+)/.exec(prompt);
-          return m ? [{ name: "edit", input: { path: "greeting.txt", old_string: `line ${m[1]}`, new_string: `LINE ${m[1]}` } }] : undefined;
+          return m
+            ? [
+                {
+                  name: "edit",
+                  input: { path: "greeting.txt", old_string: `line ${m[1]}`, new_string: `LINE ${m[1]}` },
+                },
+              ]
+            : undefined;
         },
         (results) => `Done: ${JSON.stringify(results[0]?.content)}`,
       ),
@@ -52,8 +61,15 @@ describe("ccb acp: edits, diffs and permission answers", () => {
       assert.equal(rejected.is_error, true);
       assert.match(JSON.stringify(rejected.content), /rejected/);
       const perm = h.permissionRequests[0]!;
-      assert.deepEqual(perm.options.map((o) => o.kind).sort(), ["allow_always", "allow_once", "reject_always", "reject_once"]);
-      const permDiff = (perm.toolCall.content ?? []).find((c) => c.type === "diff") as { path: string; oldText: string; newText: string } | undefined;
+      assert.deepEqual(perm.options.map((o) => o.kind).sort(), [
+        "allow_always",
+        "allow_once",
+        "reject_always",
+        "reject_once",
+      ]);
+      const permDiff = (perm.toolCall.content ?? []).find((c) => c.type === "diff") as
+        | { path: string; oldText: string; newText: string }
+        | undefined;
       assert.ok(permDiff, "the permission request shows the diff");
       assert.equal(permDiff.path, file);
       const failed = h.updatesOf(sessionId, "tool_call_update").at(-1) as { status?: string };
@@ -66,10 +82,22 @@ describe("ccb acp: edits, diffs and permission answers", () => {
       const call = h.updatesOf(sessionId, "tool_call").at(-1) as acp.ToolCall;
       assert.equal(call.kind, "edit");
       assert.deepEqual(call.locations, [{ path: file }]);
-      const done = h.updatesOf(sessionId, "tool_call_update").filter((u) => (u as acp.ToolCallUpdate).toolCallId === call.toolCallId).at(-1) as acp.ToolCallUpdate;
+      const done = h
+        .updatesOf(sessionId, "tool_call_update")
+        .filter((u) => (u as acp.ToolCallUpdate).toolCallId === call.toolCallId)
+        .at(-1) as acp.ToolCallUpdate;
       assert.equal(done.status, "completed");
-      const diff = done.content?.find((c) => c.type === "diff") as { path: string; oldText: string | null; newText: string };
-      assert.deepEqual(diff, { type: "diff", path: file, oldText: "line 1\nline 2\nline 3\n", newText: "line 1\nLINE 2\nline 3\n" });
+      const diff = done.content?.find((c) => c.type === "diff") as {
+        path: string;
+        oldText: string | null;
+        newText: string;
+      };
+      assert.deepEqual(diff, {
+        type: "diff",
+        path: file,
+        oldText: "line 1\nline 2\nline 3\n",
+        newText: "line 1\nLINE 2\nline 3\n",
+      });
       assert.equal(h.permissionRequests.length, 2);
 
       // allow always: remembered for this project
@@ -103,7 +131,8 @@ describe("ccb acp: edits, diffs and permission answers", () => {
   test("a new file gets a diff with oldText null; acceptEdits needs no question; plan mode refuses until approved", async () => {
     const api2 = await startFakeAnthropic({
       script: toolThenText((prompt) => {
-        if (prompt.startsWith("create")) return [{ name: "write", input: { path: "new/file.txt", content: "fresh\n" } }];
+        if (prompt.startsWith("create"))
+          return [{ name: "write", input: { path: "new/file.txt", content: "fresh\n" } }];
         if (prompt.startsWith("plan")) return [{ name: "exit_plan_mode", input: { plan: "1. change it" } }];
         if (prompt.startsWith("write")) return [{ name: "write", input: { path: "planned.txt", content: "x" } }];
         return undefined;
@@ -121,7 +150,10 @@ describe("ccb acp: edits, diffs and permission answers", () => {
       const abs = join(project.path, "new/file.txt");
       assert.equal(readFileSync(abs, "utf8"), "fresh\n");
       const done = h.updatesOf(sessionId, "tool_call_update").at(-1) as acp.ToolCallUpdate;
-      assert.deepEqual(done.content?.find((c) => c.type === "diff"), { type: "diff", path: abs, oldText: null, newText: "fresh\n" });
+      assert.deepEqual(
+        done.content?.find((c) => c.type === "diff"),
+        { type: "diff", path: abs, oldText: null, newText: "fresh\n" },
+      );
 
       // plan mode: writes refused without asking
       await h.agent.request("session/set_mode", { sessionId, modeId: "plan" });
@@ -133,7 +165,9 @@ describe("ccb acp: edits, diffs and permission answers", () => {
       await h.prompt(sessionId, "plan done");
       assert.equal(h.permissionRequests.length, 1);
       assert.equal(h.permissionRequests[0]!.toolCall.kind, "switch_mode");
-      const modes = h.updatesOf(sessionId, "current_mode_update").map((u) => (u as { currentModeId: string }).currentModeId);
+      const modes = h
+        .updatesOf(sessionId, "current_mode_update")
+        .map((u) => (u as { currentModeId: string }).currentModeId);
       assert.deepEqual(modes, ["acceptEdits", "plan", "acceptEdits"]);
       await h.prompt(sessionId, "write planned");
       assert.equal(readFileSync(join(project.path, "planned.txt"), "utf8"), "x");

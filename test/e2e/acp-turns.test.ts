@@ -3,13 +3,17 @@ import { after, before, describe, test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, lastUserText } from "../helpers/acp-scripts.ts";
-import { isSideRequest, startFakeAnthropic, type FakeAnthropic, type Reply } from "../helpers/fake-anthropic.ts";
+import { type FakeAnthropic, isSideRequest, type Reply, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 /** Updates of one session that arrive after `count` (checked after a full request round trip). */
 async function noUpdatesAfter(h: AgentHarness, sessionId: string, count: number): Promise<void> {
   await h.agent.request(acp.methods.agent.session.list, {});
-  assert.equal(h.updates.filter((u) => u.sessionId === sessionId).length, count, "no session/update after the prompt response");
+  assert.equal(
+    h.updates.filter((u) => u.sessionId === sessionId).length,
+    count,
+    "no session/update after the prompt response",
+  );
 }
 
 describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
@@ -23,9 +27,14 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
         const results = lastToolResults(body);
         if (results.length > 0) return { text: `tool said: ${JSON.stringify(results[0]!.content)}` };
         const p = lastUserText(body);
-        if (p.startsWith("hang")) return { text: "first words and then nothing more for a long while", hangAfterFirstChunk: true };
+        if (p.startsWith("hang"))
+          return { text: "first words and then nothing more for a long while", hangAfterFirstChunk: true };
         if (p.startsWith("run ")) return { toolUses: [{ name: "bash", input: { command: p.slice(4) } }] };
-        if (p.startsWith("loop")) return { toolUses: [{ name: "todo_write", input: { todos: [{ content: "step", status: "in_progress" }] } }], stopReason: "tool_use" };
+        if (p.startsWith("loop"))
+          return {
+            toolUses: [{ name: "todo_write", input: { todos: [{ content: "step", status: "in_progress" }] } }],
+            stopReason: "tool_use",
+          };
         if (p.startsWith("slow")) return { text: `reply to ${p} `.repeat(8), chunkDelayMs: 5 };
         return { text: `reply to ${p.length > 40 ? `${p.length} chars` : p}` };
       },
@@ -93,13 +102,22 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
   });
 
   test("cancel while a command runs kills its process", async () => {
-    const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path, onPermission: () => ({ outcome: { outcome: "selected", optionId: "allow_once" } }) });
+    const h = AgentHarness.start({
+      apiUrl: api.url,
+      dataDir: data.path,
+      onPermission: () => ({ outcome: { outcome: "selected", optionId: "allow_once" } }),
+    });
     const pidFile = `${project.path}/sleep.pid`;
     try {
       await h.initialize();
       const { sessionId } = await h.newSession(project.path);
       const running = h.prompt(sessionId, `run echo $$ > ${pidFile}; exec sleep 300`);
-      await h.waitForUpdate((u) => u.sessionId === sessionId && u.update.sessionUpdate === "tool_call_update" && (u.update as acp.ToolCallUpdate).status === "in_progress");
+      await h.waitForUpdate(
+        (u) =>
+          u.sessionId === sessionId &&
+          u.update.sessionUpdate === "tool_call_update" &&
+          (u.update as acp.ToolCallUpdate).status === "in_progress",
+      );
       const { existsSync, readFileSync } = await import("node:fs");
       while (!existsSync(pidFile) || !readFileSync(pidFile, "utf8").trim()) await new Promise((r) => setTimeout(r, 20));
       const pid = Number(readFileSync(pidFile, "utf8").trim());
@@ -131,22 +149,35 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
       const [a, b] = await Promise.all([first, second]);
       assert.equal(a.stopReason, "end_turn");
       assert.equal(b.stopReason, "end_turn");
-      const texts = api.requests.slice(before).filter((r) => !isSideRequest(r.body)).map((r) => lastUserText(r.body));
+      const texts = api.requests
+        .slice(before)
+        .filter((r) => !isSideRequest(r.body))
+        .map((r) => lastUserText(r.body));
       assert.deepEqual(texts, ["slow one", "slow two"]);
       const text = h.textOf(sessionId);
       assert.ok(text.indexOf("reply to slow one") < text.indexOf("reply to slow two"));
-      assert.ok(text.lastIndexOf("reply to slow one") < text.indexOf("reply to slow two"), "the second reply starts after the first ends");
+      assert.ok(
+        text.lastIndexOf("reply to slow one") < text.indexOf("reply to slow two"),
+        "the second reply starts after the first ends",
+      );
     } finally {
       await h.close();
     }
   });
 
   test("a command printing to stdout does not corrupt the stream; a 5 MB prompt goes through", async () => {
-    const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path, onPermission: () => ({ outcome: { outcome: "selected", optionId: "allow_once" } }) });
+    const h = AgentHarness.start({
+      apiUrl: api.url,
+      dataDir: data.path,
+      onPermission: () => ({ outcome: { outcome: "selected", optionId: "allow_once" } }),
+    });
     try {
       await h.initialize();
       const { sessionId } = await h.newSession(project.path);
-      const r = await h.prompt(sessionId, `run echo NOISE-ON-STDOUT; printf '{"jsonrpc":"2.0","method":"fake"}\\n'; echo err-text >&2`);
+      const r = await h.prompt(
+        sessionId,
+        `run echo NOISE-ON-STDOUT; printf '{"jsonrpc":"2.0","method":"fake"}\\n'; echo err-text >&2`,
+      );
       assert.equal(r.stopReason, "end_turn");
       assert.deepEqual(h.strayStdout, []);
       const results = lastToolResults(api.requests.at(-1)!.body);
@@ -172,12 +203,16 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
       const { sessionId } = await h.newSession(project.path);
       const r = await h.prompt(sessionId, "loop forever");
       assert.equal(r.stopReason, "end_turn");
-      const plan = h.updatesOf(sessionId, "plan")[0] as { entries: { content: string; status: string; priority: string }[] };
+      const plan = h.updatesOf(sessionId, "plan")[0] as {
+        entries: { content: string; status: string; priority: string }[];
+      };
       assert.deepEqual(plan.entries, [{ content: "step", status: "in_progress", priority: "medium" }]);
     } finally {
       await h.close();
     }
-    const looping = await startFakeAnthropic({ script: () => ({ toolUses: [{ name: "glob", input: { pattern: "*.none" } }] }) });
+    const looping = await startFakeAnthropic({
+      script: () => ({ toolUses: [{ name: "glob", input: { pattern: "*.none" } }] }),
+    });
     const h2 = AgentHarness.start({ apiUrl: looping.url, dataDir: data.path, env: { CCB_MAX_TURNS: "3" } });
     try {
       await h2.initialize();
@@ -217,25 +252,46 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
     const noKey = AgentHarness.start({ dataDir: data.path, env: { ANTHROPIC_BASE_URL: closedPort } });
     try {
       const init = await noKey.initialize();
-      assert.deepEqual(init.authMethods?.map((m) => m.id), ["anthropic-api-key"]);
+      assert.deepEqual(
+        init.authMethods?.map((m) => m.id),
+        ["anthropic-api-key"],
+      );
       // the env_var fields as written on the wire (the SDK 2.4 client does not model them yet)
       const wire = noKey.frames.find((f) => f.result?.authMethods)!.result.authMethods[0];
       assert.equal(wire.type, "env_var");
-      assert.deepEqual(wire.vars.map((v: { name: string }) => v.name), ["ANTHROPIC_API_KEY"]);
-      await assert.rejects(noKey.newSession(project.path), (e: acp.RequestError) => e.code === -32000 && /No Anthropic API key.*ANTHROPIC_API_KEY/s.test(e.message));
-      await assert.rejects(noKey.agent.request(acp.methods.agent.authenticate, { methodId: "anthropic-api-key" }), (e: acp.RequestError) => e.code === -32000);
-      await assert.rejects(noKey.agent.request(acp.methods.agent.authenticate, { methodId: "oauth-please" }), (e: acp.RequestError) => e.code === -32602 && /Unknown auth method/.test(e.message));
+      assert.deepEqual(
+        wire.vars.map((v: { name: string }) => v.name),
+        ["ANTHROPIC_API_KEY"],
+      );
+      await assert.rejects(
+        noKey.newSession(project.path),
+        (e: acp.RequestError) => e.code === -32000 && /No Anthropic API key.*ANTHROPIC_API_KEY/s.test(e.message),
+      );
+      await assert.rejects(
+        noKey.agent.request(acp.methods.agent.authenticate, { methodId: "anthropic-api-key" }),
+        (e: acp.RequestError) => e.code === -32000,
+      );
+      await assert.rejects(
+        noKey.agent.request(acp.methods.agent.authenticate, { methodId: "oauth-please" }),
+        (e: acp.RequestError) => e.code === -32602 && /Unknown auth method/.test(e.message),
+      );
     } finally {
       await noKey.close();
     }
-    const down = AgentHarness.start({ dataDir: data.path, env: { ANTHROPIC_BASE_URL: closedPort, ANTHROPIC_API_KEY: "sk-ant-test", CCB_MAX_RETRIES: "2" } });
+    const down = AgentHarness.start({
+      dataDir: data.path,
+      env: { ANTHROPIC_BASE_URL: closedPort, ANTHROPIC_API_KEY: "sk-ant-test", CCB_MAX_RETRIES: "2" },
+    });
     try {
       await down.initialize();
       assert.deepEqual(await down.agent.request(acp.methods.agent.authenticate, { methodId: "anthropic-api-key" }), {});
       const { sessionId } = await down.newSession(project.path);
       await assert.rejects(
         down.prompt(sessionId, "hi"),
-        (e: acp.RequestError) => e.code === -32603 && /Cannot reach the Anthropic API at http:\/\/127\.0\.0\.1:\d+.*gave up after 3 attempts/.test(e.message) && (e.data as { code: string }).code === "MODEL_UNAVAILABLE",
+        (e: acp.RequestError) =>
+          e.code === -32603 &&
+          /Cannot reach the Anthropic API at http:\/\/127\.0\.0\.1:\d+.*gave up after 3 attempts/.test(e.message) &&
+          (e.data as { code: string }).code === "MODEL_UNAVAILABLE",
       );
       assert.match(down.textOf(sessionId), /Cannot reach the Anthropic API/, "the chat shows the reason too");
       // the session lives on: the next prompt is answered (with the same failure)
@@ -243,12 +299,18 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
     } finally {
       await down.close();
     }
-    const refusing = await startFakeAnthropic({ script: () => ({ status: 401, error: { type: "authentication_error", message: "invalid x-api-key" } }) });
+    const refusing = await startFakeAnthropic({
+      script: () => ({ status: 401, error: { type: "authentication_error", message: "invalid x-api-key" } }),
+    });
     const denied = AgentHarness.start({ apiUrl: refusing.url, dataDir: data.path });
     try {
       await denied.initialize();
       const { sessionId } = await denied.newSession(project.path);
-      await assert.rejects(denied.prompt(sessionId, "hi"), (e: acp.RequestError) => e.code === -32000 && /refused the credentials \(401\).*invalid x-api-key/.test(e.message));
+      await assert.rejects(
+        denied.prompt(sessionId, "hi"),
+        (e: acp.RequestError) =>
+          e.code === -32000 && /refused the credentials \(401\).*invalid x-api-key/.test(e.message),
+      );
       assert.equal(refusing.requests.length, 1, "a 401 is not retried");
     } finally {
       await denied.close();

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import * as acp from "@agentclientprotocol/sdk";
+import type * as acp from "@agentclientprotocol/sdk";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { runCcb } from "../helpers/cli.ts";
-import { sequence, startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.ts";
+import { type FakeAnthropic, sequence, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 describe("ccb acp: transport, initialize, sessions, streaming", () => {
@@ -11,7 +11,9 @@ describe("ccb acp: transport, initialize, sessions, streaming", () => {
   const data = tempDataDir();
   const project = tmpdirFixture({ git: true });
   before(async () => {
-    api = await startFakeAnthropic({ script: sequence([{ text: "Hello from the model, streamed in several chunks of text." }]) });
+    api = await startFakeAnthropic({
+      script: sequence([{ text: "Hello from the model, streamed in several chunks of text." }]),
+    });
   });
   after(async () => {
     await api.close();
@@ -42,7 +44,9 @@ describe("ccb acp: transport, initialize, sessions, streaming", () => {
       assert.ok(model && model.type === "select" && model.options.length > 0);
       assert.ok(s.configOptions?.find((o) => o.category === "thought_level"));
       const cmds = await h.waitForUpdate((u) => u.update.sessionUpdate === "available_commands_update");
-      assert.ok((cmds.update as { availableCommands: { name: string }[] }).availableCommands.some((c) => c.name === "review"));
+      assert.ok(
+        (cmds.update as { availableCommands: { name: string }[] }).availableCommands.some((c) => c.name === "review"),
+      );
       await assert.rejects(h.newSession("relative/path"), (e: acp.RequestError) => e.code === -32602);
       assert.deepEqual(h.strayStdout, []);
     } finally {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { Acpx, childPids } from "../helpers/acp-acpx.ts";
 import { lastToolResults, lastUserText } from "../helpers/acp-scripts.ts";
-import { isSideRequest, startFakeAnthropic, type FakeAnthropic, type Reply } from "../helpers/fake-anthropic.ts";
+import { type FakeAnthropic, isSideRequest, type Reply, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 
 const KEY = "sk-ant-acpx-test-0123456789";
 const mainRequests = (api: FakeAnthropic) => api.requests.filter((r) => !isSideRequest(r.body));
@@ -21,7 +21,8 @@ describe("ccb acp driven by acpx", () => {
         if (p === "loop") return { toolUses: [{ name: "glob", input: { pattern: "*.none" } }] };
         const results = lastToolResults(body);
         if (results.length > 0) return { text: `tool said: ${JSON.stringify(results.map((r) => r.content))}` };
-        if (p === "write the file") return { toolUses: [{ name: "write", input: { path: "out.txt", content: "written by ccb\n" } }] };
+        if (p === "write the file")
+          return { toolUses: [{ name: "write", input: { path: "out.txt", content: "written by ccb\n" } }] };
         if (p === "hang") return { text: "thinking about it", hangAfterFirstChunk: true };
         return { text: `echo: ${p}` };
       },
@@ -38,7 +39,10 @@ describe("ccb acp driven by acpx", () => {
     const r = await acpx.run(["--format", "json", "--approve-all", "ccb", "exec", "hello there"]);
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(r.stopReasons, ["end_turn"]);
-    const text = r.frames.filter((f) => f.params?.update?.sessionUpdate === "agent_message_chunk").map((f) => f.params.update.content.text).join("");
+    const text = r.frames
+      .filter((f) => f.params?.update?.sessionUpdate === "agent_message_chunk")
+      .map((f) => f.params.update.content.text)
+      .join("");
     assert.equal(text, "echo: hello there");
     assert.equal(lastUserText(api.requests.at(-1)!.body), "hello there");
   });
@@ -79,10 +83,26 @@ describe("ccb acp driven by acpx", () => {
   });
 
   test("--system-prompt replaces and --append-system-prompt extends the system prompt", async () => {
-    const r = await acpx.run(["--format", "quiet", "--system-prompt", "You are a terse pirate.", "ccb", "exec", "ahoy"]);
+    const r = await acpx.run([
+      "--format",
+      "quiet",
+      "--system-prompt",
+      "You are a terse pirate.",
+      "ccb",
+      "exec",
+      "ahoy",
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(api.requests.at(-1)!.body.system, "You are a terse pirate.");
-    const a = await acpx.run(["--format", "quiet", "--append-system-prompt", "Always end with OVER.", "ccb", "exec", "ahoy"]);
+    const a = await acpx.run([
+      "--format",
+      "quiet",
+      "--append-system-prompt",
+      "Always end with OVER.",
+      "ccb",
+      "exec",
+      "ahoy",
+    ]);
     assert.equal(a.code, 0, a.stderr);
     const sys = api.requests.at(-1)!.body.system as string;
     assert.match(sys, /^You are ccb/);
@@ -114,8 +134,15 @@ describe("ccb acp driven by acpx", () => {
     const again = await acpx.run(["--format", "json", "--approve-all", "ccb", "what was the word?"]);
     assert.equal(again.code, 0, again.stderr);
     assert.deepEqual(again.stopReasons, ["end_turn"]);
-    assert.ok(again.frames.some((f) => f.method === "session/resume" || f.method === "session/load"), "acpx reattached to the stored session");
-    assert.match(JSON.stringify(api.requests.at(-1)!.body.messages), /remember the word ostrich/, "the model saw the history from before the kill");
+    assert.ok(
+      again.frames.some((f) => f.method === "session/resume" || f.method === "session/load"),
+      "acpx reattached to the stored session",
+    );
+    assert.match(
+      JSON.stringify(api.requests.at(-1)!.body.messages),
+      /remember the word ostrich/,
+      "the model saw the history from before the kill",
+    );
 
     // cancel: a prompt that hangs mid-stream ends as cancelled when `acpx cancel` is run
     const streamsBefore = api.requests.filter((r) => r.body.stream).length;

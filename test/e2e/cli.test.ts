@@ -8,16 +8,32 @@ describe("ccb CLI", () => {
   it("--help explains every command", async () => {
     const r = await runCcb(["--help"]);
     assert.equal(r.code, 0);
-    for (const c of ["serve", "ide", "acp", "link", "stream", "runtime"]) assert.match(r.stdout, new RegExp(`\\b${c}\\b`));
+    for (const c of ["serve", "ide", "acp", "link", "stream", "runtime"])
+      assert.match(r.stdout, new RegExp(`\\b${c}\\b`));
   });
 
   it("flags after `--` belong to the child command, --help included", async () => {
     const home = tmpdirFixture({ prefix: "ccb-cli-home-" });
     try {
-      const r = await runCcb(["ide", "--no-workbench", "--log-level", "error", "--", "sh", "-c", 'echo "child got: $*"', "sh", "--help", "-x"], {
-        cwd: home.path,
-        env: { ...process.env, HOME: home.path, CLAUDE_CONFIG_DIR: join(home.path, ".claude") },
-      });
+      const r = await runCcb(
+        [
+          "ide",
+          "--no-workbench",
+          "--log-level",
+          "error",
+          "--",
+          "sh",
+          "-c",
+          'echo "child got: $*"',
+          "sh",
+          "--help",
+          "-x",
+        ],
+        {
+          cwd: home.path,
+          env: { ...process.env, HOME: home.path, CLAUDE_CONFIG_DIR: join(home.path, ".claude") },
+        },
+      );
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, /child got: --help -x/);
       assert.doesNotMatch(r.stdout, /USAGE/);
@@ -33,15 +49,33 @@ describe("ccb CLI", () => {
   });
 
   // Every command path: a new command without an entry here fails the first test below.
-  const COMMANDS = [["serve"], ["ide"], ["acp"], ["link"], ["stream"], ["runtime", "fetch"], ["runtime", "status"], ["runtime", "path"], ["workbench", "status"]];
+  const COMMANDS = [
+    ["serve"],
+    ["ide"],
+    ["acp"],
+    ["link"],
+    ["stream"],
+    ["runtime", "fetch"],
+    ["runtime", "status"],
+    ["runtime", "path"],
+    ["workbench", "status"],
+  ];
 
   it("the command list above is the one --help shows", async () => {
     const r = await runCcb(["--help"]);
     const listed = [...r.stdout.matchAll(/^ {2}([a-z]+) {2,}/gm)].map((m) => m[1]);
     assert.deepEqual(listed, [...new Set(COMMANDS.map((c) => c[0]))]);
     const rt = await runCcb(["runtime", "--help"]);
-    const subs = [...rt.stdout.split("Commands:")[1]!.split("Flags:")[0]!.matchAll(/^ {2}([a-z]+) {2,}/gm)].map((m) => m[1]);
-    assert.deepEqual(subs, COMMANDS.filter((c) => c[0] === "runtime").map((c) => c[1]));
+    const subs = [
+      ...rt.stdout
+        .split("Commands:")[1]!
+        .split("Flags:")[0]!
+        .matchAll(/^ {2}([a-z]+) {2,}/gm),
+    ].map((m) => m[1]);
+    assert.deepEqual(
+      subs,
+      COMMANDS.filter((c) => c[0] === "runtime").map((c) => c[1]),
+    );
   });
 
   for (const path of COMMANDS) {
@@ -74,7 +108,9 @@ describe("ccb CLI", () => {
   it("known flags still work (control): runtime status --json", async () => {
     const home = tmpdirFixture({ prefix: "ccb-cli-rt-" });
     try {
-      const r = await runCcb(["runtime", "status", "--json", "--log-level=error"], { env: { ...process.env, CCB_CACHE_DIR: home.path } });
+      const r = await runCcb(["runtime", "status", "--json", "--log-level=error"], {
+        env: { ...process.env, CCB_CACHE_DIR: home.path },
+      });
       assert.equal(r.code, 0, r.stderr);
       assert.equal(JSON.parse(r.stdout).installed, false);
     } finally {
@@ -100,7 +136,10 @@ describe("ccb CLI", () => {
         env: { ...process.env, PATH: "/usr/bin:/bin", HOME: home.path, CLAUDE_CONFIG_DIR: join(home.path, ".claude") },
       });
       assert.equal(r.code, 127);
-      assert.match(r.stderr, /could not run claude: it is not on PATH\. Install the Claude Code CLI with `npm i -g @anthropic-ai\/claude-code`/);
+      assert.match(
+        r.stderr,
+        /could not run claude: it is not on PATH\. Install the Claude Code CLI with `npm i -g @anthropic-ai\/claude-code`/,
+      );
       assert.doesNotMatch(r.stderr, /run `claude` in/);
     } finally {
       home.cleanup();
@@ -110,9 +149,15 @@ describe("ccb CLI", () => {
   it("runtime fetch: a name that does not resolve is reported as such, with no promise to resume", async () => {
     const cache = tmpdirFixture({ prefix: "ccb-cli-dns-" });
     try {
-      const r = await runCcb(["runtime", "fetch", "--mirror", "https://ccb-test.invalid"], { env: { ...process.env, CCB_CACHE_DIR: cache.path }, timeoutMs: 120_000 });
+      const r = await runCcb(["runtime", "fetch", "--mirror", "https://ccb-test.invalid"], {
+        env: { ...process.env, CCB_CACHE_DIR: cache.path },
+        timeoutMs: 120_000,
+      });
       assert.equal(r.code, 1, r.stderr);
-      assert.match(r.stderr, /Could not download the runtime: the name ccb-test\.invalid could not be resolved \(DNS: E[A-Z_]+\)/);
+      assert.match(
+        r.stderr,
+        /Could not download the runtime: the name ccb-test\.invalid could not be resolved \(DNS: E[A-Z_]+\)/,
+      );
       assert.doesNotMatch(r.stderr, /resume/);
     } finally {
       cache.cleanup();

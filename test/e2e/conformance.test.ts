@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { repoRoot } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { startHttpServe, waitExit, type HttpServe } from "./serve-helpers.ts";
+import { type HttpServe, startHttpServe, waitExit } from "./serve-helpers.ts";
 
 /**
  * The MCP conformance suite (@modelcontextprotocol/conformance 0.1.13, the last that runs on
@@ -13,7 +13,14 @@ import { startHttpServe, waitExit, type HttpServe } from "./serve-helpers.ts";
  * The suite exits non-zero on an unexpected failure AND on a stale baseline entry.
  */
 
-const GENERIC = ["server-initialize", "ping", "tools-list", "logging-set-level", "server-sse-multiple-streams", "dns-rebinding-protection"];
+const GENERIC = [
+  "server-initialize",
+  "ping",
+  "tools-list",
+  "logging-set-level",
+  "server-sse-multiple-streams",
+  "dns-rebinding-protection",
+];
 
 describe("MCP conformance suite against ccb serve --http", { timeout: 300_000 }, () => {
   const dir = tmpdirFixture({ git: true });
@@ -29,11 +36,21 @@ describe("MCP conformance suite against ccb serve --http", { timeout: 300_000 },
 
   it("passes every generic scenario; only fixture scenarios are expected failures", async () => {
     const bin = join(repoRoot, "node_modules/.bin/conformance");
-    const child = spawn(bin, ["server", "--url", srv.url, "--expected-failures", join(repoRoot, "test/fixtures/conformance-expected-failures.yml")], {
-      cwd: repoRoot,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
-    });
+    const child = spawn(
+      bin,
+      [
+        "server",
+        "--url",
+        srv.url,
+        "--expected-failures",
+        join(repoRoot, "test/fixtures/conformance-expected-failures.yml"),
+      ],
+      {
+        cwd: repoRoot,
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
+      },
+    );
     let out = "";
     child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
     child.stderr!.setEncoding("utf8").on("data", (d: string) => (out += d));

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { spawn } from "node:child_process";
 import { ccbCommand, spawnCcb } from "../helpers/cli.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -95,22 +95,35 @@ describe("containment: nothing ccb started outlives it", { timeout: 600_000 }, (
     it(`${ending}: zero of the five kinds of children left`, async () => {
       const mark = `ccbmark${randomBytes(6).toString("hex")}`;
       const child = spawnCcb(["serve", "--stdio", "--no-workbench", "--workspace", ws.path], {
-        env: cleanEnv({ HOME: home.path, XDG_STATE_HOME: join(home.path, "state"), XDG_CONFIG_HOME: join(home.path, "config") }),
+        env: cleanEnv({
+          HOME: home.path,
+          XDG_STATE_HOME: join(home.path, "state"),
+          XDG_CONFIG_HOME: join(home.path, "config"),
+        }),
       });
       let stderr = "";
       child.stderr?.setEncoding("utf8").on("data", (d: string) => (stderr += d));
       const exited = new Promise<void>((r) => child.once("exit", () => r()));
       try {
         const c = rpc(child);
-        const init = await c.request("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "containment", version: "1" } });
+        const init = await c.request("initialize", {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "containment", version: "1" },
+        });
         assert.ok(init.result, JSON.stringify(init));
         c.notify("notifications/initialized");
         for (const [kind, line] of Object.entries(lines(mark))) {
-          const r = (await c.request("tools/call", { name: "terminal_create", arguments: { command: "bash", args: ["-c", line], title: kind } })) as { result?: { isError?: boolean } };
+          const r = (await c.request("tools/call", {
+            name: "terminal_create",
+            arguments: { command: "bash", args: ["-c", line], title: kind },
+          })) as { result?: { isError?: boolean } };
           assert.ok(r.result && !r.result.isError, `terminal_create ${kind}: ${JSON.stringify(r)}`);
         }
         // Positive control: every kind is running before ccb ends.
-        await until("all five kinds running", () => (KINDS.every((k) => marked(`${mark}-${k}`).length > 0) ? true : undefined));
+        await until("all five kinds running", () =>
+          KINDS.every((k) => marked(`${mark}-${k}`).length > 0) ? true : undefined,
+        );
         if (ending === "stdin") child.stdin?.end();
         else child.kill(ending);
         await exited;
@@ -119,7 +132,11 @@ describe("containment: nothing ccb started outlives it", { timeout: 600_000 }, (
           () => (marked(mark).length === 0 ? [] : undefined),
           20_000,
         ).catch(() => marked(mark));
-        assert.deepEqual(left, [], `left after ${ending}:\n${left.map((p) => `${p.pid} ${p.args}`).join("\n")}\n${stderr.slice(-2000)}`);
+        assert.deepEqual(
+          left,
+          [],
+          `left after ${ending}:\n${left.map((p) => `${p.pid} ${p.args}`).join("\n")}\n${stderr.slice(-2000)}`,
+        );
       } finally {
         if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
         for (const p of marked(mark)) {
@@ -136,16 +153,39 @@ describe("containment: nothing ccb started outlives it", { timeout: 600_000 }, (
   it("`ccb serve ... | head`: when the reader of stdout leaves, serve ends and its workbench state folder is gone", async () => {
     const stateHome = join(home.path, "state-head");
     const base = join(stateHome, "ccb/workbench");
-    const { command, args } = ccbCommand(["serve", "--stdio", "--workspace", ws.path, "--runtime", "code-server", "--runtime-root", codeServerRoot(), "--runtime-node", node24(), "--no-headless-client"]);
+    const { command, args } = ccbCommand([
+      "serve",
+      "--stdio",
+      "--workspace",
+      ws.path,
+      "--runtime",
+      "code-server",
+      "--runtime-root",
+      codeServerRoot(),
+      "--runtime-node",
+      node24(),
+      "--no-headless-client",
+    ]);
     const q = (a: string) => `'${a.replace(/'/g, "'\\''")}'`;
-    const shell = spawn("/bin/sh", ["-c", `${[command, ...args].map(q).join(" ")} 2>${q(join(home.path, "head.err"))} | head -n 1`], {
-      env: cleanEnv({ HOME: home.path, XDG_STATE_HOME: stateHome, XDG_CACHE_HOME: join(home.path, "cache") }),
-      stdio: ["pipe", "pipe", "inherit"],
-    });
+    const shell = spawn(
+      "/bin/sh",
+      ["-c", `${[command, ...args].map(q).join(" ")} 2>${q(join(home.path, "head.err"))} | head -n 1`],
+      {
+        env: cleanEnv({ HOME: home.path, XDG_STATE_HOME: stateHome, XDG_CACHE_HOME: join(home.path, "cache") }),
+        stdio: ["pipe", "pipe", "inherit"],
+      },
+    );
     let out = "";
     shell.stdout?.setEncoding("utf8").on("data", (d: string) => (out += d));
-    const frame = (id: number, method: string, params: unknown) => `${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`;
-    shell.stdin?.write(frame(1, "initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "head", version: "1" } }));
+    const frame = (id: number, method: string, params: unknown) =>
+      `${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`;
+    shell.stdin?.write(
+      frame(1, "initialize", {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "head", version: "1" },
+      }),
+    );
     await until("head printed the first line", () => (out.includes('"id":1') ? true : undefined));
     const dirs = await until("the workbench state folder exists", () => {
       try {
@@ -159,7 +199,9 @@ describe("containment: nothing ccb started outlives it", { timeout: 600_000 }, (
     // head has exited; the next frame ccb writes meets a closed pipe (EPIPE).
     shell.stdin?.write(frame(2, "tools/list", {}));
     shell.stdin?.write(frame(3, "tools/list", {}));
-    await until("the state folder is removed", () => (readdirSync(base).length === 0 ? true : undefined), 60_000).catch(() => undefined);
+    await until("the state folder is removed", () => (readdirSync(base).length === 0 ? true : undefined), 60_000).catch(
+      () => undefined,
+    );
     assert.deepEqual(readdirSync(base), [], readFileSync(join(home.path, "head.err"), "utf8").slice(-2000));
     shell.stdin?.end();
     await new Promise((r) => (shell.exitCode !== null ? r(null) : shell.once("exit", r)));

@@ -68,13 +68,15 @@ export function podSecurityProblems(o: Obj): string[] {
     if (!(sc.capabilities?.drop ?? []).includes("ALL")) p.push(`${where}: capabilities are not dropped (ALL)`);
     if ((sc.capabilities?.add ?? []).length > 0) p.push(`${where}: adds capabilities`);
     if (sc.runAsUser === 0 || sc.runAsNonRoot === false) p.push(`${where}: runs as root`);
-    if (sc.seccompProfile && sc.seccompProfile.type !== "RuntimeDefault") p.push(`${where}: seccomp profile is not RuntimeDefault`);
+    if (sc.seccompProfile && sc.seccompProfile.type !== "RuntimeDefault")
+      p.push(`${where}: seccomp profile is not RuntimeDefault`);
     for (const r of ["cpu", "memory"]) {
       if (!c.resources?.requests?.[r]) p.push(`${where}: no ${r} request`);
       if (!c.resources?.limits?.[r]) p.push(`${where}: no ${r} limit`);
     }
     const image = String(c.image ?? "");
-    if (!/^[^@]+:[\w][\w.-]*$|@sha256:[0-9a-f]{64}$/.test(image) || image.endsWith(":latest")) p.push(`${where}: image ${image} is not pinned`);
+    if (!/^[^@]+:[\w][\w.-]*$|@sha256:[0-9a-f]{64}$/.test(image) || image.endsWith(":latest"))
+      p.push(`${where}: image ${image} is not pinned`);
   }
   return p.map((m) => `${id(o)}: ${m}`);
 }
@@ -113,10 +115,13 @@ export function inlinedSecrets(objects: Obj[], text: string): string[] {
   const p: string[] = [];
   for (const o of objects) {
     if (o.kind === "Secret") p.push(`${id(o)}: a Secret object in the manifests`);
-    if (o.kind === "ConfigMap") for (const k of Object.keys(o.data ?? {})) if (SECRETISH.test(k)) p.push(`${id(o)}: ConfigMap key ${k}`);
+    if (o.kind === "ConfigMap")
+      for (const k of Object.keys(o.data ?? {})) if (SECRETISH.test(k)) p.push(`${id(o)}: ConfigMap key ${k}`);
     for (const c of (o.spec?.template?.spec?.containers ?? []) as Obj[]) {
-      for (const e of (c.env ?? []) as Obj[]) if (SECRETISH.test(e.name) && e.value !== undefined) p.push(`${id(o)}: env ${e.name} has an inline value`);
-      for (const a of (c.args ?? []) as string[]) if (/^--(auth-token|key|token)\b/.test(a)) p.push(`${id(o)}: secret flag ${a} in args`);
+      for (const e of (c.env ?? []) as Obj[])
+        if (SECRETISH.test(e.name) && e.value !== undefined) p.push(`${id(o)}: env ${e.name} has an inline value`);
+      for (const a of (c.args ?? []) as string[])
+        if (/^--(auth-token|key|token)\b/.test(a)) p.push(`${id(o)}: secret flag ${a} in args`);
     }
   }
   if (/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text)) p.push("a PEM private key in the text");
@@ -131,9 +136,17 @@ export function ingressPathMatches(rule: { path: string; pathType: string }, req
   return prefix === "" || requestPath === prefix || requestPath.startsWith(`${prefix}/`);
 }
 
-export function ingressPaths(ing: Obj): Array<{ host: string; path: string; pathType: string; service: string; port: Obj }> {
+export function ingressPaths(
+  ing: Obj,
+): Array<{ host: string; path: string; pathType: string; service: string; port: Obj }> {
   return (ing.spec.rules ?? []).flatMap((r: Obj) =>
-    (r.http?.paths ?? []).map((p: Obj) => ({ host: r.host, path: p.path, pathType: p.pathType, service: p.backend.service.name, port: p.backend.service.port })),
+    (r.http?.paths ?? []).map((p: Obj) => ({
+      host: r.host,
+      path: p.path,
+      pathType: p.pathType,
+      service: p.backend.service.name,
+      port: p.backend.service.port,
+    })),
   );
 }
 

@@ -34,7 +34,8 @@ function sh(cmd: string, args: string[], timeoutMs = 600_000): { code: number | 
 }
 
 function need(bin: string, pkg: string): void {
-  if (sh("sh", ["-c", `command -v ${bin}`]).code !== 0) throw new Error(`${bin} is missing: apt-get install ${pkg} (.ci/run does)`);
+  if (sh("sh", ["-c", `command -v ${bin}`]).code !== 0)
+    throw new Error(`${bin} is missing: apt-get install ${pkg} (.ci/run does)`);
 }
 
 /** `--runtime runc` where cgroups are hybrid (crun refuses them); ulimits no higher than ours (root may lack CAP_SYS_RESOURCE). */
@@ -42,10 +43,17 @@ function engineFlags(): string[] {
   const unified = "/sys/fs/cgroup/unified/cgroup.controllers";
   const hybrid = existsSync(unified) && readFileSync(unified, "utf8").trim() !== "";
   const limits = readFileSync("/proc/self/limits", "utf8");
-  const hard = (name: string) => Number(new RegExp(`^${name}\\s+\\S+\\s+(\\S+)`, "m").exec(limits)?.[1] ?? "unlimited") || 1_048_576;
+  const hard = (name: string) =>
+    Number(new RegExp(`^${name}\\s+\\S+\\s+(\\S+)`, "m").exec(limits)?.[1] ?? "unlimited") || 1_048_576;
   const nofile = Math.min(hard("Max open files"), 1_048_576);
   const nproc = Math.min(hard("Max processes"), 32_768);
-  return [...(hybrid ? ["--runtime", "runc"] : []), "--ulimit", `nofile=${nofile}:${nofile}`, "--ulimit", `nproc=${nproc}:${nproc}`];
+  return [
+    ...(hybrid ? ["--runtime", "runc"] : []),
+    "--ulimit",
+    `nofile=${nofile}:${nofile}`,
+    "--ulimit",
+    `nproc=${nproc}:${nproc}`,
+  ];
 }
 
 function podman(args: string[], timeoutMs?: number) {
@@ -67,7 +75,10 @@ function baseImage(): string {
 
 function context(name: string, archive: Buffer): string {
   const ctx = join(dir.path, name);
-  const r = spawnSync("bash", [join(repoRoot, "deploy/image-context.sh"), ctx], { encoding: "utf8", env: { ...process.env, CCB_BINARY: binary } });
+  const r = spawnSync("bash", [join(repoRoot, "deploy/image-context.sh"), ctx], {
+    encoding: "utf8",
+    env: { ...process.env, CCB_BINARY: binary },
+  });
   assert.equal(r.status, 0, r.stderr);
   writeFileSync(join(ctx, "runtime", FIXTURE_FILE), archive);
   writeFileSync(join(ctx, "runtime", "manifest.json"), JSON.stringify(fx.manifest));
@@ -75,16 +86,46 @@ function context(name: string, archive: Buffer): string {
 }
 
 function build(ctx: string, tag: string) {
-  return podman(["build", "--force-rm", "--label", "ccb.test=deploy-image", ...engineFlags(), "--build-arg", `BASE_IMAGE=${baseImage()}`, "--build-arg", "RUNTIME_SOURCE=file", "-t", tag, "-f", join(ctx, "Containerfile"), ctx], 900_000);
+  return podman(
+    [
+      "build",
+      "--force-rm",
+      "--label",
+      "ccb.test=deploy-image",
+      ...engineFlags(),
+      "--build-arg",
+      `BASE_IMAGE=${baseImage()}`,
+      "--build-arg",
+      "RUNTIME_SOURCE=file",
+      "-t",
+      tag,
+      "-f",
+      join(ctx, "Containerfile"),
+      ctx,
+    ],
+    900_000,
+  );
 }
 
 /** Run the image the way the StatefulSet does: read-only root, no capabilities, writable paths mounted. */
 function podLike(name: string): string[] {
   return [
-    "--name", name, ...engineFlags(),
-    "--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
-    "--tmpfs", "/tmp", "--tmpfs", "/dev/shm",
-    "-v", `${name}-ws:/workspace`, "-v", `${name}-state:/var/lib/ccb`,
+    "--name",
+    name,
+    ...engineFlags(),
+    "--read-only",
+    "--cap-drop",
+    "ALL",
+    "--security-opt",
+    "no-new-privileges",
+    "--tmpfs",
+    "/tmp",
+    "--tmpfs",
+    "/dev/shm",
+    "-v",
+    `${name}-ws:/workspace`,
+    "-v",
+    `${name}-state:/var/lib/ccb`,
   ];
 }
 
@@ -134,109 +175,199 @@ after(() => {
   dir.cleanup();
 });
 
-if (!engineOff) describe("deploy/Containerfile with Podman", () => {
-  test("builds (runtime from a file, digest-checked); runs as uid 10001 with ccb --version; no secret in the image", (t) => {
-    const t0 = Date.now();
-    const b = build(context("ctx", fx.good), IMAGE);
-    assert.equal(b.code, 0, `podman build failed:\n${(b.out + b.err).slice(-4000)}`);
-    t.diagnostic(`image build: ${Math.round((Date.now() - t0) / 1000)} s`);
-    const v = podman(["run", "--rm", ...engineFlags(), IMAGE, "--version"]);
-    assert.equal(v.code, 0, v.err);
-    assert.equal(v.out.trim(), PKG_VERSION);
-    const who = podman(["run", "--rm", ...engineFlags(), "--entrypoint", "id", IMAGE, "-u"]);
-    assert.equal(who.out.trim(), "10001");
-    const tools = podman(["run", "--rm", ...engineFlags(), "--entrypoint", "sh", IMAGE, "-c", "for b in chromium rg git tini; do command -v $b || exit 1; done; /opt/ccb/cache/runtime/*/bin/openvscode-server --probe"]);
-    assert.equal(tools.code, 0, tools.err);
-    assert.match(tools.out, /\/usr\/bin\/chromium\n\/usr\/bin\/rg\n\/usr\/bin\/git\n\/usr\/bin\/tini\n/);
-    assert.match(tools.out, new RegExp(`${FIXTURE_BANNER} --probe`), "the runtime installed is the one from the archive");
-    const inspect = JSON.parse(podman(["image", "inspect", IMAGE]).out) as Array<{ Config: { Env: string[]; User: string; Entrypoint: string[]; Cmd: string[] } }>;
-    const cfg = inspect[0]?.Config;
-    assert.ok(cfg);
-    assert.equal(cfg.User, "10001:10001");
-    assert.deepEqual(cfg.Entrypoint, ["/usr/bin/tini", "--", "/opt/ccb/ccb"]);
-    assert.deepEqual(cfg.Cmd.slice(0, 2), ["serve", "--http"]);
-    assert.ok(!cfg.Env.some((e) => /TOKEN|SECRET|KEY=/i.test(e)), `no secret in the image env: ${cfg.Env.join(" ")}`);
-    const leftovers = podman(["run", "--rm", ...engineFlags(), "--entrypoint", "sh", IMAGE, "-c", `ls /tmp/runtime 2>&1; ls /opt/ccb/cache/runtime`]);
-    assert.match(leftovers.out, /No such file/, "the build context's runtime folder is not left in the image");
-    assert.match(leftovers.out, new RegExp(FIXTURE_TOP));
-  });
-
-  test("attack: a runtime archive that does not match the pinned digest fails the build", () => {
-    const b = build(context("ctx-tampered", fx.tampered), `${IMAGE}-tampered`);
-    assert.notEqual(b.code, 0, "the build must fail");
-    assert.match(b.out + b.err, /SHA-256|digest|checksum/i);
-    assert.notEqual(podman(["image", "exists", `${IMAGE}-tampered`]).code, 0);
-  });
-
-  test("a pod-like container serves /healthz and MCP tools/list on the published port, demands the token, logs JSON, stops on SIGTERM", async (t) => {
-    const pems = await generate([{ name: "commonName", value: "localhost" }], {
-      keySize: 2048,
-      algorithm: "sha256",
-      extensions: [{ name: "subjectAltName", altNames: [{ type: 2, value: "localhost" }, { type: 7, ip: "127.0.0.1" }] }],
+if (!engineOff)
+  describe("deploy/Containerfile with Podman", () => {
+    test("builds (runtime from a file, digest-checked); runs as uid 10001 with ccb --version; no secret in the image", (t) => {
+      const t0 = Date.now();
+      const b = build(context("ctx", fx.good), IMAGE);
+      assert.equal(b.code, 0, `podman build failed:\n${(b.out + b.err).slice(-4000)}`);
+      t.diagnostic(`image build: ${Math.round((Date.now() - t0) / 1000)} s`);
+      const v = podman(["run", "--rm", ...engineFlags(), IMAGE, "--version"]);
+      assert.equal(v.code, 0, v.err);
+      assert.equal(v.out.trim(), PKG_VERSION);
+      const who = podman(["run", "--rm", ...engineFlags(), "--entrypoint", "id", IMAGE, "-u"]);
+      assert.equal(who.out.trim(), "10001");
+      const tools = podman([
+        "run",
+        "--rm",
+        ...engineFlags(),
+        "--entrypoint",
+        "sh",
+        IMAGE,
+        "-c",
+        "for b in chromium rg git tini; do command -v $b || exit 1; done; /opt/ccb/cache/runtime/*/bin/openvscode-server --probe",
+      ]);
+      assert.equal(tools.code, 0, tools.err);
+      assert.match(tools.out, /\/usr\/bin\/chromium\n\/usr\/bin\/rg\n\/usr\/bin\/git\n\/usr\/bin\/tini\n/);
+      assert.match(
+        tools.out,
+        new RegExp(`${FIXTURE_BANNER} --probe`),
+        "the runtime installed is the one from the archive",
+      );
+      const inspect = JSON.parse(podman(["image", "inspect", IMAGE]).out) as Array<{
+        Config: { Env: string[]; User: string; Entrypoint: string[]; Cmd: string[] };
+      }>;
+      const cfg = inspect[0]?.Config;
+      assert.ok(cfg);
+      assert.equal(cfg.User, "10001:10001");
+      assert.deepEqual(cfg.Entrypoint, ["/usr/bin/tini", "--", "/opt/ccb/ccb"]);
+      assert.deepEqual(cfg.Cmd.slice(0, 2), ["serve", "--http"]);
+      assert.ok(!cfg.Env.some((e) => /TOKEN|SECRET|KEY=/i.test(e)), `no secret in the image env: ${cfg.Env.join(" ")}`);
+      const leftovers = podman([
+        "run",
+        "--rm",
+        ...engineFlags(),
+        "--entrypoint",
+        "sh",
+        IMAGE,
+        "-c",
+        `ls /tmp/runtime 2>&1; ls /opt/ccb/cache/runtime`,
+      ]);
+      assert.match(leftovers.out, /No such file/, "the build context's runtime folder is not left in the image");
+      assert.match(leftovers.out, new RegExp(FIXTURE_TOP));
     });
-    // A throwaway key, readable by the container's uid through the bind mount.
-    writeFileSync(join(dir.path, "tls.crt"), pems.cert);
-    writeFileSync(join(dir.path, "tls.key"), pems.private);
-    chmodSync(join(dir.path, "tls.key"), 0o644);
-    const token = randomBytes(32).toString("hex");
-    const port = await freePort();
-    const name = `ccb-test-${process.pid}`;
-    containers.push(name);
-    const run = podman([
-      "run", "-d", ...podLike(name),
-      "-e", `CCB_AUTH_TOKEN=${token}`,
-      "-v", `${join(dir.path, "tls.crt")}:/run/tls/tls.crt:ro`, "-v", `${join(dir.path, "tls.key")}:/run/tls/tls.key:ro`,
-      "-p", `127.0.0.1:${port}:${port}`,
-      IMAGE, "serve", "--http", "--host", "0.0.0.0", "--port", String(port), "--cert", "/run/tls/tls.crt", "--key", "/run/tls/tls.key", "--workspace", "/workspace",
-    ]);
-    assert.equal(run.code, 0, run.err);
-    const base = `https://127.0.0.1:${port}`;
-    let health: Awaited<ReturnType<typeof rawRequest>> | undefined;
-    for (let i = 0; i < 120 && !health; i++) {
-      health = await rawRequest(`${base}/healthz`, { ca: pems.cert }).catch(() => undefined);
-      if (!health) await new Promise((r) => setTimeout(r, 500));
-    }
-    assert.ok(health, `no answer on ${base}:\n${podman(["logs", name]).err}`);
-    assert.equal(health.status, 200);
-    assert.equal((JSON.parse(health.body) as { version: string }).version, PKG_VERSION);
 
-    const denied = await rawRequest(`${base}/mcp`, { method: "POST", headers: MCP_POST_HEADERS, body: INITIALIZE, ca: pems.cert });
-    assert.equal(denied.status, 401, "no token, no MCP");
-    const wrong = await rawRequest(`${base}/mcp`, { method: "POST", headers: { ...MCP_POST_HEADERS, authorization: `Bearer ${"0".repeat(64)}` }, body: INITIALIZE, ca: pems.cert });
-    assert.equal(wrong.status, 401, "a wrong token, no MCP");
-
-    const auth = { ...MCP_POST_HEADERS, authorization: `Bearer ${token}` };
-    const init = await rawRequest(`${base}/mcp`, { method: "POST", headers: auth, body: INITIALIZE, ca: pems.cert });
-    assert.equal(init.status, 200, init.body);
-    const session = String(init.headers["mcp-session-id"]);
-    const sessionHeaders = { ...auth, "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" };
-    await rawRequest(`${base}/mcp`, { method: "POST", headers: sessionHeaders, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), ca: pems.cert });
-    const list = await rawRequest(`${base}/mcp`, { method: "POST", headers: sessionHeaders, body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }), ca: pems.cert });
-    assert.equal(list.status, 200, list.body);
-    const names = ((rpcMessages(list.body)[0]?.result as { tools: Array<{ name: string }> }).tools ?? []).map((x) => x.name);
-    for (const want of ["fs_read", "fs_write", "fs_search", "git_status", "terminal_create", "editor_open"]) assert.ok(names.includes(want), `tools/list has ${want}: ${names.join(",")}`);
-
-    const write = await rawRequest(`${base}/mcp`, {
-      method: "POST",
-      headers: sessionHeaders,
-      body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "fs_write", arguments: { path: "hello.txt", content: "from the pod\n" } } }),
-      ca: pems.cert,
+    test("attack: a runtime archive that does not match the pinned digest fails the build", () => {
+      const b = build(context("ctx-tampered", fx.tampered), `${IMAGE}-tampered`);
+      assert.notEqual(b.code, 0, "the build must fail");
+      assert.match(b.out + b.err, /SHA-256|digest|checksum/i);
+      assert.notEqual(podman(["image", "exists", `${IMAGE}-tampered`]).code, 0);
     });
-    assert.equal(write.status, 200);
-    assert.notEqual((rpcMessages(write.body)[0]?.result as { isError?: boolean }).isError, true, write.body);
-    const onVolume = podman(["run", "--rm", ...engineFlags(), "-v", `${name}-ws:/w`, "--entrypoint", "cat", IMAGE, "/w/hello.txt"]);
-    assert.equal(onVolume.out, "from the pod\n", "the workspace lives on the volume");
 
-    const t0 = Date.now();
-    const stop = podman(["stop", "-t", "30", name]);
-    assert.equal(stop.code, 0, stop.err);
-    t.diagnostic(`podman stop (SIGTERM) took ${Date.now() - t0} ms`);
-    const state = JSON.parse(podman(["inspect", name]).out) as Array<{ State: { ExitCode: number } }>;
-    assert.equal(state[0]?.State.ExitCode, 0, "a clean exit on SIGTERM, not a SIGKILL after the grace period");
-    const logs = podman(["logs", name]);
-    const lines = (logs.out + logs.err).split("\n").filter(Boolean);
-    assert.ok(lines.length > 0);
-    for (const l of lines) assert.doesNotThrow(() => JSON.parse(l), `JSON log line: ${l}`);
-    assert.ok(!lines.some((l) => l.includes(token)), "the token is never logged");
+    test("a pod-like container serves /healthz and MCP tools/list on the published port, demands the token, logs JSON, stops on SIGTERM", async (t) => {
+      const pems = await generate([{ name: "commonName", value: "localhost" }], {
+        keySize: 2048,
+        algorithm: "sha256",
+        extensions: [
+          {
+            name: "subjectAltName",
+            altNames: [
+              { type: 2, value: "localhost" },
+              { type: 7, ip: "127.0.0.1" },
+            ],
+          },
+        ],
+      });
+      // A throwaway key, readable by the container's uid through the bind mount.
+      writeFileSync(join(dir.path, "tls.crt"), pems.cert);
+      writeFileSync(join(dir.path, "tls.key"), pems.private);
+      chmodSync(join(dir.path, "tls.key"), 0o644);
+      const token = randomBytes(32).toString("hex");
+      const port = await freePort();
+      const name = `ccb-test-${process.pid}`;
+      containers.push(name);
+      const run = podman([
+        "run",
+        "-d",
+        ...podLike(name),
+        "-e",
+        `CCB_AUTH_TOKEN=${token}`,
+        "-v",
+        `${join(dir.path, "tls.crt")}:/run/tls/tls.crt:ro`,
+        "-v",
+        `${join(dir.path, "tls.key")}:/run/tls/tls.key:ro`,
+        "-p",
+        `127.0.0.1:${port}:${port}`,
+        IMAGE,
+        "serve",
+        "--http",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        String(port),
+        "--cert",
+        "/run/tls/tls.crt",
+        "--key",
+        "/run/tls/tls.key",
+        "--workspace",
+        "/workspace",
+      ]);
+      assert.equal(run.code, 0, run.err);
+      const base = `https://127.0.0.1:${port}`;
+      let health: Awaited<ReturnType<typeof rawRequest>> | undefined;
+      for (let i = 0; i < 120 && !health; i++) {
+        health = await rawRequest(`${base}/healthz`, { ca: pems.cert }).catch(() => undefined);
+        if (!health) await new Promise((r) => setTimeout(r, 500));
+      }
+      assert.ok(health, `no answer on ${base}:\n${podman(["logs", name]).err}`);
+      assert.equal(health.status, 200);
+      assert.equal((JSON.parse(health.body) as { version: string }).version, PKG_VERSION);
+
+      const denied = await rawRequest(`${base}/mcp`, {
+        method: "POST",
+        headers: MCP_POST_HEADERS,
+        body: INITIALIZE,
+        ca: pems.cert,
+      });
+      assert.equal(denied.status, 401, "no token, no MCP");
+      const wrong = await rawRequest(`${base}/mcp`, {
+        method: "POST",
+        headers: { ...MCP_POST_HEADERS, authorization: `Bearer ${"0".repeat(64)}` },
+        body: INITIALIZE,
+        ca: pems.cert,
+      });
+      assert.equal(wrong.status, 401, "a wrong token, no MCP");
+
+      const auth = { ...MCP_POST_HEADERS, authorization: `Bearer ${token}` };
+      const init = await rawRequest(`${base}/mcp`, { method: "POST", headers: auth, body: INITIALIZE, ca: pems.cert });
+      assert.equal(init.status, 200, init.body);
+      const session = String(init.headers["mcp-session-id"]);
+      const sessionHeaders = { ...auth, "mcp-session-id": session, "mcp-protocol-version": "2025-06-18" };
+      await rawRequest(`${base}/mcp`, {
+        method: "POST",
+        headers: sessionHeaders,
+        body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+        ca: pems.cert,
+      });
+      const list = await rawRequest(`${base}/mcp`, {
+        method: "POST",
+        headers: sessionHeaders,
+        body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+        ca: pems.cert,
+      });
+      assert.equal(list.status, 200, list.body);
+      const names = ((rpcMessages(list.body)[0]?.result as { tools: Array<{ name: string }> }).tools ?? []).map(
+        (x) => x.name,
+      );
+      for (const want of ["fs_read", "fs_write", "fs_search", "git_status", "terminal_create", "editor_open"])
+        assert.ok(names.includes(want), `tools/list has ${want}: ${names.join(",")}`);
+
+      const write = await rawRequest(`${base}/mcp`, {
+        method: "POST",
+        headers: sessionHeaders,
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 3,
+          method: "tools/call",
+          params: { name: "fs_write", arguments: { path: "hello.txt", content: "from the pod\n" } },
+        }),
+        ca: pems.cert,
+      });
+      assert.equal(write.status, 200);
+      assert.notEqual((rpcMessages(write.body)[0]?.result as { isError?: boolean }).isError, true, write.body);
+      const onVolume = podman([
+        "run",
+        "--rm",
+        ...engineFlags(),
+        "-v",
+        `${name}-ws:/w`,
+        "--entrypoint",
+        "cat",
+        IMAGE,
+        "/w/hello.txt",
+      ]);
+      assert.equal(onVolume.out, "from the pod\n", "the workspace lives on the volume");
+
+      const t0 = Date.now();
+      const stop = podman(["stop", "-t", "30", name]);
+      assert.equal(stop.code, 0, stop.err);
+      t.diagnostic(`podman stop (SIGTERM) took ${Date.now() - t0} ms`);
+      const state = JSON.parse(podman(["inspect", name]).out) as Array<{ State: { ExitCode: number } }>;
+      assert.equal(state[0]?.State.ExitCode, 0, "a clean exit on SIGTERM, not a SIGKILL after the grace period");
+      const logs = podman(["logs", name]);
+      const lines = (logs.out + logs.err).split("\n").filter(Boolean);
+      assert.ok(lines.length > 0);
+      for (const l of lines) assert.doesNotThrow(() => JSON.parse(l), `JSON log line: ${l}`);
+      assert.ok(!lines.some((l) => l.includes(token)), "the token is never logged");
+    });
   });
-});

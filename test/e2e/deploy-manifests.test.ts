@@ -3,21 +3,21 @@ import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { repoRoot } from "../helpers/cli.ts";
 import {
-  KUSTOMIZE_DIR,
   id,
   ingressPathMatches,
   ingressPaths,
   inlinedSecrets,
+  KUSTOMIZE_DIR,
+  type Obj,
   podSecurityProblems,
   render,
   secretRefs,
   selects,
   unmountedWritablePaths,
   validateSchema,
-  type Obj,
 } from "./deploy-helpers.ts";
-import { repoRoot } from "../helpers/cli.ts";
 
 /** Every kustomization under deploy/kubernetes (the base, each overlay and each developer folder). */
 function kustomizations(dir = KUSTOMIZE_DIR): string[] {
@@ -50,7 +50,8 @@ describe("deploy/kubernetes: rendered with kubectl kustomize", () => {
   });
 
   test("every object validates against the Kubernetes OpenAPI schema", () => {
-    for (const [d, objs] of rendered) for (const o of objs) assert.doesNotThrow(() => validateSchema(o), `${rel(d)}: ${id(o)}`);
+    for (const [d, objs] of rendered)
+      for (const o of objs) assert.doesNotThrow(() => validateSchema(o), `${rel(d)}: ${id(o)}`);
   });
 
   test("the schema check catches wrong types, missing required fields and unknown kinds (positive control)", () => {
@@ -63,7 +64,10 @@ describe("deploy/kubernetes: rendered with kubectl kustomize", () => {
     const badBool = clone(baseSts);
     badBool.spec.template.spec.securityContext.runAsNonRoot = "true";
     assert.throws(() => validateSchema(badBool), /runAsNonRoot must be boolean/);
-    assert.throws(() => validateSchema({ apiVersion: "v1", kind: "Secret", metadata: { name: "x" } }), /no schema for v1\/Secret/);
+    assert.throws(
+      () => validateSchema({ apiVersion: "v1", kind: "Secret", metadata: { name: "x" } }),
+      /no schema for v1\/Secret/,
+    );
   });
 
   test("every workload runs non-root, without privilege escalation or capabilities, seccomp RuntimeDefault, read-only root, with limits", () => {
@@ -77,11 +81,31 @@ describe("deploy/kubernetes: rendered with kubectl kustomize", () => {
     const weaken: Array<[string, (o: Obj) => void, RegExp]> = [
       ["root uid", (o) => (o.spec.template.spec.securityContext.runAsUser = 0), /runAsUser/],
       ["runAsNonRoot off", (o) => (o.spec.template.spec.securityContext.runAsNonRoot = false), /pod runAsNonRoot/],
-      ["escalation", (o) => (o.spec.template.spec.containers[0].securityContext.allowPrivilegeEscalation = true), /allowPrivilegeEscalation/],
-      ["caps kept", (o) => (o.spec.template.spec.containers[0].securityContext.capabilities.drop = ["NET_RAW"]), /not dropped/],
-      ["caps added", (o) => (o.spec.template.spec.containers[0].securityContext.capabilities.add = ["SYS_ADMIN"]), /adds capabilities/],
-      ["writable root", (o) => delete o.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem, /root filesystem is writable/],
-      ["unconfined", (o) => (o.spec.template.spec.securityContext.seccompProfile.type = "Unconfined"), /seccompProfile/],
+      [
+        "escalation",
+        (o) => (o.spec.template.spec.containers[0].securityContext.allowPrivilegeEscalation = true),
+        /allowPrivilegeEscalation/,
+      ],
+      [
+        "caps kept",
+        (o) => (o.spec.template.spec.containers[0].securityContext.capabilities.drop = ["NET_RAW"]),
+        /not dropped/,
+      ],
+      [
+        "caps added",
+        (o) => (o.spec.template.spec.containers[0].securityContext.capabilities.add = ["SYS_ADMIN"]),
+        /adds capabilities/,
+      ],
+      [
+        "writable root",
+        (o) => delete o.spec.template.spec.containers[0].securityContext.readOnlyRootFilesystem,
+        /root filesystem is writable/,
+      ],
+      [
+        "unconfined",
+        (o) => (o.spec.template.spec.securityContext.seccompProfile.type = "Unconfined"),
+        /seccompProfile/,
+      ],
       ["privileged", (o) => (o.spec.template.spec.containers[0].securityContext.privileged = true), /privileged/],
       ["sa token", (o) => delete o.spec.template.spec.automountServiceAccountToken, /service account token/],
       ["host network", (o) => (o.spec.template.spec.hostNetwork = true), /hostNetwork/],
@@ -93,7 +117,10 @@ describe("deploy/kubernetes: rendered with kubectl kustomize", () => {
       const o = clone(baseSts);
       mutate(o);
       const problems = podSecurityProblems(o);
-      assert.ok(problems.some((p) => want.test(p)), `${what}: ${JSON.stringify(problems)}`);
+      assert.ok(
+        problems.some((p) => want.test(p)),
+        `${what}: ${JSON.stringify(problems)}`,
+      );
     }
   });
 
@@ -102,14 +129,18 @@ describe("deploy/kubernetes: rendered with kubectl kustomize", () => {
       assert.deepEqual(unmountedWritablePaths(sts), [], id(sts));
       const claims = (sts.spec.volumeClaimTemplates as Obj[]).map((c) => c.metadata.name).sort();
       assert.deepEqual(claims, ["state", "workspace"]);
-      const mounts = Object.fromEntries((sts.spec.template.spec.containers[0].volumeMounts as Obj[]).map((m) => [m.mountPath, m.name]));
+      const mounts = Object.fromEntries(
+        (sts.spec.template.spec.containers[0].volumeMounts as Obj[]).map((m) => [m.mountPath, m.name]),
+      );
       assert.equal(mounts["/workspace"], "workspace");
       assert.equal(mounts["/var/lib/ccb"], "state");
       const shm = (sts.spec.template.spec.volumes as Obj[]).find((v) => v.name === mounts["/dev/shm"]);
       assert.equal(shm?.emptyDir?.medium, "Memory");
     }
     const noTmp = clone(baseSts);
-    noTmp.spec.template.spec.containers[0].volumeMounts = noTmp.spec.template.spec.containers[0].volumeMounts.filter((m: Obj) => m.mountPath !== "/tmp");
+    noTmp.spec.template.spec.containers[0].volumeMounts = noTmp.spec.template.spec.containers[0].volumeMounts.filter(
+      (m: Obj) => m.mountPath !== "/tmp",
+    );
     assert.deepEqual(unmountedWritablePaths(noTmp), ["/tmp"]);
   });
 
@@ -124,12 +155,18 @@ describe("deploy/kubernetes: rendered with kubectl kustomize", () => {
         for (const s of secretRefs(o)) set.add(s);
         byNamespace.set(ns, set);
       }
-      for (const [ns, set] of byNamespace) if (set.size > 0) assert.deepEqual([...set].sort(), WORKSPACE_SECRETS, `${rel(d)} namespace ${ns}`);
+      for (const [ns, set] of byNamespace)
+        if (set.size > 0) assert.deepEqual([...set].sort(), WORKSPACE_SECRETS, `${rel(d)} namespace ${ns}`);
     }
     const env = baseSts.spec.template.spec.containers[0].env as Obj[];
-    assert.deepEqual(env.find((e) => e.name === "CCB_AUTH_TOKEN")?.valueFrom, { secretKeyRef: { name: "ccb-workspace-token", key: "token" } });
+    assert.deepEqual(env.find((e) => e.name === "CCB_AUTH_TOKEN")?.valueFrom, {
+      secretKeyRef: { name: "ccb-workspace-token", key: "token" },
+    });
     const ing = base.find((o) => o.kind === "Ingress") as Obj;
-    assert.deepEqual(ing.spec.tls.map((t: Obj) => t.secretName), ["ccb-workspace-tls"]);
+    assert.deepEqual(
+      ing.spec.tls.map((t: Obj) => t.secretName),
+      ["ccb-workspace-tls"],
+    );
     assert.ok(ing.metadata.annotations["cert-manager.io/cluster-issuer"], "cert-manager issues the TLS Secret");
   });
 
@@ -140,8 +177,17 @@ describe("deploy/kubernetes: rendered with kubectl kustomize", () => {
     o.spec.template.spec.containers[0].args.push("--auth-token=x");
     const secret = { apiVersion: "v1", kind: "Secret", metadata: { name: "t" }, stringData: { token: "x" } };
     const found = inlinedSecrets([o, secret], `a: ${"ab".repeat(32)}\nb: -----BEGIN PRIVATE KEY-----`);
-    for (const want of [/env CCB_AUTH_TOKEN has an inline value/, /a Secret object/, /secret flag --auth-token/, /PEM private key/, /256-bit hex/]) {
-      assert.ok(found.some((f) => want.test(f)), `${want}: ${JSON.stringify(found)}`);
+    for (const want of [
+      /env CCB_AUTH_TOKEN has an inline value/,
+      /a Secret object/,
+      /secret flag --auth-token/,
+      /PEM private key/,
+      /256-bit hex/,
+    ]) {
+      assert.ok(
+        found.some((f) => want.test(f)),
+        `${want}: ${JSON.stringify(found)}`,
+      );
     }
   });
 
@@ -150,19 +196,35 @@ describe("deploy/kubernetes: rendered with kubectl kustomize", () => {
       for (const ing of objs.filter((o) => o.kind === "Ingress")) {
         const paths = ingressPaths(ing);
         const routed = (p: string) => paths.some((r) => ingressPathMatches(r, p));
-        for (const p of ["/mcp", "/ide/0123abcd/", "/ide/k/stable-x/static/x.js", "/app", "/session.json", "/stream"]) assert.ok(routed(p), `${id(ing)} routes ${p}`);
-        for (const p of ["/bridge", "/bridge/x", "/readyz", "/", "/idea", "/mcpx"]) assert.ok(!routed(p), `${id(ing)} must not route ${p}`);
+        for (const p of ["/mcp", "/ide/0123abcd/", "/ide/k/stable-x/static/x.js", "/app", "/session.json", "/stream"])
+          assert.ok(routed(p), `${id(ing)} routes ${p}`);
+        for (const p of ["/bridge", "/bridge/x", "/readyz", "/", "/idea", "/mcpx"])
+          assert.ok(!routed(p), `${id(ing)} must not route ${p}`);
         const ns = ing.metadata.namespace;
-        const svc = objs.find((o) => o.kind === "Service" && o.metadata.namespace === ns && paths.every((p) => p.service === o.metadata.name)) as Obj;
+        const svc = objs.find(
+          (o) =>
+            o.kind === "Service" && o.metadata.namespace === ns && paths.every((p) => p.service === o.metadata.name),
+        ) as Obj;
         assert.ok(svc, `${id(ing)}: backend Service exists`);
-        for (const p of paths) assert.ok((svc.spec.ports as Obj[]).some((sp) => sp.name === p.port.name), `port ${p.port.name}`);
+        for (const p of paths)
+          assert.ok(
+            (svc.spec.ports as Obj[]).some((sp) => sp.name === p.port.name),
+            `port ${p.port.name}`,
+          );
         const a = ing.metadata.annotations as Obj;
         assert.ok(Number(a["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 3600);
         assert.ok(Number(a["nginx.ingress.kubernetes.io/proxy-send-timeout"]) >= 3600);
-        assert.deepEqual(ing.spec.tls.flatMap((t: Obj) => t.hosts).sort(), (ing.spec.rules as Obj[]).map((r) => r.host).sort(), "TLS covers every host");
+        assert.deepEqual(
+          ing.spec.tls.flatMap((t: Obj) => t.hosts).sort(),
+          (ing.spec.rules as Obj[]).map((r) => r.host).sort(),
+          "TLS covers every host",
+        );
       }
     }
-    assert.ok(ingressPathMatches({ path: "/", pathType: "Prefix" }, "/bridge"), "a catch-all / would expose /bridge (control)");
+    assert.ok(
+      ingressPathMatches({ path: "/", pathType: "Prefix" }, "/bridge"),
+      "a catch-all / would expose /bridge (control)",
+    );
   });
 
   test("the NetworkPolicy selects the workspace pod and admits only the ingress controller, on the HTTP port", () => {
@@ -172,14 +234,28 @@ describe("deploy/kubernetes: rendered with kubectl kustomize", () => {
         const labels = sts.spec.template.metadata.labels as Obj;
         const np = objs.find((o) => o.kind === "NetworkPolicy" && o.metadata.namespace === ns) as Obj;
         assert.ok(np, `${id(sts)}: a NetworkPolicy in its namespace`);
-        assert.ok(selects(np.spec.podSelector, labels) && Object.keys(np.spec.podSelector.matchLabels).length > 0, "selects the pod");
+        assert.ok(
+          selects(np.spec.podSelector, labels) && Object.keys(np.spec.podSelector.matchLabels).length > 0,
+          "selects the pod",
+        );
         assert.ok(np.spec.policyTypes.includes("Ingress"));
         for (const rule of np.spec.ingress as Obj[]) {
           assert.deepEqual(rule.ports, [{ port: "http", protocol: "TCP" }]);
           for (const peer of rule.from as Obj[]) {
-            assert.equal(peer.namespaceSelector?.matchLabels?.["kubernetes.io/metadata.name"], "ingress-nginx", "peer is in the controller's namespace");
-            assert.equal(peer.podSelector?.matchLabels?.["app.kubernetes.io/name"], "ingress-nginx", "peer is the controller's pods");
-            assert.ok(!selects(peer.podSelector, labels), "the peer selector must not select the workspace pods themselves");
+            assert.equal(
+              peer.namespaceSelector?.matchLabels?.["kubernetes.io/metadata.name"],
+              "ingress-nginx",
+              "peer is in the controller's namespace",
+            );
+            assert.equal(
+              peer.podSelector?.matchLabels?.["app.kubernetes.io/name"],
+              "ingress-nginx",
+              "peer is the controller's pods",
+            );
+            assert.ok(
+              !selects(peer.podSelector, labels),
+              "the peer selector must not select the workspace pods themselves",
+            );
             assert.equal(peer.ipBlock, undefined);
           }
         }
@@ -209,7 +285,11 @@ describe("deploy/kubernetes: rendered with kubectl kustomize", () => {
     assert.ok(sets.length >= 2, "at least two workspaces");
     const namespaces = new Set(sets.map((s) => s.metadata.namespace));
     assert.equal(namespaces.size, sets.length, "one namespace per workspace");
-    for (const ns of namespaces) assert.ok(team.some((o) => o.kind === "Namespace" && o.metadata.name === ns), `Namespace ${ns} is created`);
+    for (const ns of namespaces)
+      assert.ok(
+        team.some((o) => o.kind === "Namespace" && o.metadata.name === ns),
+        `Namespace ${ns} is created`,
+      );
     const hosts = new Set<string>();
     for (const sts of sets) {
       const ns = sts.metadata.namespace;
@@ -217,7 +297,11 @@ describe("deploy/kubernetes: rendered with kubectl kustomize", () => {
       const host = ing.spec.rules[0].host as string;
       hosts.add(host);
       const env = sts.spec.template.spec.containers[0].env as Obj[];
-      assert.equal(new URL(env.find((e) => e.name === "CCB_PUBLIC_URL")?.value).host, host, `${ns}: CCB_PUBLIC_URL names the Ingress host`);
+      assert.equal(
+        new URL(env.find((e) => e.name === "CCB_PUBLIC_URL")?.value).host,
+        host,
+        `${ns}: CCB_PUBLIC_URL names the Ingress host`,
+      );
       assert.ok(sts.metadata.labels["ccb.dev/developer"], `${ns}: labelled with its developer`);
     }
     assert.equal(hosts.size, sets.length, "distinct hosts");

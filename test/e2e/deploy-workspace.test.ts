@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { runCcb } from "../helpers/cli.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { rawRequest } from "./serve-helpers.ts";
-import { startWorkbenchServe, type HttpServe } from "./workbench-helpers.ts";
+import { type HttpServe, startWorkbenchServe } from "./workbench-helpers.ts";
 
 /**
  * What a Kubernetes pod relies on: JSON log lines on stderr, /readyz following the editor bridge,
@@ -22,7 +22,8 @@ function sandbox(): { root: string; workspace: string; env: Record<string, strin
   const d = tmpdirFixture({ prefix: "ccb-deploy-" });
   dirs.push(d);
   const workspace = join(d.path, "workspace");
-  for (const s of ["workspace", "home", "state", "cache", "config", "data", "tmp"]) mkdirSync(join(d.path, s), { recursive: true });
+  for (const s of ["workspace", "home", "state", "cache", "config", "data", "tmp"])
+    mkdirSync(join(d.path, s), { recursive: true });
   const env: Record<string, string> = {
     HOME: join(d.path, "home"),
     XDG_STATE_HOME: join(d.path, "state"),
@@ -117,18 +118,25 @@ describe("ccb serve as a pod runs it", () => {
       t.diagnostic(`SIGTERM to exit without a workbench: ${stopped.ms} ms`);
     }
     const recs = assertJsonLines(serve.stderr());
-    assert.ok(recs.some((r) => /listening on http:\/\/127\.0\.0\.1:\d+\/mcp/.test(r.msg)), "the announcement is a record too");
+    assert.ok(
+      recs.some((r) => /listening on http:\/\/127\.0\.0\.1:\d+\/mcp/.test(r.msg)),
+      "the announcement is a record too",
+    );
   });
 
   test("a bad --log-format stops startup with a JSON-free message naming the choices", async () => {
-    const r = await runCcb(["serve", "--http", "--no-workbench", "--log-format", "xml"], { env: { ...process.env, CCB_LOG_FORMAT: "" } });
+    const r = await runCcb(["serve", "--http", "--no-workbench", "--log-format", "xml"], {
+      env: { ...process.env, CCB_LOG_FORMAT: "" },
+    });
     assert.equal(r.code, 1);
     assert.match(r.stderr, /Unknown log format "xml"\. Use one of: text, json/);
   });
 
   test("fatal errors are JSON records under --log-format json", async () => {
     const s = sandbox();
-    const r = await runCcb(["serve", "--http", "--no-workbench", "--host", "0.0.0.0", "--workspace", s.workspace], { env: { ...process.env, ...s.env } });
+    const r = await runCcb(["serve", "--http", "--no-workbench", "--host", "0.0.0.0", "--workspace", s.workspace], {
+      env: { ...process.env, ...s.env },
+    });
     assert.equal(r.code, 1);
     const recs = assertJsonLines(r.stderr);
     const fatal = recs.find((x) => x.level === "fatal");
@@ -156,16 +164,25 @@ describe("ccb serve as a pod runs it", () => {
         await new Promise((r) => setTimeout(r, 500));
         status = (await rawRequest(`${serve.base}/readyz`)).status;
       }
-      const ready = JSON.parse((await rawRequest(`${serve.base}/readyz`)).body) as { ready: boolean; bridge: { connected: boolean } };
+      const ready = JSON.parse((await rawRequest(`${serve.base}/readyz`)).body) as {
+        ready: boolean;
+        bridge: { connected: boolean };
+      };
       assert.deepEqual([ready.ready, ready.bridge.connected], [true, true]);
       const pids = processesNaming(s.root);
       assert.ok(pids.length >= 3, "ccb, the runtime and Chromium are running");
       const atReady = usage(pids);
-      t.diagnostic(`one workspace at ready: ${pids.length} processes, PSS ${atReady.pssMiB} MiB (peak while starting ${Math.max(peak, atReady.pssMiB)} MiB), CPU ${atReady.cpuSeconds.toFixed(1)} s to get ready`);
+      t.diagnostic(
+        `one workspace at ready: ${pids.length} processes, PSS ${atReady.pssMiB} MiB (peak while starting ${Math.max(peak, atReady.pssMiB)} MiB), CPU ${atReady.cpuSeconds.toFixed(1)} s to get ready`,
+      );
     } finally {
       const stopped = await stopWithin(serve, GRACE_MS);
       t.diagnostic(`SIGTERM to exit with the workbench: ${stopped.ms} ms`);
-      assert.equal(stopped.code, 0, `exit code after SIGTERM (null = SIGKILL at the grace period):\n${serve.stderr().slice(-3000)}`);
+      assert.equal(
+        stopped.code,
+        0,
+        `exit code after SIGTERM (null = SIGKILL at the grace period):\n${serve.stderr().slice(-3000)}`,
+      );
     }
     const left: number[] = [];
     for (let i = 0; i < 20; i++) {

@@ -1,17 +1,17 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { WebSocket } from "ws";
+import { type Core, createCore } from "../../src/core/core.ts";
 import { silentLogger } from "../../src/core/log.ts";
-import { startLinkServer, type LinkServer } from "../../src/link/server.ts";
+import { type LinkServer, startLinkServer } from "../../src/link/server.ts";
 import type { RouteDescription } from "../../src/net/gateway.ts";
-import { startSocketServer, type SocketServer } from "../../src/protocols/ide/server.ts";
-import { createCore, type Core } from "../../src/core/core.ts";
-import { startServe, type ServeHandle } from "../../src/protocols/mcp/serve.ts";
-import { acquireWorkbench, type WorkbenchLease } from "../../src/workbench/share/acquire.ts";
-import { startStream, type StreamHandle } from "../../src/stream/index.ts";
+import { type SocketServer, startSocketServer } from "../../src/protocols/ide/server.ts";
+import { type ServeHandle, startServe } from "../../src/protocols/mcp/serve.ts";
+import { type StreamHandle, startStream } from "../../src/stream/index.ts";
 import { newToken } from "../../src/util/secrets.ts";
+import { acquireWorkbench, type WorkbenchLease } from "../../src/workbench/share/acquire.ts";
 import { repoRoot } from "../helpers/cli.ts";
-import { generate, oversizeFrame, send, type ListenerUnderTest, type MatrixCase } from "../helpers/edge-matrix.ts";
+import { generate, type ListenerUnderTest, type MatrixCase, oversizeFrame, send } from "../helpers/edge-matrix.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { INITIALIZE, MCP_POST_HEADERS } from "./serve-helpers.ts";
 
@@ -34,53 +34,84 @@ let link: LinkServer;
 let stream: StreamHandle;
 let sharedCore: Core;
 let shared: WorkbenchLease | undefined;
-let cases: MatrixCase[] = [];
+const cases: MatrixCase[] = [];
 const isRoot = process.getuid?.() === 0;
 
-before(async () => {
-  serve = await startServe({
-    roots: [ws.path],
-    stdio: false,
-    http: { host: "127.0.0.1", port: 0, authToken: TOKEN, maxBodyBytes: 65_536 },
-    // A runtime that is not installed: every workbench route is mounted (and answers 503 past the edge).
-    workbench: { runtime: "openvscode", runtimeRoot: "/nonexistent-runtime", headlessClient: false, renderMode: "stream" },
-  });
-  const mcpHeaders = (r: RouteDescription) => (r.prefix === "/mcp" ? { ...MCP_POST_HEADERS } : ({} as Record<string, string>));
-  listeners.push({ name: "serve --http", gateway: serve.http!.gateway, body: () => INITIALIZE, headers: mcpHeaders, noFrames: ["/stream"] });
+before(
+  async () => {
+    serve = await startServe({
+      roots: [ws.path],
+      stdio: false,
+      http: { host: "127.0.0.1", port: 0, authToken: TOKEN, maxBodyBytes: 65_536 },
+      // A runtime that is not installed: every workbench route is mounted (and answers 503 past the edge).
+      workbench: {
+        runtime: "openvscode",
+        runtimeRoot: "/nonexistent-runtime",
+        headlessClient: false,
+        renderMode: "stream",
+      },
+    });
+    const mcpHeaders = (r: RouteDescription) =>
+      r.prefix === "/mcp" ? { ...MCP_POST_HEADERS } : ({} as Record<string, string>);
+    listeners.push({
+      name: "serve --http",
+      gateway: serve.http!.gateway,
+      body: () => INITIALIZE,
+      headers: mcpHeaders,
+      noFrames: ["/stream"],
+    });
 
-  ide = await startSocketServer({ authToken: TOKEN, log: silentLogger, maxPayloadBytes: 256 * 1024, onConnection: (s: WebSocket) => s.on("message", () => undefined) });
-  listeners.push({ name: "ccb ide socket", gateway: ide.gateway });
+    ide = await startSocketServer({
+      authToken: TOKEN,
+      log: silentLogger,
+      maxPayloadBytes: 256 * 1024,
+      onConnection: (s: WebSocket) => s.on("message", () => undefined),
+    });
+    listeners.push({ name: "ccb ide socket", gateway: ide.gateway });
 
-  link = await startLinkServer({
-    host: "127.0.0.1",
-    port: 0,
-    token: TOKEN,
-    allowOrigins: [],
-    tls: undefined,
-    agent: () => ({ command: process.execPath, args: [`${repoRoot}test/fixtures/echo-agent.mjs`] }),
-    localMode: "default",
-    maxMessageBytes: 256 * 1024,
-    log: silentLogger,
-  });
-  listeners.push({ name: "ccb link", gateway: link.gateway });
+    link = await startLinkServer({
+      host: "127.0.0.1",
+      port: 0,
+      token: TOKEN,
+      allowOrigins: [],
+      tls: undefined,
+      agent: () => ({ command: process.execPath, args: [`${repoRoot}test/fixtures/echo-agent.mjs`] }),
+      localMode: "default",
+      maxMessageBytes: 256 * 1024,
+      log: silentLogger,
+    });
+    listeners.push({ name: "ccb link", gateway: link.gateway });
 
-  stream = await startStream({ url: "about:blank", host: "127.0.0.1", port: 0, width: 640, height: 400, maxFps: 5, quality: 50, noSandbox: isRoot, token: TOKEN.slice(0, 40), log: silentLogger });
-  listeners.push({ name: "ccb stream", gateway: stream.gateway });
+    stream = await startStream({
+      url: "about:blank",
+      host: "127.0.0.1",
+      port: 0,
+      width: 640,
+      height: 400,
+      maxFps: 5,
+      quality: 50,
+      noSandbox: isRoot,
+      token: TOKEN.slice(0, 40),
+      log: silentLogger,
+    });
+    listeners.push({ name: "ccb stream", gateway: stream.gateway });
 
-  // The gateway of a shared workbench's owner: /workbench/attach and /workbench/status besides the workbench routes.
-  sharedCore = createCore({ roots: [sharedWs.path], log: silentLogger });
-  shared = await acquireWorkbench({
-    core: sharedCore,
-    log: silentLogger,
-    frontEnd: "serve",
-    start: true,
-    options: { runtime: "openvscode", runtimeRoot: "/nonexistent-runtime", headlessClient: false },
-    env: { ...process.env, XDG_STATE_HOME: sharedState.path },
-  });
-  listeners.push({ name: "shared workbench owner", gateway: shared!.http()!.gateway });
+    // The gateway of a shared workbench's owner: /workbench/attach and /workbench/status besides the workbench routes.
+    sharedCore = createCore({ roots: [sharedWs.path], log: silentLogger });
+    shared = await acquireWorkbench({
+      core: sharedCore,
+      log: silentLogger,
+      frontEnd: "serve",
+      start: true,
+      options: { runtime: "openvscode", runtimeRoot: "/nonexistent-runtime", headlessClient: false },
+      env: { ...process.env, XDG_STATE_HOME: sharedState.path },
+    });
+    listeners.push({ name: "shared workbench owner", gateway: shared!.http()!.gateway });
 
-  for (const l of listeners) cases.push(...(await generate(l)));
-}, { timeout: 120_000 });
+    for (const l of listeners) cases.push(...(await generate(l)));
+  },
+  { timeout: 120_000 },
+);
 
 after(async () => {
   await shared?.release();
@@ -98,15 +129,29 @@ describe("edge matrix (generated from the declared policies)", { timeout: 600_00
   it("covers every listener and every route it serves", () => {
     const routes = new Set(cases.map((c) => `${c.listener} ${c.route}`));
     for (const must of ["/mcp", "/healthz", "/ide/<key>", "/app", "/session.json", "/bridge", "/stream"]) {
-      assert.ok([...routes].some((r) => r.startsWith("serve --http") && r.includes(` ${must} `)), `serve --http ${must} is in the matrix`);
+      assert.ok(
+        [...routes].some((r) => r.startsWith("serve --http") && r.includes(` ${must} `)),
+        `serve --http ${must} is in the matrix`,
+      );
     }
-    for (const l of ["ccb ide socket", "ccb link", "ccb stream"]) assert.ok([...routes].some((r) => r.startsWith(l)), l);
+    for (const l of ["ccb ide socket", "ccb link", "ccb stream"])
+      assert.ok(
+        [...routes].some((r) => r.startsWith(l)),
+        l,
+      );
     for (const must of ["/workbench/attach", "/workbench/status", "/bridge"]) {
-      assert.ok([...routes].some((r) => r.startsWith("shared workbench owner") && r.includes(` ${must} `)), `shared workbench owner ${must} is in the matrix`);
+      assert.ok(
+        [...routes].some((r) => r.startsWith("shared workbench owner") && r.includes(` ${must} `)),
+        `shared workbench owner ${must} is in the matrix`,
+      );
     }
     for (const l of listeners) {
       for (const r of l.gateway.routes()) {
-        if (r.policy.origin.kind === "any") assert.ok(r.policy.auth.some((c) => c.expected() !== undefined), `${l.name} ${r.prefix}: any origin only with a token`);
+        if (r.policy.origin.kind === "any")
+          assert.ok(
+            r.policy.auth.some((c) => c.expected() !== undefined),
+            `${l.name} ${r.prefix}: any origin only with a token`,
+          );
       }
     }
     console.error(`edge matrix: ${cases.length} cases over ${routes.size} routes of ${listeners.length} listeners`);
@@ -120,31 +165,46 @@ describe("edge matrix (generated from the declared policies)", { timeout: 600_00
       const port = l.gateway.port;
       if ("frameClose" in c.expect) {
         const max = l.gateway.routes().find((r) => c.route.includes(`[${r.policy.name}]`))?.policy.maxFrameBytes ?? 0;
-        const code = await oversizeFrame(port, c.probe, max).catch((e: Error) => -1 * (e.message.length));
+        const code = await oversizeFrame(port, c.probe, max).catch((e: Error) => -1 * e.message.length);
         if (code !== 1009) failures.push(`${c.listener} ${c.route}: ${c.name}: closed with ${code}, want 1009`);
         tally.frames++;
         continue;
       }
       const r = await send(port, c.probe);
       if ("passes" in c.expect) {
-        if ([400, 401, 403, 413].includes(r.status)) failures.push(`${c.listener} ${c.route}: ${c.name}: refused ${r.status} ${r.body.slice(0, 120)}`);
+        if ([400, 401, 403, 413].includes(r.status))
+          failures.push(`${c.listener} ${c.route}: ${c.name}: refused ${r.status} ${r.body.slice(0, 120)}`);
         tally.passes++;
       } else {
         const want = ([] as number[]).concat(c.expect.refused);
-        if (!want.includes(r.status)) failures.push(`${c.listener} ${c.route}: ${c.name}: got ${r.status}, want ${c.expect.refused}`);
+        if (!want.includes(r.status))
+          failures.push(`${c.listener} ${c.route}: ${c.name}: got ${r.status}, want ${c.expect.refused}`);
         tally.refused++;
       }
     }
-    console.error(`edge matrix: ${tally.passes} positive controls, ${tally.refused} attacks, ${tally.frames} oversized frames; ${failures.length} failures`);
+    console.error(
+      `edge matrix: ${tally.passes} positive controls, ${tally.refused} attacks, ${tally.frames} oversized frames; ${failures.length} failures`,
+    );
     assert.deepEqual(failures, []);
   });
 
   it("the positive controls really reach the handlers (the matrix can pass and fail)", async () => {
-    const mcp = cases.find((c) => c.listener === "serve --http" && c.route.includes(" /mcp ") && c.name.startsWith("positive control: own"))!;
+    const mcp = cases.find(
+      (c) => c.listener === "serve --http" && c.route.includes(" /mcp ") && c.name.startsWith("positive control: own"),
+    )!;
     const ok = await send(serve.http!.gateway.port, mcp.probe);
     assert.equal(ok.status, 200, "initialize with the token opens a session");
-    const wb = cases.find((c) => c.listener === "serve --http" && c.route.startsWith("http GET /ide/<key>") && c.name.startsWith("positive control: own"));
+    const wb = cases.find(
+      (c) =>
+        c.listener === "serve --http" &&
+        c.route.startsWith("http GET /ide/<key>") &&
+        c.name.startsWith("positive control: own"),
+    );
     assert.ok(wb);
-    assert.equal((await send(serve.http!.gateway.port, wb.probe)).status, 503, "past the edge, the proxy says the workbench is not running");
+    assert.equal(
+      (await send(serve.http!.gateway.port, wb.probe)).status,
+      503,
+      "past the edge, the proxy says the workbench is not running",
+    );
   });
 });

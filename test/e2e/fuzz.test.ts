@@ -4,7 +4,16 @@ import { after, before, describe, it } from "node:test";
 import fc from "fast-check";
 import { spawnCcb } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { INITIALIZE, MCP_POST_HEADERS, cleanEnv, connectHttp, rawRequest, startHttpServe, waitExit, type HttpServe } from "./serve-helpers.ts";
+import {
+  cleanEnv,
+  connectHttp,
+  type HttpServe,
+  INITIALIZE,
+  MCP_POST_HEADERS,
+  rawRequest,
+  startHttpServe,
+  waitExit,
+} from "./serve-helpers.ts";
 
 /**
  * Malformed-frame fuzzing (fast-check): garbage bytes, wrong types, huge ids, nested junk, junk
@@ -24,20 +33,63 @@ const hugeNumber = fc.oneof(
   fc.double({ noNaN: true }),
   fc.integer(),
 );
-const junkId = fc.oneof(hugeNumber, fc.string({ maxLength: 40 }), fc.constant(null), fc.constant(true), fc.array(fc.integer(), { maxLength: 3 }), fc.object({ maxDepth: 1 }), fc.string({ minLength: 2000, maxLength: 4000 }));
+const junkId = fc.oneof(
+  hugeNumber,
+  fc.string({ maxLength: 40 }),
+  fc.constant(null),
+  fc.constant(true),
+  fc.array(fc.integer(), { maxLength: 3 }),
+  fc.object({ maxDepth: 1 }),
+  fc.string({ minLength: 2000, maxLength: 4000 }),
+);
 const { tree: nested } = fc.letrec((tie) => ({
-  tree: fc.oneof({ depthSize: "small", withCrossShrink: true }, fc.jsonValue({ maxDepth: 2 }), fc.array(tie("tree"), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 8 }), tie("tree"), { maxKeys: 3 })),
+  tree: fc.oneof(
+    { depthSize: "small", withCrossShrink: true },
+    fc.jsonValue({ maxDepth: 2 }),
+    fc.array(tie("tree"), { maxLength: 3 }),
+    fc.dictionary(fc.string({ maxLength: 8 }), tie("tree"), { maxKeys: 3 }),
+  ),
 }));
-const realMethod = fc.constantFrom("initialize", "tools/list", "tools/call", "ping", "notifications/cancelled", "notifications/initialized", "logging/setLevel", "resources/list", "completion/complete");
+const realMethod = fc.constantFrom(
+  "initialize",
+  "tools/list",
+  "tools/call",
+  "ping",
+  "notifications/cancelled",
+  "notifications/initialized",
+  "logging/setLevel",
+  "resources/list",
+  "completion/complete",
+);
 const method = fc.oneof(realMethod, fc.string({ maxLength: 30 }), hugeNumber, fc.constant(null), nested);
 const params = fc.oneof(
   nested,
-  fc.record({ name: fc.oneof(fc.string({ maxLength: 20 }).map((s) => `fuzz_${s}`), hugeNumber, nested), arguments: nested }, { requiredKeys: [] }),
-  fc.record({ protocolVersion: fc.oneof(fc.string(), hugeNumber), capabilities: nested, clientInfo: nested }, { requiredKeys: [] }),
+  fc.record(
+    {
+      name: fc.oneof(
+        fc.string({ maxLength: 20 }).map((s) => `fuzz_${s}`),
+        hugeNumber,
+        nested,
+      ),
+      arguments: nested,
+    },
+    { requiredKeys: [] },
+  ),
+  fc.record(
+    { protocolVersion: fc.oneof(fc.string(), hugeNumber), capabilities: nested, clientInfo: nested },
+    { requiredKeys: [] },
+  ),
   fc.record({ requestId: junkId, reason: nested }, { requiredKeys: [] }),
 );
 const messageish = fc.record(
-  { jsonrpc: fc.oneof(fc.constant("2.0"), fc.constant("1.0"), fc.constant(2), nested), id: junkId, method, params, result: nested, error: nested },
+  {
+    jsonrpc: fc.oneof(fc.constant("2.0"), fc.constant("1.0"), fc.constant(2), nested),
+    id: junkId,
+    method,
+    params,
+    result: nested,
+    error: nested,
+  },
   { requiredKeys: [] },
 );
 /** One frame as bytes (never containing a newline; the caller adds it). */
@@ -48,7 +100,22 @@ const frame: fc.Arbitrary<Buffer> = fc.oneof(
   nested.map((v) => Buffer.from(JSON.stringify(v) ?? "undefined", "utf8")),
   fc.array(messageish, { maxLength: 4 }).map((a) => Buffer.from(JSON.stringify(a), "utf8")),
   messageish.map((m) => Buffer.from(JSON.stringify(m).slice(0, -1), "utf8")),
-  fc.constantFrom("{", "[", "]", "}", '"', "null", "{}", "[]", '{"jsonrpc":"2.0"}', '{"jsonrpc":"2.0","id":1e400,"method":"ping"}', "\r", "\u2028").map((s) => Buffer.from(s)),
+  fc
+    .constantFrom(
+      "{",
+      "[",
+      "]",
+      "}",
+      '"',
+      "null",
+      "{}",
+      "[]",
+      '{"jsonrpc":"2.0"}',
+      '{"jsonrpc":"2.0","id":1e400,"method":"ping"}',
+      "\r",
+      "\u2028",
+    )
+    .map((s) => Buffer.from(s)),
 );
 const batch = fc.array(frame, { minLength: 1, maxLength: 20 });
 
@@ -139,10 +206,16 @@ describe("fuzz: malformed frames never kill ccb serve", { timeout: 600_000 }, ()
     await fc.assert(
       fc.asyncProperty(batch, fc.boolean(), async (frames, withSession) => {
         for (const f of frames) {
-          const headers: Record<string, string> = { ...MCP_POST_HEADERS, ...(withSession ? { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-06-18" } : {}) };
+          const headers: Record<string, string> = {
+            ...MCP_POST_HEADERS,
+            ...(withSession ? { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-06-18" } : {}),
+          };
           const r = await rawRequest(srv.url, { method: "POST", headers, body: f });
           // a malformed request is a 4xx with a JSON-RPC error (or a 2xx for a valid-looking message), never a 5xx
-          assert.ok(r.status < 500, `status ${r.status} for ${f.toString("utf8").slice(0, 200)}: ${r.body.slice(0, 200)}`);
+          assert.ok(
+            r.status < 500,
+            `status ${r.status} for ${f.toString("utf8").slice(0, 200)}: ${r.body.slice(0, 200)}`,
+          );
         }
         const { tools } = await client.listTools();
         return tools.length > 0;

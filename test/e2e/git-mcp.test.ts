@@ -68,7 +68,9 @@ describe("git tools over MCP stdio", () => {
   });
 
   it("refusals and path escapes are error results with a next step", async () => {
-    const refused = await call("git_run", { args: ["-c", "core.hooksPath=.git/hooks", "commit", "--allow-empty", "-m", "x"] });
+    const refused = await call("git_run", {
+      args: ["-c", "core.hooksPath=.git/hooks", "commit", "--allow-empty", "-m", "x"],
+    });
     assert.equal(refused.isError, true);
     assert.match(refused.text, /GIT_REFUSED/);
     const config = await call("git_run", { args: ["config", "core.fsmonitor", evil] });

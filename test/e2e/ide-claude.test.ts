@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { startClaude, stopClaude, writeClaudeHome, type PtyProcess } from "../helpers/claude-session.ts";
+import { type PtyProcess, startClaude, stopClaude, writeClaudeHome } from "../helpers/claude-session.ts";
 import { spawnCcb } from "../helpers/cli.ts";
+import { type FakeAnthropic, isSideRequest, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { claudeBin } from "../helpers/peers.ts";
-import { isSideRequest, startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { exitOf, Output } from "../helpers/proc-output.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
@@ -24,7 +24,7 @@ function mainRequests() {
     list,
     push(body: any) {
       list.push(body);
-      for (const w of [...waiters]) if (list[w.n]) (waiters.splice(waiters.indexOf(w), 1), w.resolve(list[w.n]));
+      for (const w of [...waiters]) if (list[w.n]) waiters.splice(waiters.indexOf(w), 1), w.resolve(list[w.n]);
     },
     wait(n: number): Promise<any> {
       if (list[n]) return Promise.resolve(list[n]);
@@ -69,11 +69,14 @@ describe("real claude CLI against ccb ide --no-workbench", () => {
         main.push(body);
         if (n === 0) return { toolUses: [{ name: "mcp__ide__getDiagnostics", input: { uri: `file://${file}` } }] };
         if (n === 1) return { toolUses: [{ name: "Read", input: { file_path: file } }] };
-        if (n === 2) return { toolUses: [{ name: "Edit", input: { file_path: file, old_string: "x = 1", new_string: "x = 2" } }] };
+        if (n === 2)
+          return { toolUses: [{ name: "Edit", input: { file_path: file, old_string: "x = 1", new_string: "x = 2" } }] };
         return { text: "Done." };
       },
     });
-    ccb = spawnCcb(["ide", "--no-workbench", "--workspace", ws, "--log-level", "debug"], { env: { ...process.env, HOME: home, CLAUDE_CONFIG_DIR: "" } });
+    ccb = spawnCcb(["ide", "--no-workbench", "--workspace", ws, "--log-level", "debug"], {
+      env: { ...process.env, HOME: home, CLAUDE_CONFIG_DIR: "" },
+    });
     ccbErr = new Output(ccb.stderr);
     new Output(ccb.stdout);
     lockPath = (await ccbErr.waitFor(/lock file (\S+\.lock)/))[1]!;
@@ -95,7 +98,14 @@ describe("real claude CLI against ccb ide --no-workbench", () => {
   it("connects (initialize, ide_connected, tools/list) using the lock file in ~/.claude/ide", async () => {
     assert.equal(lockPath, join(home, ".claude", "ide", lockPath.split("/").pop()!));
     const port = Number(lockPath.match(/(\d+)\.lock$/)![1]);
-    claude = startClaude({ cwd: ws, home, tmp: ctmp, idePort: port, apiUrl: api.url, allowedTools: ["mcp__ide__getDiagnostics", "Read"] });
+    claude = startClaude({
+      cwd: ws,
+      home,
+      tmp: ctmp,
+      idePort: port,
+      apiUrl: api.url,
+      allowedTools: ["mcp__ide__getDiagnostics", "Read"],
+    });
     claudePid = Number((await ccbErr.waitFor(/Claude Code connected \(pid (\d+)\)/))[1]);
     await ccbErr.waitFor(/request tools\/list/);
     assert.ok(claudePid > 0);
@@ -109,11 +119,17 @@ describe("real claude CLI against ccb ide --no-workbench", () => {
     await p.waitFor(/please\s*fix\s*main\.ts/, from);
     p.type("\r");
     const second = await main.wait(1);
-    assert.ok(second.tools.some((t: any) => t.name === "mcp__ide__getDiagnostics"), "the model sees the IDE's getDiagnostics tool");
+    assert.ok(
+      second.tools.some((t: any) => t.name === "mcp__ide__getDiagnostics"),
+      "the model sees the IDE's getDiagnostics tool",
+    );
     const [r] = toolResults(second);
     assert.ok(r, "a tool_result came back");
     assert.equal(r.is_error, true);
-    assert.match(resultText(r), /BRIDGE_UNAVAILABLE: No workbench is attached to this IDE server: ccb ide was started with --no-workbench/);
+    assert.match(
+      resultText(r),
+      /BRIDGE_UNAVAILABLE: No workbench is attached to this IDE server: ccb ide was started with --no-workbench/,
+    );
   });
 
   it("an Edit tries openDiff, which fails with a clear error (the CLI then falls back to its terminal diff)", async () => {

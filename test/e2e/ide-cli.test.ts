@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { spawnCcb, runCcb } from "../helpers/cli.ts";
+import { runCcb, spawnCcb } from "../helpers/cli.ts";
 import { IdeClient, jsonOf, textsOf } from "../helpers/ide-client.ts";
 import { exitOf, Output } from "../helpers/proc-output.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -12,7 +12,13 @@ describe("ccb ide (CLI)", () => {
   const tmp = tmpdirFixture({ prefix: "ccb-ide-cli-" });
   const ws = join(tmp.path, "my project");
   const cfg = join(tmp.path, "cfg");
-  const env = () => ({ ...process.env, CLAUDE_CONFIG_DIR: cfg, NO_PROXY: "corp.example", no_proxy: undefined, CCB_LOG_LEVEL: "debug" });
+  const env = () => ({
+    ...process.env,
+    CLAUDE_CONFIG_DIR: cfg,
+    NO_PROXY: "corp.example",
+    no_proxy: undefined,
+    CCB_LOG_LEVEL: "debug",
+  });
   const ideDir = join(cfg, "ide");
   const locks = () => (existsSync(ideDir) ? readdirSync(ideDir).filter((f) => f.endsWith(".lock")) : []);
 

@@ -2,15 +2,15 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { createCore, type Core } from "../../src/core/core.ts";
-import type { EditorMethod, EditorMethods } from "../../src/core/bridge.ts";
 import { createLogging } from "../../cli/logging.ts";
+import type { EditorMethod, EditorMethods } from "../../src/core/bridge.ts";
+import { type Core, createCore } from "../../src/core/core.ts";
 import { diffTitle } from "../../src/protocols/ide/diffs.ts";
-import { startIde, type IdeServer } from "../../src/protocols/ide/ide.ts";
-import { startIdeWorkbench, type IdeWorkbench } from "../../src/protocols/ide/workbench.ts";
+import { type IdeServer, startIde } from "../../src/protocols/ide/ide.ts";
+import { type IdeWorkbench, startIdeWorkbench } from "../../src/protocols/ide/workbench.ts";
+import { type PtyProcess, startClaude, stopClaude, writeClaudeHome } from "../helpers/claude-session.ts";
+import { type FakeAnthropic, isSideRequest, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { IdeClient, jsonOf, textsOf } from "../helpers/ide-client.ts";
-import { startClaude, stopClaude, writeClaudeHome, type PtyProcess } from "../helpers/claude-session.ts";
-import { isSideRequest, startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
@@ -28,7 +28,7 @@ function mainRequests() {
     list,
     push(body: any) {
       list.push(body);
-      for (const w of [...waiters]) if (list[w.n]) (waiters.splice(waiters.indexOf(w), 1), w.resolve(list[w.n]));
+      for (const w of [...waiters]) if (list[w.n]) waiters.splice(waiters.indexOf(w), 1), w.resolve(list[w.n]);
     },
     wait(n: number): Promise<any> {
       if (list[n]) return Promise.resolve(list[n]);
@@ -90,14 +90,22 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
         main.push(body);
         if (n === 0) return { toolUses: [{ name: "mcp__ide__getDiagnostics", input: { uri: `file://${bad}` } }] };
         if (n === 1) return { toolUses: [{ name: "Read", input: { file_path: file } }] };
-        if (n === 2) return { toolUses: [{ name: "Edit", input: { file_path: file, old_string: "x = 1", new_string: "x = 2" } }] };
-        if (n === 3) return { toolUses: [{ name: "Edit", input: { file_path: file, old_string: "y = 5", new_string: "y = 6" } }] };
+        if (n === 2)
+          return { toolUses: [{ name: "Edit", input: { file_path: file, old_string: "x = 1", new_string: "x = 2" } }] };
+        if (n === 3)
+          return { toolUses: [{ name: "Edit", input: { file_path: file, old_string: "y = 5", new_string: "y = 6" } }] };
         return { text: "Done." };
       },
     });
     core = createCore({ roots: [ws], log });
     const env = { ...process.env };
-    wb = await startIdeWorkbench(core, log, { runtime: "code-server", runtimeRoot: codeServerRoot(), runtimeNode: node24(), headlessClient: true, env });
+    wb = await startIdeWorkbench(core, log, {
+      runtime: "code-server",
+      runtimeRoot: codeServerRoot(),
+      runtimeNode: node24(),
+      headlessClient: true,
+      env,
+    });
     await wb.workbench.bridgeConnected;
     ide = await startIde({ core, log, lockDir: join(home, ".claude", "ide") });
     ide.diffs.onOpen((e) => {
@@ -132,8 +140,17 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
 
   it("claude connects and a getDiagnostics turn carries the workbench's diagnostics into the next request", async () => {
     const port = ide.port;
-    const connected = new Promise<number>((resolve) => ide.onClient((e) => e.type === "connected" && e.pid && resolve(e.pid)));
-    claude = startClaude({ cwd: ws, home, tmp: ctmp, idePort: port, apiUrl: api.url, allowedTools: ["mcp__ide__getDiagnostics", "Read"] });
+    const connected = new Promise<number>((resolve) =>
+      ide.onClient((e) => e.type === "connected" && e.pid && resolve(e.pid)),
+    );
+    claude = startClaude({
+      cwd: ws,
+      home,
+      tmp: ctmp,
+      idePort: port,
+      apiUrl: api.url,
+      allowedTools: ["mcp__ide__getDiagnostics", "Read"],
+    });
     claudePid = await connected;
     await claude.waitFor(/for shortcuts/);
     const from = claude.output.length;
@@ -152,8 +169,15 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
   it("an Edit opens a real diff in the workbench; accepting it there makes claude write the file", async () => {
     const { diffId: id } = await nextDiff();
     await diffVisible(diffTitle(file));
-    assert.equal(readFileSync(file, "utf8"), "export const x = 1;\nexport const y = 5;\n", "the IDE never writes the file");
-    await bridgeCall("commands.execute", { command: "ccb.diff.accept", args: [{ $type: "uri", uri: `ccb-proposed:/main.ts?diff=${id}` }] });
+    assert.equal(
+      readFileSync(file, "utf8"),
+      "export const x = 1;\nexport const y = 5;\n",
+      "the IDE never writes the file",
+    );
+    await bridgeCall("commands.execute", {
+      command: "ccb.diff.accept",
+      args: [{ $type: "uri", uri: `ccb-proposed:/main.ts?diff=${id}` }],
+    });
     const afterEdit = await main.wait(3);
     assert.match(toolResultText(afterEdit), /updated successfully/);
     assert.equal(readFileSync(file, "utf8"), "export const x = 2;\nexport const y = 5;\n");
@@ -163,7 +187,10 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
     const { diffId: id } = await nextDiff();
     await diffVisible(diffTitle(file));
     const from = claude!.output.length;
-    await bridgeCall("commands.execute", { command: "ccb.diff.reject", args: [{ $type: "uri", uri: `ccb-proposed:/main.ts?diff=${id}` }] });
+    await bridgeCall("commands.execute", {
+      command: "ccb.diff.reject",
+      args: [{ $type: "uri", uri: `ccb-proposed:/main.ts?diff=${id}` }],
+    });
     await claude!.waitFor(/reject/i, from);
     assert.equal(readFileSync(file, "utf8"), "export const x = 2;\nexport const y = 5;\n");
   });
@@ -171,7 +198,10 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
   it("a selection made in the workbench reaches the model's next request", async () => {
     await bridgeCall("editor.open", { path: file });
     const from = claude!.output.length;
-    await bridgeCall("editor.setSelection", { path: file, selections: [{ anchor: { line: 0, character: 7 }, active: { line: 1, character: 12 } }] });
+    await bridgeCall("editor.setSelection", {
+      path: file,
+      selections: [{ anchor: { line: 0, character: 7 }, active: { line: 1, character: 12 } }],
+    });
     await claude!.waitFor(/2 lines selected/i, from);
     const typed = claude!.output.length;
     claude!.type("explain this");
@@ -197,7 +227,11 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
       assert.equal(sel.success, true);
       assert.equal(sel.filePath, file);
       assert.equal(sel.text, "const x = 2;\nexport const");
-      assert.deepEqual(sel.selection, { start: { line: 0, character: 7 }, end: { line: 1, character: 12 }, isEmpty: false });
+      assert.deepEqual(sel.selection, {
+        start: { line: 0, character: 7 },
+        end: { line: 1, character: 12 },
+        isEmpty: false,
+      });
       assert.equal(jsonOf(await c.call("getLatestSelection")).text, "const x = 2;\nexport const");
 
       assert.deepEqual(textsOf(await c.call("openFile", { filePath: "bad.json", makeFrontmost: false })), [
@@ -210,10 +244,18 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
       assert.equal(mainTab.languageId, "typescript");
       assert.equal(typeof mainTab.isActive, "boolean");
 
-      assert.deepEqual(jsonOf(await c.call("checkDocumentDirty", { filePath: file })), { success: true, filePath: file, isDirty: false, isUntitled: false });
+      assert.deepEqual(jsonOf(await c.call("checkDocumentDirty", { filePath: file })), {
+        success: true,
+        filePath: file,
+        isDirty: false,
+        isUntitled: false,
+      });
       const notOpen = join(ws, "never-opened.ts");
       writeFileSync(notOpen, "x\n");
-      assert.deepEqual(jsonOf(await c.call("checkDocumentDirty", { filePath: notOpen })), { success: false, message: `Document not open: ${notOpen}` });
+      assert.deepEqual(jsonOf(await c.call("checkDocumentDirty", { filePath: notOpen })), {
+        success: false,
+        message: `Document not open: ${notOpen}`,
+      });
       assert.equal(jsonOf(await c.call("saveDocument", { filePath: file })).success, true);
 
       const all = jsonOf(await c.call("getDiagnostics"));
@@ -229,4 +271,3 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
     }
   });
 });
-

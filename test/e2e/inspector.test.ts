@@ -6,14 +6,17 @@ import { after, before, describe, it } from "node:test";
 import { workspaceTools } from "../../src/tools/catalog.ts";
 import { ccbCommand, repoRoot } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { cleanEnv, startHttpServe, waitExit, type HttpServe } from "./serve-helpers.ts";
+import { cleanEnv, type HttpServe, startHttpServe, waitExit } from "./serve-helpers.ts";
 
 /** The MCP Inspector CLI (@modelcontextprotocol/inspector) as a real client of ccb serve, over both transports. */
 
 const INSPECTOR = join(repoRoot, "node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js");
 const TOKEN = "inspector-token-abcdefghijklmnopqrstuvwxyz";
 
-async function inspector(catalog: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function inspector(
+  catalog: string,
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [INSPECTOR, "--cli", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     env: cleanEnv({ MCP_CATALOG_PATH: catalog, NO_COLOR: "1" }),
@@ -55,9 +58,20 @@ describe("MCP Inspector CLI against ccb serve", { timeout: 300_000 }, () => {
   });
 
   it("stdio: tools/call fs_read with --tool-arg returns text and structuredContent", async () => {
-    const r = await inspector(catalog, [...stdioTarget(), "--method", "tools/call", "--tool-name", "fs_read", "--tool-arg", "path=hello.txt"]);
+    const r = await inspector(catalog, [
+      ...stdioTarget(),
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "fs_read",
+      "--tool-arg",
+      "path=hello.txt",
+    ]);
     assert.equal(r.code, 0, r.stderr);
-    const res = JSON.parse(r.stdout) as { content: Array<{ type: string; text: string }>; structuredContent: { content: string } };
+    const res = JSON.parse(r.stdout) as {
+      content: Array<{ type: string; text: string }>;
+      structuredContent: { content: string };
+    };
     assert.equal(res.content[0]?.type, "text");
     assert.equal(res.structuredContent.content, "hello inspector\n");
   });
@@ -69,14 +83,28 @@ describe("MCP Inspector CLI against ccb serve", { timeout: 300_000 }, () => {
   });
 
   it("http: tools/list with the bearer header", async () => {
-    const r = await inspector(catalog, [srv.url, "--method", "tools/list", "--header", `Authorization: Bearer ${TOKEN}`]);
+    const r = await inspector(catalog, [
+      srv.url,
+      "--method",
+      "tools/list",
+      "--header",
+      `Authorization: Bearer ${TOKEN}`,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const names = (JSON.parse(r.stdout) as { tools: Array<{ name: string }> }).tools.map((t) => t.name);
     assert.ok(names.includes("workspace_status"));
   });
 
   it("http: tools/call workspace_status with the bearer header", async () => {
-    const r = await inspector(catalog, [srv.url, "--method", "tools/call", "--tool-name", "workspace_status", "--header", `Authorization: Bearer ${TOKEN}`]);
+    const r = await inspector(catalog, [
+      srv.url,
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "workspace_status",
+      "--header",
+      `Authorization: Bearer ${TOKEN}`,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const res = JSON.parse(r.stdout) as { structuredContent: { roots: Array<{ path: string }> } };
     assert.equal(res.structuredContent.roots[0]?.path, dir.path);

@@ -22,12 +22,18 @@ describe("the compiled binary alone, outside the checkout", () => {
     assert.deepEqual(readdirSync(join(dir.path, "bin")), ["ccb"]);
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", ...homeEnv(home) };
     const version = execFileSync(bin, ["--version"], { cwd: dir.path, env, encoding: "utf8" }).trim();
-    assert.equal(version, JSON.parse(readFileSync(join(process.env.CCB_REPO_ROOT ?? ".", "package.json"), "utf8")).version);
+    assert.equal(
+      version,
+      JSON.parse(readFileSync(join(process.env.CCB_REPO_ROOT ?? ".", "package.json"), "utf8")).version,
+    );
     const packs = readdirSync(join(home, "cache/ccb/assets"));
     assert.equal(packs.length, 1, `one content-addressed folder: ${packs}`);
     assert.match(packs[0] as string, /^[0-9a-f]{64}$/);
     const ext = readdirSync(join(home, "cache/ccb/assets", packs[0] as string, "bridge-extension"));
-    assert.ok(ext.some((n) => n.startsWith("ccb.ccb-bridge-")), `bridge extension unpacked: ${ext}`);
+    assert.ok(
+      ext.some((n) => n.startsWith("ccb.ccb-bridge-")),
+      `bridge extension unpacked: ${ext}`,
+    );
   });
 
   it("replaces a tampered unpacked file instead of running it", () => {

@@ -2,7 +2,7 @@
 // packages + dispatcher, platforms/generate.mjs) are published to a local verdaccio on 127.0.0.1 with
 // no uplink, installed with npm, pnpm and bun, and each installed `ccb serve` gets a live bridge.
 import assert from "node:assert/strict";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
@@ -25,7 +25,8 @@ function freePort(): Promise<number> {
 
 function run(cmd: string, args: string[], opts: { cwd: string; env: Record<string, string> }): string {
   const r = spawnSync(cmd, args, { ...opts, encoding: "utf8", timeout: 240_000 });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(" ")} exited ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`);
+  if (r.status !== 0)
+    throw new Error(`${cmd} ${args.join(" ")} exited ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
 }
 
@@ -57,7 +58,11 @@ describe("install from a registry (verdaccio, npm, pnpm, bun)", { timeout: 900_0
         "",
       ].join("\n"),
     );
-    registry = spawn(process.execPath, [peerBin("verdaccio", "verdaccio", "bin/verdaccio"), "--config", cfg, "--listen", `127.0.0.1:${port}`], { stdio: "ignore" });
+    registry = spawn(
+      process.execPath,
+      [peerBin("verdaccio", "verdaccio", "bin/verdaccio"), "--config", cfg, "--listen", `127.0.0.1:${port}`],
+      { stdio: "ignore" },
+    );
     for (let i = 0; ; i++) {
       try {
         if ((await fetch(`${url}-/ping`)).ok) break;
@@ -86,9 +91,14 @@ describe("install from a registry (verdaccio, npm, pnpm, bun)", { timeout: 900_0
     };
     // Publish exactly what release.yml publishes: generated packages, platform packages first.
     const out = join(dir.path, "packages");
-    run(process.execPath, [join(repoRoot, "platforms/generate.mjs"), "--out", out, "--bin", `linux-x64=${compiledBinary()}`], { cwd: repoRoot, env });
+    run(
+      process.execPath,
+      [join(repoRoot, "platforms/generate.mjs"), "--out", out, "--bin", `linux-x64=${compiledBinary()}`],
+      { cwd: repoRoot, env },
+    );
     const order = JSON.parse(readFileSync(join(out, "publish-order.json"), "utf8")) as Array<{ dir: string }>;
-    for (const p of order) run("npm", ["publish", p.dir, "--registry", url, "--access", "public"], { cwd: dir.path, env });
+    for (const p of order)
+      run("npm", ["publish", p.dir, "--registry", url, "--access", "public"], { cwd: dir.path, env });
   });
 
   after(async () => {
@@ -98,7 +108,11 @@ describe("install from a registry (verdaccio, npm, pnpm, bun)", { timeout: 900_0
 
   const check = async (label: string, bin: string, project: string, platformPkg: string) => {
     assert.ok(existsSync(bin), `${label} installed the ccb command at ${bin}`);
-    assert.equal(sha256File(realpathSync(platformPkg)), binSha, `${label}: the platform package carries the compiled binary`);
+    assert.equal(
+      sha256File(realpathSync(platformPkg)),
+      binSha,
+      `${label}: the platform package carries the compiled binary`,
+    );
     assert.equal(run(bin, ["--version"], { cwd: project, env }).trim(), pkg.version);
     const stderr = await liveBridge(bin, project, join(dir.path, `home-${label}`));
     assert.match(stderr, /bridge: extension host \d+ serves/);
@@ -108,9 +122,15 @@ describe("install from a registry (verdaccio, npm, pnpm, bun)", { timeout: 900_0
     const prefix = join(dir.path, "npm-global");
     run("npm", ["install", "-g", "--prefix", prefix, `${pkg.name}@${pkg.version}`], { cwd: dir.path, env });
     const mods = join(prefix, "lib/node_modules");
-    const platformPkg = [join(mods, `${pkg.name}/node_modules/${pkg.name}-linux-x64/bin/ccb`), join(mods, `${pkg.name}-linux-x64/bin/ccb`)].find(existsSync);
+    const platformPkg = [
+      join(mods, `${pkg.name}/node_modules/${pkg.name}-linux-x64/bin/ccb`),
+      join(mods, `${pkg.name}-linux-x64/bin/ccb`),
+    ].find(existsSync);
     assert.ok(platformPkg, "npm installed the linux-x64 platform package");
-    assert.ok(!existsSync(join(mods, `${pkg.name}/node_modules/${pkg.name}-darwin-arm64`)), "and not another platform's");
+    assert.ok(
+      !existsSync(join(mods, `${pkg.name}/node_modules/${pkg.name}-darwin-arm64`)),
+      "and not another platform's",
+    );
     await check("npm", join(prefix, "bin/ccb"), dir.path, platformPkg);
   });
 
@@ -118,8 +138,24 @@ describe("install from a registry (verdaccio, npm, pnpm, bun)", { timeout: 900_0
     const project = join(dir.path, "pnpm-project");
     mkdirSync(project);
     writeFileSync(join(project, "package.json"), '{"name":"p","private":true}\n');
-    run(process.execPath, [peerBin("pnpm", "pnpm", "bin/pnpm.cjs"), "add", `${pkg.name}@${pkg.version}`, "--registry", url, "--store-dir", join(dir.path, "pnpm-store")], { cwd: project, env });
-    const platformPkg = join(realpathSync(join(project, "node_modules", pkg.name)), "..", `${pkg.name}-linux-x64/bin/ccb`);
+    run(
+      process.execPath,
+      [
+        peerBin("pnpm", "pnpm", "bin/pnpm.cjs"),
+        "add",
+        `${pkg.name}@${pkg.version}`,
+        "--registry",
+        url,
+        "--store-dir",
+        join(dir.path, "pnpm-store"),
+      ],
+      { cwd: project, env },
+    );
+    const platformPkg = join(
+      realpathSync(join(project, "node_modules", pkg.name)),
+      "..",
+      `${pkg.name}-linux-x64/bin/ccb`,
+    );
     await check("pnpm", join(project, "node_modules/.bin/ccb"), project, platformPkg);
   });
 
@@ -127,7 +163,15 @@ describe("install from a registry (verdaccio, npm, pnpm, bun)", { timeout: 900_0
     const project = join(dir.path, "bun-project");
     mkdirSync(project);
     writeFileSync(join(project, "package.json"), '{"name":"b","private":true}\n');
-    run(join(repoRoot, "node_modules/.bin/bun"), ["add", `${pkg.name}@${pkg.version}`, "--registry", url], { cwd: project, env });
-    await check("bun", join(project, "node_modules/.bin/ccb"), project, join(project, `node_modules/${pkg.name}-linux-x64/bin/ccb`));
+    run(join(repoRoot, "node_modules/.bin/bun"), ["add", `${pkg.name}@${pkg.version}`, "--registry", url], {
+      cwd: project,
+      env,
+    });
+    await check(
+      "bun",
+      join(project, "node_modules/.bin/ccb"),
+      project,
+      join(project, `node_modules/${pkg.name}-linux-x64/bin/ccb`),
+    );
   });
 });

@@ -19,7 +19,16 @@ describe("release tarball", { timeout: 180_000 }, () => {
 
   it("is built by scripts/release-assets.mjs and matches SHA256SUMS", () => {
     const script = join(repoRoot, "scripts/release-assets.mjs");
-    execFileSync(process.execPath, [script, "archive", "--target", "linux-x64", "--binary", compiledBinary(), "--out", out]);
+    execFileSync(process.execPath, [
+      script,
+      "archive",
+      "--target",
+      "linux-x64",
+      "--binary",
+      compiledBinary(),
+      "--out",
+      out,
+    ]);
     execFileSync(process.execPath, [script, "sums", "--out", out]);
     assert.deepEqual(readdirSync(out).sort(), ["SHA256SUMS", name]);
     const sums = readFileSync(join(out, "SHA256SUMS"), "utf8");
@@ -32,7 +41,11 @@ describe("release tarball", { timeout: 180_000 }, () => {
     mkdirSync(x);
     execFileSync("tar", ["-xzf", join(out, name), "-C", x]);
     assert.deepEqual(readdirSync(x).sort(), ["LICENSE", "THIRD_PARTY_NOTICES", "ccb"]);
-    assert.equal(sha256File(join(x, "ccb")), sha256File(compiledBinary()), "the tarball carries the compiled binary unchanged");
+    assert.equal(
+      sha256File(join(x, "ccb")),
+      sha256File(compiledBinary()),
+      "the tarball carries the compiled binary unchanged",
+    );
     const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", ...homeEnv(join(dir.path, "home")) };
     assert.equal(execFileSync(join(x, "ccb"), ["--version"], { cwd: x, env, encoding: "utf8" }).trim(), version);
     const help = spawnSync(join(x, "ccb"), ["serve", "--help"], { cwd: x, env, encoding: "utf8" });

@@ -6,7 +6,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import WebSocket from "ws";
 import { spawnCcb } from "../helpers/cli.ts";
-import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.ts";
+import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { stopProcess, waitForOutput } from "../helpers/process.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
@@ -27,7 +27,8 @@ describe("ccb link -> ccb acp", () => {
       script: ({ body }) => {
         if (!Array.isArray(body.tools) || body.tools.length === 0) return { text: "Title" };
         const last = body.messages.at(-1);
-        const hasResult = Array.isArray(last?.content) && last.content.some((c: { type: string }) => c.type === "tool_result");
+        const hasResult =
+          Array.isArray(last?.content) && last.content.some((c: { type: string }) => c.type === "tool_result");
         if (hasResult) return { text: "Edited." };
         return { toolUses: [{ name: "edit", input: { path: "notes.txt", old_string: "old", new_string: "new" } }] };
       },
@@ -56,7 +57,10 @@ describe("ccb link -> ccb acp", () => {
   async function runEdit(meta?: Record<string, unknown>) {
     const permissions: acp.RequestPermissionRequest[] = [];
     const chunks: string[] = [];
-    const stream = createWebSocketStream(url, { WebSocket: WebSocket as never, headers: { authorization: `Bearer ${TOKEN}` } });
+    const stream = createWebSocketStream(url, {
+      WebSocket: WebSocket as never,
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     const result = await acp
       .client({ name: "link-acp-test" })
       .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
@@ -66,14 +70,25 @@ describe("ccb link -> ccb acp", () => {
         return { outcome: { outcome: "selected", optionId: allow.optionId } };
       })
       .onNotification(acp.methods.client.session.update, ({ params }) => {
-        if (params.update.sessionUpdate === "agent_message_chunk" && params.update.content.type === "text") chunks.push(params.update.content.text);
+        if (params.update.sessionUpdate === "agent_message_chunk" && params.update.content.type === "text")
+          chunks.push(params.update.content.text);
       })
       .connectWith(stream, async (ctx) => {
-        const init = await ctx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+        const init = await ctx.request(acp.methods.agent.initialize, {
+          protocolVersion: acp.PROTOCOL_VERSION,
+          clientCapabilities: {},
+        });
         assert.equal(init.protocolVersion, acp.PROTOCOL_VERSION);
-        const session = await ctx.request(acp.methods.agent.session.new, { cwd: project.path, mcpServers: [], ...(meta ? { _meta: meta } : {}) });
+        const session = await ctx.request(acp.methods.agent.session.new, {
+          cwd: project.path,
+          mcpServers: [],
+          ...(meta ? { _meta: meta } : {}),
+        });
         const currentMode = session.modes?.currentModeId;
-        const r = await ctx.request(acp.methods.agent.session.prompt, { sessionId: session.sessionId, prompt: [{ type: "text", text: "edit the notes" }] });
+        const r = await ctx.request(acp.methods.agent.session.prompt, {
+          sessionId: session.sessionId,
+          prompt: [{ type: "text", text: "edit the notes" }],
+        });
         return { ...r, currentMode };
       });
     return { result, permissions, chunks };

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
+import { readdirSync, readFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
-import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { WebSocketServer, type WebSocket } from "ws";
+import { type WebSocket, WebSocketServer } from "ws";
 import { repoRoot, spawnCcb } from "../helpers/cli.ts";
 import { stopProcess, waitForOutput } from "../helpers/process.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -66,7 +66,9 @@ class FakeRcs {
           return;
         }
         this.registrations.push({ auth: req.headers.authorization, body: JSON.parse(body) });
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ environment_id: "env-1", environment_secret: SECRET, status: "active" }));
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ environment_id: "env-1", environment_secret: SECRET, status: "active" }));
         this.#check();
         return;
       }
@@ -103,19 +105,32 @@ describe("ccb link with a remote control server", () => {
 
   before(async () => {
     await rcs.start();
-    link = spawnCcb(["link", "--port", "0", "--host", "127.0.0.1", "--debug", "--", process.execPath, join(repoRoot, "test/fixtures/echo-agent.mjs")], {
-      cwd: repoRoot,
-      env: {
-        ...process.env,
-        ACP_AUTH_TOKEN: "local-token-xyz-0123456789",
-        ACP_RCS_URL: rcs.url,
-        ACP_RCS_TOKEN: RCS_TOKEN,
-        CCB_RCS_KEEPALIVE_MS: "100",
-        CCB_RCS_BACKOFF_MS: "50",
-        XDG_STATE_HOME: join(home.path, "state"),
-        XDG_CONFIG_HOME: join(home.path, "config"),
+    link = spawnCcb(
+      [
+        "link",
+        "--port",
+        "0",
+        "--host",
+        "127.0.0.1",
+        "--debug",
+        "--",
+        process.execPath,
+        join(repoRoot, "test/fixtures/echo-agent.mjs"),
+      ],
+      {
+        cwd: repoRoot,
+        env: {
+          ...process.env,
+          ACP_AUTH_TOKEN: "local-token-xyz-0123456789",
+          ACP_RCS_URL: rcs.url,
+          ACP_RCS_TOKEN: RCS_TOKEN,
+          CCB_RCS_KEEPALIVE_MS: "100",
+          CCB_RCS_BACKOFF_MS: "50",
+          XDG_STATE_HOME: join(home.path, "state"),
+          XDG_CONFIG_HOME: join(home.path, "config"),
+        },
       },
-    });
+    );
     await waitForOutput(link, /listening on/);
   });
   after(async () => {
@@ -138,7 +153,10 @@ describe("ccb link with a remote control server", () => {
     const ws = rcs.sockets[0] as WebSocket;
     ws.send(JSON.stringify({ jsonrpc: "2.0", id: 42, method: "echo", params: { hello: "rcs" } }));
     await rcs.waitFor(() => rcs.frames.some((f) => f.id === 42));
-    assert.deepEqual(rcs.frames.find((f) => f.id === 42), { jsonrpc: "2.0", id: 42, result: { hello: "rcs" } });
+    assert.deepEqual(
+      rcs.frames.find((f) => f.id === 42),
+      { jsonrpc: "2.0", id: 42, result: { hello: "rcs" } },
+    );
     await rcs.waitFor(() => rcs.keepAlives >= 2);
   });
 
@@ -167,10 +185,22 @@ describe("ccb link when the remote control server refuses", () => {
     rcs.refuse = true;
     await rcs.start();
     try {
-      const child = spawnCcb(["link", "--port", "0", "--host", "127.0.0.1", "--", process.execPath, join(repoRoot, "test/fixtures/echo-agent.mjs")], {
-        cwd: repoRoot,
-        env: { ...process.env, ACP_AUTH_TOKEN: "t-0123456789abcdef", ACP_RCS_URL: rcs.url, ACP_RCS_TOKEN: "bad" },
-      });
+      const child = spawnCcb(
+        [
+          "link",
+          "--port",
+          "0",
+          "--host",
+          "127.0.0.1",
+          "--",
+          process.execPath,
+          join(repoRoot, "test/fixtures/echo-agent.mjs"),
+        ],
+        {
+          cwd: repoRoot,
+          env: { ...process.env, ACP_AUTH_TOKEN: "t-0123456789abcdef", ACP_RCS_URL: rcs.url, ACP_RCS_TOKEN: "bad" },
+        },
+      );
       let err = "";
       child.stderr?.on("data", (d: Buffer) => (err += d.toString()));
       const [code] = (await once(child, "exit")) as [number];

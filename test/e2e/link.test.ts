@@ -32,7 +32,10 @@ async function startLink(args: string[], env: Record<string, string> = {}, agent
 }
 
 /** An upgrade attempt that reports the HTTP status when refused. */
-function tryUpgrade(url: string, options: { headers?: Record<string, string>; protocols?: string[] } = {}): Promise<{ opened: boolean; status?: number; protocol?: string; ws?: WebSocket }> {
+function tryUpgrade(
+  url: string,
+  options: { headers?: Record<string, string>; protocols?: string[] } = {},
+): Promise<{ opened: boolean; status?: number; protocol?: string; ws?: WebSocket }> {
   return new Promise((resolve) => {
     const ws = new WebSocket(url, options.protocols ?? [], { headers: options.headers ?? {} });
     ws.on("open", () => resolve({ opened: true, protocol: ws.protocol, ws }));
@@ -50,14 +53,27 @@ async function promptThroughLink(url: string, headers: Record<string, string>, m
   const stream = createWebSocketStream(url, { WebSocket: WebSocket as never, headers });
   return acp
     .client({ name: "link-test" })
-    .onRequest(acp.methods.client.session.requestPermission, () => ({ outcome: { outcome: "selected", optionId: "allow" } }))
+    .onRequest(acp.methods.client.session.requestPermission, () => ({
+      outcome: { outcome: "selected", optionId: "allow" },
+    }))
     .onNotification(acp.methods.client.session.update, ({ params }) => {
-      if (params.update.sessionUpdate === "agent_message_chunk" && params.update.content.type === "text") updates.push(params.update.content.text);
+      if (params.update.sessionUpdate === "agent_message_chunk" && params.update.content.type === "text")
+        updates.push(params.update.content.text);
     })
     .connectWith(stream, async (ctx) => {
-      const init = await ctx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
-      const session = await ctx.request(acp.methods.agent.session.new, { cwd: repoRoot, mcpServers: [], ...(meta ? { _meta: meta } : {}) });
-      const result = await ctx.request(acp.methods.agent.session.prompt, { sessionId: session.sessionId, prompt: [{ type: "text", text: "hello" }] });
+      const init = await ctx.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        clientCapabilities: {},
+      });
+      const session = await ctx.request(acp.methods.agent.session.new, {
+        cwd: repoRoot,
+        mcpServers: [],
+        ...(meta ? { _meta: meta } : {}),
+      });
+      const result = await ctx.request(acp.methods.agent.session.prompt, {
+        sessionId: session.sessionId,
+        prompt: [{ type: "text", text: "hello" }],
+      });
       return { init, session, result, updates };
     });
 }
@@ -67,7 +83,11 @@ describe("ccb link", () => {
   let link: Link;
 
   before(async () => {
-    link = await startLink([], { ACP_AUTH_TOKEN: TOKEN, XDG_CONFIG_HOME: join(home.path, "config"), ACP_PERMISSION_MODE: "acceptEdits" });
+    link = await startLink([], {
+      ACP_AUTH_TOKEN: TOKEN,
+      XDG_CONFIG_HOME: join(home.path, "config"),
+      ACP_PERMISSION_MODE: "acceptEdits",
+    });
   });
   after(async () => {
     await stopProcess(link.child);
@@ -94,7 +114,11 @@ describe("ccb link", () => {
   it("passes the client's permission mode, but never escalates to bypassPermissions", async () => {
     const plan = await promptThroughLink(link.url, { authorization: `Bearer ${TOKEN}` }, { permissionMode: "plan" });
     assert.equal((plan.session._meta as { permissionMode: string }).permissionMode, "plan");
-    const bypass = await promptThroughLink(link.url, { authorization: `Bearer ${TOKEN}` }, { permissionMode: "bypassPermissions" });
+    const bypass = await promptThroughLink(
+      link.url,
+      { authorization: `Bearer ${TOKEN}` },
+      { permissionMode: "bypassPermissions" },
+    );
     assert.equal((bypass.session._meta as { permissionMode: string }).permissionMode, "acceptEdits");
   });
 
@@ -110,9 +134,16 @@ describe("ccb link", () => {
     assert.equal((await tryUpgrade(link.url, { headers: { authorization: "Bearer wrong" } })).status, 401);
     assert.equal((await tryUpgrade(link.url, { headers: { authorization: `Bearer ${TOKEN}x` } })).status, 401);
     assert.equal((await tryUpgrade(link.url)).status, 401);
-    assert.equal((await tryUpgrade(link.url, { protocols: [`rcs.auth.${Buffer.from("nope").toString("base64url")}`] })).status, 401);
+    assert.equal(
+      (await tryUpgrade(link.url, { protocols: [`rcs.auth.${Buffer.from("nope").toString("base64url")}`] })).status,
+      401,
+    );
     assert.equal((await tryUpgrade(`${link.url}?token=${TOKEN}`)).status, 400);
-    assert.equal((await tryUpgrade(link.url, { headers: { authorization: `Bearer ${TOKEN}`, origin: "https://evil.example" } })).status, 403);
+    assert.equal(
+      (await tryUpgrade(link.url, { headers: { authorization: `Bearer ${TOKEN}`, origin: "https://evil.example" } }))
+        .status,
+      403,
+    );
   });
 
   it("answers invalid JSON with a parse error and keeps the connection", async () => {
@@ -128,7 +159,14 @@ describe("ccb link", () => {
     });
     ws.send("{not json");
     ws.send("[1,2]");
-    ws.send(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }));
+    ws.send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 7,
+        method: "initialize",
+        params: { protocolVersion: 1, clientCapabilities: {} },
+      }),
+    );
     await got;
     assert.equal((replies[0] as { error: { code: number } }).error.code, -32700);
     assert.equal((replies[1] as { error: { code: number } }).error.code, -32600);
@@ -141,8 +179,17 @@ describe("ccb link", () => {
     const b = await tryUpgrade(link.url, { headers: { authorization: `Bearer ${TOKEN}` } });
     const pidOf = (ws: WebSocket) =>
       new Promise<number>((resolve) => {
-        ws.once("message", (d) => resolve((JSON.parse(d.toString()) as { result: { _meta: { pid: number } } }).result._meta.pid));
-        ws.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }));
+        ws.once("message", (d) =>
+          resolve((JSON.parse(d.toString()) as { result: { _meta: { pid: number } } }).result._meta.pid),
+        );
+        ws.send(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "initialize",
+            params: { protocolVersion: 1, clientCapabilities: {} },
+          }),
+        );
       });
     const pa = await pidOf(a.ws as WebSocket);
     const pb = await pidOf(b.ws as WebSocket);
@@ -157,10 +204,28 @@ describe("ccb link", () => {
   it("closes the socket with a reason when the agent dies", async () => {
     const r = await tryUpgrade(link.url, { headers: { authorization: `Bearer ${TOKEN}` } });
     const ws = r.ws as WebSocket;
-    const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })));
-    ws.send(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } }));
-    ws.send(JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: repoRoot, mcpServers: [] } }));
-    ws.send(JSON.stringify({ jsonrpc: "2.0", id: 3, method: "session/prompt", params: { sessionId: "x", prompt: [{ type: "text", text: "die" }] } }));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      ws.on("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
+    ws.send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: 1, clientCapabilities: {} },
+      }),
+    );
+    ws.send(
+      JSON.stringify({ jsonrpc: "2.0", id: 2, method: "session/new", params: { cwd: repoRoot, mcpServers: [] } }),
+    );
+    ws.send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 3,
+        method: "session/prompt",
+        params: { sessionId: "x", prompt: [{ type: "text", text: "die" }] },
+      }),
+    );
     const c = await closed;
     assert.equal(c.code, 1011);
     assert.match(c.reason, /agent exited \(code 3\)/);
@@ -169,7 +234,10 @@ describe("ccb link", () => {
 
 describe("ccb link limits, TLS and token handling", () => {
   it("closes with 1009 on an oversized message", async () => {
-    const link = await startLink(["--no-auth", "--max-message-size", "4096"], {}, [process.execPath, join(repoRoot, "test/fixtures/echo-agent.mjs")]);
+    const link = await startLink(["--no-auth", "--max-message-size", "4096"], {}, [
+      process.execPath,
+      join(repoRoot, "test/fixtures/echo-agent.mjs"),
+    ]);
     try {
       const r = await tryUpgrade(link.url);
       const ws = r.ws as WebSocket;
@@ -219,7 +287,10 @@ describe("ccb link limits, TLS and token handling", () => {
       const certPath = join(home.path, "config/ccb/tls/link-cert.pem");
       const ca = readFileSync(certPath, "utf8");
       assert.equal(statSync(join(home.path, "config/ccb/tls/link-key.pem")).mode & 0o777, 0o600);
-      const ws = new WebSocket(link.url.replace("127.0.0.1", "localhost"), { ca, headers: { authorization: `Bearer ${TOKEN}` } });
+      const ws = new WebSocket(link.url.replace("127.0.0.1", "localhost"), {
+        ca,
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
       const reply = await new Promise<unknown>((resolve, reject) => {
         ws.on("open", () => ws.send(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "ping", params: { x: 1 } })));
         ws.on("message", (d) => resolve(JSON.parse(d.toString())));

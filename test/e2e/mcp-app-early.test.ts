@@ -10,7 +10,7 @@ import { ccbCommand, spawnCcb } from "../helpers/cli.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { cleanEnv, waitExit } from "./serve-helpers.ts";
-import { text, type ToolResult } from "./workbench-helpers.ts";
+import { type ToolResult, text } from "./workbench-helpers.ts";
 
 /**
  * A host that connects the moment `ccb serve` answers (HTTP: the first 200 of /healthz; stdio: from
@@ -40,7 +40,15 @@ function env(): Record<string, string> {
   });
 }
 
-const runtimeArgs = () => ["--runtime", "code-server", "--runtime-root", codeServerRoot(), "--runtime-node", node24(), "--no-headless-client"];
+const runtimeArgs = () => [
+  "--runtime",
+  "code-server",
+  "--runtime-root",
+  codeServerRoot(),
+  "--runtime-node",
+  node24(),
+  "--no-headless-client",
+];
 
 async function freePort(): Promise<number> {
   const srv = createServer();
@@ -54,11 +62,21 @@ async function freePort(): Promise<number> {
 async function checkApp(client: Client, origin: string | undefined): Promise<{ startedBefore: boolean }> {
   const tools = await client.listTools();
   const open = tools.tools.find((t) => t.name === "vscode_open");
-  assert.deepEqual((open?._meta as { ui?: unknown } | undefined)?.ui, { resourceUri: APP_URI }, "vscode_open carries _meta.ui from the first tools/list");
-  const call = async () => (await client.callTool({ name: "vscode_open", arguments: {} }, undefined, { timeout: 120_000 })) as ToolResult;
+  assert.deepEqual(
+    (open?._meta as { ui?: unknown } | undefined)?.ui,
+    { resourceUri: APP_URI },
+    "vscode_open carries _meta.ui from the first tools/list",
+  );
+  const call = async () =>
+    (await client.callTool({ name: "vscode_open", arguments: {} }, undefined, { timeout: 120_000 })) as ToolResult;
   let r = await call();
   const startedBefore = r.isError === true;
-  if (startedBefore) assert.match(text(r), /still starting.*\n.*again in \d+ seconds/s, "vscode_open while starting says so and when to retry");
+  if (startedBefore)
+    assert.match(
+      text(r),
+      /still starting.*\n.*again in \d+ seconds/s,
+      "vscode_open while starting says so and when to retry",
+    );
   const deadline = Date.now() + 240_000;
   while (r.isError) {
     assert.match(text(r), /still starting/, `vscode_open fails only because the workbench starts: ${text(r)}`);
@@ -68,9 +86,16 @@ async function checkApp(client: Client, origin: string | undefined): Promise<{ s
   }
   assert.ok((r._meta?.["ccb/workbench"] as { url?: string } | undefined)?.url, "the workbench address in _meta");
   const listed = (await client.listResources()).resources;
-  assert.deepEqual(listed.map((x) => x.uri), [APP_URI]);
+  assert.deepEqual(
+    listed.map((x) => x.uri),
+    [APP_URI],
+  );
   const read = await client.readResource({ uri: APP_URI });
-  const c = read.contents[0] as unknown as { mimeType: string; text: string; _meta: { ui: { csp: { frameDomains: string[] } } } };
+  const c = read.contents[0] as unknown as {
+    mimeType: string;
+    text: string;
+    _meta: { ui: { csp: { frameDomains: string[] } } };
+  };
   assert.equal(c.mimeType, "text/html;profile=mcp-app");
   assert.match(c.text, /<html/i);
   assert.equal(c._meta.ui.csp.frameDomains.length, 1);
@@ -83,14 +108,19 @@ describe("the App reaches sessions created before the workbench is up", () => {
     let before = 0;
     for (let i = 0; i < RUNS; i++) {
       const port = await freePort();
-      const child = spawnCcb(["serve", "--http", "--port", String(port), "--workspace", ws.path, ...runtimeArgs()], { env: env() });
+      const child = spawnCcb(["serve", "--http", "--port", String(port), "--workspace", ws.path, ...runtimeArgs()], {
+        env: env(),
+      });
       let err = "";
       child.stderr?.setEncoding("utf8").on("data", (d: string) => (err += d));
       const base = `http://127.0.0.1:${port}`;
       try {
         for (;;) {
           assert.equal(child.exitCode, null, `ccb serve exited:\n${err}`);
-          const ok = await fetch(`${base}/healthz`).then((res) => res.ok, () => false);
+          const ok = await fetch(`${base}/healthz`).then(
+            (res) => res.ok,
+            () => false,
+          );
           if (ok) break;
           await new Promise((res) => setTimeout(res, 2));
         }

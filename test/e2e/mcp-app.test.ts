@@ -8,11 +8,11 @@ import { after, before, describe, it } from "node:test";
 import { WebSocket } from "ws";
 import { silentLogger } from "../../src/core/log.ts";
 import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
-import { launchChromium, type Chromium } from "../../src/platform/chromium.ts";
+import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { runCcb } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { cleanEnv } from "./serve-helpers.ts";
-import { bootWorkbench, text, type ToolResult, type Workbench } from "./workbench-helpers.ts";
+import { bootWorkbench, type ToolResult, text, type Workbench } from "./workbench-helpers.ts";
 
 /**
  * The MCP App end to end: `ccb serve --http --render-mode stream` with the real code-server
@@ -30,7 +30,15 @@ let cdp: CdpSession | undefined;
 let host: Server | undefined;
 let hostUrl = "";
 let onLoad: (() => void) | undefined;
-const scenarios = new Map<string, { html: string; result: ToolResult; hostCapabilities: Record<string, unknown>; csp: { frameDomains: string[]; connectDomains: string[] } }>();
+const scenarios = new Map<
+  string,
+  {
+    html: string;
+    result: ToolResult;
+    hostCapabilities: Record<string, unknown>;
+    csp: { frameDomains: string[]; connectDomains: string[] };
+  }
+>();
 
 /** A minimal MCP Apps host page: frames the App (srcdoc + the CSP it declared), answers ui/initialize, delivers the tool result, records what the App reports. */
 const HOST_PAGE = (cfgJson: string) => `<!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0">
@@ -71,12 +79,19 @@ document.body.appendChild(f);
 
 async function appResource(): Promise<{ html: string; csp: { frameDomains: string[]; connectDomains: string[] } }> {
   const read = await wb.client.readResource({ uri: APP_URI });
-  const c = read.contents[0] as unknown as { text: string; _meta: { ui: { csp: { frameDomains: string[]; connectDomains: string[] } } } };
+  const c = read.contents[0] as unknown as {
+    text: string;
+    _meta: { ui: { csp: { frameDomains: string[]; connectDomains: string[] } } };
+  };
   return { html: c.text, csp: c._meta.ui.csp };
 }
 
 /** Load a scenario in the host page and wait until the App settles (embedded, stream or browser). */
-async function runScenario(name: string, result: ToolResult, hostCapabilities: Record<string, unknown> = {}): Promise<{ state: string; detail: string }> {
+async function runScenario(
+  name: string,
+  result: ToolResult,
+  hostCapabilities: Record<string, unknown> = {},
+): Promise<{ state: string; detail: string }> {
   const { html, csp } = await appResource();
   scenarios.set(name, { html, result, hostCapabilities, csp });
   const c = cdp as CdpSession;
@@ -87,7 +102,11 @@ async function runScenario(name: string, result: ToolResult, hostCapabilities: R
 }
 
 async function evaluate<T>(expression: string): Promise<T> {
-  const r = (await (cdp as CdpSession).send("Runtime.evaluate", { expression, awaitPromise: true, returnByValue: true })) as {
+  const r = (await (cdp as CdpSession).send("Runtime.evaluate", {
+    expression,
+    awaitPromise: true,
+    returnByValue: true,
+  })) as {
     result: { value?: unknown };
     exceptionDetails?: unknown;
   };
@@ -95,23 +114,28 @@ async function evaluate<T>(expression: string): Promise<T> {
   return r.result.value as T;
 }
 
-before(async () => {
-  wb = await bootWorkbench(ws.path, home.path, ["--render-mode", "stream"]);
-  await wb.waitLog(/stream: server-side Chromium \(pid \d+\) streams the workbench/);
-  host = createServer((req, res) => {
-    const s = scenarios.get(new URL(req.url ?? "/", "http://x").pathname.slice(1));
-    if (!s) return void res.writeHead(404).end();
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(HOST_PAGE(JSON.stringify(s).replace(/</g, "\\u003c")));
-  });
-  host.listen(0, "127.0.0.1");
-  await once(host, "listening");
-  hostUrl = `http://127.0.0.1:${(host.address() as AddressInfo).port}`;
-  chromium = await launchChromium({ url: "about:blank", log: silentLogger, width: 1400, height: 900 });
-  cdp = chromium.page;
-  cdp.on("Page.loadEventFired", () => onLoad?.());
-  await cdp.send("Page.enable");
-  await cdp.send("Runtime.enable");
-}, { timeout: 300_000 });
+before(
+  async () => {
+    wb = await bootWorkbench(ws.path, home.path, ["--render-mode", "stream"]);
+    await wb.waitLog(/stream: server-side Chromium \(pid \d+\) streams the workbench/);
+    host = createServer((req, res) => {
+      const s = scenarios.get(new URL(req.url ?? "/", "http://x").pathname.slice(1));
+      if (!s) return void res.writeHead(404).end();
+      res
+        .writeHead(200, { "content-type": "text/html; charset=utf-8" })
+        .end(HOST_PAGE(JSON.stringify(s).replace(/</g, "\\u003c")));
+    });
+    host.listen(0, "127.0.0.1");
+    await once(host, "listening");
+    hostUrl = `http://127.0.0.1:${(host.address() as AddressInfo).port}`;
+    chromium = await launchChromium({ url: "about:blank", log: silentLogger, width: 1400, height: 900 });
+    cdp = chromium.page;
+    cdp.on("Page.loadEventFired", () => onLoad?.());
+    await cdp.send("Page.enable");
+    await cdp.send("Runtime.enable");
+  },
+  { timeout: 300_000 },
+);
 
 after(async () => {
   await chromium?.close();
@@ -132,17 +156,28 @@ describe("MCP App (ui://ccb/workbench.html) on ccb serve with the real workbench
 
   it("resources/read gives the App document and a CSP request for the gateway origins only", async () => {
     const read = await wb.client.readResource({ uri: APP_URI });
-    const c = read.contents[0] as { uri: string; mimeType: string; text: string; _meta: { ui: { csp: Record<string, string[]> } } };
+    const c = read.contents[0] as {
+      uri: string;
+      mimeType: string;
+      text: string;
+      _meta: { ui: { csp: Record<string, string[]> } };
+    };
     assert.equal(c.uri, APP_URI);
     assert.equal(c.mimeType, "text/html;profile=mcp-app");
     const origin = new URL(wb.serve.base).origin;
-    assert.deepEqual(c._meta.ui.csp, { frameDomains: [origin], connectDomains: [origin, origin.replace(/^http/, "ws")] });
+    assert.deepEqual(c._meta.ui.csp, {
+      frameDomains: [origin],
+      connectDomains: [origin, origin.replace(/^http/, "ws")],
+    });
     assert.match(c.text, /ui\/initialize/);
     assert.doesNotMatch(c.text, /<script[^>]+src=|<link[^>]+href=/i, "self-contained: no external loads");
     const opened = await wb.ok("vscode_open");
     const key = /\/ide\/([^/]+)/.exec((opened._meta?.["ccb/workbench"] as { url: string }).url)?.[1] as string;
     const token = (opened._meta?.["ccb/stream"] as { token: string }).token;
-    assert.ok(!JSON.stringify(read).includes(key) && !JSON.stringify(read).includes(token), "nothing secret in the App resource");
+    assert.ok(
+      !JSON.stringify(read).includes(key) && !JSON.stringify(read).includes(token),
+      "nothing secret in the App resource",
+    );
     await assert.rejects(wb.client.readResource({ uri: "ui://ccb/other.html" }), /Unknown resource/);
   });
 
@@ -191,7 +226,11 @@ describe("MCP App (ui://ccb/workbench.html) on ccb serve with the real workbench
     const body = await page.text();
     const src = `${new URL(base).pathname}/__ccb/alive.js`;
     assert.ok(body.includes(`<script src="${src}"></script>`), body.slice(0, 400));
-    assert.equal(Number(page.headers.get("content-length")), Buffer.byteLength(body), "Content-Length matches the edited body");
+    assert.equal(
+      Number(page.headers.get("content-length")),
+      Buffer.byteLength(body),
+      "Content-Length matches the edited body",
+    );
     assert.equal(page.headers.get("content-encoding"), null);
     const script = await fetch(`${new URL(url).origin}${src}`, { headers });
     assert.equal(script.status, 200);
@@ -205,7 +244,10 @@ describe("MCP App (ui://ccb/workbench.html) on ccb serve with the real workbench
     const settled = await runScenario("embedded", { ...r, _meta: meta });
     assert.equal(settled.state, "embedded", JSON.stringify(settled));
     const states = await evaluate<Array<{ state: string }>>("window.states");
-    assert.deepEqual(states.map((s) => s.state), ["probing", "embedded"]);
+    assert.deepEqual(
+      states.map((s) => s.state),
+      ["probing", "embedded"],
+    );
     assert.equal(await evaluate<string>("window.appDoc().documentElement.dataset.state"), "embedded");
   });
 
@@ -218,7 +260,12 @@ describe("MCP App (ui://ccb/workbench.html) on ccb serve with the real workbench
     assert.match(settled.detail, /frameDomains/);
     assert.equal(await evaluate<string>("window.appDoc().getElementById('link').href"), url);
     await evaluate("window.appDoc().getElementById('open').click()");
-    assert.deepEqual(await evaluate<string[]>("new Promise((r) => { const t = () => window.links.length ? r(window.links) : setTimeout(t, 50); t(); })"), [url]);
+    assert.deepEqual(
+      await evaluate<string[]>(
+        "new Promise((r) => { const t = () => window.links.length ? r(window.links) : setTimeout(t, 50); t(); })",
+      ),
+      [url],
+    );
   });
 
   it("stream mode: the App draws frames of the server-side Chromium on its canvas", async () => {
@@ -226,7 +273,9 @@ describe("MCP App (ui://ccb/workbench.html) on ccb serve with the real workbench
     const settled = await runScenario("stream", r);
     assert.equal(settled.state, "stream", JSON.stringify(settled));
     assert.ok(Number(await evaluate<string>("window.appDoc().getElementById('wrap').dataset.frames")) >= 1);
-    const size = await evaluate<{ w: number; h: number }>("(() => { const c = window.appDoc().querySelector('canvas'); return { w: c.width, h: c.height }; })()");
+    const size = await evaluate<{ w: number; h: number }>(
+      "(() => { const c = window.appDoc().querySelector('canvas'); return { w: c.width, h: c.height }; })()",
+    );
     assert.deepEqual(size, { w: 1280, h: 800 });
   });
 });
@@ -237,7 +286,10 @@ describe("render mode selection", () => {
       [["--render-mode", "iframe"], {}],
       [[], { CCB_RENDER_MODE: "pixels" }],
     ] as const) {
-      const r = await runCcb(["serve", "--http", "--port", "0", "--no-workbench", "--workspace", ws.path, ...args], { env: cleanEnv(env), timeoutMs: 60_000 });
+      const r = await runCcb(["serve", "--http", "--port", "0", "--no-workbench", "--workspace", ws.path, ...args], {
+        env: cleanEnv(env),
+        timeoutMs: 60_000,
+      });
       assert.notEqual(r.code, 0);
       assert.match(r.stderr, /Unknown render mode "(iframe|pixels)"/);
       assert.match(r.stderr, /"default".*"stream"/s);

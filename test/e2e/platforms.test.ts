@@ -11,10 +11,21 @@ interface Generated {
   version: string;
   packages: Array<{ name: string; dir: string; target: string | null; binary: boolean }>;
 }
-type GenerateFn = (o: { out: string; bins?: Record<string, string>; only?: string[]; requireBinaries?: boolean }) => Generated;
+type GenerateFn = (o: {
+  out: string;
+  bins?: Record<string, string>;
+  only?: string[];
+  requireBinaries?: boolean;
+}) => Generated;
 const { generate } = (await import(join(repoRoot, "platforms/generate.mjs"))) as { generate: GenerateFn };
-const { TARGETS } = (await import(join(repoRoot, "platforms/targets.mjs"))) as { TARGETS: Array<{ key: string; os: string; cpu: string; libc?: string; exe: string }> };
-const rootPkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { name: string; version: string; mcpName: string };
+const { TARGETS } = (await import(join(repoRoot, "platforms/targets.mjs"))) as {
+  TARGETS: Array<{ key: string; os: string; cpu: string; libc?: string; exe: string }>;
+};
+const rootPkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as {
+  name: string;
+  version: string;
+  mcpName: string;
+};
 
 function hostKey(): string {
   const report = process.report.getReport() as { header?: { glibcVersionRuntime?: string } };
@@ -46,8 +57,15 @@ describe("platforms/generate.mjs", () => {
       assert.deepEqual(p.cpu, [t.cpu]);
       assert.deepEqual(p.libc, t.libc ? [t.libc] : undefined);
       assert.deepEqual(p.files, ["bin/", "THIRD_PARTY_NOTICES"]);
-      assert.match((p.repository as { url?: string } | undefined)?.url ?? "", /github\.com/, "every manifest names its repository (provenance needs it)");
-      assert.ok(existsSync(join(g.out, `${rootPkg.name}-${t.key}`, "THIRD_PARTY_NOTICES")), "the notices travel with the binary");
+      assert.match(
+        (p.repository as { url?: string } | undefined)?.url ?? "",
+        /github\.com/,
+        "every manifest names its repository (provenance needs it)",
+      );
+      assert.ok(
+        existsSync(join(g.out, `${rootPkg.name}-${t.key}`, "THIRD_PARTY_NOTICES")),
+        "the notices travel with the binary",
+      );
       assert.equal(p.preferUnplugged, true);
       assert.equal(p.bin, undefined, "platform packages have no bin field");
       assert.equal(p.scripts, undefined, "no install scripts");
@@ -60,23 +78,40 @@ describe("platforms/generate.mjs", () => {
     assert.match((disp.repository as { url?: string } | undefined)?.url ?? "", /github\.com/);
     assert.equal(disp.scripts, undefined);
     assert.equal(disp.dependencies, undefined);
-    assert.deepEqual(disp.optionalDependencies, Object.fromEntries(TARGETS.map((t) => [`${rootPkg.name}-${t.key}`, rootPkg.version])));
-    assert.equal(readFileSync(join(g.out, rootPkg.name, "bin/ccb.mjs"), "utf8"), readFileSync(join(repoRoot, "platforms/launcher.mjs"), "utf8"));
-    assert.throws(() => generate({ out: join(d.path, "out2"), only: ["linux-x64"], requireBinaries: true }), /no binary for linux-x64/);
+    assert.deepEqual(
+      disp.optionalDependencies,
+      Object.fromEntries(TARGETS.map((t) => [`${rootPkg.name}-${t.key}`, rootPkg.version])),
+    );
+    assert.equal(
+      readFileSync(join(g.out, rootPkg.name, "bin/ccb.mjs"), "utf8"),
+      readFileSync(join(repoRoot, "platforms/launcher.mjs"), "utf8"),
+    );
+    assert.throws(
+      () => generate({ out: join(d.path, "out2"), only: ["linux-x64"], requireBinaries: true }),
+      /no binary for linux-x64/,
+    );
   });
 });
 
 describe("platforms/launcher.mjs", () => {
   async function dispatcher(d: { path: string }) {
     const g = generate({ out: join(d.path, "out"), only: [] });
-    return { g, launcher: join(g.out, rootPkg.name, "bin/ccb.mjs"), pkgFile: join(g.out, rootPkg.name, "package.json") };
+    return {
+      g,
+      launcher: join(g.out, rootPkg.name, "bin/ccb.mjs"),
+      pkgFile: join(g.out, rootPkg.name, "package.json"),
+    };
   }
 
   test("CCB_BINARY runs that binary with the arguments; exit codes pass through; a signal death is 128+signum", async () => {
     await using d = tmpdirFixture({ prefix: "ccb-launcher-" });
     const { launcher } = await dispatcher(d);
     const fake = join(d.path, "fake");
-    writeFileSync(fake, '#!/bin/sh\necho "args:$*"\nread line\necho "stdin:$line"\n[ "$1" = term ] && kill -TERM $$\nexit 7\n', { mode: 0o755 });
+    writeFileSync(
+      fake,
+      '#!/bin/sh\necho "args:$*"\nread line\necho "stdin:$line"\n[ "$1" = term ] && kill -TERM $$\nexit 7\n',
+      { mode: 0o755 },
+    );
     const env = { ...process.env, CCB_BINARY: fake };
     const r = spawnSync(process.execPath, [launcher, "a", "b c"], { env, input: "hello\n", encoding: "utf8" });
     assert.equal(r.stdout, "args:a b c\nstdin:hello\n");
@@ -89,8 +124,13 @@ describe("platforms/launcher.mjs", () => {
     await using d = tmpdirFixture({ prefix: "ccb-launcher-" });
     const { launcher } = await dispatcher(d);
     const fake = join(d.path, "fake");
-    writeFileSync(fake, "#!/bin/bash\ntrap 'echo got-term; exit 3' TERM\necho ready\nwhile :; do sleep 0.05; done\n", { mode: 0o755 });
-    const child = spawn(process.execPath, [launcher], { env: { ...process.env, CCB_BINARY: fake }, stdio: ["ignore", "pipe", "pipe"] });
+    writeFileSync(fake, "#!/bin/bash\ntrap 'echo got-term; exit 3' TERM\necho ready\nwhile :; do sleep 0.05; done\n", {
+      mode: 0o755,
+    });
+    const child = spawn(process.execPath, [launcher], {
+      env: { ...process.env, CCB_BINARY: fake },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     const code = await new Promise<number | null>((resolve) => {
       child.stdout.setEncoding("utf8").on("data", (s: string) => {
@@ -110,7 +150,12 @@ describe("platforms/launcher.mjs", () => {
     delete env.CCB_BINARY;
     const r = spawnSync(process.execPath, [launcher, "--version"], { env, encoding: "utf8" });
     assert.equal(r.status, 1);
-    assert.match(r.stderr, new RegExp(`The package ${rootPkg.name}-${hostKey()}@${rootPkg.version}, which holds ccb's binary for ${hostKey()}, is not installed`));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `The package ${rootPkg.name}-${hostKey()}@${rootPkg.version}, which holds ccb's binary for ${hostKey()}, is not installed`,
+      ),
+    );
     assert.match(r.stderr, /--omit=optional/);
     assert.match(r.stderr, /CCB_BINARY/);
     // A dispatcher without a build for this host (as on a platform with no target).
@@ -137,7 +182,13 @@ describe("npm tarball smoke test (the real compiled binary)", () => {
     const key = hostKey();
     const g = generate({ out: join(d.path, "out"), bins: { [key]: binary }, only: [key] });
     const pack = (dir: string) =>
-      join(d.path, execFileSync("npm", ["pack", dir, "--pack-destination", d.path, "--silent"], { encoding: "utf8" }).trim().split("\n").pop() as string);
+      join(
+        d.path,
+        execFileSync("npm", ["pack", dir, "--pack-destination", d.path, "--silent"], { encoding: "utf8" })
+          .trim()
+          .split("\n")
+          .pop() as string,
+      );
     const tgzDispatcher = pack(join(g.out, rootPkg.name));
     const tgzPlatform = pack(join(g.out, `${rootPkg.name}-${key}`));
     assert.ok(existsSync(tgzDispatcher) && existsSync(tgzPlatform));
@@ -145,13 +196,30 @@ describe("npm tarball smoke test (the real compiled binary)", () => {
     execFileSync("mkdir", [app]);
     writeFileSync(join(app, "package.json"), '{"private":true}\n');
     // Offline with an empty cache: the other platforms' optional packages are skipped, the registry is never asked.
-    execFileSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--cache", join(d.path, "npm-cache"), tgzDispatcher, tgzPlatform], {
-      cwd: app,
-      stdio: "pipe",
-    });
+    execFileSync(
+      "npm",
+      [
+        "install",
+        "--offline",
+        "--no-audit",
+        "--no-fund",
+        "--cache",
+        join(d.path, "npm-cache"),
+        tgzDispatcher,
+        tgzPlatform,
+      ],
+      {
+        cwd: app,
+        stdio: "pipe",
+      },
+    );
     const env = { ...process.env };
     delete env.CCB_BINARY;
-    const v = execFileSync("npx", ["--offline", "--cache", join(d.path, "npm-cache"), "ccb", "--version"], { cwd: app, env, encoding: "utf8" });
+    const v = execFileSync("npx", ["--offline", "--cache", join(d.path, "npm-cache"), "ccb", "--version"], {
+      cwd: app,
+      env,
+      encoding: "utf8",
+    });
     assert.equal(v.trim(), rootPkg.version);
     const st = JSON.parse(
       execFileSync(join(app, "node_modules/.bin/ccb"), ["runtime", "status", "--json", "--platform", "linux-arm64"], {

@@ -4,7 +4,7 @@ import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { FIXTURE_BANNER, FIXTURE_FILE, FIXTURE_TAG, FIXTURE_TOP, fixtureSet } from "../fixtures/runtime/archives.ts";
-import { startMirror, type Mirror } from "../fixtures/runtime/mirror.ts";
+import { type Mirror, startMirror } from "../fixtures/runtime/mirror.ts";
 import { ccbCommand, runCcb, spawnCcb } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
@@ -30,7 +30,11 @@ function setup(body: Buffer = fx.good) {
   writeFileSync(manifestFile, JSON.stringify(fx.manifest));
   const prefix = `/cli${++n}`;
   mirror.routes.set(`${prefix}${ASSET}`, { body });
-  const env: NodeJS.ProcessEnv = { ...process.env, CCB_CACHE_DIR: join(d.path, "cache"), CCB_RUNTIME_MANIFEST: manifestFile };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    CCB_CACHE_DIR: join(d.path, "cache"),
+    CCB_RUNTIME_MANIFEST: manifestFile,
+  };
   delete env.CCB_RUNTIME_MIRROR;
   delete env.CCB_LOG_LEVEL;
   const runtimeDir = join(d.path, "cache", "runtime");
@@ -84,7 +88,10 @@ describe("ccb runtime (CLI)", () => {
     assert.match(f.stderr, /ccb runtime fetch: 0% /);
     assert.match(f.stderr, /ccb runtime fetch: 100% /);
     assert.doesNotMatch(f.stderr, /\r/);
-    assert.match(f.stdout, /^Installed OpenVSCode Server 0\.0\.0-test \(linux-x64\) in .*\n {2}from http:\/\/127\.0\.0\.1:\d+\/.* \(SHA-256 [0-9a-f]{64} verified\)/);
+    assert.match(
+      f.stdout,
+      /^Installed OpenVSCode Server 0\.0\.0-test \(linux-x64\) in .*\n {2}from http:\/\/127\.0\.0\.1:\d+\/.* \(SHA-256 [0-9a-f]{64} verified\)/,
+    );
     const again = await s.run(["runtime", "fetch", "--mirror", s.mirrorUrl]);
     assert.match(again.stdout, /is already installed/);
     assert.equal(s.hits().length, 1);
@@ -96,7 +103,10 @@ describe("ccb runtime (CLI)", () => {
     const quoted = [command, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
     // util-linux `script` runs the command on a real pseudo-terminal.
     const out = await new Promise<string>((resolve, reject) => {
-      const c = spawn("script", ["-qefc", quoted, "/dev/null"], { env: { ...s.env, COLUMNS: "120" }, stdio: ["ignore", "pipe", "inherit"] });
+      const c = spawn("script", ["-qefc", quoted, "/dev/null"], {
+        env: { ...s.env, COLUMNS: "120" },
+        stdio: ["ignore", "pipe", "inherit"],
+      });
       let text = "";
       c.stdout.setEncoding("utf8").on("data", (d: string) => (text += d));
       c.on("error", reject);
@@ -110,11 +120,20 @@ describe("ccb runtime (CLI)", () => {
 
   test("a tampered archive from CCB_RUNTIME_MIRROR: exit 1, the SHA-256 message, nothing installed", async () => {
     const s = setup(fx.tampered);
-    const f = await runCcb(["runtime", "fetch"], { env: { ...s.env, CCB_RUNTIME_MIRROR: s.mirrorUrl }, timeoutMs: 60_000 });
+    const f = await runCcb(["runtime", "fetch"], {
+      env: { ...s.env, CCB_RUNTIME_MIRROR: s.mirrorUrl },
+      timeoutMs: 60_000,
+    });
     assert.equal(f.code, 1);
-    assert.match(f.stderr, /SHA-256 mismatch: expected [0-9a-f]{64} got [0-9a-f]{64} — the download was tampered with or truncated; nothing was extracted/);
+    assert.match(
+      f.stderr,
+      /SHA-256 mismatch: expected [0-9a-f]{64} got [0-9a-f]{64} — the download was tampered with or truncated; nothing was extracted/,
+    );
     assert.deepEqual(s.entries(), []);
-    const j = await runCcb(["runtime", "fetch", "--json"], { env: { ...s.env, CCB_RUNTIME_MIRROR: s.mirrorUrl }, timeoutMs: 60_000 });
+    const j = await runCcb(["runtime", "fetch", "--json"], {
+      env: { ...s.env, CCB_RUNTIME_MIRROR: s.mirrorUrl },
+      timeoutMs: 60_000,
+    });
     assert.equal(j.code, 1);
     const out = JSON.parse(j.stdout);
     assert.equal(out.ok, false);
@@ -149,7 +168,11 @@ describe("ccb runtime (CLI)", () => {
     const children = [0, 1].map(() => spawnCcb(["runtime", "fetch", "--mirror", s.mirrorUrl], { env: s.env }));
     let waited!: () => void;
     const someoneWaits = new Promise<void>((resolve) => (waited = resolve));
-    mirror.routes.set(s.route, { body: fx.good, pauseAt: 4096, onPause: (p) => void someoneWaits.then(() => p.resume()) });
+    mirror.routes.set(s.route, {
+      body: fx.good,
+      pauseAt: 4096,
+      onPause: (p) => void someoneWaits.then(() => p.resume()),
+    });
     const results = await Promise.all(
       children.map(
         (c) =>
@@ -166,7 +189,10 @@ describe("ccb runtime (CLI)", () => {
       ),
     );
     for (const r of results) assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(results.map((r) => (/already installed/.test(r.stdout) ? "cached" : "new")).sort(), ["cached", "new"]);
+    assert.deepEqual(results.map((r) => (/already installed/.test(r.stdout) ? "cached" : "new")).sort(), [
+      "cached",
+      "new",
+    ]);
     assert.equal(s.hits().length, 1);
     assert.deepEqual(s.entries(), [FIXTURE_TOP]);
   });
@@ -174,8 +200,14 @@ describe("ccb runtime (CLI)", () => {
   test("a fetch killed mid-download leaves nothing installed; the next run recovers (stale lock, leftovers)", async () => {
     const s = setup();
     const child = spawnCcb(["runtime", "fetch", "--mirror", s.mirrorUrl, "--json"], { env: s.env });
-    const closed = new Promise<number | null>((resolve) => child.on("close", (_code, signal) => resolve(signal === "SIGKILL" ? 137 : 0)));
-    mirror.routes.set(s.route, { body: fx.good, pauseAt: Math.floor(fx.good.length / 2), onPause: () => child.kill("SIGKILL") });
+    const closed = new Promise<number | null>((resolve) =>
+      child.on("close", (_code, signal) => resolve(signal === "SIGKILL" ? 137 : 0)),
+    );
+    mirror.routes.set(s.route, {
+      body: fx.good,
+      pauseAt: Math.floor(fx.good.length / 2),
+      onPause: () => child.kill("SIGKILL"),
+    });
     assert.equal(await closed, 137);
     assert.ok(s.entries().includes(`${FIXTURE_TOP}.lock`), "the killed process left its lock");
     assert.ok(!s.entries().includes(FIXTURE_TOP));

@@ -19,12 +19,22 @@ test("ccb runtime: fetch from a mirror installs a verified runtime; a tampered o
   try {
     const manifest = join(d.path, "manifest.json");
     writeFileSync(manifest, JSON.stringify(fx.manifest));
-    const env: NodeJS.ProcessEnv = { ...process.env, CCB_CACHE_DIR: join(d.path, "cache"), CCB_RUNTIME_MANIFEST: manifest };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      CCB_CACHE_DIR: join(d.path, "cache"),
+      CCB_RUNTIME_MANIFEST: manifest,
+    };
     delete env.CCB_RUNTIME_MIRROR;
-    const bad = await runCcb(["runtime", "fetch", "--mirror", `${mirror.url}/bad`, "--json"], { env, timeoutMs: 60_000 });
+    const bad = await runCcb(["runtime", "fetch", "--mirror", `${mirror.url}/bad`, "--json"], {
+      env,
+      timeoutMs: 60_000,
+    });
     assert.equal(bad.code, 1);
     assert.equal(JSON.parse(bad.stdout).error.code, "INTEGRITY_FAILED");
-    const good = await runCcb(["runtime", "fetch", "--mirror", `${mirror.url}/good`, "--json"], { env, timeoutMs: 60_000 });
+    const good = await runCcb(["runtime", "fetch", "--mirror", `${mirror.url}/good`, "--json"], {
+      env,
+      timeoutMs: 60_000,
+    });
     assert.equal(good.code, 0, good.stderr);
     assert.equal(JSON.parse(good.stdout).root, join(d.path, "cache", "runtime", FIXTURE_TOP));
     const path = await runCcb(["runtime", "path"], { env, timeoutMs: 60_000 });

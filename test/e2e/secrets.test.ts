@@ -7,7 +7,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import WebSocket from "ws";
 import { spawnCcb } from "../helpers/cli.ts";
-import { startFakeAnthropic, type FakeAnthropic } from "../helpers/fake-anthropic.ts";
+import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { stopProcess, waitForOutput } from "../helpers/process.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { cleanEnv, connectStdio } from "./serve-helpers.ts";
@@ -43,15 +43,25 @@ describe("secrets never reach children or the model", { timeout: 300_000 }, () =
       const pid = peer.transport.pid as number;
       // Positive control: the values really are in ccb's (initial) environment.
       assert.deepEqual(found(environ(pid)).sort(), [...values].sort());
-      const created = (await peer.client.callTool({ name: "terminal_create", arguments: { command: "sh", args: ["-c", `${probe(out.path, "term")}; sleep 30`] } })) as unknown as { structuredContent: { terminal: { id: string } } };
+      const created = (await peer.client.callTool({
+        name: "terminal_create",
+        arguments: { command: "sh", args: ["-c", `${probe(out.path, "term")}; sleep 30`] },
+      })) as unknown as { structuredContent: { terminal: { id: string } } };
       const id = created.structuredContent.terminal.id;
       let text = "";
       for (let i = 0; i < 100 && !text.includes("PATH="); i++) {
-        const r = (await peer.client.callTool({ name: "terminal_read", arguments: { id, waitMs: 200 } })) as { content: Array<{ text?: string }>; structuredContent?: unknown };
+        const r = (await peer.client.callTool({ name: "terminal_read", arguments: { id, waitMs: 200 } })) as {
+          content: Array<{ text?: string }>;
+          structuredContent?: unknown;
+        };
         text = JSON.stringify(r);
       }
       assert.deepEqual(found(readFileSync(join(out.path, "term-self.env"), "utf8")), [], "the terminal's environment");
-      assert.deepEqual(found(readFileSync(join(out.path, "term-parent.env"), "utf8")).length, values.length, "control: the parent's initial environment has them");
+      assert.deepEqual(
+        found(readFileSync(join(out.path, "term-parent.env"), "utf8")).length,
+        values.length,
+        "control: the parent's initial environment has them",
+      );
       assert.deepEqual(found(text), [], "the model-visible terminal output");
       assert.match(text, /secret removed by ccb/, "masked, not dropped");
     } finally {
@@ -67,7 +77,15 @@ describe("secrets never reach children or the model", { timeout: 300_000 }, () =
       assert.match(serve.stderr(), /--auth-token puts the token on the command line.*CCB_AUTH_TOKEN_FILE/);
       const cmdline = readFileSync(`/proc/${serve.child.pid}/cmdline`, "latin1");
       assert.ok(!cmdline.includes(value), `ps shows ${cmdline}`);
-      const r = await fetch(`${serve.base}/mcp`, { method: "POST", headers: { authorization: `Bearer ${value}`, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: "{}" });
+      const r = await fetch(`${serve.base}/mcp`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${value}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        },
+        body: "{}",
+      });
       assert.notEqual(r.status, 401, "the token still works");
     } finally {
       await serve.stop();
@@ -83,7 +101,8 @@ describe("secrets never reach children or the model", { timeout: 300_000 }, () =
         script: ({ body }) => {
           if (!Array.isArray(body.tools) || body.tools.length === 0) return { text: "Title" };
           const last = body.messages.at(-1);
-          const hasResult = Array.isArray(last?.content) && last.content.some((c: { type: string }) => c.type === "tool_result");
+          const hasResult =
+            Array.isArray(last?.content) && last.content.some((c: { type: string }) => c.type === "tool_result");
           if (hasResult) return { text: "Done." };
           return { toolUses: [{ name: "bash", input: { command: `env; ${probe(out.path, "bash")}` } }] };
         },
@@ -106,9 +125,16 @@ describe("secrets never reach children or the model", { timeout: 300_000 }, () =
     });
 
     it("the agent has its own model key only; its bash tool none; the model and the client see none", async () => {
-      assert.deepEqual(found(environ(link.pid as number)).sort(), [...values].sort(), "control: planted in ccb link's environment");
+      assert.deepEqual(
+        found(environ(link.pid as number)).sort(),
+        [...values].sort(),
+        "control: planted in ccb link's environment",
+      );
       const updates: string[] = [];
-      const stream = createWebSocketStream(url, { WebSocket: WebSocket as never, headers: { authorization: `Bearer ${planted.ACP_AUTH_TOKEN}` } });
+      const stream = createWebSocketStream(url, {
+        WebSocket: WebSocket as never,
+        headers: { authorization: `Bearer ${planted.ACP_AUTH_TOKEN}` },
+      });
       await acp
         .client({ name: "secrets-test" })
         .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
@@ -117,13 +143,23 @@ describe("secrets never reach children or the model", { timeout: 300_000 }, () =
         })
         .onNotification(acp.methods.client.session.update, ({ params }) => void updates.push(JSON.stringify(params)))
         .connectWith(stream, async (ctx) => {
-          await ctx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
+          await ctx.request(acp.methods.agent.initialize, {
+            protocolVersion: acp.PROTOCOL_VERSION,
+            clientCapabilities: {},
+          });
           const session = await ctx.request(acp.methods.agent.session.new, { cwd: project.path, mcpServers: [] });
-          await ctx.request(acp.methods.agent.session.prompt, { sessionId: session.sessionId, prompt: [{ type: "text", text: "print the environment" }] });
+          await ctx.request(acp.methods.agent.session.prompt, {
+            sessionId: session.sessionId,
+            prompt: [{ type: "text", text: "print the environment" }],
+          });
         });
       assert.ok(existsSync(join(out.path, "bash-self.env")), "the bash tool ran");
       const agentEnv = readFileSync(join(out.path, "bash-parent.env"), "utf8");
-      assert.deepEqual(found(agentEnv), [planted.ANTHROPIC_API_KEY], "the link agent got its own model key and nothing else");
+      assert.deepEqual(
+        found(agentEnv),
+        [planted.ANTHROPIC_API_KEY],
+        "the link agent got its own model key and nothing else",
+      );
       assert.deepEqual(found(readFileSync(join(out.path, "bash-self.env"), "utf8")), [], "the bash tool's environment");
       const toModel = api.requests.map((r) => JSON.stringify(r.body)).join("\n");
       assert.match(toModel, /tool_result/);

@@ -25,7 +25,11 @@ export interface StdioPeer {
 }
 
 /** `ccb serve --stdio` spawned by the SDK's StdioClientTransport, connected with the SDK Client. */
-export async function connectStdio(workspace: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<StdioPeer> {
+export async function connectStdio(
+  workspace: string,
+  extraArgs: string[] = [],
+  env: Record<string, string> = {},
+): Promise<StdioPeer> {
   const { command, args } = ccbCommand(["serve", "--no-workbench", "--stdio", "--workspace", workspace, ...extraArgs]);
   const transport = new StdioClientTransport({ command, args, env: cleanEnv(env), stderr: "pipe" });
   let err = "";
@@ -47,8 +51,14 @@ export interface HttpServe {
 }
 
 /** Spawn `ccb serve --http --port 0 ...` and wait for the URL it prints on stderr. */
-export async function startHttpServe(workspace: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<HttpServe> {
-  const child = spawnCcb(["serve", "--no-workbench", "--http", "--port", "0", "--workspace", workspace, ...extraArgs], { env: cleanEnv(env) });
+export async function startHttpServe(
+  workspace: string,
+  extraArgs: string[] = [],
+  env: Record<string, string> = {},
+): Promise<HttpServe> {
+  const child = spawnCcb(["serve", "--no-workbench", "--http", "--port", "0", "--workspace", workspace, ...extraArgs], {
+    env: cleanEnv(env),
+  });
   let err = "";
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const base = await new Promise<string>((resolve, reject) => {
@@ -85,7 +95,8 @@ export async function connectHttp(url: string, headers: Record<string, string> =
 
 /** Wait for a child to exit; resolves with its code and signal. */
 export function waitExit(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  if (child.exitCode !== null || child.signalCode !== null)
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   return new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
 }
 
@@ -119,7 +130,14 @@ export async function rawRequest(
   const mod = u.protocol === "https:" ? await import("node:https") : await import("node:http");
   return new Promise((resolve, reject) => {
     const req = mod.request(
-      { host: u.hostname, port: u.port, path: u.pathname + u.search, method: options.method ?? "GET", headers: options.headers ?? {}, ...(options.ca ? { ca: options.ca } : {}) },
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method: options.method ?? "GET",
+        headers: options.headers ?? {},
+        ...(options.ca ? { ca: options.ca } : {}),
+      },
       (res) => {
         let body = "";
         res.setEncoding("utf8").on("data", (d: string) => (body += d));
@@ -144,7 +162,9 @@ export const INITIALIZE = JSON.stringify({
 });
 
 /** The JSON-RPC messages of an SSE or JSON response body. */
-export function rpcMessages(body: string): Array<{ id?: unknown; result?: unknown; error?: { code: number; message: string } }> {
+export function rpcMessages(
+  body: string,
+): Array<{ id?: unknown; result?: unknown; error?: { code: number; message: string } }> {
   const t = body.trim();
   if (t.startsWith("{") || t.startsWith("[")) return [JSON.parse(t)].flat();
   return t

@@ -4,19 +4,19 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { workspaceTools } from "../../src/tools/catalog.ts";
-import { tmpdirFixture } from "../helpers/tmp.ts";
 import { spawnCcb } from "../helpers/cli.ts";
+import { tmpdirFixture } from "../helpers/tmp.ts";
 import {
-  INITIALIZE,
-  MCP_POST_HEADERS,
   cleanEnv,
   connectHttp,
+  type HttpServe,
+  INITIALIZE,
+  MCP_POST_HEADERS,
   rawRequest,
   rpcMessages,
   startHttpServe,
   waitExit,
   waitForOutput,
-  type HttpServe,
 } from "./serve-helpers.ts";
 
 describe("ccb serve --http with the MCP SDK client", { timeout: 180_000 }, () => {
@@ -44,7 +44,10 @@ describe("ccb serve --http with the MCP SDK client", { timeout: 180_000 }, () =>
     clients.push(client);
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(), workspaceTools.map((t) => t.name).sort());
-    await assert.rejects(client.callTool({ name: "nope", arguments: {} }), (err: unknown) => err instanceof McpError && err.code === -32602);
+    await assert.rejects(
+      client.callTool({ name: "nope", arguments: {} }),
+      (err: unknown) => err instanceof McpError && err.code === -32602,
+    );
   });
 
   it("/healthz reports ok, version and bridge status without auth", async () => {
@@ -104,11 +107,18 @@ describe("ccb serve --http with the MCP SDK client", { timeout: 180_000 }, () =>
     const e = rpcMessages(r.body)[0]?.error;
     assert.equal(e?.code, -32602);
     assert.match(e?.message ?? "", /Invalid params for tools\/call: name: /);
-    await rawRequest(srv.url, { method: "DELETE", headers: { "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" } });
+    await rawRequest(srv.url, {
+      method: "DELETE",
+      headers: { "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" },
+    });
   });
 
   it("refuses a non-initialize request without a session id", async () => {
-    const r = await rawRequest(srv.url, { method: "POST", headers: MCP_POST_HEADERS, body: JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/list" }) });
+    const r = await rawRequest(srv.url, {
+      method: "POST",
+      headers: MCP_POST_HEADERS,
+      body: JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/list" }),
+    });
     assert.equal(r.status, 400);
     assert.match(rpcMessages(r.body)[0]?.error?.message ?? "", /initialize/);
   });
@@ -132,7 +142,9 @@ describe("ccb serve --stdio --http together", { timeout: 120_000 }, () => {
   after(() => dir.cleanup());
 
   it("answers on both transports from one process and exits 0 when stdin ends", async () => {
-    const child = spawnCcb(["serve", "--no-workbench", "--stdio", "--http", "--port", "0", "--workspace", dir.path], { env: cleanEnv() });
+    const child = spawnCcb(["serve", "--no-workbench", "--stdio", "--http", "--port", "0", "--workspace", dir.path], {
+      env: cleanEnv(),
+    });
     let out = "";
     let err = "";
     child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));

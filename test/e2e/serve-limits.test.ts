@@ -1,12 +1,20 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it, mock } from "node:test";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { createCore, type Core } from "../../src/core/core.ts";
+import { type Core, createCore } from "../../src/core/core.ts";
 import { silentLogger } from "../../src/core/log.ts";
 import { Gateway } from "../../src/net/gateway.ts";
 import { McpHttpEndpoint } from "../../src/protocols/mcp/http.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { connectHttp, connectStdio, INITIALIZE, MCP_POST_HEADERS, rawRequest, startHttpServe, type HttpServe } from "./serve-helpers.ts";
+import {
+  connectHttp,
+  connectStdio,
+  type HttpServe,
+  INITIALIZE,
+  MCP_POST_HEADERS,
+  rawRequest,
+  startHttpServe,
+} from "./serve-helpers.ts";
 
 /**
  * Limits that keep one client from starving the others: session exhaustion over HTTP (the real
@@ -41,7 +49,9 @@ describe("session exhaustion (ccb serve --http)", { timeout: 600_000 }, () => {
     assert.ok((await late.listTools()).tools.length > 0, "a new client gets in at the cap");
     const health = JSON.parse((await rawRequest(`${srv.base}/healthz`)).body) as { sessions: number };
     assert.ok(health.sessions <= 256, `sessions stay bounded (${health.sessions})`);
-    console.error(`session flood: 2000 initialize, ${probes} probes answered, ${health.sessions} sessions open at the end`);
+    console.error(
+      `session flood: 2000 initialize, ${probes} probes answered, ${health.sessions} sessions open at the end`,
+    );
     await late.close();
     await good.close();
   });
@@ -86,10 +96,12 @@ describe("stdio frame cap (--max-body-bytes)", { timeout: 120_000 }, () => {
     try {
       const big = "x".repeat(200_000);
       // A timeout of 10 minutes: only the server's own answer can end this call in a test run.
-      const err = await peer.client.callTool({ name: "fs_write", arguments: { path: "big.txt", content: big } }, undefined, { timeout: 600_000 }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+      const err = await peer.client
+        .callTool({ name: "fs_write", arguments: { path: "big.txt", content: big } }, undefined, { timeout: 600_000 })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       assert.ok(err instanceof McpError, String(err));
       assert.equal(err.code, -32600);
       assert.match(err.message, /at most 65536 bytes \(--max-body-bytes\)/);

@@ -17,9 +17,15 @@ const home = tmpdirFixture({ prefix: "ccb-pub-home-" });
 let wb: Workbench;
 
 describe("ccb serve --public-url with a workbench", { timeout: 600_000 }, () => {
-  before(async () => {
-    wb = await bootWorkbench(ws.path, home.path, ["--public-url", PUBLIC], { env: { CCB_AUTH_TOKEN: TOKEN }, headers: { authorization: `Bearer ${TOKEN}` } });
-  }, { timeout: 400_000 });
+  before(
+    async () => {
+      wb = await bootWorkbench(ws.path, home.path, ["--public-url", PUBLIC], {
+        env: { CCB_AUTH_TOKEN: TOKEN },
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+    },
+    { timeout: 400_000 },
+  );
   after(async () => {
     await wb?.stop();
     ws.cleanup();
@@ -28,7 +34,9 @@ describe("ccb serve --public-url with a workbench", { timeout: 600_000 }, () => 
 
   it("the App resource's CSP request names the public origin (frame + http/wss connect) and nothing local", async () => {
     const read = await wb.client.readResource({ uri: "ui://ccb/workbench.html" });
-    const csp = (read.contents[0] as unknown as { _meta: { ui: { csp: { frameDomains: string[]; connectDomains: string[] } } } })._meta.ui.csp;
+    const csp = (
+      read.contents[0] as unknown as { _meta: { ui: { csp: { frameDomains: string[]; connectDomains: string[] } } } }
+    )._meta.ui.csp;
     assert.deepEqual(csp.frameDomains, [PUBLIC]);
     assert.deepEqual(csp.connectDomains, [PUBLIC, "wss://ccb.example.test"]);
   });
@@ -48,9 +56,17 @@ describe("ccb serve --public-url with a workbench", { timeout: 600_000 }, () => 
     for (const host of ["other.example.test", "ccb.example.test.evil.com", "ccb.example.test:80"]) {
       assert.equal((await rawRequest(`${wb.serve.base}/healthz`, { headers: { host } })).status, 403, host);
     }
-    const fromPublic = await rawRequest(wb.serve.url, { method: "POST", headers: { ...MCP_POST_HEADERS, ...auth, host: "ccb.example.test", origin: PUBLIC }, body: INITIALIZE });
+    const fromPublic = await rawRequest(wb.serve.url, {
+      method: "POST",
+      headers: { ...MCP_POST_HEADERS, ...auth, host: "ccb.example.test", origin: PUBLIC },
+      body: INITIALIZE,
+    });
     assert.equal(fromPublic.status, 200);
-    const foreign = await rawRequest(wb.serve.url, { method: "POST", headers: { ...MCP_POST_HEADERS, ...auth, host: "ccb.example.test", origin: "https://evil.example.test" }, body: INITIALIZE });
+    const foreign = await rawRequest(wb.serve.url, {
+      method: "POST",
+      headers: { ...MCP_POST_HEADERS, ...auth, host: "ccb.example.test", origin: "https://evil.example.test" },
+      body: INITIALIZE,
+    });
     assert.equal(foreign.status, 403);
   });
 });
@@ -59,7 +75,9 @@ describe("--public-url start-up rules", { timeout: 120_000 }, () => {
   const dir = tmpdirFixture();
   after(() => dir.cleanup());
   const start = async (args: string[], env: Record<string, string> = {}) => {
-    const child = spawnCcb(["serve", "--no-workbench", "--http", "--port", "0", "--workspace", dir.path, ...args], { env: cleanEnv(env) });
+    const child = spawnCcb(["serve", "--no-workbench", "--http", "--port", "0", "--workspace", dir.path, ...args], {
+      env: cleanEnv(env),
+    });
     let err = "";
     child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
     const exit = await waitExit(child);
@@ -76,7 +94,9 @@ describe("--public-url start-up rules", { timeout: 120_000 }, () => {
     const noToken = await start([], { CCB_PUBLIC_URL: PUBLIC });
     assert.equal(noToken.code, 1);
     assert.match(noToken.err, /without a bearer token/);
-    const proxyHttp = await start(["--host", "0.0.0.0", "--trust-proxy", "--public-url", "http://127.0.0.1:9"], { CCB_AUTH_TOKEN: TOKEN });
+    const proxyHttp = await start(["--host", "0.0.0.0", "--trust-proxy", "--public-url", "http://127.0.0.1:9"], {
+      CCB_AUTH_TOKEN: TOKEN,
+    });
     assert.equal(proxyHttp.code, 1);
     assert.match(proxyHttp.err, /--trust-proxy needs an https --public-url/);
   });

@@ -3,18 +3,18 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { generate } from "selfsigned";
-import { tmpdirFixture } from "../helpers/tmp.ts";
 import { spawnCcb } from "../helpers/cli.ts";
+import { tmpdirFixture } from "../helpers/tmp.ts";
 import {
-  INITIALIZE,
-  MCP_POST_HEADERS,
   cleanEnv,
   connectHttp,
+  type HttpServe,
+  INITIALIZE,
+  MCP_POST_HEADERS,
   rawRequest,
   rpcMessages,
   startHttpServe,
   waitExit,
-  type HttpServe,
 } from "./serve-helpers.ts";
 
 const TOKEN = "e2e-token-0123456789abcdef0123456789abcdef";
@@ -25,7 +25,9 @@ describe("ccb serve --http security matrix", { timeout: 180_000 }, () => {
   let port: string;
 
   before(async () => {
-    srv = await startHttpServe(dir.path, ["--allow-origin", "https://app.example.com", "--max-body-bytes", "65536"], { CCB_AUTH_TOKEN: TOKEN });
+    srv = await startHttpServe(dir.path, ["--allow-origin", "https://app.example.com", "--max-body-bytes", "65536"], {
+      CCB_AUTH_TOKEN: TOKEN,
+    });
     port = new URL(srv.base).port;
   });
   after(async () => {
@@ -66,7 +68,13 @@ describe("ccb serve --http security matrix", { timeout: 180_000 }, () => {
   });
 
   it("hostile Host headers are refused (DNS rebinding), loopback names with our port are accepted", async () => {
-    for (const host of ["evil.example.com", `evil.example.com:${port}`, "127.0.0.1:1", "localhost", `127.0.0.2:${port}`]) {
+    for (const host of [
+      "evil.example.com",
+      `evil.example.com:${port}`,
+      "127.0.0.1:1",
+      "localhost",
+      `127.0.0.2:${port}`,
+    ]) {
       const r = await post({ ...auth, host });
       assert.equal(r.status, 403, host);
     }
@@ -79,7 +87,12 @@ describe("ccb serve --http security matrix", { timeout: 180_000 }, () => {
   });
 
   it("browser Origins are refused unless allowed; the server's own origin is same-origin", async () => {
-    for (const origin of ["http://evil.example.com", `http://localhost:${Number(port) + 1}`, "null", "https://app.example.com.evil.com"]) {
+    for (const origin of [
+      "http://evil.example.com",
+      `http://localhost:${Number(port) + 1}`,
+      "null",
+      "https://app.example.com.evil.com",
+    ]) {
       const r = await post({ ...auth, origin });
       assert.equal(r.status, 403, origin);
       assert.match(rpcMessages(r.body)[0]?.error?.message ?? "", /--allow-origin/);
@@ -108,7 +121,9 @@ describe("ccb serve --http exposure rules", { timeout: 180_000 }, () => {
   after(() => dir.cleanup());
 
   async function refusal(args: string[], env: Record<string, string> = {}) {
-    const child = spawnCcb(["serve", "--no-workbench", "--http", "--port", "0", "--workspace", dir.path, ...args], { env: cleanEnv(env) });
+    const child = spawnCcb(["serve", "--no-workbench", "--http", "--port", "0", "--workspace", dir.path, ...args], {
+      env: cleanEnv(env),
+    });
     let err = "";
     child.stderr!.setEncoding("utf8").on("data", (d: string) => (err += d));
     const exit = await waitExit(child);
@@ -118,7 +133,10 @@ describe("ccb serve --http exposure rules", { timeout: 180_000 }, () => {
   it("refuses a non-loopback --host without TLS and a token", async () => {
     const { exit, err } = await refusal(["--host", "0.0.0.0"]);
     assert.equal(exit.code, 1);
-    assert.match(err, /Refusing to listen on 0\.0\.0\.0: a non-loopback address needs TLS \(--cert and --key\) and a bearer token/);
+    assert.match(
+      err,
+      /Refusing to listen on 0\.0\.0\.0: a non-loopback address needs TLS \(--cert and --key\) and a bearer token/,
+    );
   });
 
   it("refuses a non-loopback --host with a token but no TLS", async () => {
@@ -138,20 +156,43 @@ describe("ccb serve --http exposure rules", { timeout: 180_000 }, () => {
     const pems = await generate([{ name: "commonName", value: "localhost" }], {
       keySize: 2048,
       algorithm: "sha256",
-      extensions: [{ name: "subjectAltName", altNames: [{ type: 2, value: "localhost" }, { type: 7, ip: "127.0.0.1" }] }],
+      extensions: [
+        {
+          name: "subjectAltName",
+          altNames: [
+            { type: 2, value: "localhost" },
+            { type: 7, ip: "127.0.0.1" },
+          ],
+        },
+      ],
     });
     const cert = join(dir.path, "cert.pem");
     const key = join(dir.path, "key.pem");
     writeFileSync(cert, pems.cert);
     writeFileSync(key, pems.private, { mode: 0o600 });
-    const srv = await startHttpServe(dir.path, ["--host", "0.0.0.0", "--cert", cert, "--key", key], { CCB_AUTH_TOKEN: TOKEN });
+    const srv = await startHttpServe(dir.path, ["--host", "0.0.0.0", "--cert", cert, "--key", key], {
+      CCB_AUTH_TOKEN: TOKEN,
+    });
     try {
       assert.match(srv.base, /^https:\/\/127\.0\.0\.1:\d+$/);
-      const denied = await rawRequest(srv.url, { method: "POST", headers: MCP_POST_HEADERS, body: INITIALIZE, ca: pems.cert });
+      const denied = await rawRequest(srv.url, {
+        method: "POST",
+        headers: MCP_POST_HEADERS,
+        body: INITIALIZE,
+        ca: pems.cert,
+      });
       assert.equal(denied.status, 401);
-      const ok = await rawRequest(srv.url, { method: "POST", headers: { ...MCP_POST_HEADERS, authorization: `Bearer ${TOKEN}` }, body: INITIALIZE, ca: pems.cert });
+      const ok = await rawRequest(srv.url, {
+        method: "POST",
+        headers: { ...MCP_POST_HEADERS, authorization: `Bearer ${TOKEN}` },
+        body: INITIALIZE,
+        ca: pems.cert,
+      });
       assert.equal(ok.status, 200);
-      assert.equal((rpcMessages(ok.body)[0] as { result: { serverInfo: { name: string } } }).result.serverInfo.name, "ccb");
+      assert.equal(
+        (rpcMessages(ok.body)[0] as { result: { serverInfo: { name: string } } }).result.serverInfo.name,
+        "ccb",
+      );
     } finally {
       assert.equal(await srv.stop(), 0);
     }

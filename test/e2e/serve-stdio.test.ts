@@ -6,7 +6,7 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { workspaceTools } from "../../src/tools/catalog.ts";
 import { spawnCcb } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { cleanEnv, connectStdio, waitExit, waitForOutput, type StdioPeer } from "./serve-helpers.ts";
+import { cleanEnv, connectStdio, type StdioPeer, waitExit, waitForOutput } from "./serve-helpers.ts";
 
 const INIT = {
   jsonrpc: "2.0",
@@ -63,7 +63,10 @@ describe("ccb serve --stdio with the MCP SDK client", { timeout: 120_000 }, () =
   });
 
   it("fs_write then fs_read round trip through MCP, with versions", async () => {
-    const w = await peer.client.callTool({ name: "fs_write", arguments: { path: "notes/a.txt", content: "hello\nworld\n", createParents: true } });
+    const w = await peer.client.callTool({
+      name: "fs_write",
+      arguments: { path: "notes/a.txt", content: "hello\nworld\n", createParents: true },
+    });
     assert.equal(w.isError, undefined, JSON.stringify(w));
     const r = await peer.client.callTool({ name: "fs_read", arguments: { path: "notes/a.txt" } });
     assert.equal(r.isError, undefined, JSON.stringify(r));
@@ -100,8 +103,13 @@ describe("ccb serve --stdio with the MCP SDK client", { timeout: 120_000 }, () =
       const listed = tools.find((t) => t.name === def.name);
       assert.ok(listed, def.name);
       // extensions_install needs exactly one of two optional fields (checked in the tool, not the schema)
-      const args = (def.name === "extensions_install" ? { id: "ccb-test.sample" } : sampleArgs(listed.inputSchema as JsonSchema)) as Record<string, unknown>;
-      assert.ok(def.input.safeParse(args).success, `sample arguments for ${def.name} must be valid: ${JSON.stringify(args)}`);
+      const args = (
+        def.name === "extensions_install" ? { id: "ccb-test.sample" } : sampleArgs(listed.inputSchema as JsonSchema)
+      ) as Record<string, unknown>;
+      assert.ok(
+        def.input.safeParse(args).success,
+        `sample arguments for ${def.name} must be valid: ${JSON.stringify(args)}`,
+      );
       const r = await peer.client.callTool({ name: def.name, arguments: args });
       assert.equal(r.isError, true, `${def.name}: ${JSON.stringify(r)}`);
       const err = (r.structuredContent as { error: { code: string; hint?: string } }).error;
@@ -173,7 +181,9 @@ describe("ccb serve --stdio process behaviour", { timeout: 120_000 }, () => {
   after(() => dir.cleanup());
 
   it("writes only JSON-RPC frames to stdout, answers bad frames and keeps serving", async () => {
-    const child = spawnCcb(["serve", "--no-workbench", "--workspace", dir.path, "--log-level", "debug"], { env: cleanEnv() });
+    const child = spawnCcb(["serve", "--no-workbench", "--workspace", dir.path, "--log-level", "debug"], {
+      env: cleanEnv(),
+    });
     let out = "";
     let err = "";
     child.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
@@ -193,7 +203,10 @@ describe("ccb serve --stdio process behaviour", { timeout: 120_000 }, () => {
     child.stdin!.end();
     const exit = await waitExit(child);
     assert.deepEqual(exit, { code: 0, signal: null });
-    const frames = out.trimEnd().split("\n").map((l) => JSON.parse(l) as { jsonrpc: string; id: unknown; error?: { code: number; message: string } });
+    const frames = out
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { jsonrpc: string; id: unknown; error?: { code: number; message: string } });
     for (const f of frames) assert.equal(f.jsonrpc, "2.0");
     const byId = new Map(frames.map((f) => [f.id, f]));
     assert.equal(byId.get(null)?.error?.code, -32700);

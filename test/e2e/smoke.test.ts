@@ -27,7 +27,10 @@ describe(`smoke (${label})`, () => {
   const dir = tmpdirFixture({ prefix: "ccb-smoke-" });
   let peer: StdioPeer;
 
-  async function callTool(name: string, args: Record<string, unknown>): Promise<{ text: string; structured: Structured }> {
+  async function callTool(
+    name: string,
+    args: Record<string, unknown>,
+  ): Promise<{ text: string; structured: Structured }> {
     const r = await peer.client.callTool({ name, arguments: args });
     const text = (r.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("\n");
     assert.ok(!r.isError, `${name} failed: ${text}\nserver stderr:\n${peer.stderr()}`);
@@ -51,7 +54,15 @@ describe(`smoke (${label})`, () => {
   it("serve --stdio answers tools/list", async () => {
     const { tools } = await peer.client.listTools();
     const names = tools.map((t) => t.name);
-    for (const name of ["workspace_status", "fs_read", "fs_search", "git_status", "terminal_create", "terminal_read", "terminal_kill"]) {
+    for (const name of [
+      "workspace_status",
+      "fs_read",
+      "fs_search",
+      "git_status",
+      "terminal_create",
+      "terminal_read",
+      "terminal_kill",
+    ]) {
       assert.ok(names.includes(name), `${name} is listed (got ${names.join(", ")})`);
     }
   });
@@ -65,7 +76,12 @@ describe(`smoke (${label})`, () => {
   });
 
   it(`round-trips through the terminal backend (${expectedBackend}) over MCP`, { timeout: 120_000 }, async () => {
-    const created = await callTool("terminal_create", { command: "bash", args: ["--norc", "--noprofile"], cols: 100, rows: 30 });
+    const created = await callTool("terminal_create", {
+      command: "bash",
+      args: ["--norc", "--noprofile"],
+      cols: 100,
+      rows: 30,
+    });
     const terminal = created.structured.terminal as { id: string; backend: string; isPty: boolean; pid: number };
     assert.equal(terminal.backend, expectedBackend);
     assert.equal(terminal.isPty, !deno);
@@ -87,7 +103,10 @@ describe(`smoke (${label})`, () => {
 
     if (deno) {
       // The pipe fallback says what it is instead of pretending to resize.
-      const r = await peer.client.callTool({ name: "terminal_resize", arguments: { id: terminal.id, cols: 81, rows: 23 } });
+      const r = await peer.client.callTool({
+        name: "terminal_resize",
+        arguments: { id: terminal.id, cols: 81, rows: 23 },
+      });
       assert.equal(r.isError, true);
       assert.match(JSON.stringify(r.content), /pipe fallback/);
       await callTool("terminal_kill", { id: terminal.id });
@@ -116,7 +135,10 @@ describe(`smoke (${label})`, () => {
   it("kills its terminals when the client goes away", { timeout: 120_000 }, async () => {
     // This child ignores SIGHUP, so the kernel's hang-up on PTY close alone would not end it:
     // only the server's own shutdown (dispose) does.
-    const created = await callTool("terminal_create", { command: "bash", args: ["-c", "trap '' HUP; echo ignoring-$((1+1)); exec sleep 1000"] });
+    const created = await callTool("terminal_create", {
+      command: "bash",
+      args: ["-c", "trap '' HUP; echo ignoring-$((1+1)); exec sleep 1000"],
+    });
     const terminal = created.structured.terminal as { id: string; pid: number };
     const pid = terminal.pid;
     let offset = 0;

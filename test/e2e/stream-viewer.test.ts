@@ -7,8 +7,8 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { silentLogger } from "../../src/core/log.ts";
-import { launchChromium, type Chromium } from "../../src/platform/chromium.ts";
 import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
+import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { repoRoot, spawnCcb } from "../helpers/cli.ts";
 import { stopProcess, waitForOutput } from "../helpers/process.ts";
 
@@ -88,11 +88,16 @@ describe("ccb stream viewer fits its window (real Chromium on both sides)", () =
     page.close();
   });
 
-  const setWindow = (width: number, height: number) => cdp.send("Emulation.setDeviceMetricsOverride", { width, height, deviceScaleFactor: 1, mobile: false });
+  const setWindow = (width: number, height: number) =>
+    cdp.send("Emulation.setDeviceMetricsOverride", { width, height, deviceScaleFactor: 1, mobile: false });
 
   const evaluate = async <T>(expression: string): Promise<T> => {
-    const r = (await cdp.send("Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true })) as { result: { value?: unknown }; exceptionDetails?: { text: string; exception?: { description?: string } } };
-    if (r.exceptionDetails) throw new Error(`page: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`);
+    const r = (await cdp.send("Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true })) as {
+      result: { value?: unknown };
+      exceptionDetails?: { text: string; exception?: { description?: string } };
+    };
+    if (r.exceptionDetails)
+      throw new Error(`page: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`);
     return r.result.value as T;
   };
 
@@ -120,9 +125,15 @@ describe("ccb stream viewer fits its window (real Chromium on both sides)", () =
     assert.equal(l.overflowX, false, "no horizontal overflow");
     assert.equal(l.overflowY, false, "no vertical overflow");
     assert.ok(l.canvas.left >= 0 && l.canvas.top >= 0, "canvas inside the box");
-    assert.ok(l.canvas.left + l.canvas.w <= l.box.w + 0.5 && l.canvas.top + l.canvas.h <= l.box.h + 0.5, "canvas inside the box");
+    assert.ok(
+      l.canvas.left + l.canvas.w <= l.box.w + 0.5 && l.canvas.top + l.canvas.h <= l.box.h + 0.5,
+      "canvas inside the box",
+    );
     assert.ok(Math.abs(l.canvas.w / l.canvas.h - l.remote.w / l.remote.h) < 0.01, `aspect kept: ${JSON.stringify(l)}`);
-    assert.ok(Math.abs(l.canvas.w - l.box.w) <= 1 || Math.abs(l.canvas.h - l.box.h) <= 1, `canvas fills the box in one dimension: ${JSON.stringify(l)}`);
+    assert.ok(
+      Math.abs(l.canvas.w - l.box.w) <= 1 || Math.abs(l.canvas.h - l.box.h) <= 1,
+      `canvas fills the box in one dimension: ${JSON.stringify(l)}`,
+    );
   };
 
   const screenshot = async (name: string) => {
@@ -148,10 +159,15 @@ describe("ccb stream viewer fits its window (real Chromium on both sides)", () =
 
   it("a box smaller than the remote minimum: the canvas scales with the aspect kept and clicks map back through the scale", async () => {
     // 300x150 CSS px: the remote page can be at least 200 high, so it becomes 300x200 and is drawn at 0.75.
-    await evaluate(`(() => { const b = document.getElementById("box"); b.style.inset = "auto"; b.style.left = "40px"; b.style.top = "30px"; b.style.width = "300px"; b.style.height = "150px"; })()`);
+    await evaluate(
+      `(() => { const b = document.getElementById("box"); b.style.inset = "auto"; b.style.left = "40px"; b.style.top = "30px"; b.style.width = "300px"; b.style.height = "150px"; })()`,
+    );
     const l = await layoutWhen("remote clamped to 300x200", (x) => x.remote.w === 300 && x.remote.h === 200);
     assertFits(l);
-    assert.ok(Math.abs(l.canvas.w - 225) <= 1 && Math.abs(l.canvas.h - 150) <= 1, `scaled to 225x150: ${JSON.stringify(l.canvas)}`);
+    assert.ok(
+      Math.abs(l.canvas.w - 225) <= 1 && Math.abs(l.canvas.h - 150) <= 1,
+      `scaled to 225x150: ${JSON.stringify(l.canvas)}`,
+    );
     // Aim at remote (200, 100): canvas-relative CSS (150, 75); the box sits at (40, 30).
     const x = 40 + l.canvas.left + 150;
     const y = 30 + l.canvas.top + 75;
@@ -159,7 +175,10 @@ describe("ccb stream viewer fits its window (real Chromium on both sides)", () =
     await cdp.send("Input.dispatchMouseEvent", { type: "mousePressed", x, y, button: "left", clickCount: 1 });
     await cdp.send("Input.dispatchMouseEvent", { type: "mouseReleased", x, y, button: "left", clickCount: 1 });
     const down = await waitEvent((e) => events.indexOf(e) >= before && e.type === "down");
-    assert.ok(Math.abs(Number(down.x) - 200) <= 2 && Math.abs(Number(down.y) - 100) <= 2, `click landed at ${down.x},${down.y}`);
+    assert.ok(
+      Math.abs(Number(down.x) - 200) <= 2 && Math.abs(Number(down.y) - 100) <= 2,
+      `click landed at ${down.x},${down.y}`,
+    );
     await screenshot("stream-viewer-scaled-300x150.png");
   });
 });

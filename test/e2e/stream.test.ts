@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
 import { once } from "node:events";
+import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
@@ -37,7 +37,7 @@ function jpegSize(buf: Buffer): { width: number; height: number } {
 
 describe("ccb stream (real headless Chromium)", () => {
   let page: Server;
-  let events: Record<string, string>[] = [];
+  const events: Record<string, string>[] = [];
   const waiters: { pred: (e: Record<string, string>) => boolean; resolve: (e: Record<string, string>) => void }[] = [];
   let stream: ChildProcess;
   let viewerUrl: URL;
@@ -57,10 +57,11 @@ describe("ccb stream (real headless Chromium)", () => {
       if (url.pathname === "/event") {
         const e = Object.fromEntries(url.searchParams);
         events.push(e);
-        for (const w of [...waiters]) if (w.pred(e)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve(e);
-        }
+        for (const w of [...waiters])
+          if (w.pred(e)) {
+            waiters.splice(waiters.indexOf(w), 1);
+            w.resolve(e);
+          }
         res.end("ok");
         return;
       }

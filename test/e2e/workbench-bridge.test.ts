@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { createCore, type Core } from "../../src/core/core.ts";
+import { type Core, createCore } from "../../src/core/core.ts";
 import { silentLogger } from "../../src/core/log.ts";
 import { Gateway } from "../../src/net/gateway.ts";
 import { startWorkbench, type WorkbenchHandle } from "../../src/workbench/index.ts";
@@ -22,23 +22,26 @@ let gw: Gateway;
 let wb: WorkbenchHandle;
 const events: Array<{ type: string; [k: string]: unknown }> = [];
 
-before(async () => {
-  mkdirSync(join(home.path, "state"));
-  core = createCore({ roots: [ws.path] });
-  gw = new Gateway({ host: "127.0.0.1", port: 0, log: silentLogger });
-  const url = await gw.listen();
-  wb = startWorkbench({
-    core,
-    http: { gateway: gw, url },
-    log: silentLogger,
-    runtime: "code-server",
-    runtimeRoot: codeServerRoot(),
-    runtimeNode: node24(),
-    env: { ...process.env, HOME: home.path, XDG_STATE_HOME: join(home.path, "state") },
-  });
-  wb.bridge.onEvent((e) => events.push(e));
-  await wb.bridgeConnected;
-}, { timeout: 300_000 });
+before(
+  async () => {
+    mkdirSync(join(home.path, "state"));
+    core = createCore({ roots: [ws.path] });
+    gw = new Gateway({ host: "127.0.0.1", port: 0, log: silentLogger });
+    const url = await gw.listen();
+    wb = startWorkbench({
+      core,
+      http: { gateway: gw, url },
+      log: silentLogger,
+      runtime: "code-server",
+      runtimeRoot: codeServerRoot(),
+      runtimeNode: node24(),
+      env: { ...process.env, HOME: home.path, XDG_STATE_HOME: join(home.path, "state") },
+    });
+    wb.bridge.onEvent((e) => events.push(e));
+    await wb.bridgeConnected;
+  },
+  { timeout: 300_000 },
+);
 
 after(async () => {
   await wb?.close();
@@ -48,15 +51,22 @@ after(async () => {
   home.cleanup();
 });
 
-function nextEvent(type: string, match: (e: { [k: string]: unknown }) => boolean = () => true): Promise<{ [k: string]: unknown }> {
+function nextEvent(
+  type: string,
+  match: (e: { [k: string]: unknown }) => boolean = () => true,
+): Promise<{ [k: string]: unknown }> {
   return eventually(`event ${type}`, async () => events.find((e) => e.type === type && match(e)), 60_000);
 }
 
 async function tabOpen(title: string): Promise<void> {
-  await eventually(`tab ${title}`, async () => {
-    const r = (await wb.bridge.call("editor.openEditors", {})) as { tabs: Array<{ label: string }> };
-    return r.tabs.some((t) => t.label.includes(title)) ? true : undefined;
-  }, 60_000);
+  await eventually(
+    `tab ${title}`,
+    async () => {
+      const r = (await wb.bridge.call("editor.openEditors", {})) as { tabs: Array<{ label: string }> };
+      return r.tabs.some((t) => t.label.includes(title)) ? true : undefined;
+    },
+    60_000,
+  );
 }
 
 describe("bridge contract on a real workbench", { timeout: 600_000 }, () => {
@@ -64,21 +74,32 @@ describe("bridge contract on a real workbench", { timeout: 600_000 }, () => {
 
   it("selection changes arrive as selectionChanged events with the selected text", async () => {
     await wb.bridge.call("editor.open", { path: file() });
-    await wb.bridge.call("editor.setSelection", { path: file(), selections: [{ anchor: { line: 1, character: 0 }, active: { line: 1, character: 3 } }] });
+    await wb.bridge.call("editor.setSelection", {
+      path: file(),
+      selections: [{ anchor: { line: 1, character: 0 }, active: { line: 1, character: 3 } }],
+    });
     const e = await nextEvent("selectionChanged", (x) => x.text === "two");
     assert.equal(e.path, file());
     assert.deepEqual(e.selection, { start: { line: 1, character: 0 }, end: { line: 1, character: 3 } });
   });
 
   it('"Send selection to Claude" emits atMentioned with zero-based lines', async () => {
-    await wb.bridge.call("editor.setSelection", { path: file(), selections: [{ anchor: { line: 0, character: 0 }, active: { line: 2, character: 2 } }] });
+    await wb.bridge.call("editor.setSelection", {
+      path: file(),
+      selections: [{ anchor: { line: 0, character: 0 }, active: { line: 2, character: 2 } }],
+    });
     await wb.bridge.call("commands.execute", { command: "ccb.sendSelection", args: [] });
     const e = await nextEvent("atMentioned");
     assert.deepEqual(e, { type: "atMentioned", path: file(), lineStart: 0, lineEnd: 2 });
   });
 
   it("diff.open resolves accepted with the final text when the person accepts; the file is not written", async () => {
-    const pending = wb.bridge.call("diff.open", { id: "d1", path: "a.txt", proposedText: "one\nTWO\nthree\n", title: "proposal d1" });
+    const pending = wb.bridge.call("diff.open", {
+      id: "d1",
+      path: "a.txt",
+      proposedText: "one\nTWO\nthree\n",
+      title: "proposal d1",
+    });
     await tabOpen("proposal d1");
     await wb.bridge.call("commands.execute", { command: "ccb.diff.accept", args: [] });
     assert.deepEqual(await pending, { outcome: "accepted", finalText: "one\nTWO\nthree\n" });
@@ -87,12 +108,22 @@ describe("bridge contract on a real workbench", { timeout: 600_000 }, () => {
   });
 
   it("diff.open resolves rejected on reject, closed on diff.close / diff.closeAll", async () => {
-    const rejected = wb.bridge.call("diff.open", { id: "d2", path: "a.txt", proposedText: "x\n", title: "proposal d2" });
+    const rejected = wb.bridge.call("diff.open", {
+      id: "d2",
+      path: "a.txt",
+      proposedText: "x\n",
+      title: "proposal d2",
+    });
     await tabOpen("proposal d2");
     await wb.bridge.call("commands.execute", { command: "ccb.diff.reject", args: [] });
     assert.deepEqual(await rejected, { outcome: "rejected" });
 
-    const closed = wb.bridge.call("diff.open", { id: "d3", path: "new-file.txt", proposedText: "brand new\n", title: "proposal d3" });
+    const closed = wb.bridge.call("diff.open", {
+      id: "d3",
+      path: "new-file.txt",
+      proposedText: "brand new\n",
+      title: "proposal d3",
+    });
     await tabOpen("proposal d3");
     assert.deepEqual(await wb.bridge.call("diff.close", { id: "d3" }), { closed: true });
     assert.deepEqual(await closed, { outcome: "closed" });
@@ -122,7 +153,10 @@ describe("bridge contract on a real workbench", { timeout: 600_000 }, () => {
   });
 
   it("document.isDirty and document.save follow the buffer", async () => {
-    await wb.bridge.call("editor.applyEdits", { path: file(), edits: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: "zero\n" }] });
+    await wb.bridge.call("editor.applyEdits", {
+      path: file(),
+      edits: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: "zero\n" }],
+    });
     assert.deepEqual(await wb.bridge.call("document.isDirty", { path: file() }), { isOpen: true, isDirty: true });
     assert.deepEqual(await wb.bridge.call("document.save", { path: file() }), { isOpen: true, saved: true });
     assert.equal(readFileSync(file(), "utf8"), "zero\none\ntwo\nthree\n");

@@ -2,8 +2,8 @@ import type { ChildProcess } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { spawnCcb } from "../helpers/cli.ts";
+import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { cleanEnv, connectHttp } from "./serve-helpers.ts";
 
 export interface HttpServe {
@@ -15,8 +15,14 @@ export interface HttpServe {
 }
 
 /** Spawn `ccb serve --http --port 0 ...` (workbench on) and wait for the URL it prints on stderr. */
-export async function startWorkbenchServe(workspace: string, extraArgs: string[], env: Record<string, string>): Promise<HttpServe> {
-  const child = spawnCcb(["serve", "--http", "--port", "0", "--workspace", workspace, ...extraArgs], { env: cleanEnv(env) });
+export async function startWorkbenchServe(
+  workspace: string,
+  extraArgs: string[],
+  env: Record<string, string>,
+): Promise<HttpServe> {
+  const child = spawnCcb(["serve", "--http", "--port", "0", "--workspace", workspace, ...extraArgs], {
+    env: cleanEnv(env),
+  });
   let err = "";
   child.stderr?.setEncoding("utf8").on("data", (d: string) => (err += d));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
@@ -71,12 +77,19 @@ export function text(r: ToolResult): string {
 }
 
 /** Boot `ccb serve --http --runtime code-server --headless-client` once and wait until the bridge serves. */
-export async function bootWorkbench(workspace: string, home: string, extraArgs: string[] = [], opts: { env?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<Workbench> {
+export async function bootWorkbench(
+  workspace: string,
+  home: string,
+  extraArgs: string[] = [],
+  opts: { env?: Record<string, string>; headers?: Record<string, string> } = {},
+): Promise<Workbench> {
   for (const d of ["state", "cache", "config", "data"]) mkdirSync(join(home, d), { recursive: true });
   // CI runs the same suite on OpenVSCode Server from the runtime cache (.github/workflows/openvscode-e2e.yml:
   // CCB_E2E_RUNTIME=openvscode, CCB_CACHE_DIR filled by `ccb runtime fetch`).
   const openvscode = process.env.CCB_E2E_RUNTIME === "openvscode";
-  const runtimeArgs = openvscode ? ["--runtime", "openvscode"] : ["--runtime", "code-server", "--runtime-root", codeServerRoot(), "--runtime-node", node24()];
+  const runtimeArgs = openvscode
+    ? ["--runtime", "openvscode"]
+    : ["--runtime", "code-server", "--runtime-root", codeServerRoot(), "--runtime-node", node24()];
   const serve = await startWorkbenchServe(
     workspace,
     [...runtimeArgs, "--headless-client", "--log-level", "debug", ...extraArgs],
@@ -125,7 +138,8 @@ export async function bootWorkbench(workspace: string, home: string, extraArgs: 
     throw err;
   }
   const client = await connectHttp(serve.url, opts.headers);
-  const call = async (name: string, args: Record<string, unknown> = {}) => (await client.callTool({ name, arguments: args }, undefined, { timeout: 180_000 })) as ToolResult;
+  const call = async (name: string, args: Record<string, unknown> = {}) =>
+    (await client.callTool({ name, arguments: args }, undefined, { timeout: 180_000 })) as ToolResult;
   return {
     serve,
     client,
@@ -137,7 +151,11 @@ export async function bootWorkbench(workspace: string, home: string, extraArgs: 
       return r;
     },
     waitLog,
-    countLog: (re) => serve.stderr().split("\n").filter((l) => re.test(l)).length,
+    countLog: (re) =>
+      serve
+        .stderr()
+        .split("\n")
+        .filter((l) => re.test(l)).length,
     async stop() {
       await client.close().catch(() => undefined);
       await serve.stop();
@@ -156,7 +174,8 @@ export async function eventually<T>(what: string, fn: () => Promise<T | undefine
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`${what}: not reached in ${timeoutMs} ms${last ? ` (last error: ${String(last)})` : ""}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not reached in ${timeoutMs} ms${last ? ` (last error: ${String(last)})` : ""}`);
     await new Promise((r) => setTimeout(r, 500));
   }
 }
@@ -176,7 +195,11 @@ export function bridgeConfigs(home: string): Array<{ path: string; mode: number;
     for (const e of readdirSync(exts)) {
       const p = join(exts, e, "ccb-bridge.json");
       try {
-        out.push({ path: p, mode: statSync(p).mode & 0o777, token: (JSON.parse(readFileSync(p, "utf8")) as { token: string }).token });
+        out.push({
+          path: p,
+          mode: statSync(p).mode & 0o777,
+          token: (JSON.parse(readFileSync(p, "utf8")) as { token: string }).token,
+        });
       } catch {
         // not the bridge extension
       }

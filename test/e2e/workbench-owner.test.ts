@@ -5,7 +5,7 @@ import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from "n
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { silentLogger } from "../../src/core/log.ts";
-import { launchChromium, type Chromium } from "../../src/platform/chromium.ts";
+import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { bootWorkbench, type Workbench } from "./workbench-helpers.ts";
 
@@ -25,17 +25,25 @@ let ownerLink = "";
 const probeScript = join("/tmp", `ccb-probe-${randomBytes(4).toString("hex")}.mjs`);
 
 /** An HTTP GET over TCP or a Unix socket, run as `user` (undefined = this test's own account). */
-function probe(user: string | undefined, target: { url?: string; socketPath?: string; path?: string; cookie?: string }): { status: number | string; body: string } {
+function probe(
+  user: string | undefined,
+  target: { url?: string; socketPath?: string; path?: string; cookie?: string },
+): { status: number | string; body: string } {
   const cmd = user ? ["runuser", "-u", user, "--", process.execPath, probeScript] : [process.execPath, probeScript];
-  const r = spawnSync(cmd[0] as string, cmd.slice(1), { input: JSON.stringify(target), encoding: "utf8", timeout: 60_000 });
+  const r = spawnSync(cmd[0] as string, cmd.slice(1), {
+    input: JSON.stringify(target),
+    encoding: "utf8",
+    timeout: 60_000,
+  });
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout) as { status: number | string; body: string };
 }
 
-before(async () => {
-  writeFileSync(
-    probeScript,
-    `import { request } from "node:http";
+before(
+  async () => {
+    writeFileSync(
+      probeScript,
+      `import { request } from "node:http";
      let input = ""; process.stdin.on("data", (d) => (input += d)).on("end", () => {
        const t = JSON.parse(input);
        const u = t.url ? new URL(t.url) : undefined;
@@ -45,18 +53,20 @@ before(async () => {
        req.on("error", (e) => console.log(JSON.stringify({ status: e.code, body: e.message })));
        req.end();
      });`,
-  );
-  chmodSync(probeScript, 0o644);
-  execFileSync("useradd", ["--no-create-home", "--shell", "/usr/sbin/nologin", OTHER]);
-  wb = await bootWorkbench(ws.path, home.path);
-  base = wb.serve.base;
-  const stateBase = join(home.path, "state/ccb/workbench");
-  const inst = readdirSync(stateBase)[0] as string;
-  socketPath = join(stateBase, inst, "runtime.sock");
-  const r = await wb.ok("vscode_open");
-  workbenchPath = new URL((r._meta?.["ccb/workbench"] as { url: string }).url).pathname;
-  ownerLink = ((await wb.ok("vscode_open"))._meta?.["ccb/workbench"] as { url: string }).url;
-}, { timeout: 400_000 });
+    );
+    chmodSync(probeScript, 0o644);
+    execFileSync("useradd", ["--no-create-home", "--shell", "/usr/sbin/nologin", OTHER]);
+    wb = await bootWorkbench(ws.path, home.path);
+    base = wb.serve.base;
+    const stateBase = join(home.path, "state/ccb/workbench");
+    const inst = readdirSync(stateBase)[0] as string;
+    socketPath = join(stateBase, inst, "runtime.sock");
+    const r = await wb.ok("vscode_open");
+    workbenchPath = new URL((r._meta?.["ccb/workbench"] as { url: string }).url).pathname;
+    ownerLink = ((await wb.ok("vscode_open"))._meta?.["ccb/workbench"] as { url: string }).url;
+  },
+  { timeout: 400_000 },
+);
 
 after(async () => {
   await wb?.stop();
@@ -80,7 +90,10 @@ describe("the workbench belongs to its owner", { timeout: 600_000 }, () => {
       } catch {
         continue;
       }
-      assert.ok(!cmdline.includes(socketPath) && !cmdline.includes(join(socketPath, "..")), `a runtime process listens on TCP: ${cmdline.replace(/\0/g, " ")}`);
+      assert.ok(
+        !cmdline.includes(socketPath) && !cmdline.includes(join(socketPath, "..")),
+        `a runtime process listens on TCP: ${cmdline.replace(/\0/g, " ")}`,
+      );
     }
   });
 
@@ -101,7 +114,12 @@ describe("the workbench belongs to its owner", { timeout: 600_000 }, () => {
 
   it("the owner with a one-time link gets the cookie and the workbench (positive control); the link works once", () => {
     const link = new URL(ownerLink);
-    const exchange = probe(undefined, { url: link.toString() }) as { status: number; body: string; location?: string; setCookie?: string[] };
+    const exchange = probe(undefined, { url: link.toString() }) as {
+      status: number;
+      body: string;
+      location?: string;
+      setCookie?: string[];
+    };
     assert.equal(exchange.status, 302);
     const cookie = (exchange.setCookie?.[0] ?? "").split(";")[0] as string;
     assert.match((exchange.setCookie ?? []).join("\n"), /HttpOnly; SameSite=Strict/);
@@ -112,7 +130,9 @@ describe("the workbench belongs to its owner", { timeout: 600_000 }, () => {
     assert.equal(replay.status, 401, "a used one-time link gives another account nothing");
   });
 
-  it("real Chromium with the printed link gets a working workbench (cookie, WebSocket, extension host)", { timeout: 400_000 }, async () => {
+  it("real Chromium with the printed link gets a working workbench (cookie, WebSocket, extension host)", {
+    timeout: 400_000,
+  }, async () => {
     const printed = /open (http:\/\/127\.0\.0\.1:\d+\/app\?ccb_ott=[A-Za-z0-9_-]+)/.exec(wb.serve.stderr())?.[1];
     assert.ok(printed, "ccb printed a one-time /app link");
     const before = wb.countLog(/bridge: extension host \d+ connected/);
@@ -121,14 +141,21 @@ describe("the workbench belongs to its owner", { timeout: 600_000 }, () => {
       chromium = await launchChromium({ url: printed, log: silentLogger, width: 1280, height: 800 });
       await wb.waitLog(() => wb.countLog(/bridge: extension host \d+ connected/) > before, 300_000);
       const cdp = chromium.page;
-      const { cookies } = (await cdp.send("Network.getAllCookies")) as { cookies: Array<{ path: string; httpOnly: boolean; sameSite?: string }> };
+      const { cookies } = (await cdp.send("Network.getAllCookies")) as {
+        cookies: Array<{ path: string; httpOnly: boolean; sameSite?: string }>;
+      };
       const paths = cookies.map((c) => c.path).sort();
-      assert.ok(paths.includes("/app") && paths.some((p) => p.startsWith("/ide/")), JSON.stringify(cookies.map((c) => c.path)));
+      assert.ok(
+        paths.includes("/app") && paths.some((p) => p.startsWith("/ide/")),
+        JSON.stringify(cookies.map((c) => c.path)),
+      );
       for (const c of cookies) {
         assert.equal(c.httpOnly, true);
         assert.equal(c.sameSite, "Strict");
       }
-      const { result } = (await cdp.send("Runtime.evaluate", { expression: "location.href", returnByValue: true })) as { result: { value: string } };
+      const { result } = (await cdp.send("Runtime.evaluate", { expression: "location.href", returnByValue: true })) as {
+        result: { value: string };
+      };
       assert.equal(result.value, `${base}/app`, "the token left the address bar");
     } finally {
       await chromium?.close();

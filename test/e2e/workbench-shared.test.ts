@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync, type ChildProcess } from "node:child_process";
+import { type ChildProcess, execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
@@ -14,7 +14,7 @@ import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { exitOf, Output } from "../helpers/proc-output.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { cleanEnv } from "./serve-helpers.ts";
-import { text, type ToolResult } from "./workbench-helpers.ts";
+import { type ToolResult, text } from "./workbench-helpers.ts";
 
 /**
  * One workbench per workspace, shared by every ccb front end: the real CLI from dist/ (`ccb ide`,

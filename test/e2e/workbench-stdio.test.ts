@@ -7,7 +7,7 @@ import { ccbCommand } from "../helpers/cli.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { cleanEnv } from "./serve-helpers.ts";
-import { eventually, text, type ToolResult } from "./workbench-helpers.ts";
+import { eventually, type ToolResult, text } from "./workbench-helpers.ts";
 
 /** `ccb serve --stdio` with the workbench: its gateway runs on a private loopback port; stdout stays protocol-only. */
 const ws = tmpdirFixture({ prefix: "ccb-wbs-ws-" });
@@ -32,16 +32,21 @@ async function connect(args: string[]): Promise<{ client: Client; stderr: () => 
   return { client, stderr: () => err };
 }
 
-const call = async (c: Client, name: string, args: Record<string, unknown> = {}) => (await c.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as ToolResult;
+const call = async (c: Client, name: string, args: Record<string, unknown> = {}) =>
+  (await c.callTool({ name, arguments: args }, undefined, { timeout: 120_000 })) as ToolResult;
 
 describe("workbench with serve --stdio", { timeout: 600_000 }, () => {
   it("without a runtime, serve runs and editor tools say BRIDGE_UNAVAILABLE with the way out", async () => {
     const { client } = await connect(["--runtime", "openvscode"]);
     try {
-      const r = await eventually("the runtime verdict", async () => {
-        const res = await call(client, "editor_state");
-        return /not installed/.test(text(res)) ? res : undefined;
-      }, 60_000);
+      const r = await eventually(
+        "the runtime verdict",
+        async () => {
+          const res = await call(client, "editor_state");
+          return /not installed/.test(text(res)) ? res : undefined;
+        },
+        60_000,
+      );
       assert.equal(r.isError, true);
       assert.match(text(r), /BRIDGE_UNAVAILABLE/);
       assert.match(text(r), /ccb runtime fetch/);
@@ -53,12 +58,25 @@ describe("workbench with serve --stdio", { timeout: 600_000 }, () => {
   });
 
   it("with code-server, editor tools work over stdio through the private loopback gateway", async () => {
-    const { client, stderr } = await connect(["--runtime", "code-server", "--runtime-root", codeServerRoot(), "--runtime-node", node24(), "--log-level", "info"]);
+    const { client, stderr } = await connect([
+      "--runtime",
+      "code-server",
+      "--runtime-root",
+      codeServerRoot(),
+      "--runtime-node",
+      node24(),
+      "--log-level",
+      "info",
+    ]);
     try {
-      const r = await eventually("editor bridge live", async () => {
-        const res = await call(client, "editor_state");
-        return res.isError ? undefined : res;
-      }, 400_000);
+      const r = await eventually(
+        "editor bridge live",
+        async () => {
+          const res = await call(client, "editor_state");
+          return res.isError ? undefined : res;
+        },
+        400_000,
+      );
       assert.match(text(r), /No active text editor|Active editor/);
       assert.match(stderr(), /workbench \(code-server\) running; open http:\/\/127\.0\.0\.1:\d+\/app/);
       assert.doesNotMatch(stderr(), /\/ide\/[A-Za-z0-9_-]{16,}/, "the secret workbench path is not printed");

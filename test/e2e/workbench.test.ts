@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { WebSocket } from "ws";
@@ -21,8 +21,17 @@ const outside = tmpdirFixture({ prefix: "ccb-wb-outside-" });
 let wb: Workbench;
 
 mkdirSync(join(ws.path, "src"));
-writeFileSync(join(ws.path, "tsconfig.json"), JSON.stringify({ compilerOptions: { strict: true, target: "ES2022", module: "ESNext", moduleResolution: "Bundler", noEmit: true }, include: ["src"] }));
-writeFileSync(join(ws.path, "src/lib.ts"), 'export function greet(name: string): string {\n  return "hi " + name;\n}\n');
+writeFileSync(
+  join(ws.path, "tsconfig.json"),
+  JSON.stringify({
+    compilerOptions: { strict: true, target: "ES2022", module: "ESNext", moduleResolution: "Bundler", noEmit: true },
+    include: ["src"],
+  }),
+);
+writeFileSync(
+  join(ws.path, "src/lib.ts"),
+  'export function greet(name: string): string {\n  return "hi " + name;\n}\n',
+);
 writeFileSync(join(ws.path, "src/main.ts"), 'import { greet } from "./lib";\n\ngreet("a");\ngreet("b");\n');
 writeFileSync(join(ws.path, "notes.txt"), "first line\nsecond line\n");
 writeFileSync(join(ws.path, "tiny.vsix"), tinyVsix("ccbtest", "tiny", "0.0.1"));
@@ -36,9 +45,12 @@ const planted = {
   ANTHROPIC_API_KEY: `sk-ant-planted-${randomBytes(12).toString("hex")}`,
 };
 
-before(async () => {
-  wb = await bootWorkbench(ws.path, home.path, [], { env: planted });
-}, { timeout: 300_000 });
+before(
+  async () => {
+    wb = await bootWorkbench(ws.path, home.path, [], { env: planted });
+  },
+  { timeout: 300_000 },
+);
 
 after(async () => {
   await wb?.stop();
@@ -83,7 +95,9 @@ describe("workbench over MCP (code-server + headless Chromium)", { timeout: 900_
     });
     assert.equal((r.structuredContent as { isDirty: boolean }).isDirty, true);
     const st = await wb.ok("editor_state", { path: "notes.txt" });
-    const overlay = (st.structuredContent as { overlays: Array<{ path: string; isDirty: boolean; text: string; version: number }> }).overlays.find((o) => o.path === "notes.txt");
+    const overlay = (
+      st.structuredContent as { overlays: Array<{ path: string; isDirty: boolean; text: string; version: number }> }
+    ).overlays.find((o) => o.path === "notes.txt");
     assert.ok(overlay, text(st));
     assert.equal(overlay.isDirty, true);
     assert.equal(overlay.text, "FIRST line\nsecond line\n");
@@ -102,7 +116,9 @@ describe("workbench over MCP (code-server + headless Chromium)", { timeout: 900_
     await wb.ok("editor_open", { path: "src/broken.ts" });
     const errs = await eventually("TS error reported", async () => {
       const r = await wb.ok("diagnostics_get", { path: "src/broken.ts" });
-      const files = (r.structuredContent as { files: Array<{ diagnostics: Array<{ severity: string; message: string }> }> }).files;
+      const files = (
+        r.structuredContent as { files: Array<{ diagnostics: Array<{ severity: string; message: string }> }> }
+      ).files;
       const d = files.flatMap((f) => f.diagnostics).filter((x) => x.severity === "error");
       return d.length > 0 ? d : undefined;
     });
@@ -121,13 +137,19 @@ describe("workbench over MCP (code-server + headless Chromium)", { timeout: 900_
 
   it("a provider command runs with a tagged URI argument", async () => {
     const r = await eventually("document symbols via command", async () => {
-      const res = await wb.ok("vscode_execute_command", { command: "vscode.executeDocumentSymbolProvider", args: [{ $type: "uri", path: "src/lib.ts" }] });
+      const res = await wb.ok("vscode_execute_command", {
+        command: "vscode.executeDocumentSymbolProvider",
+        args: [{ $type: "uri", path: "src/lib.ts" }],
+      });
       const list = (res.structuredContent as { result: unknown }).result;
       return Array.isArray(list) && list.length > 0 ? list : undefined;
     });
     assert.equal((r[0] as { name: string }).name, "greet");
     assert.equal((r[0] as { range: { $type: string } }).range.$type, "range");
-    const outside = await wb.call("vscode_execute_command", { command: "vscode.open", args: [{ $type: "uri", path: "/etc/passwd" }] });
+    const outside = await wb.call("vscode_execute_command", {
+      command: "vscode.open",
+      args: [{ $type: "uri", path: "/etc/passwd" }],
+    });
     assert.equal(outside.isError, true);
     assert.match(text(outside), /PATH_OUTSIDE_WORKSPACE/);
   });
@@ -139,22 +161,36 @@ describe("workbench over MCP (code-server + headless Chromium)", { timeout: 900_
       const s = (r.structuredContent as { symbols: Array<{ name: string; kind: string }> }).symbols;
       return s.length ? s : undefined;
     });
-    assert.deepEqual(syms.map((s) => [s.name, s.kind]), [["greet", "Function"]]);
+    assert.deepEqual(
+      syms.map((s) => [s.name, s.kind]),
+      [["greet", "Function"]],
+    );
     const def = await eventually("definition", async () => {
       const r = await wb.ok("language_definition", { path: "src/main.ts", position: { line: 3, column: 2 } });
-      const l = (r.structuredContent as { locations: Array<{ path: string; range: { start: { line: number } } }> }).locations;
+      const l = (r.structuredContent as { locations: Array<{ path: string; range: { start: { line: number } } }> })
+        .locations;
       return l.length ? l : undefined;
     });
-    assert.deepEqual(def.map((l) => [l.path, l.range.start.line]), [["src/lib.ts", 1]]);
+    assert.deepEqual(
+      def.map((l) => [l.path, l.range.start.line]),
+      [["src/lib.ts", 1]],
+    );
     const refs = await wb.ok("language_references", { path: "src/lib.ts", position: { line: 1, column: 17 } });
-    const where = (refs.structuredContent as { locations: Array<{ path: string; range: { start: { line: number } } }> }).locations.map((l) => `${l.path}:${l.range.start.line}`).sort();
+    const where = (
+      refs.structuredContent as { locations: Array<{ path: string; range: { start: { line: number } } }> }
+    ).locations
+      .map((l) => `${l.path}:${l.range.start.line}`)
+      .sort();
     assert.deepEqual(where, ["src/lib.ts:1", "src/main.ts:1", "src/main.ts:3", "src/main.ts:4"]);
     const ws2 = await eventually("workspace symbols", async () => {
       const r = await wb.ok("language_workspace_symbols", { query: "greet" });
       const s = (r.structuredContent as { symbols: Array<{ name: string; path: string }> }).symbols;
       return s.length ? s : undefined;
     });
-    assert.ok(ws2.some((s) => /^greet\b/.test(s.name) && s.path === "src/lib.ts"), JSON.stringify(ws2));
+    assert.ok(
+      ws2.some((s) => /^greet\b/.test(s.name) && s.path === "src/lib.ts"),
+      JSON.stringify(ws2),
+    );
     const hover = await wb.ok("language_hover", { path: "src/main.ts", position: { line: 3, column: 2 } });
     assert.match(text(hover), /greet\(name: string\): string/);
   });
@@ -162,39 +198,71 @@ describe("workbench over MCP (code-server + headless Chromium)", { timeout: 900_
   it("a local .vsix installs and uninstalls", async () => {
     const inst = await wb.ok("extensions_install", { vsixPath: "tiny.vsix" });
     assert.equal((inst.structuredContent as { installed: boolean }).installed, true);
-    await eventually("listed after install", async () => {
-      const r = await wb.ok("extensions_list");
-      return (r.structuredContent as { extensions: Array<{ id: string }> }).extensions.some((e) => e.id.toLowerCase() === "ccbtest.tiny") ? true : undefined;
-    }, 60_000);
+    await eventually(
+      "listed after install",
+      async () => {
+        const r = await wb.ok("extensions_list");
+        return (r.structuredContent as { extensions: Array<{ id: string }> }).extensions.some(
+          (e) => e.id.toLowerCase() === "ccbtest.tiny",
+        )
+          ? true
+          : undefined;
+      },
+      60_000,
+    );
     await wb.ok("extensions_uninstall", { id: "ccbtest.tiny" });
-    await eventually("gone after uninstall", async () => {
-      const r = await wb.ok("extensions_list");
-      return (r.structuredContent as { extensions: Array<{ id: string }> }).extensions.some((e) => e.id.toLowerCase() === "ccbtest.tiny") ? undefined : true;
-    }, 60_000);
+    await eventually(
+      "gone after uninstall",
+      async () => {
+        const r = await wb.ok("extensions_list");
+        return (r.structuredContent as { extensions: Array<{ id: string }> }).extensions.some(
+          (e) => e.id.toLowerCase() === "ccbtest.tiny",
+        )
+          ? undefined
+          : true;
+      },
+      60_000,
+    );
   });
 
   it("edits through the bridge cannot follow a symlink out of the workspace", async () => {
-    const r = await wb.call("editor_apply_edits", { path: "escape.txt", edits: [{ range: { start: { line: 1, column: 1 }, end: { line: 1, column: 1 } }, newText: "pwned" }], save: true });
+    const r = await wb.call("editor_apply_edits", {
+      path: "escape.txt",
+      edits: [{ range: { start: { line: 1, column: 1 }, end: { line: 1, column: 1 } }, newText: "pwned" }],
+      save: true,
+    });
     assert.equal(r.isError, true);
     assert.match(text(r), /PATH_OUTSIDE_WORKSPACE/);
     assert.equal(readFileSync(join(outside.path, "target.txt"), "utf8"), "outside\n");
   });
 
   it("terminals are shared both ways: a tool's terminal appears in the workbench, a workbench terminal in terminal_list", async () => {
-    const created = await wb.ok("terminal_create", { command: "bash", args: ["-c", "echo shared-terminal-ok; sleep 600"], title: "shared" });
+    const created = await wb.ok("terminal_create", {
+      command: "bash",
+      args: ["-c", "echo shared-terminal-ok; sleep 600"],
+      title: "shared",
+    });
     const id = (created.structuredContent as { terminal: { id: string } }).terminal.id;
-    const shown = await eventually("terminal shown in the workbench", async () => {
-      const r = await wb.ok("vscode_execute_command", { command: "ccb.terminals.list" });
-      const list = (r.structuredContent as { result: Array<{ name: string; coreId?: string }> }).result;
-      return list.find((t) => t.coreId === id);
-    }, 60_000);
+    const shown = await eventually(
+      "terminal shown in the workbench",
+      async () => {
+        const r = await wb.ok("vscode_execute_command", { command: "ccb.terminals.list" });
+        const list = (r.structuredContent as { result: Array<{ name: string; coreId?: string }> }).result;
+        return list.find((t) => t.coreId === id);
+      },
+      60_000,
+    );
     assert.match(shown.name, /shared/);
     await wb.ok("vscode_execute_command", { command: "ccb.terminal.new" });
-    const fromPanel = await eventually("workbench terminal listed by terminal_list", async () => {
-      const r = await wb.ok("terminal_list");
-      const list = JSON.stringify(r.structuredContent ?? {});
-      return /"origin":"workbench"/.test(list) ? list : undefined;
-    }, 60_000);
+    const fromPanel = await eventually(
+      "workbench terminal listed by terminal_list",
+      async () => {
+        const r = await wb.ok("terminal_list");
+        const list = JSON.stringify(r.structuredContent ?? {});
+        return /"origin":"workbench"/.test(list) ? list : undefined;
+      },
+      60_000,
+    );
     assert.match(fromPanel, /"origin":"workbench"/);
     await wb.ok("terminal_kill", { id });
   });
@@ -208,7 +276,16 @@ describe("workbench over MCP (code-server + headless Chromium)", { timeout: 900_
         s.on("close", (code) => resolve(code));
         s.on("error", reject);
       });
-    const hello = { type: "hello", protocol: 1, token: "A".repeat(43), clientId: "intruder", focused: true, extensionVersion: "x", vscodeVersion: "x", workspaceFolders: [] };
+    const hello = {
+      type: "hello",
+      protocol: 1,
+      token: "A".repeat(43),
+      clientId: "intruder",
+      focused: true,
+      extensionVersion: "x",
+      vscodeVersion: "x",
+      workspaceFolders: [],
+    };
     assert.equal(await closeCode(JSON.stringify(hello)), 4401);
     assert.equal(await closeCode("{oops"), 4400);
     assert.equal(await closeCode(), 4408);
@@ -241,12 +318,23 @@ describe("workbench over MCP (code-server + headless Chromium)", { timeout: 900_
       }
     };
     const ccbPid = String(wb.serve.child.pid);
-    assert.equal(values.filter((v) => env(ccbPid).includes(v)).length, values.length, "control: planted in ccb's own environment");
+    assert.equal(
+      values.filter((v) => env(ccbPid).includes(v)).length,
+      values.length,
+      "control: planted in ccb's own environment",
+    );
     await wb.ok("vscode_execute_command", { command: "workbench.action.terminal.new" });
     const pids = () => readdirSync("/proc").filter((p) => /^\d+$/.test(p));
-    await eventually("a workbench (VS Code) terminal runs", async () => (pids().some((p) => env(p).includes("TERM_PROGRAM=vscode")) ? true : undefined), 60_000);
+    await eventually(
+      "a workbench (VS Code) terminal runs",
+      async () => (pids().some((p) => env(p).includes("TERM_PROGRAM=vscode")) ? true : undefined),
+      60_000,
+    );
     const leaks = pids().filter((p) => p !== ccbPid && values.some((v) => env(p).includes(v)));
-    assert.deepEqual(leaks.map((p) => `${p} ${readFileSync(`/proc/${p}/cmdline`, "latin1").replace(/\0/g, " ")}`), []);
+    assert.deepEqual(
+      leaks.map((p) => `${p} ${readFileSync(`/proc/${p}/cmdline`, "latin1").replace(/\0/g, " ")}`),
+      [],
+    );
   });
 
   it("as root with defaults: the headless client runs unprivileged with its sandbox on, and the bridge is live", async () => {
@@ -259,8 +347,14 @@ describe("workbench over MCP (code-server + headless Chromium)", { timeout: 900_
     if (process.getuid?.() === 0) assert.notEqual(uid, 0, "Chromium does not run as root");
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
     assert.ok(!cmdline.includes("--no-sandbox"), "the sandbox is on");
-    assert.ok(cmdline.includes("--remote-debugging-pipe") && !cmdline.some((a) => a.startsWith("--remote-debugging-port")), "DevTools over a pipe, no port");
-    assert.equal((await (await fetch(`${wb.serve.base}/healthz`)).json() as { bridge: { connected: boolean } }).bridge.connected, true);
+    assert.ok(
+      cmdline.includes("--remote-debugging-pipe") && !cmdline.some((a) => a.startsWith("--remote-debugging-port")),
+      "DevTools over a pipe, no port",
+    );
+    assert.equal(
+      ((await (await fetch(`${wb.serve.base}/healthz`)).json()) as { bridge: { connected: boolean } }).bridge.connected,
+      true,
+    );
     assert.ok(!(await wb.call("editor_state")).isError);
   });
 
@@ -280,33 +374,57 @@ describe("workbench over MCP (code-server + headless Chromium)", { timeout: 900_
       const switches = wb.countLog(/bridge: extension host \d+ serves/) - servesAtStart;
       assert.ok(switches <= 1, `the serving host changed ${switches} times in 30 s`);
       assert.ok(calls > 0);
-      assert.equal((await (await fetch(`${wb.serve.base}/healthz`)).json() as { bridge: { connected: boolean } }).bridge.connected, true);
+      assert.equal(
+        ((await (await fetch(`${wb.serve.base}/healthz`)).json()) as { bridge: { connected: boolean } }).bridge
+          .connected,
+        true,
+      );
     } finally {
       await second.close();
     }
-    await eventually("still served after the second tab left", async () => ((await wb.call("editor_state")).isError ? undefined : true), 60_000);
+    await eventually(
+      "still served after the second tab left",
+      async () => ((await wb.call("editor_state")).isError ? undefined : true),
+      60_000,
+    );
   });
 
   // A person's tab: real Chromium, opened like a foreground tab (visible, focused). Headless
   // Chromium cannot show a window here; every headless page is visible and focused unless it says
   // otherwise, which is what ccb's own client does (Page Visibility "hidden", no focus). So this
   // page is what a person's visible tab is to the extension host, and ccb's client what a hidden one is.
-  it("a person's visible tab serves within seconds while the headless tab is open; the headless serves again after it closes", { timeout: 400_000 }, async () => {
+  it("a person's visible tab serves within seconds while the headless tab is open; the headless serves again after it closes", {
+    timeout: 400_000,
+  }, async () => {
     const url = ((await wb.ok("vscode_open"))._meta?.["ccb/workbench"] as { url: string }).url;
     const before = wb.countLog(/bridge: extension host \d+ connected/);
     const person = await startHeadlessClient({ url, log: silentLogger, hidden: false });
     try {
-      assert.equal(await person.evaluate("document.visibilityState"), "visible", "positive control: the person's page is visible");
+      assert.equal(
+        await person.evaluate("document.visibilityState"),
+        "visible",
+        "positive control: the person's page is visible",
+      );
       await wb.waitLog(() => wb.countLog(/bridge: extension host \d+ connected/) > before, 300_000);
-      const seq = Math.max(...[...wb.serve.stderr().matchAll(/bridge: extension host (\d+) connected/g)].map((x) => Number(x[1])));
+      const seq = Math.max(
+        ...[...wb.serve.stderr().matchAll(/bridge: extension host (\d+) connected/g)].map((x) => Number(x[1])),
+      );
       // "Within seconds" of its extension host connecting: the role moves with the hello.
       await wb.waitLog(new RegExp(`bridge: extension host ${seq} serves`), 10_000);
       await wb.ok("editor_open", { path: "src/lib.ts" });
-      await eventually("the file shows in the person's tab", async () => (String(await person.evaluate("document.title")).includes("lib.ts") ? true : undefined), 30_000);
+      await eventually(
+        "the file shows in the person's tab",
+        async () => (String(await person.evaluate("document.title")).includes("lib.ts") ? true : undefined),
+        30_000,
+      );
     } finally {
       await person.close();
     }
-    await eventually("the headless tab serves again", async () => ((await wb.call("editor_state")).isError ? undefined : true), 60_000);
+    await eventually(
+      "the headless tab serves again",
+      async () => ((await wb.call("editor_state")).isError ? undefined : true),
+      60_000,
+    );
   });
 
   it("stopping serve stops the workbench and removes its state folder", async () => {

@@ -1,5 +1,14 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ccbCommand } from "./cli.ts";
@@ -8,7 +17,8 @@ import { node24, peersDir } from "./peers.ts";
 /** acpx's CLI script (installed by scripts/setup-peers.sh; it needs Node >= 22.13, so it runs on the peers' Node 24). */
 export function acpxScript(): string {
   const p = join(peersDir, "acpx/node_modules/acpx/dist/cli.js");
-  if (!existsSync(p)) throw new Error(`acpx is not installed at ${p}. Run scripts/setup-peers.sh (CI does this in .ci/run).`);
+  if (!existsSync(p))
+    throw new Error(`acpx is not installed at ${p}. Run scripts/setup-peers.sh (CI does this in .ci/run).`);
   return p;
 }
 
@@ -42,7 +52,10 @@ export class Acpx {
     mkdirSync(this.cwd, { recursive: true });
     mkdirSync(join(this.home, ".acpx"), { recursive: true });
     const agent = ccbCommand(["acp"]);
-    writeFileSync(join(this.home, ".acpx", "config.json"), JSON.stringify({ agents: { ccb: { argv: [agent.command, ...agent.args] } } }));
+    writeFileSync(
+      join(this.home, ".acpx", "config.json"),
+      JSON.stringify({ agents: { ccb: { argv: [agent.command, ...agent.args] } } }),
+    );
   }
 
   private fullEnv(extra: Record<string, string | undefined>): NodeJS.ProcessEnv {
@@ -63,7 +76,11 @@ export class Acpx {
   }
 
   spawn(args: string[], extraEnv: Record<string, string | undefined> = {}): ChildProcess {
-    return spawn(node24(), [acpxScript(), ...args], { cwd: this.cwd, env: this.fullEnv(extraEnv), stdio: ["ignore", "pipe", "pipe"] });
+    return spawn(node24(), [acpxScript(), ...args], {
+      cwd: this.cwd,
+      env: this.fullEnv(extraEnv),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
   }
 
   /** Run acpx to completion (killed after `timeoutMs`). */
@@ -73,7 +90,9 @@ export class Acpx {
 
   note(args: string[], r: AcpxRun): AcpxRun {
     const err = r.frames.find((f) => f?.error)?.error;
-    this.transcript.push(`acpx ${args.join(" ")} -> exit ${r.code}${r.stopReasons.length ? `, stopReason ${r.stopReasons.join(",")}` : ""}${err ? `, error ${err.code}` : ""}`);
+    this.transcript.push(
+      `acpx ${args.join(" ")} -> exit ${r.code}${r.stopReasons.length ? `, stopReason ${r.stopReasons.join(",")}` : ""}${err ? `, error ${err.code}` : ""}`,
+    );
     return r;
   }
 
@@ -96,7 +115,9 @@ export class Acpx {
             // not a frame
           }
         }
-        const stopReasons = frames.filter((f) => typeof f?.result?.stopReason === "string").map((f) => f.result.stopReason as string);
+        const stopReasons = frames
+          .filter((f) => typeof f?.result?.stopReason === "string")
+          .map((f) => f.result.stopReason as string);
         resolve({ code, stdout, stderr, frames, stopReasons });
       });
     });

@@ -7,7 +7,10 @@ import * as acp from "@agentclientprotocol/sdk";
 import { spawnCcb } from "./cli.ts";
 
 export type Update = acp.SessionNotification;
-export type PermissionHandler = (params: acp.RequestPermissionRequest, signal: AbortSignal) => Promise<acp.RequestPermissionResponse> | acp.RequestPermissionResponse;
+export type PermissionHandler = (
+  params: acp.RequestPermissionRequest,
+  signal: AbortSignal,
+) => Promise<acp.RequestPermissionResponse> | acp.RequestPermissionResponse;
 
 export interface AgentHarnessOptions {
   apiUrl?: string;
@@ -95,7 +98,10 @@ export class AgentHarness {
         return o.onPermission(params, signal);
       });
     if (o.configure) app = o.configure(app);
-    const stream = acp.ndJsonStream(Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>, Readable.toWeb(tap) as ReadableStream<Uint8Array>);
+    const stream = acp.ndJsonStream(
+      Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
+      Readable.toWeb(tap) as ReadableStream<Uint8Array>,
+    );
     const conn = app.connect(stream);
     h = new AgentHarness(child, conn);
     return h;
@@ -141,7 +147,11 @@ export class AgentHarness {
   }
 
   async initialize(caps: acp.ClientCapabilities = {}): Promise<acp.InitializeResponse> {
-    return this.agent.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: caps, clientInfo: { name: "ccb-test", version: "1" } });
+    return this.agent.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: caps,
+      clientInfo: { name: "ccb-test", version: "1" },
+    });
   }
 
   async newSession(cwd: string, mcpServers: acp.McpServer[] = []): Promise<acp.NewSessionResponse> {
@@ -153,12 +163,18 @@ export class AgentHarness {
   }
 
   updatesOf(sessionId: string, kind?: string): acp.SessionUpdate[] {
-    return this.updates.filter((u) => u.sessionId === sessionId && (!kind || u.update.sessionUpdate === kind)).map((u) => u.update);
+    return this.updates
+      .filter((u) => u.sessionId === sessionId && (!kind || u.update.sessionUpdate === kind))
+      .map((u) => u.update);
   }
 
   textOf(sessionId: string): string {
     return this.updatesOf(sessionId, "agent_message_chunk")
-      .map((u) => ((u as { content: { type: string; text?: string } }).content.type === "text" ? (u as { content: { text: string } }).content.text : ""))
+      .map((u) =>
+        (u as { content: { type: string; text?: string } }).content.type === "text"
+          ? (u as { content: { text: string } }).content.text
+          : "",
+      )
       .join("");
   }
 

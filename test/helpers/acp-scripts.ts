@@ -19,7 +19,10 @@ export function lastUserText(body: any): string {
  * A model that answers a prompt with the tool calls `plan(promptText)` returns (if any), and once
  * its tools have answered, with `final` text.
  */
-export function toolThenText(plan: (prompt: string) => ToolUseReply[] | undefined, final: (results: ReturnType<typeof lastToolResults>) => string = () => "Done."): Script {
+export function toolThenText(
+  plan: (prompt: string) => ToolUseReply[] | undefined,
+  final: (results: ReturnType<typeof lastToolResults>) => string = () => "Done.",
+): Script {
   return ({ body }): Reply => {
     if (isSideRequest(body)) return { text: "Title" };
     const results = lastToolResults(body);

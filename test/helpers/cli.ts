@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { type ChildProcess, type SpawnOptions, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 export const repoRoot = fileURLToPath(new URL("../..", import.meta.url));
@@ -13,7 +13,10 @@ export function ccbCommand(args: string[]): { command: string; args: string[] } 
   if (bin) return { command: bin, args };
   if (process.env.CCB_TEST_RUNTIME === "deno") {
     // deno from the npm registry (a devDependency), running the Node build.
-    return { command: fileURLToPath(new URL("../../node_modules/.bin/deno", import.meta.url)), args: ["run", "-A", fileURLToPath(new URL("../../dist/node/main.mjs", import.meta.url)), ...args] };
+    return {
+      command: fileURLToPath(new URL("../../node_modules/.bin/deno", import.meta.url)),
+      args: ["run", "-A", fileURLToPath(new URL("../../dist/node/main.mjs", import.meta.url)), ...args],
+    };
   }
   return { command: process.execPath, args: [fileURLToPath(new URL("../../bin/ccb.mjs", import.meta.url)), ...args] };
 }

@@ -41,10 +41,19 @@ export interface ListenerUnderTest {
   noFrames?: readonly string[];
 }
 
-const HOSTILE_HOSTS = (port: number) => [`127.0.0.1.evil.com:${port}`, "evil.com", `evil.com:${port}`, `localhost.evil.com:${port}`, `127.0.0.1:${port + 1}`];
+const HOSTILE_HOSTS = (port: number) => [
+  `127.0.0.1.evil.com:${port}`,
+  "evil.com",
+  `evil.com:${port}`,
+  `localhost.evil.com:${port}`,
+  `127.0.0.1:${port + 1}`,
+];
 
 /** A valid credential for a route, or undefined when the route is open. */
-export async function validCredential(l: ListenerUnderTest, route: RouteDescription): Promise<{ place: TokenPlace; value: string } | undefined> {
+export async function validCredential(
+  l: ListenerUnderTest,
+  route: RouteDescription,
+): Promise<{ place: TokenPlace; value: string } | undefined> {
   const p = route.policy;
   for (const c of p.auth) {
     const v = c.expected();
@@ -52,7 +61,12 @@ export async function validCredential(l: ListenerUnderTest, route: RouteDescript
   }
   if (p.session) {
     const session = p.session;
-    const res = await send(l.gateway.port, { method: "GET", path: `${route.prefix}/?${ONE_TIME_QUERY}=${session.mint()}`, headers: { host: `127.0.0.1:${l.gateway.port}` }, upgrade: false });
+    const res = await send(l.gateway.port, {
+      method: "GET",
+      path: `${route.prefix}/?${ONE_TIME_QUERY}=${session.mint()}`,
+      headers: { host: `127.0.0.1:${l.gateway.port}` },
+      upgrade: false,
+    });
     const cookie = (res.setCookie[0] ?? "").split(";")[0] ?? "";
     return { place: { in: "cookie", name: session.cookieName }, value: cookie.slice(cookie.indexOf("=") + 1) };
   }
@@ -70,7 +84,12 @@ export function decorate(probe: Probe, place: TokenPlace, value: string): Probe 
       headers[place.name.toLowerCase()] = value;
       break;
     case "subprotocol":
-      headers["sec-websocket-protocol"] = [headers["sec-websocket-protocol"], `${place.prefix}${Buffer.from(value).toString("base64url")}`].filter(Boolean).join(", ");
+      headers["sec-websocket-protocol"] = [
+        headers["sec-websocket-protocol"],
+        `${place.prefix}${Buffer.from(value).toString("base64url")}`,
+      ]
+        .filter(Boolean)
+        .join(", ");
       break;
     case "query":
       path += `${path.includes("?") ? "&" : "?"}${place.name}=${encodeURIComponent(value)}`;
@@ -98,32 +117,93 @@ export async function generate(l: ListenerUnderTest): Promise<MatrixCase[]> {
     const base: Probe = {
       method,
       path,
-      headers: { host: `127.0.0.1:${port}`, ...(l.headers?.(route) ?? {}), ...(p.subprotocol ? { "sec-websocket-protocol": p.subprotocol } : {}) },
+      headers: {
+        host: `127.0.0.1:${port}`,
+        ...(l.headers?.(route) ?? {}),
+        ...(p.subprotocol ? { "sec-websocket-protocol": p.subprotocol } : {}),
+      },
       upgrade: route.kind === "upgrade",
       ...(body !== undefined ? { body } : {}),
     };
     const cred = await validCredential(l, route);
     const good = cred ? decorate(base, cred.place, cred.value) : base;
-    const add = (name: string, probe: Probe, expect: Expect) => out.push({ listener: l.name, route: `${route.kind} ${method} ${route.prefix.replace(/\/ide\/[^/]+/, "/ide/<key>")} [${p.name}]`, name, probe, expect });
+    const add = (name: string, probe: Probe, expect: Expect) =>
+      out.push({
+        listener: l.name,
+        route: `${route.kind} ${method} ${route.prefix.replace(/\/ide\/[^/]+/, "/ide/<key>")} [${p.name}]`,
+        name,
+        probe,
+        expect,
+      });
 
     add("positive control: own Host, no Origin, the right credential", good, { passes: true });
-    add("positive control: localhost name", { ...good, headers: { ...good.headers, host: `localhost:${port}` } }, { passes: true });
-    for (const host of HOSTILE_HOSTS(port)) add(`hostile Host ${host}`, { ...good, headers: { ...good.headers, host } }, { refused: 403 });
+    add(
+      "positive control: localhost name",
+      { ...good, headers: { ...good.headers, host: `localhost:${port}` } },
+      { passes: true },
+    );
+    for (const host of HOSTILE_HOSTS(port))
+      add(`hostile Host ${host}`, { ...good, headers: { ...good.headers, host } }, { refused: 403 });
     // Node's HTTP parser answers a request without Host with 400 itself; an upgrade reaches the edge (403).
     add("no Host", { ...good, headers: { ...good.headers, host: "" } }, { refused: [400, 403] });
-    if (p.origin.kind === "any") add("Origin http://evil.com (any origin, token-gated)", { ...good, headers: { ...good.headers, origin: "http://evil.com" } }, { passes: true });
-    else add("Origin http://evil.com", { ...good, headers: { ...good.headers, origin: "http://evil.com" } }, { refused: 403 });
-    add("Origin null", { ...good, headers: { ...good.headers, origin: "null" } }, p.origin.kind === "any" ? { passes: true } : { refused: 403 });
+    if (p.origin.kind === "any")
+      add(
+        "Origin http://evil.com (any origin, token-gated)",
+        { ...good, headers: { ...good.headers, origin: "http://evil.com" } },
+        { passes: true },
+      );
+    else
+      add(
+        "Origin http://evil.com",
+        { ...good, headers: { ...good.headers, origin: "http://evil.com" } },
+        { refused: 403 },
+      );
+    add(
+      "Origin null",
+      { ...good, headers: { ...good.headers, origin: "null" } },
+      p.origin.kind === "any" ? { passes: true } : { refused: 403 },
+    );
     if (cred) {
       add("no credential", base, { refused: 401 });
-      const places = [...p.auth.flatMap((c) => (c.expected() !== undefined ? c.places : [])), ...(p.session ? [p.session.credential.places[0] as TokenPlace] : [])];
-      for (const place of places) add(`wrong token in ${place.in}${"name" in place ? ` ${place.name}` : ""}`, decorate(base, place, wrong(cred.value)), { refused: 401 });
-      for (const place of places) add(`other-length token in ${place.in}`, decorate(base, place, `${cred.value}x`), { refused: 401 });
+      const places = [
+        ...p.auth.flatMap((c) => (c.expected() !== undefined ? c.places : [])),
+        ...(p.session ? [p.session.credential.places[0] as TokenPlace] : []),
+      ];
+      for (const place of places)
+        add(
+          `wrong token in ${place.in}${"name" in place ? ` ${place.name}` : ""}`,
+          decorate(base, place, wrong(cred.value)),
+          { refused: 401 },
+        );
+      for (const place of places)
+        add(`other-length token in ${place.in}`, decorate(base, place, `${cred.value}x`), { refused: 401 });
     }
-    for (const key of p.refuseQueryKeys ?? []) add(`token in the query (?${key}=)`, decorate(good, { in: "query", name: key }, cred?.value ?? "x"), { refused: 400 });
-    if (p.subprotocol) add(`no ${p.subprotocol} subprotocol`, { ...good, headers: { ...good.headers, "sec-websocket-protocol": (good.headers["sec-websocket-protocol"] ?? "").replace(/(^|, )mcp(,|$)/, "$1").replace(/^, |, $/g, "") || "other" } }, { refused: 400 });
-    if (p.maxBodyBytes && method === "POST") add(`body over ${p.maxBodyBytes} bytes`, { ...good, body: Buffer.alloc(p.maxBodyBytes + 1, 0x20) }, { refused: 413 });
-    if (p.maxFrameBytes && route.kind === "upgrade" && !l.noFrames?.includes(route.prefix)) add(`a frame over ${p.maxFrameBytes} bytes`, good, { frameClose: 1009 });
+    for (const key of p.refuseQueryKeys ?? [])
+      add(`token in the query (?${key}=)`, decorate(good, { in: "query", name: key }, cred?.value ?? "x"), {
+        refused: 400,
+      });
+    if (p.subprotocol)
+      add(
+        `no ${p.subprotocol} subprotocol`,
+        {
+          ...good,
+          headers: {
+            ...good.headers,
+            "sec-websocket-protocol":
+              (good.headers["sec-websocket-protocol"] ?? "").replace(/(^|, )mcp(,|$)/, "$1").replace(/^, |, $/g, "") ||
+              "other",
+          },
+        },
+        { refused: 400 },
+      );
+    if (p.maxBodyBytes && method === "POST")
+      add(
+        `body over ${p.maxBodyBytes} bytes`,
+        { ...good, body: Buffer.alloc(p.maxBodyBytes + 1, 0x20) },
+        { refused: 413 },
+      );
+    if (p.maxFrameBytes && route.kind === "upgrade" && !l.noFrames?.includes(route.prefix))
+      add(`a frame over ${p.maxFrameBytes} bytes`, good, { frameClose: 1009 });
   }
   return out;
 }
@@ -139,7 +219,13 @@ export function send(port: number, probe: Probe): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...probe.headers };
     if (headers.host === "") delete headers.host;
-    if (probe.upgrade) Object.assign(headers, { connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": randomBytes(16).toString("base64") });
+    if (probe.upgrade)
+      Object.assign(headers, {
+        connection: "Upgrade",
+        upgrade: "websocket",
+        "sec-websocket-version": "13",
+        "sec-websocket-key": randomBytes(16).toString("base64"),
+      });
     const req = request({ host: "127.0.0.1", port, method: probe.method, path: probe.path, headers, setHost: false });
     req.on("upgrade", (res, socket) => {
       socket.destroy();
@@ -148,7 +234,13 @@ export function send(port: number, probe: Probe): Promise<Answer> {
     req.on("response", (res) => {
       let body = "";
       res.setEncoding("utf8").on("data", (d: string) => (body += d.length < 2000 ? d : ""));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, setCookie: (res.headers["set-cookie"] as string[] | undefined) ?? [], body }));
+      res.on("end", () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          setCookie: (res.headers["set-cookie"] as string[] | undefined) ?? [],
+          body,
+        }),
+      );
       res.on("error", () => resolve({ status: res.statusCode ?? 0, setCookie: [], body }));
     });
     req.on("error", reject);
@@ -163,7 +255,13 @@ export function send(port: number, probe: Probe): Promise<Answer> {
  */
 export function oversizeFrame(port: number, probe: Probe, maxBytes: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = { ...probe.headers, connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": randomBytes(16).toString("base64") };
+    const headers: Record<string, string> = {
+      ...probe.headers,
+      connection: "Upgrade",
+      upgrade: "websocket",
+      "sec-websocket-version": "13",
+      "sec-websocket-key": randomBytes(16).toString("base64"),
+    };
     const req = request({ host: "127.0.0.1", port, method: "GET", path: probe.path, headers, setHost: false });
     req.on("response", (res) => {
       res.resume();

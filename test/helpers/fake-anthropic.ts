@@ -113,41 +113,94 @@ function build(reply: Reply, model: string, inputTokens: number): Built {
   const events: { event: string; data: any }[] = [];
   const toolUses = reply.toolUses ?? [];
   const stopReason = reply.stopReason ?? (toolUses.length > 0 ? "tool_use" : "end_turn");
-  const outputTokens = reply.usage?.output_tokens ?? estimateTokens((reply.text ?? "") + (reply.thinking ?? "") + JSON.stringify(toolUses));
+  const outputTokens =
+    reply.usage?.output_tokens ??
+    estimateTokens((reply.text ?? "") + (reply.thinking ?? "") + JSON.stringify(toolUses));
   const input = reply.usage?.input_tokens ?? inputTokens;
-  const usageStart = { input_tokens: input, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const usageStart = {
+    input_tokens: input,
+    output_tokens: 1,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+  };
   events.push({
     event: "message_start",
-    data: { type: "message_start", message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: usageStart } },
+    data: {
+      type: "message_start",
+      message: {
+        id,
+        type: "message",
+        role: "assistant",
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: usageStart,
+      },
+    },
   });
   let index = 0;
   if (reply.thinking !== undefined) {
     const signature = randomBytes(16).toString("base64");
     content.push({ type: "thinking", thinking: reply.thinking, signature });
-    events.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } } });
-    for (const c of chunks(reply.thinking)) events.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: c } } });
-    events.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "signature_delta", signature } } });
+    events.push({
+      event: "content_block_start",
+      data: { type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } },
+    });
+    for (const c of chunks(reply.thinking))
+      events.push({
+        event: "content_block_delta",
+        data: { type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: c } },
+      });
+    events.push({
+      event: "content_block_delta",
+      data: { type: "content_block_delta", index, delta: { type: "signature_delta", signature } },
+    });
     events.push({ event: "content_block_stop", data: { type: "content_block_stop", index } });
     index++;
   }
   if (reply.text !== undefined && reply.text !== "") {
     content.push({ type: "text", text: reply.text });
-    events.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "text", text: "" } } });
-    for (const c of chunks(reply.text)) events.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "text_delta", text: c } } });
+    events.push({
+      event: "content_block_start",
+      data: { type: "content_block_start", index, content_block: { type: "text", text: "" } },
+    });
+    for (const c of chunks(reply.text))
+      events.push({
+        event: "content_block_delta",
+        data: { type: "content_block_delta", index, delta: { type: "text_delta", text: c } },
+      });
     events.push({ event: "content_block_stop", data: { type: "content_block_stop", index } });
     index++;
   }
   for (const t of toolUses) {
     const toolId = t.id ?? `toolu_${randomBytes(12).toString("hex")}`;
     content.push({ type: "tool_use", id: toolId, name: t.name, input: t.input });
-    events.push({ event: "content_block_start", data: { type: "content_block_start", index, content_block: { type: "tool_use", id: toolId, name: t.name, input: {} } } });
+    events.push({
+      event: "content_block_start",
+      data: {
+        type: "content_block_start",
+        index,
+        content_block: { type: "tool_use", id: toolId, name: t.name, input: {} },
+      },
+    });
     for (const c of chunks(JSON.stringify(t.input ?? {}), 40)) {
-      events.push({ event: "content_block_delta", data: { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: c } } });
+      events.push({
+        event: "content_block_delta",
+        data: { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: c } },
+      });
     }
     events.push({ event: "content_block_stop", data: { type: "content_block_stop", index } });
     index++;
   }
-  events.push({ event: "message_delta", data: { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: outputTokens } } });
+  events.push({
+    event: "message_delta",
+    data: {
+      type: "message_delta",
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: { output_tokens: outputTokens },
+    },
+  });
   events.push({ event: "message_stop", data: { type: "message_stop" } });
   const message = {
     id,
@@ -165,7 +218,11 @@ function build(reply: Reply, model: string, inputTokens: number): Built {
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const data = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(data), "request-id": `req_${randomBytes(8).toString("hex")}` });
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(data),
+    "request-id": `req_${randomBytes(8).toString("hex")}`,
+  });
   res.end(data);
 }
 
@@ -222,7 +279,10 @@ export async function startFakeAnthropic(options: { script?: Script } = {}): Pro
     notifyRequests();
     const reply = await script({ body, index, headers: req.headers });
     if (reply.status !== undefined && (reply.status < 200 || reply.status >= 300)) {
-      const error = reply.error ?? { type: reply.status === 529 ? "overloaded_error" : "api_error", message: `Fake error ${reply.status}` };
+      const error = reply.error ?? {
+        type: reply.status === 529 ? "overloaded_error" : "api_error",
+        message: `Fake error ${reply.status}`,
+      };
       sendJson(res, reply.status, { type: "error", error });
       return;
     }
@@ -233,7 +293,12 @@ export async function startFakeAnthropic(options: { script?: Script } = {}): Pro
       return;
     }
     const streamNo = ++streamCount;
-    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "request-id": `req_${randomBytes(8).toString("hex")}` });
+    res.writeHead(200, {
+      "content-type": "text/event-stream",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+      "request-id": `req_${randomBytes(8).toString("hex")}`,
+    });
     res.flushHeaders();
     let closed = false;
     res.on("close", () => (closed = true));
@@ -262,7 +327,11 @@ export async function startFakeAnthropic(options: { script?: Script } = {}): Pro
     }
     if (req.method === "POST" && path === "/v1/messages") {
       handleMessages(req, res, req.url ?? path).catch((err: Error) => {
-        if (!res.headersSent) sendJson(res, 500, { type: "error", error: { type: "api_error", message: `fake script failed: ${err.message}` } });
+        if (!res.headersSent)
+          sendJson(res, 500, {
+            type: "error",
+            error: { type: "api_error", message: `fake script failed: ${err.message}` },
+          });
         else res.destroy();
       });
       return;
@@ -275,7 +344,10 @@ export async function startFakeAnthropic(options: { script?: Script } = {}): Pro
       return;
     }
     req.resume();
-    sendJson(res, 404, { type: "error", error: { type: "not_found_error", message: `Not found: ${req.method} ${path}` } });
+    sendJson(res, 404, {
+      type: "error",
+      error: { type: "not_found_error", message: `Not found: ${req.method} ${path}` },
+    });
   });
   server.on("connection", (s) => {
     sockets.add(s);

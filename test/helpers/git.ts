@@ -20,7 +20,13 @@ export function git(cwd: string, ...args: string[]): string {
 
 /** Plain git that may fail (control runs). */
 export function gitMayFail(cwd: string, ...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync("git", args, { cwd, env: plainGitEnv, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 });
+  const r = spawnSync("git", args, {
+    cwd,
+    env: plainGitEnv,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+    timeout: 60_000,
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -34,7 +40,12 @@ export function gitAsync(cwd: string, ...args: string[]): Promise<{ code: number
 }
 
 /** A TCP server on 127.0.0.1 that accepts connections and never answers (a hung remote). */
-export async function silentServer(): Promise<{ port: number; connected: Promise<Socket>; closed: Promise<void>; close(): Promise<void> }> {
+export async function silentServer(): Promise<{
+  port: number;
+  connected: Promise<Socket>;
+  closed: Promise<void>;
+  close(): Promise<void>;
+}> {
   const sockets: Socket[] = [];
   let onConnect!: (s: Socket) => void;
   let onClosed!: () => void;

@@ -45,15 +45,25 @@ export class IdeClient {
     this.closed = new Promise((resolve) => ws.on("close", (code, reason) => resolve({ code, reason: String(reason) })));
   }
 
-  static connect(port: number, token: string, options: { protocols?: string[]; headers?: Record<string, string>; maxPayload?: number } = {}): Promise<IdeClient> {
+  static connect(
+    port: number,
+    token: string,
+    options: { protocols?: string[]; headers?: Record<string, string>; maxPayload?: number } = {},
+  ): Promise<IdeClient> {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(`ws://127.0.0.1:${port}`, options.protocols ?? ["mcp"], {
-        headers: { "x-claude-code-ide-authorization": token, "user-agent": "claude-code/2.1.332 (cli)", ...options.headers },
+        headers: {
+          "x-claude-code-ide-authorization": token,
+          "user-agent": "claude-code/2.1.332 (cli)",
+          ...options.headers,
+        },
         ...(options.maxPayload ? { maxPayload: options.maxPayload } : {}),
       });
       ws.once("open", () => resolve(new IdeClient(ws)));
       ws.once("error", reject);
-      ws.once("unexpected-response", (_req, res) => reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode })));
+      ws.once("unexpected-response", (_req, res) =>
+        reject(Object.assign(new Error(`HTTP ${res.statusCode}`), { status: res.statusCode })),
+      );
     });
   }
 
@@ -70,7 +80,11 @@ export class IdeClient {
   }
 
   call(name: string, args: Record<string, unknown> = {}): Promise<any> {
-    return this.request("tools/call", { name, arguments: args, _meta: { "claudecode/toolUseId": `toolu_${this.#nextId}`, progressToken: this.#nextId } });
+    return this.request("tools/call", {
+      name,
+      arguments: args,
+      _meta: { "claudecode/toolUseId": `toolu_${this.#nextId}`, progressToken: this.#nextId },
+    });
   }
 
   /** initialize -> initialized -> ide_connected -> tools/list, as the CLI does. */
@@ -89,7 +103,9 @@ export class IdeClient {
   waitForNotification(method: string, pred: (params: any) => boolean = () => true): Promise<Notification> {
     const found = this.notifications.find((n) => n.method === method && pred(n.params));
     if (found) return Promise.resolve(found);
-    return new Promise((resolve) => this.#waiters.push({ pred: (n) => n.method === method && pred(n.params), resolve }));
+    return new Promise((resolve) =>
+      this.#waiters.push({ pred: (n) => n.method === method && pred(n.params), resolve }),
+    );
   }
 
   close(): Promise<void> {
@@ -103,7 +119,10 @@ export class IdeClient {
  * One raw upgrade attempt with the given headers: the HTTP status (101 when upgraded) and, if it
  * upgraded, the socket is destroyed at once.
  */
-export function rawUpgrade(port: number, headers: Record<string, string | undefined>): Promise<{ status: number; headers: Record<string, unknown> }> {
+export function rawUpgrade(
+  port: number,
+  headers: Record<string, string | undefined>,
+): Promise<{ status: number; headers: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
     const h: Record<string, string> = {
       connection: "Upgrade",

@@ -45,7 +45,8 @@ export class EditorDouble implements IdeEditor {
   }
 
   #require(): void {
-    if (!this.connected) throw new CcbError("BRIDGE_UNAVAILABLE", "The live editor bridge is not connected: no workbench in this test");
+    if (!this.connected)
+      throw new CcbError("BRIDGE_UNAVAILABLE", "The live editor bridge is not connected: no workbench in this test");
   }
 
   async openFile(req: OpenFileRequest) {
@@ -117,8 +118,10 @@ export class EditorDouble implements IdeEditor {
 
   async executeCode(code: string): Promise<ExecuteOutput[]> {
     this.#require();
-    if (this.confirmExecution === "no-kernel") throw new CcbError("UNSUPPORTED", "No active Jupyter notebook with a kernel in the workbench.");
-    if (this.confirmExecution === "no") throw new CcbError("PERMISSION_DENIED", "The user declined to run this code in the notebook kernel.");
+    if (this.confirmExecution === "no-kernel")
+      throw new CcbError("UNSUPPORTED", "No active Jupyter notebook with a kernel in the workbench.");
+    if (this.confirmExecution === "no")
+      throw new CcbError("PERMISSION_DENIED", "The user declined to run this code in the notebook kernel.");
     this.executed.push(code);
     return [
       { type: "text", text: "Hello, World!" },

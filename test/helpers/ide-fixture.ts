@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createCore, type Core } from "../../src/core/core.ts";
+import { type Core, createCore } from "../../src/core/core.ts";
 import { silentLogger } from "../../src/core/log.ts";
-import { startIde, type IdeServer, type StartIdeOptions } from "../../src/protocols/ide/ide.ts";
+import { type IdeServer, type StartIdeOptions, startIde } from "../../src/protocols/ide/ide.ts";
 import { IdeClient } from "./ide-client.ts";
 import { EditorDouble } from "./ide-editor-double.ts";
 import { tmpdirFixture } from "./tmp.ts";
@@ -22,7 +22,9 @@ export interface TestIde {
   close(): Promise<void>;
 }
 
-export async function startTestIde(options: Partial<StartIdeOptions> & { files?: Record<string, string> } = {}): Promise<TestIde> {
+export async function startTestIde(
+  options: Partial<StartIdeOptions> & { files?: Record<string, string> } = {},
+): Promise<TestIde> {
   const tmp = tmpdirFixture({ prefix: "ccb-ide-" });
   const workspace = join(tmp.path, "project");
   mkdirSync(workspace);
@@ -33,7 +35,15 @@ export async function startTestIde(options: Partial<StartIdeOptions> & { files?:
   const lockDir = join(tmp.path, "claude", "ide");
   const core = createCore({ roots: [workspace], log: silentLogger });
   const editor = new EditorDouble();
-  const ide = await startIde({ core, log: silentLogger, editor, lockDir, readyDelayMs: 20, debounceMs: 20, ...options });
+  const ide = await startIde({
+    core,
+    log: silentLogger,
+    editor,
+    lockDir,
+    readyDelayMs: 20,
+    debounceMs: 20,
+    ...options,
+  });
   const clients: IdeClient[] = [];
   const t: TestIde = {
     dir: tmp.path,

@@ -7,7 +7,8 @@ import { repoRoot } from "./cli.ts";
 /** The compiled binary under test: CCB_COMPILED_BIN, else dist/ccb (scripts/test.mjs compiles it first). */
 export function compiledBinary(): string {
   const bin = process.env.CCB_COMPILED_BIN ?? join(repoRoot, "dist/ccb");
-  if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`node scripts/compile.mjs\` (npm test does it before the install tests).`);
+  if (!existsSync(bin))
+    throw new Error(`${bin} is missing: run \`node scripts/compile.mjs\` (npm test does it before the install tests).`);
   return bin;
 }
 
@@ -57,6 +58,7 @@ export async function liveBridge(command: string, cwd: string, home: string): Pr
 /** The npm-side peers the install tests use (scripts/setup-peers.sh installs them). */
 export function peerBin(folder: string, pkg: string, bin: string): string {
   const p = join(process.env.CCB_PEERS_DIR ?? join(repoRoot, ".cache/peers"), folder, "node_modules", pkg, bin);
-  if (!existsSync(p)) throw new Error(`${pkg} is not installed at ${p}. Run scripts/setup-peers.sh (npm test does it).`);
+  if (!existsSync(p))
+    throw new Error(`${pkg} is not installed at ${p}. Run scripts/setup-peers.sh (npm test does it).`);
   return p;
 }

@@ -21,7 +21,8 @@ export class Output {
     });
     stream?.on("end", () => {
       this.#ended = true;
-      for (const w of this.#waiters.splice(0)) w.reject(new Error(`stream ended without matching ${w.re}:\n${this.text}`));
+      for (const w of this.#waiters.splice(0))
+        w.reject(new Error(`stream ended without matching ${w.re}:\n${this.text}`));
     });
   }
 
@@ -47,6 +48,7 @@ export class Output {
 }
 
 export function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  if (child.exitCode !== null || child.signalCode !== null)
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   return new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
 }

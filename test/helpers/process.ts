@@ -1,7 +1,11 @@
 import type { ChildProcess } from "node:child_process";
 
 /** Wait until a child's stderr (or stdout) matches, returning the match; fails with the output so far. */
-export function waitForOutput(child: ChildProcess, pattern: RegExp, options: { stream?: "stderr" | "stdout"; timeoutMs?: number } = {}): Promise<RegExpMatchArray> {
+export function waitForOutput(
+  child: ChildProcess,
+  pattern: RegExp,
+  options: { stream?: "stderr" | "stdout"; timeoutMs?: number } = {},
+): Promise<RegExpMatchArray> {
   const stream = options.stream === "stdout" ? child.stdout : child.stderr;
   return new Promise((resolve, reject) => {
     let seen = "";

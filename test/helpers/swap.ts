@@ -7,7 +7,9 @@ import { fileURLToPath } from "node:url";
  * `stop()` ends it with both entries back in place and returns how many exchanges it made.
  */
 export async function startSwapper(a: string, b: string): Promise<{ stop(): Promise<number> }> {
-  const child = spawn("python3", [fileURLToPath(new URL("./swap.py", import.meta.url)), a, b], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn("python3", [fileURLToPath(new URL("./swap.py", import.meta.url)), a, b], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   let err = "";
   child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));

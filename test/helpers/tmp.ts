@@ -4,7 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 /** A real temporary directory (optionally a git repo) removed on dispose: `await using dir = tmpdir()`. */
-export function tmpdirFixture(options: { git?: boolean; prefix?: string } = {}): { path: string; [Symbol.asyncDispose](): Promise<void>; cleanup(): void } {
+export function tmpdirFixture(options: { git?: boolean; prefix?: string } = {}): {
+  path: string;
+  [Symbol.asyncDispose](): Promise<void>;
+  cleanup(): void;
+} {
   const path = realpathSync(mkdtempSync(join(tmpdir(), options.prefix ?? "ccb-test-")));
   if (options.git) {
     const env = { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" };
@@ -13,5 +17,11 @@ export function tmpdirFixture(options: { git?: boolean; prefix?: string } = {}):
     execFileSync("git", ["-C", path, "config", "user.name", "ccb test"], { env });
   }
   const cleanup = () => rmSync(path, { recursive: true, force: true });
-  return { path, cleanup, async [Symbol.asyncDispose]() { cleanup(); } };
+  return {
+    path,
+    cleanup,
+    async [Symbol.asyncDispose]() {
+      cleanup();
+    },
+  };
 }

@@ -44,7 +44,14 @@ export function zipStore(files: Record<string, string | Buffer>): Buffer {
 
 /** A tiny extension packaged as a .vsix (no code: one contributed command). */
 export function tinyVsix(publisher: string, name: string, version: string): Buffer {
-  const pkg = { name, publisher, version, displayName: `${name} fixture`, engines: { vscode: "^1.50.0" }, contributes: { commands: [{ command: `${name}.hello`, title: `${name} hello` }] } };
+  const pkg = {
+    name,
+    publisher,
+    version,
+    displayName: `${name} fixture`,
+    engines: { vscode: "^1.50.0" },
+    contributes: { commands: [{ command: `${name}.hello`, title: `${name} hello` }] },
+  };
   const manifest = `<?xml version="1.0" encoding="utf-8"?>
 <PackageManifest Version="2.0.0" xmlns="http://schemas.microsoft.com/developer/vsx-schema/2011">
   <Metadata><Identity Language="en-US" Id="${name}" Version="${version}" Publisher="${publisher}" /><DisplayName>${name}</DisplayName><Description xml:space="preserve">fixture</Description><Properties><Property Id="Microsoft.VisualStudio.Code.Engine" Value="^1.50.0" /></Properties></Metadata>
@@ -53,5 +60,9 @@ export function tinyVsix(publisher: string, name: string, version: string): Buff
   <Assets><Asset Type="Microsoft.VisualStudio.Code.Manifest" Path="extension/package.json" Addressable="true" /></Assets>
 </PackageManifest>`;
   const types = `<?xml version="1.0" encoding="utf-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension=".json" ContentType="application/json"/><Default Extension=".vsixmanifest" ContentType="text/xml"/></Types>`;
-  return zipStore({ "[Content_Types].xml": types, "extension.vsixmanifest": manifest, "extension/package.json": JSON.stringify(pkg, null, 2) });
+  return zipStore({
+    "[Content_Types].xml": types,
+    "extension.vsixmanifest": manifest,
+    "extension/package.json": JSON.stringify(pkg, null, 2),
+  });
 }

@@ -21,10 +21,17 @@ const base: ModelSettings = {
   retryBaseMs: 5,
   timeoutMs: 30_000,
 };
-const req = { model: "m", max_tokens: 10, messages: [{ role: "user" as const, content: "hi" }], tools: [{ name: "t", input_schema: { type: "object" as const } }] };
+const req = {
+  model: "m",
+  max_tokens: 10,
+  messages: [{ role: "user" as const, content: "hi" }],
+  tools: [{ name: "t", input_schema: { type: "object" as const } }],
+};
 
 test("model client: API key and auth token reach the API; events arrive as they stream", async () => {
-  const api = await startFakeAnthropic({ script: () => ({ text: "abc ".repeat(20), toolUses: [{ id: "toolu_x", name: "t", input: { a: 1 } }] }) });
+  const api = await startFakeAnthropic({
+    script: () => ({ text: "abc ".repeat(20), toolUses: [{ id: "toolu_x", name: "t", input: { a: 1 } }] }),
+  });
   try {
     const withKey = new ModelClient({ ...base, apiKey: "sk-ant-key", baseURL: api.url }, silentLogger);
     const kinds: string[] = [];
@@ -48,20 +55,35 @@ test("model client: retries 5xx/overloaded up to maxRetries, not 400/401; missin
   const api = await startFakeAnthropic({
     script: ({ body }) => {
       n++;
-      if (body.messages[0].content === "bad") return { status: 400, error: { type: "invalid_request_error", message: "nope" } };
-      if (body.messages[0].content === "auth") return { status: 401, error: { type: "authentication_error", message: "invalid x-api-key" } };
+      if (body.messages[0].content === "bad")
+        return { status: 400, error: { type: "invalid_request_error", message: "nope" } };
+      if (body.messages[0].content === "auth")
+        return { status: 401, error: { type: "authentication_error", message: "invalid x-api-key" } };
       return { status: 503, error: { type: "api_error", message: "down" } };
     },
   });
   try {
     const c = new ModelClient({ ...base, apiKey: "sk-ant-key", baseURL: api.url }, silentLogger);
-    await assert.rejects(c.stream(req, new AbortController().signal, () => undefined), (e: ModelError) => e instanceof ModelError && /503/.test(e.message));
+    await assert.rejects(
+      c.stream(req, new AbortController().signal, () => undefined),
+      (e: ModelError) => e instanceof ModelError && /503/.test(e.message),
+    );
     assert.equal(n, 4, "1 try + 3 retries");
     n = 0;
-    await assert.rejects(c.stream({ ...req, messages: [{ role: "user", content: "bad" }] }, new AbortController().signal, () => undefined), /400/);
+    await assert.rejects(
+      c.stream({ ...req, messages: [{ role: "user", content: "bad" }] }, new AbortController().signal, () => undefined),
+      /400/,
+    );
     assert.equal(n, 1);
     n = 0;
-    await assert.rejects(c.stream({ ...req, messages: [{ role: "user", content: "auth" }] }, new AbortController().signal, () => undefined), /refused the credentials \(401\)/);
+    await assert.rejects(
+      c.stream(
+        { ...req, messages: [{ role: "user", content: "auth" }] },
+        new AbortController().signal,
+        () => undefined,
+      ),
+      /refused the credentials \(401\)/,
+    );
     assert.equal(n, 1);
     assert.throws(() => new ModelClient(base, silentLogger), /No Anthropic API key/);
   } finally {

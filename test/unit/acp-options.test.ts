@@ -20,7 +20,16 @@ test("framing: the request id is read from a frame's start or end, never from in
 async function readAll(chunks: string[], maxFrameBytes: number): Promise<{ messages: unknown[]; written: any[] }> {
   const enc = new TextEncoder();
   const written: any[] = [];
-  const out = new WritableStream<Uint8Array>({ write: (b) => void written.push(...new TextDecoder().decode(b).trim().split("\n").map((l) => JSON.parse(l))) });
+  const out = new WritableStream<Uint8Array>({
+    write: (b) =>
+      void written.push(
+        ...new TextDecoder()
+          .decode(b)
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l)),
+      ),
+  });
   const input = new ReadableStream<Uint8Array>({
     start(c) {
       for (const ch of chunks) c.enqueue(enc.encode(ch));
@@ -40,7 +49,18 @@ async function readAll(chunks: string[], maxFrameBytes: number): Promise<{ messa
 
 test("framing: lines split across chunks and CRLF are joined; an oversized line is answered and skipped; reading goes on", async () => {
   const big = `{"jsonrpc":"2.0","id":3,"method":"m","params":{"t":"${"x".repeat(300)}"}}`;
-  const { messages, written } = await readAll(['{"jsonrpc":"2.0","id":1,', '"method":"a"}\r\n', big.slice(0, 100), big.slice(100), '\n{"jsonrpc":"2.0","id":4,"method":"b"}\n', "not json\n", '{"id":5,"method":"c"}'], 200);
+  const { messages, written } = await readAll(
+    [
+      '{"jsonrpc":"2.0","id":1,',
+      '"method":"a"}\r\n',
+      big.slice(0, 100),
+      big.slice(100),
+      '\n{"jsonrpc":"2.0","id":4,"method":"b"}\n',
+      "not json\n",
+      '{"id":5,"method":"c"}',
+    ],
+    200,
+  );
   assert.deepEqual(messages, [
     { jsonrpc: "2.0", id: 1, method: "a" },
     { jsonrpc: "2.0", id: 4, method: "b" },
@@ -48,13 +68,27 @@ test("framing: lines split across chunks and CRLF are joined; an oversized line 
   assert.equal(written.length, 3);
   assert.deepEqual([written[0].id, written[0].error.code, written[0].error.data.maxMessageBytes], [3, -32600, 200]);
   assert.deepEqual([written[1].id, written[1].error.code], [null, -32700]);
-  assert.deepEqual([written[2].id, written[2].error.code], [5, -32600], "no jsonrpc member: -32600 with the id (last line, no newline)");
+  assert.deepEqual(
+    [written[2].id, written[2].error.code],
+    [5, -32600],
+    "no jsonrpc member: -32600 with the id (last line, no newline)",
+  );
 });
 
 test("session options: the shapes acpx and the Claude agent adapter send", () => {
-  assert.deepEqual(sessionOptionsFrom({ systemPrompt: "S", claudeCode: { options: { maxTurns: 2 } } }, undefined), { systemPrompt: "S", maxTurns: 2 });
-  assert.deepEqual(sessionOptionsFrom({ systemPrompt: { append: "A" }, maxTurns: 3 }, []), { systemPrompt: { append: "A" }, maxTurns: 3 });
-  assert.deepEqual(sessionOptionsFrom({ systemPrompt: "", maxTurns: 0 }, undefined), {}, "empty or invalid values are not options");
+  assert.deepEqual(sessionOptionsFrom({ systemPrompt: "S", claudeCode: { options: { maxTurns: 2 } } }, undefined), {
+    systemPrompt: "S",
+    maxTurns: 2,
+  });
+  assert.deepEqual(sessionOptionsFrom({ systemPrompt: { append: "A" }, maxTurns: 3 }, []), {
+    systemPrompt: { append: "A" },
+    maxTurns: 3,
+  });
+  assert.deepEqual(
+    sessionOptionsFrom({ systemPrompt: "", maxTurns: 0 }, undefined),
+    {},
+    "empty or invalid values are not options",
+  );
   assert.deepEqual(sessionOptionsFrom(null, undefined), {});
   const dir = tmpdirFixture();
   try {
@@ -75,13 +109,30 @@ test("pricing: known models have a cost, unknown ones none; settings override", 
   assert.equal(priceOf("claude-opus-4-5-20251101")?.input, 5);
   assert.equal(priceOf("claude-opus-4-1")?.input, 15);
   assert.equal(priceOf("claude-sonnet-5-5"), undefined);
-  assert.deepEqual(priceOf("claude-sonnet-5-5", { "claude-sonnet-5-5": { input: 1, output: 2 } }), { input: 1, output: 2 });
-  assert.deepEqual(acpUsage({ input: 10, output: 5, cacheRead: 2, cacheWrite: 1 }), { totalTokens: 18, inputTokens: 10, outputTokens: 5, cachedReadTokens: 2, cachedWriteTokens: 1 });
+  assert.deepEqual(priceOf("claude-sonnet-5-5", { "claude-sonnet-5-5": { input: 1, output: 2 } }), {
+    input: 1,
+    output: 2,
+  });
+  assert.deepEqual(acpUsage({ input: 10, output: 5, cacheRead: 2, cacheWrite: 1 }), {
+    totalTokens: 18,
+    inputTokens: 10,
+    outputTokens: 5,
+    cachedReadTokens: 2,
+    cachedWriteTokens: 1,
+  });
 });
 
 test("history: compact and clear restart the model's conversation; replay keeps every update", () => {
-  const msg = (turn: number, role: "user" | "assistant", text: string): StoreRecord => ({ t: "message", turn, message: { role, content: [{ type: "text", text }] } });
-  const chunk = (turn: number, text: string): StoreRecord => ({ t: "update", turn, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } });
+  const msg = (turn: number, role: "user" | "assistant", text: string): StoreRecord => ({
+    t: "message",
+    turn,
+    message: { role, content: [{ type: "text", text }] },
+  });
+  const chunk = (turn: number, text: string): StoreRecord => ({
+    t: "update",
+    turn,
+    update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } },
+  });
   const records: StoreRecord[] = [
     { t: "meta", v: 1, sessionId: "s", cwd: "/", createdAt: "" },
     msg(1, "user", "old question"),

@@ -6,29 +6,53 @@ import { test } from "node:test";
 import fc from "fast-check";
 import { availableCommands, expandCommand, loadCommands } from "../../src/protocols/acp/commands.ts";
 import { mapStopReason, promptToModel, streamEventToUpdate, todosToPlan } from "../../src/protocols/acp/converters.ts";
-import { INTERRUPTED_TEXT, interruptedTurns, modelHistory, repairHistory, replayUpdates } from "../../src/protocols/acp/history.ts";
-import { bypassRefusal, configOptions, modeState, MODE_IDS } from "../../src/protocols/acp/modes.ts";
+import {
+  INTERRUPTED_TEXT,
+  interruptedTurns,
+  modelHistory,
+  repairHistory,
+  replayUpdates,
+} from "../../src/protocols/acp/history.ts";
+import { bypassRefusal, configOptions, MODE_IDS, modeState } from "../../src/protocols/acp/modes.ts";
 import { decide, isSafeCommand, PermissionRules, type ToolAccess } from "../../src/protocols/acp/permissions.ts";
 import { loadModelSettings, resolveAgentEnv } from "../../src/protocols/acp/settings.ts";
 import { SessionStore, type StoreRecord } from "../../src/protocols/acp/store.ts";
-import { applyEdit } from "../../src/protocols/acp/tools/edit.ts";
 import { stripAnsi } from "../../src/protocols/acp/tools/bash.ts";
+import { applyEdit } from "../../src/protocols/acp/tools/edit.ts";
 
 const tmp = () => mkdtempSync(join(tmpdir(), "ccb-acp-unit-"));
 
 test("converters: stream events map to chunks; stop reasons map exhaustively", () => {
-  assert.deepEqual(streamEventToUpdate({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "hi" } }), { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "hi" } });
-  assert.deepEqual(streamEventToUpdate({ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "hm" } }), { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "hm" } });
-  assert.equal(streamEventToUpdate({ type: "content_block_delta", index: 0, delta: { type: "input_json_delta", partial_json: "{" } }), undefined);
+  assert.deepEqual(
+    streamEventToUpdate({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "hi" } }),
+    { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "hi" } },
+  );
+  assert.deepEqual(
+    streamEventToUpdate({ type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "hm" } }),
+    { sessionUpdate: "agent_thought_chunk", content: { type: "text", text: "hm" } },
+  );
+  assert.equal(
+    streamEventToUpdate({
+      type: "content_block_delta",
+      index: 0,
+      delta: { type: "input_json_delta", partial_json: "{" },
+    }),
+    undefined,
+  );
   assert.equal(streamEventToUpdate({ type: "message_stop" }), undefined);
   assert.equal(mapStopReason("tool_use"), "continue");
   assert.equal(mapStopReason("end_turn"), "end_turn");
   assert.equal(mapStopReason("max_tokens"), "max_tokens");
   assert.equal(mapStopReason("refusal"), "refusal");
   assert.equal(mapStopReason(null), "end_turn");
-  assert.deepEqual(promptToModel([{ type: "resource", resource: { uri: "file:///a.ts", text: "code" } }]), [{ type: "text", text: '<file uri="file:///a.ts">\ncode\n</file>' }]);
+  assert.deepEqual(promptToModel([{ type: "resource", resource: { uri: "file:///a.ts", text: "code" } }]), [
+    { type: "text", text: '<file uri="file:///a.ts">\ncode\n</file>' },
+  ]);
   assert.deepEqual(promptToModel([]), [{ type: "text", text: "(empty prompt)" }]);
-  assert.deepEqual(todosToPlan([{ content: "a", status: "pending", priority: "high" }]), { sessionUpdate: "plan", entries: [{ content: "a", status: "pending", priority: "high" }] });
+  assert.deepEqual(todosToPlan([{ content: "a", status: "pending", priority: "high" }]), {
+    sessionUpdate: "plan",
+    entries: [{ content: "a", status: "pending", priority: "high" }],
+  });
 });
 
 test("permissions: every mode decides as documented", () => {
@@ -46,7 +70,11 @@ test("permissions: every mode decides as documented", () => {
     auto: ["allow", "allow", "ask", "allow"],
   };
   for (const mode of MODE_IDS) {
-    assert.deepEqual([read, edit, exec, safe].map((a) => decide(mode, a, rules).kind), table[mode], mode);
+    assert.deepEqual(
+      [read, edit, exec, safe].map((a) => decide(mode, a, rules).kind),
+      table[mode],
+      mode,
+    );
   }
   rules.remember("bash:rm -rf x", "allow");
   assert.equal(decide("default", exec, rules).kind, "allow");
@@ -83,7 +111,14 @@ test("modes: bypassPermissions refused as root outside a sandbox, with the reaso
   assert.equal(bypassRefusal({ uid: 1000, env: {}, containerMarker: false }), undefined);
   assert.ok(!modeState("default", root).availableModes.some((m) => m.id === "bypassPermissions"));
   const opts = configOptions({ mode: "plan", model: "m1", models: ["m1", "m2"], thought: "off" }, root);
-  assert.deepEqual(opts.map((o) => [o.id, o.category, o.currentValue]), [["mode", "mode", "plan"], ["model", "model", "m1"], ["thought_level", "thought_level", "off"]]);
+  assert.deepEqual(
+    opts.map((o) => [o.id, o.category, o.currentValue]),
+    [
+      ["mode", "mode", "plan"],
+      ["model", "model", "m1"],
+      ["thought_level", "thought_level", "off"],
+    ],
+  );
 });
 
 test("history: replay marks interrupted turns; repair answers dangling tool_use and merges user messages", () => {
@@ -92,36 +127,54 @@ test("history: replay marks interrupted turns; repair answers dangling tool_use 
     { t: "turn_start", turn: 1, at: "x" },
     { t: "update", turn: 1, update: { sessionUpdate: "user_message_chunk", content: { type: "text", text: "q1" } } },
     { t: "message", turn: 1, message: { role: "user", content: [{ type: "text", text: "q1" }] } },
-    { t: "message", turn: 1, message: { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "read", input: {} }] } },
+    {
+      t: "message",
+      turn: 1,
+      message: { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "read", input: {} }] },
+    },
     { t: "turn_start", turn: 2, at: "x" },
     { t: "message", turn: 2, message: { role: "user", content: [{ type: "text", text: "q2" }] } },
   ];
   assert.deepEqual(interruptedTurns(records), [1, 2]);
   const replay = replayUpdates(records);
-  assert.equal(replay.filter((u) => u.sessionUpdate === "agent_message_chunk" && (u.content as { text: string }).text === INTERRUPTED_TEXT).length, 2);
+  assert.equal(
+    replay.filter(
+      (u) => u.sessionUpdate === "agent_message_chunk" && (u.content as { text: string }).text === INTERRUPTED_TEXT,
+    ).length,
+    2,
+  );
   const h = modelHistory(records);
-  assert.deepEqual(h.map((m) => m.role), ["user", "assistant", "user"]);
+  assert.deepEqual(
+    h.map((m) => m.role),
+    ["user", "assistant", "user"],
+  );
   const last = h[2]!.content as { type: string; tool_use_id?: string }[];
   assert.equal(last[0]!.type, "tool_result");
   assert.equal(last[0]!.tool_use_id, "t1");
   assert.equal(last[1]!.type, "text");
   // property: repaired histories alternate roles and answer every tool_use
   fc.assert(
-    fc.property(fc.array(fc.record({ role: fc.constantFrom("user", "assistant"), tool: fc.boolean() }), { maxLength: 12 }), (spec) => {
-      const msgs = spec.map((s, i) =>
-        s.role === "assistant" && s.tool
-          ? { role: "assistant" as const, content: [{ type: "tool_use" as const, id: `t${i}`, name: "x", input: {} }] }
-          : { role: s.role as "user" | "assistant", content: [{ type: "text" as const, text: `m${i}` }] },
-      );
-      const out = repairHistory(msgs);
-      for (let i = 1; i < out.length; i++) assert.notEqual(out[i]!.role, out[i - 1]!.role);
-      out.forEach((m, i) => {
-        if (m.role !== "assistant") return;
-        const uses = (m.content as { type: string; id?: string }[]).filter((b) => b.type === "tool_use");
-        const next = (out[i + 1]?.content ?? []) as { type: string; tool_use_id?: string }[];
-        for (const u of uses) assert.ok(next.some((b) => b.type === "tool_result" && b.tool_use_id === u.id));
-      });
-    }),
+    fc.property(
+      fc.array(fc.record({ role: fc.constantFrom("user", "assistant"), tool: fc.boolean() }), { maxLength: 12 }),
+      (spec) => {
+        const msgs = spec.map((s, i) =>
+          s.role === "assistant" && s.tool
+            ? {
+                role: "assistant" as const,
+                content: [{ type: "tool_use" as const, id: `t${i}`, name: "x", input: {} }],
+              }
+            : { role: s.role as "user" | "assistant", content: [{ type: "text" as const, text: `m${i}` }] },
+        );
+        const out = repairHistory(msgs);
+        for (let i = 1; i < out.length; i++) assert.notEqual(out[i]!.role, out[i - 1]!.role);
+        out.forEach((m, i) => {
+          if (m.role !== "assistant") return;
+          const uses = (m.content as { type: string; id?: string }[]).filter((b) => b.type === "tool_use");
+          const next = (out[i + 1]?.content ?? []) as { type: string; tool_use_id?: string }[];
+          for (const u of uses) assert.ok(next.some((b) => b.type === "tool_result" && b.tool_use_id === u.id));
+        });
+      },
+    ),
   );
 });
 
@@ -137,7 +190,13 @@ test("store: append-only JSONL, torn last line ignored, fork, list by cwd, delet
     assert.equal(s.records.length, 2);
     store.fork("ccb-aaaaaaaa", "ccb-bbbbbbbb", "/p");
     store.create("ccb-cccccccc", "/q");
-    assert.deepEqual(store.list("/p").map((x) => x.sessionId).sort(), ["ccb-aaaaaaaa", "ccb-bbbbbbbb"]);
+    assert.deepEqual(
+      store
+        .list("/p")
+        .map((x) => x.sessionId)
+        .sort(),
+      ["ccb-aaaaaaaa", "ccb-bbbbbbbb"],
+    );
     assert.equal(store.list().length, 3);
     assert.equal(store.delete("ccb-bbbbbbbb"), true);
     assert.equal(store.exists("ccb-bbbbbbbb"), false);
@@ -153,8 +212,18 @@ test("settings: env beats project beats user; empty PATH/HOME are clear errors",
     const cwd = join(dir, "proj");
     mkdirSync(join(cwd, ".ccb"), { recursive: true });
     mkdirSync(join(dir, "cfg", "ccb"), { recursive: true });
-    writeFileSync(join(dir, "cfg", "ccb", "settings.json"), JSON.stringify({ env: { ANTHROPIC_API_KEY: "user-key", ANTHROPIC_BASE_URL: "http://user" }, model: "user-model", thinking: "low" }));
-    writeFileSync(join(cwd, ".ccb", "settings.json"), JSON.stringify({ env: { ANTHROPIC_BASE_URL: "http://project" }, model: "project-model" }));
+    writeFileSync(
+      join(dir, "cfg", "ccb", "settings.json"),
+      JSON.stringify({
+        env: { ANTHROPIC_API_KEY: "user-key", ANTHROPIC_BASE_URL: "http://user" },
+        model: "user-model",
+        thinking: "low",
+      }),
+    );
+    writeFileSync(
+      join(cwd, ".ccb", "settings.json"),
+      JSON.stringify({ env: { ANTHROPIC_BASE_URL: "http://project" }, model: "project-model" }),
+    );
     const env = { PATH: "/bin", HOME: dir, XDG_CONFIG_HOME: join(dir, "cfg") };
     const agentEnv = resolveAgentEnv(env);
     assert.equal(agentEnv.dataDir, join(dir, ".local", "share", "ccb"));
@@ -164,7 +233,11 @@ test("settings: env beats project beats user; empty PATH/HOME are clear errors",
     assert.equal(s.model, "project-model");
     assert.equal(s.thinking, "low");
     assert.ok(s.models.includes("project-model"));
-    const s2 = loadModelSettings(agentEnv, cwd, { ...env, ANTHROPIC_MODEL: "env-model", ANTHROPIC_BASE_URL: "http://env" });
+    const s2 = loadModelSettings(agentEnv, cwd, {
+      ...env,
+      ANTHROPIC_MODEL: "env-model",
+      ANTHROPIC_BASE_URL: "http://env",
+    });
     assert.equal(s2.model, "env-model");
     assert.equal(s2.baseURL, "http://env");
     assert.throws(() => resolveAgentEnv({ HOME: dir }), /PATH is empty/);

@@ -4,11 +4,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type * as acp from "@agentclientprotocol/sdk/unstable";
-import { createCore, type Core } from "../../src/core/core.ts";
+import { type Core, createCore } from "../../src/core/core.ts";
+import { toolsForModel } from "../../src/protocols/acp/model-tools.ts";
 import { BUILTIN_TOOLS } from "../../src/protocols/acp/tools/index.ts";
 import { createClientIO } from "../../src/protocols/acp/tools/io.ts";
 import type { AgentTool, AgentToolContext as ToolContext } from "../../src/protocols/acp/tools/types.ts";
-import { toolsForModel } from "../../src/protocols/acp/model-tools.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 const tool = (name: string): AgentTool => BUILTIN_TOOLS.find((t) => t.name === name)!;
@@ -23,7 +23,9 @@ describe("acp tools on the core (no client fs/terminal)", () => {
     writeFileSync(join(dir.path, "a.ts"), "export const alpha = 1;\nexport const beta = 2;\n");
     writeFileSync(join(dir.path, "b.md"), "# notes\nalpha here\n");
     execFileSync("git", ["-C", dir.path, "add", "."], { env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" } });
-    execFileSync("git", ["-C", dir.path, "commit", "-qm", "init"], { env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" } });
+    execFileSync("git", ["-C", dir.path, "commit", "-qm", "init"], {
+      env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null" },
+    });
     core = createCore({ roots: [dir.path] });
     ctx = {
       sessionId: "s",
@@ -43,7 +45,10 @@ describe("acp tools on the core (no client fs/terminal)", () => {
 
   test("every tool has a JSON schema for the model", () => {
     const api = toolsForModel(BUILTIN_TOOLS);
-    assert.deepEqual(api.map((t) => t.name), ["read", "write", "edit", "glob", "grep", "bash", "git", "todo_write", "exit_plan_mode"]);
+    assert.deepEqual(
+      api.map((t) => t.name),
+      ["read", "write", "edit", "glob", "grep", "bash", "git", "todo_write", "exit_plan_mode"],
+    );
     for (const t of api) assert.equal((t.input_schema as { type: string }).type, "object");
   });
 
@@ -51,7 +56,14 @@ describe("acp tools on the core (no client fs/terminal)", () => {
     const r = await tool("read").run({ path: "a.ts" }, ctx);
     assert.match(r.text, /^\s+1\texport const alpha = 1;\n\s+2\texport const beta = 2;/);
     const e = await tool("edit").run({ path: "a.ts", old_string: "beta = 2", new_string: "beta = 3" }, ctx);
-    assert.deepEqual(e.content, [{ type: "diff", path: join(dir.path, "a.ts"), oldText: "export const alpha = 1;\nexport const beta = 2;\n", newText: "export const alpha = 1;\nexport const beta = 3;\n" }]);
+    assert.deepEqual(e.content, [
+      {
+        type: "diff",
+        path: join(dir.path, "a.ts"),
+        oldText: "export const alpha = 1;\nexport const beta = 2;\n",
+        newText: "export const alpha = 1;\nexport const beta = 3;\n",
+      },
+    ]);
     assert.equal(readFileSync(join(dir.path, "a.ts"), "utf8"), "export const alpha = 1;\nexport const beta = 3;\n");
     await tool("write").run({ path: "sub/new.txt", content: "n\n" }, ctx);
     assert.equal(readFileSync(join(dir.path, "sub/new.txt"), "utf8"), "n\n");

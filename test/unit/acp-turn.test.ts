@@ -14,14 +14,14 @@ import type { ModeId, SessionConfig } from "../../src/protocols/acp/modes.ts";
 import { TurnOutlet } from "../../src/protocols/acp/outlet.ts";
 import { PermissionRules } from "../../src/protocols/acp/permissions.ts";
 import type { StoreRecord } from "../../src/protocols/acp/store.ts";
-import { createClientIO } from "../../src/protocols/acp/tools/io.ts";
-import { BUILTIN_TOOLS } from "../../src/protocols/acp/tools/index.ts";
 import type { EditFeedback } from "../../src/protocols/acp/tool-runner.ts";
+import { BUILTIN_TOOLS } from "../../src/protocols/acp/tools/index.ts";
+import { createClientIO } from "../../src/protocols/acp/tools/io.ts";
 import { Turn, type TurnHost } from "../../src/protocols/acp/turn.ts";
-import { offeredTools, withGates, type TurnTool } from "../../src/protocols/acp/turn-tools.ts";
+import { offeredTools, type TurnTool, withGates } from "../../src/protocols/acp/turn-tools.ts";
 import { lastToolResults } from "../helpers/acp-scripts.ts";
-import { startFakeAnthropic, type Reply } from "../helpers/fake-anthropic.ts";
 import { repoRoot } from "../helpers/cli.ts";
+import { type Reply, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 const ACP = join(repoRoot, "src/protocols/acp");
@@ -68,14 +68,23 @@ test("the generic runner and the turn name no tool", () => {
     assert.ok(!src.includes('"exit_plan_mode"'), `${name} names exit_plan_mode`);
   }
   const gated = withGates(BUILTIN_TOOLS).filter((t) => t.gate);
-  assert.deepEqual(gated.map((t) => t.name), ["exit_plan_mode"]);
+  assert.deepEqual(
+    gated.map((t) => t.name),
+    ["exit_plan_mode"],
+  );
 });
 
 test("tools that need the bridge are offered only while it is connected", () => {
   const plain = { name: "plain" } as TurnTool;
   const editor = { name: "language_hover", needsBridge: true } as TurnTool;
-  assert.deepEqual(offeredTools([plain, editor], false).map((t) => t.name), ["plain"]);
-  assert.deepEqual(offeredTools([plain, editor], true).map((t) => t.name), ["plain", "language_hover"]);
+  assert.deepEqual(
+    offeredTools([plain, editor], false).map((t) => t.name),
+    ["plain"],
+  );
+  assert.deepEqual(
+    offeredTools([plain, editor], true).map((t) => t.name),
+    ["plain", "language_hover"],
+  );
 });
 
 test("diagnostics text: file:line:col severity message, relative paths, hints left out, capped", () => {
@@ -84,7 +93,13 @@ test("diagnostics text: file:line:col severity message, relative paths, hints le
     {
       path: "/p/src/a.ts",
       diagnostics: [
-        { range: at(0), severity: "error" as const, message: "Type 'string' is not\n  assignable to type 'number'.", source: "ts", code: 2322 },
+        {
+          range: at(0),
+          severity: "error" as const,
+          message: "Type 'string' is not\n  assignable to type 'number'.",
+          source: "ts",
+          code: 2322,
+        },
         { range: at(2), severity: "hint" as const, message: "unused" },
         ...Array.from({ length: 40 }, (_, i) => ({ range: at(i + 3), severity: "warning" as const, message: `w${i}` })),
       ],
@@ -97,19 +112,34 @@ test("diagnostics text: file:line:col severity message, relative paths, hints le
   assert.ok(!t.includes("unused"));
   assert.equal(lines.length, 1 + 30 + 1);
   assert.equal(lines.at(-1), "... and 11 more");
-  assert.equal(diagnosticsText([{ path: "/elsewhere/b.ts", diagnostics: [] }], "/p"), "Diagnostics: none reported for /elsewhere/b.ts.");
-  assert.match(diagnosticsText([{ path: "/p/b.ts", diagnostics: [] }], "/p", 5000), /within 5000 ms: this list may be stale/);
+  assert.equal(
+    diagnosticsText([{ path: "/elsewhere/b.ts", diagnostics: [] }], "/p"),
+    "Diagnostics: none reported for /elsewhere/b.ts.",
+  );
+  assert.match(
+    diagnosticsText([{ path: "/p/b.ts", diagnostics: [] }], "/p", 5000),
+    /within 5000 ms: this list may be stale/,
+  );
 });
 
 /** A session stand-in: the turn sees only TurnHost. */
-function fakeHost(o: { cwd: string; dataDir: string; apiUrl: string; tools: TurnTool[]; feedback?: EditFeedback; answer?: string }) {
+function fakeHost(o: {
+  cwd: string;
+  dataDir: string;
+  apiUrl: string;
+  tools: TurnTool[];
+  feedback?: EditFeedback;
+  answer?: string;
+}) {
   const records: StoreRecord[] = [];
   const history: MessageParam[] = [];
   const modes: ModeId[] = [];
   const core = createCore({ roots: [o.cwd], log: silentLogger });
   const client = {
     notify: async () => undefined,
-    request: async () => ({ outcome: o.answer ? { outcome: "selected", optionId: o.answer } : { outcome: "cancelled" } }),
+    request: async () => ({
+      outcome: o.answer ? { outcome: "selected", optionId: o.answer } : { outcome: "cancelled" },
+    }),
   } as unknown as acp.AgentContext;
   const config: SessionConfig = { mode: "plan", model: "claude-test", models: ["claude-test"], thought: "off" };
   const settings = {
@@ -193,7 +223,14 @@ test("a Turn driven through TurnHost: a gated tool switches the mode; an edit's 
       return "Diagnostics: none reported for a.txt.";
     },
   };
-  const { host, records, modes, core } = fakeHost({ cwd: dir.path, dataDir: data.path, apiUrl: api.url, tools: [...withGates(BUILTIN_TOOLS), touch], feedback, answer: "acceptEdits" });
+  const { host, records, modes, core } = fakeHost({
+    cwd: dir.path,
+    dataDir: data.path,
+    apiUrl: api.url,
+    tools: [...withGates(BUILTIN_TOOLS), touch],
+    feedback,
+    answer: "acceptEdits",
+  });
   try {
     const ac = new AbortController();
     const outlet = new TurnOutlet(host.client, host.id, silentLogger);
@@ -205,7 +242,10 @@ test("a Turn driven through TurnHost: a gated tool switches the mode; an edit's 
     const editResult = lastToolResults(api.requests[2]?.body)[0];
     assert.equal(editResult?.content, `Touched ${join(dir.path, "a.txt")}.\n\nDiagnostics: none reported for a.txt.`);
     assert.deepEqual(seen, [[`${join(dir.path, "a.txt")}=new\n`]]);
-    assert.deepEqual(records.filter((r) => r.t === "turn_end").map((r) => (r as { stopReason: string }).stopReason), ["end_turn"]);
+    assert.deepEqual(
+      records.filter((r) => r.t === "turn_end").map((r) => (r as { stopReason: string }).stopReason),
+      ["end_turn"],
+    );
   } finally {
     await api.close();
     await core.dispose();
@@ -217,13 +257,25 @@ test("a Turn driven through TurnHost: a gated tool switches the mode; an edit's 
 test("a Turn without a live editor: the edit result is the tool's own text; keep planning rejects the plan", async () => {
   const dir = tmpdirFixture();
   const data = tmpdirFixture();
-  const replies: Reply[] = [{ toolUses: [{ id: "toolu_plan", name: "exit_plan_mode", input: { plan: "p" } }] }, { text: "ok" }];
+  const replies: Reply[] = [
+    { toolUses: [{ id: "toolu_plan", name: "exit_plan_mode", input: { plan: "p" } }] },
+    { text: "ok" },
+  ];
   let i = 0;
   const api = await startFakeAnthropic({ script: () => replies[i++] ?? { text: "extra" } });
-  const { host, modes, core } = fakeHost({ cwd: dir.path, dataDir: data.path, apiUrl: api.url, tools: withGates(BUILTIN_TOOLS), answer: "plan" });
+  const { host, modes, core } = fakeHost({
+    cwd: dir.path,
+    dataDir: data.path,
+    apiUrl: api.url,
+    tools: withGates(BUILTIN_TOOLS),
+    answer: "plan",
+  });
   try {
     const outlet = new TurnOutlet(host.client, host.id, silentLogger);
-    assert.equal(await new Turn(host, outlet, new AbortController().signal).run([{ type: "text", text: "go" }]), "end_turn");
+    assert.equal(
+      await new Turn(host, outlet, new AbortController().signal).run([{ type: "text", text: "go" }]),
+      "end_turn",
+    );
     assert.deepEqual(modes, []);
     const r = lastToolResults(api.requests[1]?.body)[0];
     assert.equal(r?.is_error, true);

@@ -3,7 +3,14 @@ import { mkdtempSync, readFileSync, renameSync, rmSync, statSync, utimesSync, wr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { createPack, materializePack, packId, readPackHeader, statVerifyDir, verifyDir } from "../../src/util/assets.ts";
+import {
+  createPack,
+  materializePack,
+  packId,
+  readPackHeader,
+  statVerifyDir,
+  verifyDir,
+} from "../../src/util/assets.ts";
 
 const root = mkdtempSync(join(tmpdir(), "ccb-assets-test-"));
 after(() => rmSync(root, { recursive: true, force: true }));

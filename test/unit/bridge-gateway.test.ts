@@ -33,7 +33,16 @@ before(async () => {
     });
     req.on("end", () => {
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ method: req.method, url: req.url, host: req.headers.host, cookie: req.headers.cookie ?? "", size, sha256: hash.digest("hex") }));
+      res.end(
+        JSON.stringify({
+          method: req.method,
+          url: req.url,
+          host: req.headers.host,
+          cookie: req.headers.cookie ?? "",
+          size,
+          sha256: hash.digest("hex"),
+        }),
+      );
     });
   });
   const wss = new WebSocketServer({ server: upstream });
@@ -47,7 +56,12 @@ before(async () => {
   url = await gw.listen();
   const http = { gateway: gw, url };
   mountWorkbenchProxy(http, BASE, { socketPath: () => socketPath(), stripPrefix: true }, session, silentLogger);
-  mountSessionRoutes(http, session, "s3cret-token", () => ({ runtime: "code-server", state: "running", workbenchPath: `${BASE}/?folder=/w`, bridge: { connected: true, reason: "", hosts: 1 } }));
+  mountSessionRoutes(http, session, "s3cret-token", () => ({
+    runtime: "code-server",
+    state: "running",
+    workbenchPath: `${BASE}/?folder=/w`,
+    bridge: { connected: true, reason: "", hosts: 1 },
+  }));
   const r = await send(`${BASE}/?folder=/w&${ONE_TIME_QUERY}=${session.mint()}`);
   cookie = String((r.headers["set-cookie"] as string[])[0]).split(";")[0] as string;
 });
@@ -59,14 +73,20 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function send(path: string, options: { method?: string; headers?: Record<string, string>; body?: Buffer } = {}): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function send(
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: Buffer } = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
-    const req = request({ host: u.hostname, port: u.port, path, method: options.method ?? "GET", headers: options.headers }, (res) => {
-      let body = "";
-      res.setEncoding("utf8").on("data", (d: string) => (body += d));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = request(
+      { host: u.hostname, port: u.port, path, method: options.method ?? "GET", headers: options.headers },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8").on("data", (d: string) => (body += d));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     req.on("error", reject);
     req.end(options.body);
   });
@@ -79,7 +99,10 @@ describe("workbench gateway", () => {
     assert.equal(r.status, 302);
     assert.equal(r.headers.location, `${BASE}/?folder=%2Fw`);
     const cookies = r.headers["set-cookie"] as string[];
-    assert.deepEqual(cookies.map((c) => /Path=([^;]+)/.exec(c)?.[1]), [BASE, "/app", "/session.json"]);
+    assert.deepEqual(
+      cookies.map((c) => /Path=([^;]+)/.exec(c)?.[1]),
+      [BASE, "/app", "/session.json"],
+    );
     for (const c of cookies) {
       assert.match(c, /; HttpOnly/);
       assert.match(c, /; SameSite=Strict/);
@@ -95,7 +118,10 @@ describe("workbench gateway", () => {
 
   test("without the cookie the workbench is refused (HTTP and WebSocket), even with the right path", async () => {
     assert.equal((await send(`${BASE}/static/x.js`)).status, 401);
-    assert.equal((await send(`${BASE}/static/x.js`, { headers: { cookie: `${session.cookieName}=${"A".repeat(43)}` } })).status, 401);
+    assert.equal(
+      (await send(`${BASE}/static/x.js`, { headers: { cookie: `${session.cookieName}=${"A".repeat(43)}` } })).status,
+      401,
+    );
     const bad = new WebSocket(`${url.replace(/^http/, "ws")}${BASE}/sock`);
     const [err] = (await once(bad, "error")) as [Error];
     assert.match(err.message, /401/);
@@ -103,7 +129,11 @@ describe("workbench gateway", () => {
 
   test("HTTP is proxied to the runtime's Unix socket with the prefix stripped, query kept, request body intact", async () => {
     const body = randomBytes(1024 * 1024 + 7);
-    const r = await send(`${BASE}/static/x.js?a=1&b=2`, { method: "POST", body, headers: { "content-type": "application/octet-stream", cookie } });
+    const r = await send(`${BASE}/static/x.js?a=1&b=2`, {
+      method: "POST",
+      body,
+      headers: { "content-type": "application/octet-stream", cookie },
+    });
     assert.equal(r.status, 200);
     const j = JSON.parse(r.body) as { method: string; url: string; size: number; sha256: string; host: string };
     assert.equal(j.method, "POST");
@@ -122,9 +152,16 @@ describe("workbench gateway", () => {
   test("cross-site Origins and foreign Hosts are refused; same origin passes", async () => {
     assert.equal((await send(`${BASE}/x`, { headers: { cookie, origin: "https://evil.example" } })).status, 403);
     assert.equal((await send(`${BASE}/x`, { headers: { cookie, host: "evil.example" } })).status, 403);
-    assert.equal((await send(`${BASE}/x`, { headers: { cookie, host: `127.0.0.1.evil.example:${new URL(url).port}` } })).status, 403);
+    assert.equal(
+      (await send(`${BASE}/x`, { headers: { cookie, host: `127.0.0.1.evil.example:${new URL(url).port}` } })).status,
+      403,
+    );
     assert.equal((await send(`${BASE}/x`, { headers: { cookie, origin: url } })).status, 200);
-    assert.equal((await send(`/ide/${"A".repeat(32)}/x`, { headers: { cookie } })).status, 404, "a wrong key finds nothing");
+    assert.equal(
+      (await send(`/ide/${"A".repeat(32)}/x`, { headers: { cookie } })).status,
+      404,
+      "a wrong key finds nothing",
+    );
   });
 
   test("WebSockets are proxied both ways with the cookie; a cross-site Origin is refused", async () => {
@@ -137,7 +174,10 @@ describe("workbench gateway", () => {
     s.send("ping through the proxy");
     assert.equal((await once(s, "message"))[0].toString(), "ping through the proxy");
     s.close();
-    const bad = new WebSocket(`${url.replace(/^http/, "ws")}${BASE}/sock`, { origin: "https://evil.example", headers: { cookie } });
+    const bad = new WebSocket(`${url.replace(/^http/, "ws")}${BASE}/sock`, {
+      origin: "https://evil.example",
+      headers: { cookie },
+    });
     const [err] = (await once(bad, "error")) as [Error];
     assert.match(err.message, /403/);
   });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { after, describe, test } from "node:test";
@@ -33,16 +33,33 @@ describe("runtime resolution", () => {
 
   test("OpenVSCode missing from the cache says to run `ccb runtime fetch`", async () => {
     const env = { ...process.env, CCB_CACHE_DIR: join(tmp.path, "cache"), CCB_RUNTIME_ROOT: "" };
-    await assert.rejects(resolveRuntime({ env }), (e: unknown) => isCcbError(e, "RUNTIME_UNAVAILABLE") && /ccb runtime fetch/.test(`${(e as Error).message} ${(e as { hint?: string }).hint}`));
+    await assert.rejects(
+      resolveRuntime({ env }),
+      (e: unknown) =>
+        isCcbError(e, "RUNTIME_UNAVAILABLE") &&
+        /ccb runtime fetch/.test(`${(e as Error).message} ${(e as { hint?: string }).hint}`),
+    );
   });
 
   test("code-server needs a root, and a wrong root is named", async () => {
-    await assert.rejects(resolveRuntime({ runtime: "code-server", env: {} }), (e: unknown) => isCcbError(e, "RUNTIME_UNAVAILABLE") && /--runtime-root/.test((e as Error).message));
-    await assert.rejects(resolveRuntime({ runtime: "code-server", runtimeRoot: tmp.path, runtimeNode: node24(), env: {} }), (e: unknown) => isCcbError(e, "RUNTIME_UNAVAILABLE") && /not a code-server package/.test((e as Error).message));
+    await assert.rejects(
+      resolveRuntime({ runtime: "code-server", env: {} }),
+      (e: unknown) => isCcbError(e, "RUNTIME_UNAVAILABLE") && /--runtime-root/.test((e as Error).message),
+    );
+    await assert.rejects(
+      resolveRuntime({ runtime: "code-server", runtimeRoot: tmp.path, runtimeNode: node24(), env: {} }),
+      (e: unknown) => isCcbError(e, "RUNTIME_UNAVAILABLE") && /not a code-server package/.test((e as Error).message),
+    );
   });
 
   test("ccb's own secrets are not passed to the runtime (its terminals inherit its environment)", () => {
-    const env = runtimeEnv({ PATH: "/bin", CCB_AUTH_TOKEN: "x", CCB_BRIDGE_SECRET: "y", FLUJO_MCP_APP_RUNTIME_REGISTER_TOKEN: "z", CCB_LOG_LEVEL: "info" });
+    const env = runtimeEnv({
+      PATH: "/bin",
+      CCB_AUTH_TOKEN: "x",
+      CCB_BRIDGE_SECRET: "y",
+      FLUJO_MCP_APP_RUNTIME_REGISTER_TOKEN: "z",
+      CCB_LOG_LEVEL: "info",
+    });
     assert.deepEqual(env, { PATH: "/bin", CCB_LOG_LEVEL: "info" });
   });
 });
@@ -105,7 +122,16 @@ describe("runtime supervisor", () => {
       command: (input) => ({ command: process.execPath, args: [script, input.socketPath], env: {} }),
     };
     const dirs = createStateDirs([join(tmp.path, "ws")], { XDG_STATE_HOME: join(tmp.path, "state") });
-    const sup = new RuntimeSupervisor({ runtime, dirs, basePath: "/ide/x", folder: tmp.path, log: silentLogger, env: process.env, minBackoffMs: 50, maxBackoffMs: 200 });
+    const sup = new RuntimeSupervisor({
+      runtime,
+      dirs,
+      basePath: "/ide/x",
+      folder: tmp.path,
+      log: silentLogger,
+      env: process.env,
+      minBackoffMs: 50,
+      maxBackoffMs: 200,
+    });
     const states: WorkbenchState[] = [];
     sup.onState((s) => states.push(s));
     await sup.start();
@@ -133,7 +159,10 @@ describe("runtime supervisor", () => {
 
   test("a ccb killed with SIGKILL does not leave its runtime running (watchdog)", async () => {
     const fake = join(tmp.path, "fake-runtime-2.mjs");
-    writeFileSync(fake, `import { createServer } from "node:http"; createServer((q, r) => r.writeHead(200).end()).listen(process.argv[2]);`);
+    writeFileSync(
+      fake,
+      `import { createServer } from "node:http"; createServer((q, r) => r.writeHead(200).end()).listen(process.argv[2]);`,
+    );
     const host = join(tmp.path, "host.mts");
     const processTs = new URL("../../src/workbench/launcher/process.ts", import.meta.url).pathname;
     const stateTs = new URL("../../src/workbench/launcher/state.ts", import.meta.url).pathname;

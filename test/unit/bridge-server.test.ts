@@ -6,10 +6,15 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { WebSocket } from "ws";
-import { createCore, type Core } from "../../src/core/core.ts";
+import { type Core, createCore } from "../../src/core/core.ts";
 import { isCcbError } from "../../src/core/errors.ts";
 import { BridgeServer } from "../../src/workbench/bridge-server.ts";
-import { BRIDGE_PROTOCOL_VERSION, CLOSE_BAD_FRAME, CLOSE_BAD_TOKEN, CLOSE_TIMEOUT } from "../../src/workbench/contract.ts";
+import {
+  BRIDGE_PROTOCOL_VERSION,
+  CLOSE_BAD_FRAME,
+  CLOSE_BAD_TOKEN,
+  CLOSE_TIMEOUT,
+} from "../../src/workbench/contract.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 const ws = tmpdirFixture();
@@ -49,7 +54,9 @@ interface Client {
   closed: Promise<number>;
 }
 
-async function connect(options: { token?: string; focused?: boolean; clientId?: string; hello?: boolean } = {}): Promise<Client> {
+async function connect(
+  options: { token?: string; focused?: boolean; clientId?: string; hello?: boolean } = {},
+): Promise<Client> {
   const sock = new WebSocket(url);
   const frames: Array<Record<string, unknown>> = [];
   const waiters: Array<{ type: string; resolve: (f: Record<string, unknown>) => void }> = [];
@@ -131,12 +138,17 @@ describe("bridge server", () => {
     c.send({ type: "response", id: req.id, result: { isOpen: true, isDirty: true } });
     assert.deepEqual(await pending, { isOpen: true, isDirty: true });
 
-    await assert.rejects(bridge.call("editor.applyEdits", { path: "escape.txt", edits: [] }), (e: unknown) => isCcbError(e, "PATH_OUTSIDE_WORKSPACE"));
+    await assert.rejects(bridge.call("editor.applyEdits", { path: "escape.txt", edits: [] }), (e: unknown) =>
+      isCcbError(e, "PATH_OUTSIDE_WORKSPACE"),
+    );
     await assert.rejects(
       bridge.call("commands.execute", { command: "x", args: [{ $type: "uri", path: join(outside.path, "x.txt") }] }),
       (e: unknown) => isCcbError(e, "PATH_OUTSIDE_WORKSPACE"),
     );
-    await assert.rejects(bridge.call("diff.open", { id: "1", path: "escape.txt", proposedText: "", title: "t" }), (e: unknown) => isCcbError(e, "PATH_OUTSIDE_WORKSPACE"));
+    await assert.rejects(
+      bridge.call("diff.open", { id: "1", path: "escape.txt", proposedText: "", title: "t" }),
+      (e: unknown) => isCcbError(e, "PATH_OUTSIDE_WORKSPACE"),
+    );
 
     const failing = bridge.call("document.save", { path: "a.txt" });
     const req2 = await c.next("request");
@@ -149,7 +161,11 @@ describe("bridge server", () => {
     await assert.rejects(wrongShape, (e: unknown) => isCcbError(e, "BRIDGE_ERROR"));
 
     const ac = new AbortController();
-    const aborted = bridge.call("diff.open", { id: "d", path: "a.txt", proposedText: "b", title: "t" }, { signal: ac.signal });
+    const aborted = bridge.call(
+      "diff.open",
+      { id: "d", path: "a.txt", proposedText: "b", title: "t" },
+      { signal: ac.signal },
+    );
     await c.next("request");
     ac.abort();
     await assert.rejects(aborted, (e: unknown) => isCcbError(e, "ABORTED"));
@@ -195,7 +211,11 @@ describe("bridge server", () => {
     await headless.next("pong");
     assert.equal(bridge.active?.clientId, "H", "a hidden window never takes the role");
     const person = await connect({ clientId: "P", focused: true });
-    assert.deepEqual(await person.next("role"), { type: "role", role: "active" }, "a person's focused tab serves as it loads");
+    assert.deepEqual(
+      await person.next("role"),
+      { type: "role", role: "active" },
+      "a person's focused tab serves as it loads",
+    );
     assert.deepEqual(await headless.next("role"), { type: "role", role: "standby" });
     // A host whose hello carried the extension host's default (focused) and then learnt the window is not focused.
     const unsure = await connect({ clientId: "U", focused: true });
@@ -204,7 +224,11 @@ describe("bridge server", () => {
     unsure.send({ type: "focus", focused: false });
     assert.deepEqual(await person.next("role"), { type: "role", role: "active" }, "the real focus holder gets it back");
     person.ws.close();
-    assert.deepEqual(await headless.next("role"), { type: "role", role: "active" }, "no window was ever focused: the first connected (headless) serves");
+    assert.deepEqual(
+      await headless.next("role"),
+      { type: "role", role: "active" },
+      "no window was ever focused: the first connected (headless) serves",
+    );
     assert.deepEqual(roles, ["H", "P", "U", "P", "H"]);
     off();
     for (const c of [headless, hidden, unsure]) c.ws.close();

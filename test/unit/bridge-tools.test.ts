@@ -5,8 +5,8 @@ import { after, describe, test } from "node:test";
 import type { EditorBridge } from "../../src/core/bridge.ts";
 import { createCore } from "../../src/core/core.ts";
 import { isCcbError } from "../../src/core/errors.ts";
-import type { AnyToolDef } from "../../src/tools/kernel.ts";
 import { workspaceTools } from "../../src/tools/catalog.ts";
+import type { AnyToolDef } from "../../src/tools/kernel.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 const ws = tmpdirFixture();
@@ -49,8 +49,14 @@ const minimalArgs: Record<string, unknown> = {
   vscode_open: {},
   editor_open: { path: "a.ts" },
   editor_state: {},
-  editor_set_selection: { path: "a.ts", selections: [{ anchor: { line: 1, column: 1 }, active: { line: 1, column: 2 } }] },
-  editor_apply_edits: { path: "a.ts", edits: [{ range: { start: { line: 1, column: 1 }, end: { line: 1, column: 1 } }, newText: "x" }] },
+  editor_set_selection: {
+    path: "a.ts",
+    selections: [{ anchor: { line: 1, column: 1 }, active: { line: 1, column: 2 } }],
+  },
+  editor_apply_edits: {
+    path: "a.ts",
+    edits: [{ range: { start: { line: 1, column: 1 }, end: { line: 1, column: 1 } }, newText: "x" }],
+  },
   diagnostics_get: {},
   vscode_list_commands: {},
   vscode_execute_command: { command: "noop" },
@@ -72,11 +78,14 @@ describe("editor tools without a workbench", () => {
       const t = tool(name);
       assert.equal(t.needsBridge, true);
       const args = t.input.parse(minimalArgs[name]);
-      await assert.rejects(t.execute(args, { core, signal: new AbortController().signal, log: core.log }), (err: unknown) => {
-        assert.ok(isCcbError(err, "BRIDGE_UNAVAILABLE"), String(err));
-        assert.match((err as Error).message, /ccb runtime fetch/);
-        return true;
-      });
+      await assert.rejects(
+        t.execute(args, { core, signal: new AbortController().signal, log: core.log }),
+        (err: unknown) => {
+          assert.ok(isCcbError(err, "BRIDGE_UNAVAILABLE"), String(err));
+          assert.match((err as Error).message, /ccb runtime fetch/);
+          return true;
+        },
+      );
     });
   }
   test("every field of every editor tool is described", () => {
@@ -128,13 +137,32 @@ describe("editor tools with a bridge", () => {
       (err: unknown) => isCcbError(err, "PATH_OUTSIDE_WORKSPACE"),
     );
     assert.equal(calls.length, 0);
-    await t.execute(t.input.parse({ command: "x", args: [{ $type: "uri", path: "a.ts" }, { $type: "position", line: 0, character: 1 }] }), ctx);
-    assert.deepEqual(calls[0]?.params, { command: "x", args: [{ $type: "uri", path: join(ws.path, "a.ts") }, { $type: "position", line: 0, character: 1 }] });
+    await t.execute(
+      t.input.parse({
+        command: "x",
+        args: [
+          { $type: "uri", path: "a.ts" },
+          { $type: "position", line: 0, character: 1 },
+        ],
+      }),
+      ctx,
+    );
+    assert.deepEqual(calls[0]?.params, {
+      command: "x",
+      args: [
+        { $type: "uri", path: join(ws.path, "a.ts") },
+        { $type: "position", line: 0, character: 1 },
+      ],
+    });
   });
 
   test("1-based tool positions become zero-based wire positions", async () => {
     calls.length = 0;
-    answers["language.definition"] = { locations: [{ path: join(ws.path, "a.ts"), range: { start: { line: 0, character: 13 }, end: { line: 0, character: 14 } } }] };
+    answers["language.definition"] = {
+      locations: [
+        { path: join(ws.path, "a.ts"), range: { start: { line: 0, character: 13 }, end: { line: 0, character: 14 } } },
+      ],
+    };
     const t = tool("language_definition");
     const r = await t.execute(t.input.parse({ path: "a.ts", position: { line: 1, column: 14 } }), ctx);
     assert.deepEqual(calls[0]?.params, { path: join(ws.path, "a.ts"), position: { line: 0, character: 13 } });

@@ -1,11 +1,22 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { execFileSync } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import { isCcbError } from "../../src/core/errors.ts";
 import { FileService } from "../../src/core/files.ts";
@@ -89,7 +100,9 @@ describe("FileService.list", () => {
     assert.ok(!paths.some((p) => p.startsWith(".git/") || p === ".git"));
     const all = await f.files.list({ recursive: true, respectGitignore: false });
     const allPaths = all.entries.map((e) => e.path);
-    assert.ok(allPaths.includes("src/gen/out.js") && allPaths.includes("dist/bundle.js") && allPaths.includes(".git/HEAD"));
+    assert.ok(
+      allPaths.includes("src/gen/out.js") && allPaths.includes("dist/bundle.js") && allPaths.includes(".git/HEAD"),
+    );
   });
 
   it("limits depth, filters by globs and hides dotfiles when asked", async () => {
@@ -98,7 +111,10 @@ describe("FileService.list", () => {
     assert.ok(p2.includes("src/util/strings.ts"));
     assert.ok(!p2.includes("src/util/deep/deeper"));
     const ts = await f.files.list({ recursive: true, include: ["*.ts"], exclude: ["deep/"] });
-    assert.deepEqual(ts.entries.map((e) => e.path), ["src/index.ts", "src/util/strings.ts"]);
+    assert.deepEqual(
+      ts.entries.map((e) => e.path),
+      ["src/index.ts", "src/util/strings.ts"],
+    );
     const noHidden = await f.files.list({ includeHidden: false });
     assert.ok(!noHidden.entries.some((e) => e.path.startsWith(".")));
   });
@@ -111,7 +127,10 @@ describe("FileService.list", () => {
 
   it("lists a single file, honours abort and refuses escapes", async () => {
     const one = await f.files.list({ path: "README.md" });
-    assert.deepEqual(one.entries.map((e) => e.path), ["README.md"]);
+    assert.deepEqual(
+      one.entries.map((e) => e.path),
+      ["README.md"],
+    );
     const ac = new AbortController();
     ac.abort();
     await rejectsCode(f.files.list({ recursive: true, signal: ac.signal }), "ABORTED");
@@ -229,8 +248,14 @@ describe("FileService.write", () => {
       assert.match(err.hint ?? "", /fs_read/);
       return true;
     });
-    await assert.rejects(f.files.write("v.txt", "x", { expectedVersion: null }), (err) => isCcbError(err, "VERSION_CONFLICT") && err.details?.currentVersion === sha("current\n"));
-    await assert.rejects(f.files.write("absent.txt", "x", { expectedVersion: sha("x") }), (err) => isCcbError(err, "VERSION_CONFLICT") && err.details?.currentVersion === null);
+    await assert.rejects(
+      f.files.write("v.txt", "x", { expectedVersion: null }),
+      (err) => isCcbError(err, "VERSION_CONFLICT") && err.details?.currentVersion === sha("current\n"),
+    );
+    await assert.rejects(
+      f.files.write("absent.txt", "x", { expectedVersion: sha("x") }),
+      (err) => isCcbError(err, "VERSION_CONFLICT") && err.details?.currentVersion === null,
+    );
     assert.equal(readFileSync(join(f.root, "v.txt"), "utf8"), "current\n");
   });
 
@@ -302,7 +327,9 @@ describe("FileService.write", () => {
   it("20 concurrent writers with the same expectedVersion: exactly one wins", async () => {
     writeFileSync(join(f.root, "race.txt"), "base\n");
     const base = sha("base\n");
-    const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => f.files.write("race.txt", `writer ${i}\n`, { expectedVersion: base })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) => f.files.write("race.txt", `writer ${i}\n`, { expectedVersion: base })),
+    );
     const won = results.filter((r) => r.status === "fulfilled");
     assert.equal(won.length, 1);
     const winner = (won[0] as PromiseFulfilledResult<{ version: string }>).value;
@@ -320,20 +347,42 @@ describe("FileService.write", () => {
     const base = sha("base\n");
     const n = 6;
     const children = Array.from({ length: n }, (_, i) =>
-      spawn(process.execPath, ["--import", "tsx", join(repoRoot, "test/fixtures/concurrent-writer.ts"), f.root, "xrace.txt", base, `process ${i}\n`], {
-        cwd: repoRoot,
-        stdio: ["pipe", "pipe", "inherit"],
-      }),
+      spawn(
+        process.execPath,
+        [
+          "--import",
+          "tsx",
+          join(repoRoot, "test/fixtures/concurrent-writer.ts"),
+          f.root,
+          "xrace.txt",
+          base,
+          `process ${i}\n`,
+        ],
+        {
+          cwd: repoRoot,
+          stdio: ["pipe", "pipe", "inherit"],
+        },
+      ),
     );
     try {
       const lines = children.map((c) => {
         const rl = createInterface({ input: c.stdout! });
         const it = rl[Symbol.asyncIterator]();
-        return async () => ((await it.next()).value as string);
+        return async () => (await it.next()).value as string;
       });
       for (const next of lines) assert.equal(await next(), "ready");
       for (const c of children) c.stdin!.write("go\n");
-      const outcomes = await Promise.all(lines.map(async (next) => JSON.parse(await next()) as { ok: boolean; code?: string; version?: string; details?: { currentVersion?: string } }));
+      const outcomes = await Promise.all(
+        lines.map(
+          async (next) =>
+            JSON.parse(await next()) as {
+              ok: boolean;
+              code?: string;
+              version?: string;
+              details?: { currentVersion?: string };
+            },
+        ),
+      );
       const winners = outcomes.filter((o) => o.ok);
       assert.equal(winners.length, 1, JSON.stringify(outcomes));
       for (const o of outcomes.filter((x) => !x.ok)) {

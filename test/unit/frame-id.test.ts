@@ -4,9 +4,15 @@ import { idFromPrefix, idFromSuffix } from "../../src/util/frame-id.ts";
 
 describe("idFromPrefix (the id of an oversized stdio frame)", () => {
   it("reads a top-level number or string id from a cut-off frame", () => {
-    assert.equal(idFromPrefix('{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"arguments":{"content":"xxxx'), 42);
+    assert.equal(
+      idFromPrefix('{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"arguments":{"content":"xxxx'),
+      42,
+    );
     assert.equal(idFromPrefix('{"method":"tools/call","jsonrpc":"2.0", "id" : "req-7", "params":{"a'), "req-7");
-    assert.equal(idFromPrefix('{"jsonrpc":"2.0","method":"x","params":{"id":9,"deep":[1,{"id":3}]},"id":5,"pad":"yyy'), 5);
+    assert.equal(
+      idFromPrefix('{"jsonrpc":"2.0","method":"x","params":{"id":9,"deep":[1,{"id":3}]},"id":5,"pad":"yyy'),
+      5,
+    );
   });
   it("never takes an id nested in params, and gives null when the id is past the cut or unusable", () => {
     assert.equal(idFromPrefix('{"jsonrpc":"2.0","method":"x","params":{"id":9,"content":"xxxxx'), null);

@@ -25,11 +25,19 @@ const globalConfig = join(home.path, "gitconfig");
 writeFileSync(
   globalConfig,
   [
-    "[user]", "\tname = Global User", "\temail = global@example.com",
-    "[init]", "\tdefaultBranch = trunk",
-    "[core]", `\thooksPath = ${join(home.path, "hooks")}`, `\tfsmonitor = ${evil}`, `\tpager = ${evil}`,
-    "[alias]", `\tst = !${evil}`,
-    "[diff]", `\texternal = ${evil}`,
+    "[user]",
+    "\tname = Global User",
+    "\temail = global@example.com",
+    "[init]",
+    "\tdefaultBranch = trunk",
+    "[core]",
+    `\thooksPath = ${join(home.path, "hooks")}`,
+    `\tfsmonitor = ${evil}`,
+    `\tpager = ${evil}`,
+    "[alias]",
+    `\tst = !${evil}`,
+    "[diff]",
+    `\texternal = ${evil}`,
     "",
   ].join("\n"),
 );
@@ -79,17 +87,27 @@ test("identity and defaults come from the user's global config; its program-runn
 
   // Controls: the same global config and variables are live for plain git.
   const { spawnSync } = await import("node:child_process");
-  spawnSync("git", ["commit", "-am", "control"], { cwd: ws.path, env: { PATH: process.env.PATH, HOME: home.path, GIT_CONFIG_GLOBAL: globalConfig }, stdio: "ignore" });
+  spawnSync("git", ["commit", "-am", "control"], {
+    cwd: ws.path,
+    env: { PATH: process.env.PATH, HOME: home.path, GIT_CONFIG_GLOBAL: globalConfig },
+    stdio: "ignore",
+  });
   assert.equal(existsSync(marker), true, "control: the global hooksPath runs the hook for plain git");
   rmSync(marker);
   writeFileSync(join(ws.path, "f.txt"), "three\n");
-  spawnSync("git", ["diff"], { cwd: ws.path, env: { PATH: process.env.PATH, HOME: home.path, GIT_CONFIG_GLOBAL: "/dev/null", GIT_EXTERNAL_DIFF: evil }, stdio: "ignore" });
+  spawnSync("git", ["diff"], {
+    cwd: ws.path,
+    env: { PATH: process.env.PATH, HOME: home.path, GIT_CONFIG_GLOBAL: "/dev/null", GIT_EXTERNAL_DIFF: evil },
+    stdio: "ignore",
+  });
   assert.equal(existsSync(marker), true, "control: GIT_EXTERNAL_DIFF runs for plain git");
 });
 
 test("a repository's own identity wins over the global one", async () => {
   await using ws = tmpdirFixture();
-  execFileSync("git", ["init", "-q", ws.path], { env: { PATH: process.env.PATH, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" } });
+  execFileSync("git", ["init", "-q", ws.path], {
+    env: { PATH: process.env.PATH, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
+  });
   git(ws.path, "config", "user.name", "Repo User");
   git(ws.path, "config", "user.email", "repo@example.com");
   const svc = new GitService(new Workspace([ws.path]));

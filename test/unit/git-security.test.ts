@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { createCore } from "../../src/core/core.ts";
 import { isCcbError } from "../../src/core/errors.ts";
-import { USER_REFUSED_KEYS } from "../../src/core/git-keys.ts";
 import { GitService } from "../../src/core/git.ts";
+import { USER_REFUSED_KEYS } from "../../src/core/git-keys.ts";
 import { Workspace } from "../../src/core/workspace.ts";
 import { git, gitAsync, gitMayFail } from "../helpers/git.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -49,8 +49,14 @@ async function fixture() {
 test("a planted pre-commit hook does not run on git_run commit (and the file tools refuse to plant it)", async () => {
   await using fx = await fixture();
   // The file tools refuse to touch .git; a terminal could still plant a hook, so plant it directly.
-  await assert.rejects(fx.core.files.write(".git/hooks/pre-commit", "#!/bin/sh\n"), /PERMISSION_DENIED|inside a \.git folder/);
-  await assert.rejects(fx.core.files.move(".git/hooks/pre-commit.sample", ".git/hooks/pre-commit"), /inside a \.git folder/);
+  await assert.rejects(
+    fx.core.files.write(".git/hooks/pre-commit", "#!/bin/sh\n"),
+    /PERMISSION_DENIED|inside a \.git folder/,
+  );
+  await assert.rejects(
+    fx.core.files.move(".git/hooks/pre-commit.sample", ".git/hooks/pre-commit"),
+    /inside a \.git folder/,
+  );
   await assert.rejects(fx.core.files.delete(".git/HEAD"), /inside a \.git folder/);
   for (const hook of ["pre-commit", "prepare-commit-msg", "commit-msg", "post-commit"]) {
     writeFileSync(join(fx.ws, ".git/hooks", hook), `#!/bin/sh\n${fx.evil} </dev/null\nexit 0\n`, { mode: 0o755 });
@@ -161,16 +167,61 @@ test("every refused key is refused through -c, --config-env, git config (all sco
 
 /** One concrete key per refusal rule (the test checks that every rule is covered). */
 const EXAMPLE_KEYS = [
-  "core.hooksPath", "core.fsmonitor", "core.sshCommand", "core.pager", "core.editor", "core.askPass", "core.gitProxy",
-  "core.alternateRefsCommand", "core.worktree", "credential.helper", "credential.https://example.com.helper", "diff.external",
-  "diff.word.command", "diff.word.textconv", "diff.tool", "difftool.vim.cmd", "merge.tool", "mergetool.vim.path", "merge.ours.driver",
-  "filter.lfs.clean", "filter.lfs.smudge", "filter.lfs.process", "gpg.program", "gpg.ssh.program", "gpg.ssh.defaultKeyCommand",
-  "sequence.editor", "alias.st", "include.path", "includeIf.gitdir:/x/.path", "protocol.allow", "protocol.ext.allow",
-  "remote.origin.uploadpack", "remote.origin.receivepack", "remote.origin.vcs", "uploadpack.packObjectsHook", "pager.log",
-  "web.browser", "browser.firefox.cmd", "man.viewer", "man.konqueror.cmd", "interactive.diffFilter", "submodule.s.update",
-  "init.templateDir", "safe.directory", "trace2.eventTarget", "sendemail.smtpServer", "imap.tunnel", "tar.tgz.command",
-  "hook.linter.command", "guitool.x.cmd", "http.cookieFile", "http.https://example.com.cookieFile", "format.outputDirectory",
-  "submodule.recurse", "diff.ignoreSubmodules",
+  "core.hooksPath",
+  "core.fsmonitor",
+  "core.sshCommand",
+  "core.pager",
+  "core.editor",
+  "core.askPass",
+  "core.gitProxy",
+  "core.alternateRefsCommand",
+  "core.worktree",
+  "credential.helper",
+  "credential.https://example.com.helper",
+  "diff.external",
+  "diff.word.command",
+  "diff.word.textconv",
+  "diff.tool",
+  "difftool.vim.cmd",
+  "merge.tool",
+  "mergetool.vim.path",
+  "merge.ours.driver",
+  "filter.lfs.clean",
+  "filter.lfs.smudge",
+  "filter.lfs.process",
+  "gpg.program",
+  "gpg.ssh.program",
+  "gpg.ssh.defaultKeyCommand",
+  "sequence.editor",
+  "alias.st",
+  "include.path",
+  "includeIf.gitdir:/x/.path",
+  "protocol.allow",
+  "protocol.ext.allow",
+  "remote.origin.uploadpack",
+  "remote.origin.receivepack",
+  "remote.origin.vcs",
+  "uploadpack.packObjectsHook",
+  "pager.log",
+  "web.browser",
+  "browser.firefox.cmd",
+  "man.viewer",
+  "man.konqueror.cmd",
+  "interactive.diffFilter",
+  "submodule.s.update",
+  "init.templateDir",
+  "safe.directory",
+  "trace2.eventTarget",
+  "sendemail.smtpServer",
+  "imap.tunnel",
+  "tar.tgz.command",
+  "hook.linter.command",
+  "guitool.x.cmd",
+  "http.cookieFile",
+  "http.https://example.com.cookieFile",
+  "format.outputDirectory",
+  "submodule.recurse",
+  "diff.ignoreSubmodules",
 ];
 
 function exampleKey(re: RegExp): string {
@@ -193,7 +244,13 @@ test("dangerous keys planted in repository config files block git, with a hint t
   gitMayFail(fx.ws, "reset", "-q");
   fx.reset();
   writeFileSync(join(fx.ws, "g.txt"), "g2\n");
-  await assert.rejects(fx.git.run(["add", "g.txt"]), (e: unknown) => refused(e) && /filter\.evil\.clean/.test((e as Error).message) && /--unset-all/.test((e as { hint?: string }).hint ?? ""));
+  await assert.rejects(
+    fx.git.run(["add", "g.txt"]),
+    (e: unknown) =>
+      refused(e) &&
+      /filter\.evil\.clean/.test((e as Error).message) &&
+      /--unset-all/.test((e as { hint?: string }).hint ?? ""),
+  );
   await assert.rejects(fx.git.status(), refused);
   await assert.rejects(fx.git.diff(), refused);
   assert.equal(fx.ran(), false);
@@ -234,15 +291,28 @@ test("dangerous keys planted in repository config files block git, with a hint t
   // ... also when it arrives through an include.path of a file inside the workspace
   writeFileSync(join(fx.ws, "inc.cfg"), `[filter "evil"]\n\tsmudge = ${fx.evil}\n`);
   writeFileSync(cfg, `${base}[include]\n\tpath = ../inc.cfg\n`);
-  await assert.rejects(fx.git.run(["status"]), (e: unknown) => refused(e) && /filter\.evil\.smudge/.test((e as Error).message));
+  await assert.rejects(
+    fx.git.run(["status"]),
+    (e: unknown) => refused(e) && /filter\.evil\.smudge/.test((e as Error).message),
+  );
   // ... or through an includeIf whose condition does not hold right now
   writeFileSync(cfg, `${base}[includeIf "onbranch:other"]\n\tpath = ../inc.cfg\n`);
-  assert.equal(gitMayFail(fx.ws, "config", "--get", "filter.evil.smudge").status, 1, "control: not visible on this branch");
-  await assert.rejects(fx.git.run(["checkout", "-b", "other"]), (e: unknown) => refused(e) && /filter\.evil\.smudge/.test((e as Error).message));
+  assert.equal(
+    gitMayFail(fx.ws, "config", "--get", "filter.evil.smudge").status,
+    1,
+    "control: not visible on this branch",
+  );
+  await assert.rejects(
+    fx.git.run(["checkout", "-b", "other"]),
+    (e: unknown) => refused(e) && /filter\.evil\.smudge/.test((e as Error).message),
+  );
   // a config file git cannot read stops ccb instead of passing as "nothing found"
-  writeFileSync(join(fx.ws, "inc.cfg"), "[filter \"evil\"\n\tsmudge = broken\n");
+  writeFileSync(join(fx.ws, "inc.cfg"), '[filter "evil"\n\tsmudge = broken\n');
   writeFileSync(cfg, `${base}[includeIf "onbranch:other"]\n\tpath = ../inc.cfg\n`);
-  await assert.rejects(fx.git.run(["status"]), (e: unknown) => isCcbError(e, "GIT_FAILED") && /included config/.test((e as Error).message));
+  await assert.rejects(
+    fx.git.run(["status"]),
+    (e: unknown) => isCcbError(e, "GIT_FAILED") && /included config/.test((e as Error).message),
+  );
   writeFileSync(cfg, `${base}[core\n`);
   await assert.rejects(fx.git.run(["status"]), (e: unknown) => isCcbError(e, "GIT_FAILED"));
   await assert.rejects(fx.git.status(), (e: unknown) => isCcbError(e, "GIT_FAILED"));
@@ -278,13 +348,37 @@ test("programs named by fixed keys planted in .git/config are overridden: editor
   const cfg = join(fx.ws, ".git", "config");
   const base = readFileSync(cfg, "utf8");
   const cases: { planted: string; control: string[]; ccb: string[] }[] = [
-    { planted: `[core]\n\teditor = ${fx.evil}\n`, control: ["commit", "--allow-empty"], ccb: ["commit", "--allow-empty"] },
-    { planted: `[sequence]\n\teditor = ${fx.evil}\n`, control: ["rebase", "-i", "HEAD"], ccb: ["rebase", "-i", "HEAD"] },
-    { planted: `[core]\n\tsshCommand = ${fx.evil}\n`, control: ["ls-remote", "ssh://127.0.0.1/x"], ccb: ["ls-remote", "ssh://127.0.0.1:1/x"] },
-    { planted: `[core]\n\tgitProxy = ${fx.evil}\n`, control: ["ls-remote", "git://127.0.0.1:1/x"], ccb: ["ls-remote", "git://127.0.0.1:1/x"] },
-    { planted: `[commit]\n\tgpgSign = true\n[gpg]\n\tprogram = ${fx.evil}\n`, control: ["commit", "--allow-empty", "-m", "s"], ccb: ["commit", "--allow-empty", "-m", "s"] },
+    {
+      planted: `[core]\n\teditor = ${fx.evil}\n`,
+      control: ["commit", "--allow-empty"],
+      ccb: ["commit", "--allow-empty"],
+    },
+    {
+      planted: `[sequence]\n\teditor = ${fx.evil}\n`,
+      control: ["rebase", "-i", "HEAD"],
+      ccb: ["rebase", "-i", "HEAD"],
+    },
+    {
+      planted: `[core]\n\tsshCommand = ${fx.evil}\n`,
+      control: ["ls-remote", "ssh://127.0.0.1/x"],
+      ccb: ["ls-remote", "ssh://127.0.0.1:1/x"],
+    },
+    {
+      planted: `[core]\n\tgitProxy = ${fx.evil}\n`,
+      control: ["ls-remote", "git://127.0.0.1:1/x"],
+      ccb: ["ls-remote", "git://127.0.0.1:1/x"],
+    },
+    {
+      planted: `[commit]\n\tgpgSign = true\n[gpg]\n\tprogram = ${fx.evil}\n`,
+      control: ["commit", "--allow-empty", "-m", "s"],
+      ccb: ["commit", "--allow-empty", "-m", "s"],
+    },
     { planted: `[alias]\n\tst = !${fx.evil}\n`, control: ["st"], ccb: [] },
-    { planted: `[protocol]\n\tallow = always\n[url "ext::${fx.evil} "]\n\tinsteadOf = https://example.invalid/\n`, control: ["ls-remote", "https://example.invalid/r"], ccb: ["ls-remote", "https://example.invalid/r"] },
+    {
+      planted: `[protocol]\n\tallow = always\n[url "ext::${fx.evil} "]\n\tinsteadOf = https://example.invalid/\n`,
+      control: ["ls-remote", "https://example.invalid/r"],
+      ccb: ["ls-remote", "https://example.invalid/r"],
+    },
   ];
   for (const c of cases) {
     writeFileSync(cfg, base + c.planted);
@@ -355,18 +449,71 @@ test("an exec line planted in an in-progress rebase todo is refused", async () =
 test("refused subcommands and options", async () => {
   await using fx = await fixture();
   for (const args of [
-    ["difftool"], ["mergetool"], ["filter-branch", "--tree-filter", "true", "HEAD"], ["daemon"], ["instaweb"],
-    ["web--browse", "x"], ["credential", "fill"], ["credential-store", "get"], ["help", "log"], ["log", "--help"], ["--help"],
-    ["hook", "run", "pre-commit"], ["merge-index", "sh", "-a"], ["for-each-repo", "--config=x", "gc"], ["send-email"],
-    ["upload-pack", "."], ["receive-pack", "."], ["remote-ext", "x", "y"], ["submodule--helper", "list"],
-    ["bisect", "run", "true"], ["submodule", "foreach", "true"], ["submodule", "--quiet", "foreach", "true"],
-    ["rebase", "-x", "true", "HEAD"], ["rebase", "--exec", "true", "HEAD"], ["rebase", "--exec=true", "HEAD"], ["rebase", "--exe=true", "HEAD"], ["rebase", "-ix", "true", "HEAD"], ["rebase", "-xtrue", "HEAD"],
-    ["fetch", "--upload-pack=touch x", "origin"], ["fetch", "--upload-p=touch", "origin"], ["ls-remote", "-u", "touch x", "."], ["ls-remote", "--upload-pack", "x", "."],
-    ["clone", "-u", "touch x", "a", "b"], ["clone", "--template=t", "a", "b"], ["init", "--template", "t", "x"], ["archive", "--remote=.", "--exec=touch", "HEAD"], ["archive", "--remote=.", "--e=touch", "HEAD"], ["ls-remote", "--u=touch", "."], ["init", "--t=tpl", "x"], ["clone", "--c", "core.hooksPath=x", "a", "b"],
-    ["push", "--receive-pack=x", "o"], ["push", "--exec=x", "o"], ["grep", "-O", "x"], ["grep", "-Otouch", "x"], ["grep", "--open-files-in-pager=touch", "x"],
-    ["add", "-p"], ["add", "-i"], ["add", "--patch"], ["add", "--interactive"], ["checkout", "-p"], ["restore", "--patch"], ["reset", "-p"], ["stash", "-p"], ["clean", "-i"], ["commit", "-p"], ["commit", "--interactive"],
-    ["merge", "-s", "evil", "HEAD"], ["merge", "--strategy=evil", "HEAD"], ["pull", "-sevil"], ["maintenance", "start"],
-    ["--exec-path=/tmp"], ["--super-prefix=x/", "status"], ["--unknown-global", "status"], ["st"], ["lfs", "status"],
+    ["difftool"],
+    ["mergetool"],
+    ["filter-branch", "--tree-filter", "true", "HEAD"],
+    ["daemon"],
+    ["instaweb"],
+    ["web--browse", "x"],
+    ["credential", "fill"],
+    ["credential-store", "get"],
+    ["help", "log"],
+    ["log", "--help"],
+    ["--help"],
+    ["hook", "run", "pre-commit"],
+    ["merge-index", "sh", "-a"],
+    ["for-each-repo", "--config=x", "gc"],
+    ["send-email"],
+    ["upload-pack", "."],
+    ["receive-pack", "."],
+    ["remote-ext", "x", "y"],
+    ["submodule--helper", "list"],
+    ["bisect", "run", "true"],
+    ["submodule", "foreach", "true"],
+    ["submodule", "--quiet", "foreach", "true"],
+    ["rebase", "-x", "true", "HEAD"],
+    ["rebase", "--exec", "true", "HEAD"],
+    ["rebase", "--exec=true", "HEAD"],
+    ["rebase", "--exe=true", "HEAD"],
+    ["rebase", "-ix", "true", "HEAD"],
+    ["rebase", "-xtrue", "HEAD"],
+    ["fetch", "--upload-pack=touch x", "origin"],
+    ["fetch", "--upload-p=touch", "origin"],
+    ["ls-remote", "-u", "touch x", "."],
+    ["ls-remote", "--upload-pack", "x", "."],
+    ["clone", "-u", "touch x", "a", "b"],
+    ["clone", "--template=t", "a", "b"],
+    ["init", "--template", "t", "x"],
+    ["archive", "--remote=.", "--exec=touch", "HEAD"],
+    ["archive", "--remote=.", "--e=touch", "HEAD"],
+    ["ls-remote", "--u=touch", "."],
+    ["init", "--t=tpl", "x"],
+    ["clone", "--c", "core.hooksPath=x", "a", "b"],
+    ["push", "--receive-pack=x", "o"],
+    ["push", "--exec=x", "o"],
+    ["grep", "-O", "x"],
+    ["grep", "-Otouch", "x"],
+    ["grep", "--open-files-in-pager=touch", "x"],
+    ["add", "-p"],
+    ["add", "-i"],
+    ["add", "--patch"],
+    ["add", "--interactive"],
+    ["checkout", "-p"],
+    ["restore", "--patch"],
+    ["reset", "-p"],
+    ["stash", "-p"],
+    ["clean", "-i"],
+    ["commit", "-p"],
+    ["commit", "--interactive"],
+    ["merge", "-s", "evil", "HEAD"],
+    ["merge", "--strategy=evil", "HEAD"],
+    ["pull", "-sevil"],
+    ["maintenance", "start"],
+    ["--exec-path=/tmp"],
+    ["--super-prefix=x/", "status"],
+    ["--unknown-global", "status"],
+    ["st"],
+    ["lfs", "status"],
   ]) {
     await assert.rejects(fx.git.run(args), refused, args.join(" "));
   }
@@ -385,15 +532,33 @@ test("path escapes: cwd, -C, --git-dir, --work-tree, --output, pathspecs, clone 
   symlinkSync(other.path, join(fx.ws, "link-out"));
   const svc = fx.git;
   for (const args of [
-    ["-C", "..", "status"], ["-C", other.path, "status"], ["-C", "link-out", "status"],
-    [`--git-dir=${other.path}/.git`, "log"], ["--git-dir", "../x", "log"], [`--work-tree=${other.path}`, "status"],
-    ["log", `--output=${other.path}/out.txt`], ["log", "--output=../out.txt"], ["log", "--output=link-out/out.txt"],
-    ["format-patch", `-o${other.path}`, "HEAD~0"], ["format-patch", "-o", other.path, "HEAD"],
-    ["diff", "--no-index", `${other.path}/secret.txt`, "f.txt"], ["add", "--", "../x"], ["add", "link-out/secret.txt"],
-    ["log", "--", "/etc/passwd"], ["clone", "https://example.invalid/r", "../cloned"], ["clone", other.path, "c"],
-    ["clone", `file://${other.path}`, "c"], ["fetch", other.path], ["remote", "add", "o", other.path], ["worktree", "add", "../wt"],
-    ["commit", `--file=${other.path}/secret.txt`], ["commit", "-F", `${other.path}/secret.txt`], ["apply", `${other.path}/secret.txt`],
-    ["init", other.path], ["bundle", "create", `${other.path}/b.bundle`, "HEAD"], ["format-patch", "-o..", "HEAD~0"],
+    ["-C", "..", "status"],
+    ["-C", other.path, "status"],
+    ["-C", "link-out", "status"],
+    [`--git-dir=${other.path}/.git`, "log"],
+    ["--git-dir", "../x", "log"],
+    [`--work-tree=${other.path}`, "status"],
+    ["log", `--output=${other.path}/out.txt`],
+    ["log", "--output=../out.txt"],
+    ["log", "--output=link-out/out.txt"],
+    ["format-patch", `-o${other.path}`, "HEAD~0"],
+    ["format-patch", "-o", other.path, "HEAD"],
+    ["diff", "--no-index", `${other.path}/secret.txt`, "f.txt"],
+    ["add", "--", "../x"],
+    ["add", "link-out/secret.txt"],
+    ["log", "--", "/etc/passwd"],
+    ["clone", "https://example.invalid/r", "../cloned"],
+    ["clone", other.path, "c"],
+    ["clone", `file://${other.path}`, "c"],
+    ["fetch", other.path],
+    ["remote", "add", "o", other.path],
+    ["worktree", "add", "../wt"],
+    ["commit", `--file=${other.path}/secret.txt`],
+    ["commit", "-F", `${other.path}/secret.txt`],
+    ["apply", `${other.path}/secret.txt`],
+    ["init", other.path],
+    ["bundle", "create", `${other.path}/b.bundle`, "HEAD"],
+    ["format-patch", "-o..", "HEAD~0"],
     ["diff", "--no-index", "f.txt", `colon:/${"../".repeat(12)}${other.path.slice(1)}/secret.txt`],
   ]) {
     await assert.rejects(svc.run(args), outside, args.join(" "));
@@ -494,7 +659,10 @@ test("local paths in remote URLs, url.<base>.insteadOf and object alternates mus
   writeFileSync(cfg, `${base}[remote "o"]\n\turl = ${other.path}\n`);
   const control = gitMayFail(fx.ws, "fetch", "o");
   assert.equal(control.status, 0, "control fetch reads the repository outside");
-  await assert.rejects(fx.git.run(["fetch", "o"]), (e: unknown) => outside(e) && /remote\.o\.url/.test((e as Error).message));
+  await assert.rejects(
+    fx.git.run(["fetch", "o"]),
+    (e: unknown) => outside(e) && /remote\.o\.url/.test((e as Error).message),
+  );
   await assert.rejects(fx.git.run(["ls-remote", "o"]), outside);
   writeFileSync(cfg, `${base}[url "${other.path}"]\n\tinsteadOf = https://example.invalid/\n`);
   await assert.rejects(fx.git.run(["fetch", "https://example.invalid/"]), outside);
@@ -505,7 +673,10 @@ test("local paths in remote URLs, url.<base>.insteadOf and object alternates mus
   writeFileSync(join(fx.ws, ".git", "objects", "info", "alternates"), `${join(other.path, ".git", "objects")}\n`);
   const secretBlob = git(other.path, "rev-parse", "HEAD:secret.txt").trim();
   assert.equal(git(fx.ws, "cat-file", "-p", secretBlob), "secret\n", "control: plain git reads through the alternate");
-  await assert.rejects(fx.git.run(["cat-file", "-p", secretBlob]), (e: unknown) => outside(e) && /alternate/.test((e as Error).message));
+  await assert.rejects(
+    fx.git.run(["cat-file", "-p", secretBlob]),
+    (e: unknown) => outside(e) && /alternate/.test((e as Error).message),
+  );
 });
 
 test("a cloned .gitmodules cannot pull a local repository from outside the workspace", async () => {
@@ -519,7 +690,11 @@ test("a cloned .gitmodules cannot pull a local repository from outside the works
   git(src, "-c", "protocol.file.allow=always", "submodule", "add", "-q", other.path, "mod");
   git(src, "commit", "-q", "-m", "with submodule");
   git(fx.ws, "-c", "protocol.file.allow=always", "clone", "-q", "--recurse-submodules", "src", "control");
-  assert.equal(existsSync(join(fx.ws, "control", "mod", "secret.txt")), true, "control: with file transport always allowed, the submodule comes from outside");
+  assert.equal(
+    existsSync(join(fx.ws, "control", "mod", "secret.txt")),
+    true,
+    "control: with file transport always allowed, the submodule comes from outside",
+  );
 
   const r = await fx.git.run(["clone", "--recurse-submodules", "src", "dst"]);
   assert.equal(existsSync(join(fx.ws, "dst", ".git")), true, "the local clone itself is allowed");

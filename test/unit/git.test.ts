@@ -3,9 +3,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { isCcbError } from "../../src/core/errors.ts";
+import { GitService } from "../../src/core/git.ts";
 import { parseConfigList } from "../../src/core/git-preflight.ts";
 import { parsePorcelainV2 } from "../../src/core/git-status.ts";
-import { GitService } from "../../src/core/git.ts";
 import { Workspace } from "../../src/core/workspace.ts";
 import { git, silentServer } from "../helpers/git.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -55,7 +55,8 @@ test("parsePorcelainV2: headers, ordinary, renamed, unmerged, untracked and igno
 });
 
 test("parseConfigList: scope/origin/key/value records, valueless keys, command scope skipped", () => {
-  const out = "local\0file:.git/config\0core.bare\nfalse\0command\0command line:\0core.hookspath\n/dev/null\0local\0file:.git/config\0filter.x.clean\0";
+  const out =
+    "local\0file:.git/config\0core.bare\nfalse\0command\0command line:\0core.hookspath\n/dev/null\0local\0file:.git/config\0filter.x.clean\0";
   assert.deepEqual(parseConfigList(out, true), [
     { scope: "local", origin: "file:.git/config", key: "core.bare", value: "false" },
     { scope: "local", origin: "file:.git/config", key: "filter.x.clean", value: null },
@@ -88,11 +89,17 @@ test("status: modified, staged, untracked, renamed and deleted files in a real r
 
   // paths narrow it; a subdirectory as cwd still reports repository-relative paths
   const only = await svc.status({ paths: ["a.txt"] });
-  assert.deepEqual(only.entries.map((e) => e.path), ["a.txt"]);
+  assert.deepEqual(
+    only.entries.map((e) => e.path),
+    ["a.txt"],
+  );
   const fromSub = await svc.status({ path: "new dir" });
   assert.equal(fromSub.entries.length, 4);
   const noUntracked = await svc.status({ untracked: false });
-  assert.equal(noUntracked.entries.some((e) => e.kind === "untracked"), false);
+  assert.equal(
+    noUntracked.entries.some((e) => e.kind === "untracked"),
+    false,
+  );
 });
 
 test("status: a clean repo, then ahead/behind against a local bare upstream", async () => {
@@ -133,7 +140,10 @@ test("status: a clean repo, then ahead/behind against a local bare upstream", as
 test("status outside a repository is GIT_FAILED with a hint", async () => {
   await using dir = tmpdirFixture();
   const svc = new GitService(new Workspace([dir.path]));
-  await assert.rejects(svc.status(), (e: unknown) => isCcbError(e, "GIT_FAILED") && /Not a git repository/.test(e.message) && /init/.test(e.hint ?? ""));
+  await assert.rejects(
+    svc.status(),
+    (e: unknown) => isCcbError(e, "GIT_FAILED") && /Not a git repository/.test(e.message) && /init/.test(e.hint ?? ""),
+  );
 });
 
 test("diff: unstaged, staged, by path, and the size cap says it truncated", async () => {
@@ -252,7 +262,10 @@ test("run: an AbortSignal kills the command (ABORTED)", async () => {
   try {
     const svc = new GitService(new Workspace([dir.path]));
     const ac = new AbortController();
-    const started = svc.run(["ls-remote", `git://127.0.0.1:${server.port}/repo`], { signal: ac.signal, timeoutMs: 120_000 });
+    const started = svc.run(["ls-remote", `git://127.0.0.1:${server.port}/repo`], {
+      signal: ac.signal,
+      timeoutMs: 120_000,
+    });
     await server.connected;
     ac.abort();
     await assert.rejects(started, (e: unknown) => isCcbError(e, "ABORTED"));
@@ -267,15 +280,53 @@ test("parseGitArgs (property): a refused key or program option never gets throug
   const fc = (await import("fast-check")).default;
   const { parseGitArgs } = await import("../../src/core/git-args.ts");
   const { CcbError } = await import("../../src/core/errors.ts");
-  const safe = fc.constantFrom("status", "log", "--oneline", "-n", "3", "HEAD", "main", "--", "a.txt", "-m", "msg", "--no-pager", "-C", "sub", "-c", "user.name=x", "--stat", "commit", "diff", "config", "--get", "fetch", "origin");
+  const safe = fc.constantFrom(
+    "status",
+    "log",
+    "--oneline",
+    "-n",
+    "3",
+    "HEAD",
+    "main",
+    "--",
+    "a.txt",
+    "-m",
+    "msg",
+    "--no-pager",
+    "-C",
+    "sub",
+    "-c",
+    "user.name=x",
+    "--stat",
+    "commit",
+    "diff",
+    "config",
+    "--get",
+    "fetch",
+    "origin",
+  );
   const dangerous = fc.constantFrom(
-    ["-c", "core.hooksPath=x"], ["-c", "CORE.FSMONITOR=x"], ["-c", "alias.x=!sh"], ["-c", "filter.a.clean=x"], ["--config-env=core.editor=HOME"],
-    ["-c", "include.path=x"], ["-c", "protocol.ext.allow=always"], ["-c", "credential.helper=x"], ["-c", "diff.x.textconv=x"],
+    ["-c", "core.hooksPath=x"],
+    ["-c", "CORE.FSMONITOR=x"],
+    ["-c", "alias.x=!sh"],
+    ["-c", "filter.a.clean=x"],
+    ["--config-env=core.editor=HOME"],
+    ["-c", "include.path=x"],
+    ["-c", "protocol.ext.allow=always"],
+    ["-c", "credential.helper=x"],
+    ["-c", "diff.x.textconv=x"],
   );
   fc.assert(
     fc.property(fc.array(safe, { maxLength: 8 }), dangerous, fc.array(safe, { maxLength: 8 }), (before, bad, after) => {
       // Put the dangerous global option before the subcommand: it must always be refused.
-      const args = [...bad, ...before.filter((t) => t.startsWith("-") && t !== "-c" && t !== "-C" && t !== "-n" && t !== "-m" && t !== "--"), "status", ...after];
+      const args = [
+        ...bad,
+        ...before.filter(
+          (t) => t.startsWith("-") && t !== "-c" && t !== "-C" && t !== "-n" && t !== "-m" && t !== "--",
+        ),
+        "status",
+        ...after,
+      ];
       try {
         parseGitArgs(args);
         return false;
@@ -305,7 +356,11 @@ test("parseGitArgs: values of path-valued keys are path tokens; options that ent
   assert.ok(parseGitArgs(["-c", "Blame.IgnoreRevsFile=../x", "blame", "a"]).pathTokens.includes("../x"));
   assert.ok(parseGitArgs(["-c", "http.https://h.example.sslCAInfo=/ca.pem", "fetch"]).pathTokens.includes("/ca.pem"));
   assert.ok(parseGitArgs(["config", "core.excludesFile", "/tmp/x"]).pathTokens.includes("/tmp/x"));
-  assert.equal(parseGitArgs(["-c", "user.signingKey=ABCDEF12", "log"]).pathTokens.includes("ABCDEF12"), false, "a key id is not a path");
+  assert.equal(
+    parseGitArgs(["-c", "user.signingKey=ABCDEF12", "log"]).pathTokens.includes("ABCDEF12"),
+    false,
+    "a key id is not a path",
+  );
   for (const args of [
     ["status", "--recurse-submodules"],
     ["checkout", "--recurse-submodules=yes", "main"],
@@ -320,7 +375,12 @@ test("parseGitArgs: values of path-valued keys are path tokens; options that ent
   ]) {
     assert.throws(() => parseGitArgs(args), refusedArgs, args.join(" "));
   }
-  for (const args of [["clone", "--recurse-submodules", "https://example.com/r.git"], ["fetch", "--recurse-submodules=no"], ["diff", "--submodule=log"], ["status", "--ignore-submodules=dirty"]]) {
+  for (const args of [
+    ["clone", "--recurse-submodules", "https://example.com/r.git"],
+    ["fetch", "--recurse-submodules=no"],
+    ["diff", "--submodule=log"],
+    ["status", "--ignore-submodules=dirty"],
+  ]) {
     assert.doesNotThrow(() => parseGitArgs(args), args.join(" "));
   }
 });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { textsOf, type IdeClient } from "../helpers/ide-client.ts";
+import { type IdeClient, textsOf } from "../helpers/ide-client.ts";
 import { startTestIde, type TestIde } from "../helpers/ide-fixture.ts";
 
 const ORIGINAL = "export const x = 1;\n";
@@ -13,7 +13,12 @@ describe("ide openDiff flows", () => {
   let file: string;
   let n = 0;
   const tab = () => `✻ [Claude Code] main.ts (${(++n).toString(16).padStart(6, "0")}) ⧉`;
-  const args = (tabName: string, contents = "export const x = 2;\n") => ({ old_file_path: file, new_file_path: file, new_file_contents: contents, tab_name: tabName });
+  const args = (tabName: string, contents = "export const x = 2;\n") => ({
+    old_file_path: file,
+    new_file_path: file,
+    new_file_contents: contents,
+    tab_name: tabName,
+  });
 
   before(async () => {
     t = await startTestIde({ files: { "main.ts": ORIGINAL } });
@@ -134,7 +139,12 @@ describe("ide openDiff flows", () => {
   });
 
   it("a diff for a file outside the workspace is an error (the CLI falls back to its terminal diff)", async () => {
-    const r = await c.call("openDiff", { old_file_path: "/etc/hosts", new_file_path: "/etc/hosts", new_file_contents: "x", tab_name: tab() });
+    const r = await c.call("openDiff", {
+      old_file_path: "/etc/hosts",
+      new_file_path: "/etc/hosts",
+      new_file_contents: "x",
+      tab_name: tab(),
+    });
     assert.equal(r.isError, true);
     assert.match(textsOf(r)[0]!, /PATH_OUTSIDE_WORKSPACE/);
   });
@@ -142,7 +152,9 @@ describe("ide openDiff flows", () => {
   it("the client cancelling the request closes the diff", async () => {
     const name = tab();
     const id = 777_001;
-    c.ws.send(JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "openDiff", arguments: args(name) } }));
+    c.ws.send(
+      JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "openDiff", arguments: args(name) } }),
+    );
     const shown = await t.editor.waitForDiff(name);
     c.notify("notifications/cancelled", { requestId: id, reason: "user interrupted" });
     await new Promise<void>((resolve) => shown.signal.addEventListener("abort", () => resolve(), { once: true }));

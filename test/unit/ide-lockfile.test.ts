@@ -3,7 +3,17 @@ import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { cleanStaleLocks, ideNameFor, isCcbIdeName, lockDir, newAuthToken, readLocks, removeLock, runningServers, writeLock } from "../../src/protocols/ide/lockfile.ts";
+import {
+  cleanStaleLocks,
+  ideNameFor,
+  isCcbIdeName,
+  lockDir,
+  newAuthToken,
+  readLocks,
+  removeLock,
+  runningServers,
+  writeLock,
+} from "../../src/protocols/ide/lockfile.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 function deadPid(): number {
@@ -11,7 +21,14 @@ function deadPid(): number {
   return Number(r.stdout);
 }
 
-const body = (pid: number, ideName = "ccb (p)") => ({ pid, workspaceFolders: ["/w"], ideName, transport: "ws" as const, authToken: newAuthToken(), runningInWindows: false });
+const body = (pid: number, ideName = "ccb (p)") => ({
+  pid,
+  workspaceFolders: ["/w"],
+  ideName,
+  transport: "ws" as const,
+  authToken: newAuthToken(),
+  runningInWindows: false,
+});
 
 describe("ide lock files", () => {
   it("lives in ${CLAUDE_CONFIG_DIR:-~/.claude}/ide", () => {
@@ -49,8 +66,17 @@ describe("ide lock files", () => {
       const removed = cleanStaleLocks(dir);
       assert.deepEqual(removed, [join(dir, "20001.lock")]);
       assert.deepEqual(readdirSync(dir).sort(), ["20002.lock", "20003.lock", "20004.lock"]);
-      assert.deepEqual(runningServers(dir).map((e) => e.port), [20002]);
-      assert.deepEqual(readLocks(dir).map((e) => [e.port, e.alive]), [[20002, true], [20003, false]]);
+      assert.deepEqual(
+        runningServers(dir).map((e) => e.port),
+        [20002],
+      );
+      assert.deepEqual(
+        readLocks(dir).map((e) => [e.port, e.alive]),
+        [
+          [20002, true],
+          [20003, false],
+        ],
+      );
     });
   });
 

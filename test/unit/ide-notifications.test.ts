@@ -25,14 +25,21 @@ describe("Notifier (fake timers)", () => {
       mock.timers.tick(499);
       assert.equal(sent.length, 0, "nothing in the first 500 ms after initialized");
       mock.timers.tick(1);
-      assert.deepEqual(sent.map((s) => s.params.text), ["early"], "the current selection once ready");
+      assert.deepEqual(
+        sent.map((s) => s.params.text),
+        ["early"],
+        "the current selection once ready",
+      );
       for (const t of ["a", "ab", "abc", "abcd"]) {
         n.selection(sel("/w/a.ts", t));
         mock.timers.tick(50);
       }
       assert.equal(sent.length, 1, "still inside the debounce window");
       mock.timers.tick(100);
-      assert.deepEqual(sent.map((s) => s.params.text), ["early", "abcd"]);
+      assert.deepEqual(
+        sent.map((s) => s.params.text),
+        ["early", "abcd"],
+      );
       n.selection(sel("/w/a.ts", "abcd"));
       mock.timers.tick(100);
       assert.equal(sent.length, 2, "an identical selection is not sent again");
@@ -93,7 +100,8 @@ describe("ide notifications over the socket", () => {
   });
   after(async () => t.close());
 
-  const selections = (c: IdeClient) => c.notifications.filter((n) => n.method === "selection_changed").map((n) => n.params.text);
+  const selections = (c: IdeClient) =>
+    c.notifications.filter((n) => n.method === "selection_changed").map((n) => n.params.text);
 
   it("a burst becomes one selection_changed with the last selection; identical ones are dropped", async () => {
     for (const s of ["a", "ab", "abc", "abcd"]) t.editor.emit({ type: "selection", selection: sel(file, s) });
@@ -107,10 +115,17 @@ describe("ide notifications over the socket", () => {
   it("goes to every ready client, never to one that has not finished its handshake", async () => {
     const b = await t.ready();
     const late = await t.connect();
-    await late.request("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "claude-code", version: "2.1.332" } });
+    await late.request("initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: {},
+      clientInfo: { name: "claude-code", version: "2.1.332" },
+    });
     await b.waitForNotification("selection_changed", (p) => p.text === "marker");
     t.editor.emit({ type: "selection", selection: sel(file, "everyone", 0) });
-    await Promise.all([a.waitForNotification("selection_changed", (p) => p.text === "everyone"), b.waitForNotification("selection_changed", (p) => p.text === "everyone")]);
+    await Promise.all([
+      a.waitForNotification("selection_changed", (p) => p.text === "everyone"),
+      b.waitForNotification("selection_changed", (p) => p.text === "everyone"),
+    ]);
     assert.equal(late.notifications.length, 0);
     late.notify("notifications/initialized");
     const first = await late.waitForNotification("selection_changed");

@@ -22,7 +22,14 @@ describe("ide server: handshake and auth", () => {
 
   const matrix: [string, () => Record<string, string | undefined>, number][] = [
     ["missing token", () => ({ ...good(), "x-claude-code-ide-authorization": undefined }), 401],
-    ["wrong token of the same length", () => ({ ...good(), "x-claude-code-ide-authorization": t.ide.authToken.replace(/^./, (c) => (c === "a" ? "b" : "a")) }), 401],
+    [
+      "wrong token of the same length",
+      () => ({
+        ...good(),
+        "x-claude-code-ide-authorization": t.ide.authToken.replace(/^./, (c) => (c === "a" ? "b" : "a")),
+      }),
+      401,
+    ],
     ["wrong length token", () => ({ ...good(), "x-claude-code-ide-authorization": `${t.ide.authToken}x` }), 401],
     ["empty token", () => ({ ...good(), "x-claude-code-ide-authorization": "" }), 401],
     ["browser Origin with the right token", () => ({ ...good(), origin: "http://evil.example" }), 403],
@@ -69,7 +76,20 @@ describe("ide server: handshake and auth", () => {
     assert.equal(c.frames.length, framesBefore + 1, "only the tools/list answer arrived");
     assert.deepEqual(
       tools.tools.map((x: { name: string }) => x.name),
-      ["openFile", "openDiff", "getCurrentSelection", "getLatestSelection", "getOpenEditors", "getWorkspaceFolders", "getDiagnostics", "checkDocumentDirty", "saveDocument", "close_tab", "closeAllDiffTabs", "executeCode"],
+      [
+        "openFile",
+        "openDiff",
+        "getCurrentSelection",
+        "getLatestSelection",
+        "getOpenEditors",
+        "getWorkspaceFolders",
+        "getDiagnostics",
+        "checkDocumentDirty",
+        "saveDocument",
+        "close_tab",
+        "closeAllDiffTabs",
+        "executeCode",
+      ],
     );
     for (const tool of tools.tools) assert.equal(tool.inputSchema.type, "object");
     assert.ok(t.ide.clientPids().includes(4242));
@@ -77,7 +97,11 @@ describe("ide server: handshake and auth", () => {
 
   it("answers an unsupported protocol version with one the CLI accepts", async () => {
     const c = await t.connect();
-    const init = await c.request("initialize", { protocolVersion: "1999-01-01", capabilities: {}, clientInfo: { name: "x", version: "1" } });
+    const init = await c.request("initialize", {
+      protocolVersion: "1999-01-01",
+      capabilities: {},
+      clientInfo: { name: "x", version: "1" },
+    });
     assert.ok(["2025-11-25", "2025-06-18", "2025-03-26"].includes(init.protocolVersion));
   });
 
@@ -105,7 +129,12 @@ describe("ide server: handshake and auth", () => {
     const c = await t.ready();
     const { tools } = await c.request("tools/list");
     const byName = Object.fromEntries(tools.map((x: { name: string }) => [x.name, x]));
-    assert.deepEqual([...byName.openDiff.inputSchema.required].sort(), ["new_file_contents", "new_file_path", "old_file_path", "tab_name"]);
+    assert.deepEqual([...byName.openDiff.inputSchema.required].sort(), [
+      "new_file_contents",
+      "new_file_path",
+      "old_file_path",
+      "tab_name",
+    ]);
     assert.deepEqual(byName.openFile.inputSchema.required, ["filePath"]);
     assert.equal(byName.getDiagnostics.inputSchema.required, undefined);
     assert.equal(byName.getDiagnostics.inputSchema.properties.uri.type, "string");
@@ -114,7 +143,14 @@ describe("ide server: handshake and auth", () => {
 
   it("closes a connection that sends a frame above the cap with 1009", async () => {
     const c = await t.ready();
-    c.ws.send(JSON.stringify({ jsonrpc: "2.0", id: 99, method: "tools/call", params: { name: "openDiff", arguments: { x: "y".repeat(80 * 1024) } } }));
+    c.ws.send(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 99,
+        method: "tools/call",
+        params: { name: "openDiff", arguments: { x: "y".repeat(80 * 1024) } },
+      }),
+    );
     const { code } = await c.closed;
     assert.equal(code, 1009);
   });
@@ -153,7 +189,14 @@ describe("ide server: lock file", () => {
     try {
       assert.equal(t.ide.lockPath, `${t.lockDir}/${t.ide.port}.lock`);
       const body = JSON.parse(readFileSync(t.ide.lockPath, "utf8"));
-      assert.deepEqual(Object.keys(body).sort(), ["authToken", "ideName", "pid", "runningInWindows", "transport", "workspaceFolders"]);
+      assert.deepEqual(Object.keys(body).sort(), [
+        "authToken",
+        "ideName",
+        "pid",
+        "runningInWindows",
+        "transport",
+        "workspaceFolders",
+      ]);
       assert.equal(body.pid, process.pid);
       assert.deepEqual(body.workspaceFolders, [t.workspace]);
       assert.equal(body.ideName, "ccb (project)");

@@ -1,14 +1,16 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { jsonOf, textsOf, type IdeClient } from "../helpers/ide-client.ts";
+import { type IdeClient, jsonOf, textsOf } from "../helpers/ide-client.ts";
 import { startTestIde, type TestIde } from "../helpers/ide-fixture.ts";
 
 describe("ide tools: exact output shapes", () => {
   let t: TestIde;
   let c: IdeClient;
   before(async () => {
-    t = await startTestIde({ files: { "src/main.ts": "const a = 1;\nfunction hello() {\n}\n", "dir with space/a%20b.ts": "x\n" } });
+    t = await startTestIde({
+      files: { "src/main.ts": "const a = 1;\nfunction hello() {\n}\n", "dir with space/a%20b.ts": "x\n" },
+    });
     c = await t.ready();
   });
   after(async () => t.close());
@@ -26,8 +28,18 @@ describe("ide tools: exact output shapes", () => {
   });
 
   it("openFile (not frontmost): JSON with languageId and lineCount; empty start/end texts mean none", async () => {
-    const r = await c.call("openFile", { filePath: join(t.workspace, "src/main.ts"), makeFrontmost: false, startText: "", endText: "" });
-    assert.deepEqual(jsonOf(r), { success: true, filePath: join(t.workspace, "src/main.ts"), languageId: "typescript", lineCount: 3 });
+    const r = await c.call("openFile", {
+      filePath: join(t.workspace, "src/main.ts"),
+      makeFrontmost: false,
+      startText: "",
+      endText: "",
+    });
+    assert.deepEqual(jsonOf(r), {
+      success: true,
+      filePath: join(t.workspace, "src/main.ts"),
+      languageId: "typescript",
+      lineCount: 3,
+    });
     assert.equal(t.editor.opened.at(-1)!.startText, undefined);
   });
 
@@ -70,7 +82,10 @@ describe("ide tools: exact output shapes", () => {
     ];
     const all = jsonOf(await c.call("getDiagnostics"));
     assert.deepEqual(all, [
-      { uri: `file://${a}`, diagnostics: [{ message: "unused", severity: "Warning", range, source: "ts", code: 6133 }] },
+      {
+        uri: `file://${a}`,
+        diagnostics: [{ message: "unused", severity: "Warning", range, source: "ts", code: 6133 }],
+      },
       {
         uri: `file://${b}`,
         diagnostics: [
@@ -88,7 +103,11 @@ describe("ide tools: exact output shapes", () => {
 
   it("getCurrentSelection: success with text, filePath and 0-based selection; no editor -> success false", async () => {
     const filePath = join(t.workspace, "src/main.ts");
-    t.editor.selection = { filePath, text: "const", range: { start: { line: 0, character: 0 }, end: { line: 0, character: 5 } } };
+    t.editor.selection = {
+      filePath,
+      text: "const",
+      range: { start: { line: 0, character: 0 }, end: { line: 0, character: 5 } },
+    };
     assert.deepEqual(jsonOf(await c.call("getCurrentSelection")), {
       success: true,
       text: "const",
@@ -97,33 +116,69 @@ describe("ide tools: exact output shapes", () => {
       selection: { start: { line: 0, character: 0 }, end: { line: 0, character: 5 }, isEmpty: false },
     });
     t.editor.selection = null;
-    assert.deepEqual(jsonOf(await c.call("getCurrentSelection")), { success: false, message: "No active editor found" });
+    assert.deepEqual(jsonOf(await c.call("getCurrentSelection")), {
+      success: false,
+      message: "No active editor found",
+    });
   });
 
   it("getLatestSelection: the last non-empty selection the editor reported, else success false", async () => {
     t.editor.selection = null;
     assert.deepEqual(jsonOf(await c.call("getLatestSelection")), { success: false, message: "No selection available" });
     const filePath = join(t.workspace, "src/main.ts");
-    const sel = { filePath, text: "hello", range: { start: { line: 1, character: 9 }, end: { line: 1, character: 14 } } };
+    const sel = {
+      filePath,
+      text: "hello",
+      range: { start: { line: 1, character: 9 }, end: { line: 1, character: 14 } },
+    };
     t.editor.emit({ type: "selection", selection: sel });
     await c.waitForNotification("selection_changed", (p) => p.text === "hello");
-    t.editor.emit({ type: "selection", selection: { filePath, text: "", range: { start: { line: 2, character: 0 }, end: { line: 2, character: 0 } } } });
+    t.editor.emit({
+      type: "selection",
+      selection: { filePath, text: "", range: { start: { line: 2, character: 0 }, end: { line: 2, character: 0 } } },
+    });
     await c.waitForNotification("selection_changed", (p) => p.selection.isEmpty === true);
     const r = jsonOf(await c.call("getLatestSelection"));
     assert.equal(r.success, true);
     assert.equal(r.text, "hello");
-    assert.deepEqual(r.selection, { start: { line: 1, character: 9 }, end: { line: 1, character: 14 }, isEmpty: false });
+    assert.deepEqual(r.selection, {
+      start: { line: 1, character: 9 },
+      end: { line: 1, character: 14 },
+      isEmpty: false,
+    });
   });
 
   it("getOpenEditors: tabs with uri, isActive, label, languageId, isDirty (+ VS Code extras)", async () => {
     const p = join(t.workspace, "src/main.ts");
     t.editor.tabs = [
-      { path: p, label: "main.ts", languageId: "typescript", isActive: true, isDirty: true, isPinned: false, isPreview: false, groupIndex: 0, isGroupActive: true },
+      {
+        path: p,
+        label: "main.ts",
+        languageId: "typescript",
+        isActive: true,
+        isDirty: true,
+        isPinned: false,
+        isPreview: false,
+        groupIndex: 0,
+        isGroupActive: true,
+      },
       { uri: "untitled:Untitled-1", label: "Untitled-1", isActive: false, isDirty: false },
     ];
     assert.deepEqual(jsonOf(await c.call("getOpenEditors")), {
       tabs: [
-        { uri: `file://${p}`, isActive: true, label: "main.ts", languageId: "typescript", isDirty: true, fileName: p, isPinned: false, isPreview: false, groupIndex: 0, viewColumn: 1, isGroupActive: true },
+        {
+          uri: `file://${p}`,
+          isActive: true,
+          label: "main.ts",
+          languageId: "typescript",
+          isDirty: true,
+          fileName: p,
+          isPinned: false,
+          isPreview: false,
+          groupIndex: 0,
+          viewColumn: 1,
+          isGroupActive: true,
+        },
         { uri: "untitled:Untitled-1", isActive: false, label: "Untitled-1", languageId: "plaintext", isDirty: false },
       ],
     });
@@ -131,17 +186,40 @@ describe("ide tools: exact output shapes", () => {
 
   it("checkDocumentDirty and saveDocument: open and not-open documents", async () => {
     const p = join(t.workspace, "src/main.ts");
-    assert.deepEqual(jsonOf(await c.call("checkDocumentDirty", { filePath: p })), { success: false, message: `Document not open: ${p}` });
-    assert.deepEqual(jsonOf(await c.call("saveDocument", { filePath: p })), { success: false, message: `Document not open: ${p}` });
+    assert.deepEqual(jsonOf(await c.call("checkDocumentDirty", { filePath: p })), {
+      success: false,
+      message: `Document not open: ${p}`,
+    });
+    assert.deepEqual(jsonOf(await c.call("saveDocument", { filePath: p })), {
+      success: false,
+      message: `Document not open: ${p}`,
+    });
     t.editor.documents.set(p, { open: true, isDirty: true, isUntitled: false });
-    assert.deepEqual(jsonOf(await c.call("checkDocumentDirty", { filePath: p })), { success: true, filePath: p, isDirty: true, isUntitled: false });
-    assert.deepEqual(jsonOf(await c.call("saveDocument", { filePath: p })), { success: true, filePath: p, saved: true, message: "Document saved successfully" });
+    assert.deepEqual(jsonOf(await c.call("checkDocumentDirty", { filePath: p })), {
+      success: true,
+      filePath: p,
+      isDirty: true,
+      isUntitled: false,
+    });
+    assert.deepEqual(jsonOf(await c.call("saveDocument", { filePath: p })), {
+      success: true,
+      filePath: p,
+      saved: true,
+      message: "Document saved successfully",
+    });
     assert.deepEqual(t.editor.saved, [p]);
-    assert.deepEqual(jsonOf(await c.call("checkDocumentDirty", { filePath: p })), { success: true, filePath: p, isDirty: false, isUntitled: false });
+    assert.deepEqual(jsonOf(await c.call("checkDocumentDirty", { filePath: p })), {
+      success: true,
+      filePath: p,
+      isDirty: false,
+      isUntitled: false,
+    });
   });
 
   it("close_tab always answers TAB_CLOSED; closeAllDiffTabs with nothing open: CLOSED_0_DIFF_TABS", async () => {
-    assert.deepEqual(await c.call("close_tab", { tab_name: "no such tab" }), { content: [{ type: "text", text: "TAB_CLOSED" }] });
+    assert.deepEqual(await c.call("close_tab", { tab_name: "no such tab" }), {
+      content: [{ type: "text", text: "TAB_CLOSED" }],
+    });
     assert.deepEqual(await c.call("closeAllDiffTabs"), { content: [{ type: "text", text: "CLOSED_0_DIFF_TABS" }] });
   });
 
@@ -191,7 +269,10 @@ describe("ide tools: no workbench", () => {
     ["executeCode", { code: "1" }],
   ] as const) {
     it(`${name} fails clearly with BRIDGE_UNAVAILABLE`, async () => {
-      const a = name === "openDiff" ? { ...args, old_file_path: join(t.workspace, "a.ts"), new_file_path: join(t.workspace, "a.ts") } : args;
+      const a =
+        name === "openDiff"
+          ? { ...args, old_file_path: join(t.workspace, "a.ts"), new_file_path: join(t.workspace, "a.ts") }
+          : args;
       const r = await c.call(name, a);
       assert.equal(r.isError, true);
       assert.match(textsOf(r)[0]!, /BRIDGE_UNAVAILABLE/);

@@ -8,7 +8,10 @@ import { repoRoot } from "../helpers/cli.ts";
 function stderrOf(body: string, env: Record<string, string> = {}): string[] {
   const logging = join(repoRoot, "cli/logging.ts");
   const script = `import { createLogging, announceLine, fatalLines } from ${JSON.stringify(logging)};\n${body}`;
-  const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { encoding: "utf8", env: { ...process.env, CCB_LOG_FORMAT: "", CCB_LOG_FILE: "", ...env } });
+  const r = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+    encoding: "utf8",
+    env: { ...process.env, CCB_LOG_FORMAT: "", CCB_LOG_FILE: "", ...env },
+  });
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout, "", "nothing on stdout");
   return r.stderr.split("\n").filter(Boolean);
@@ -24,13 +27,16 @@ test("json format: logs, announcements, runtime warnings and fatal errors are on
     process.stderr.write(fatalLines("it broke", "do this"));
   `);
   const recs = lines.map((l) => JSON.parse(l) as { time: string; level: string; tag?: string; msg: string });
-  assert.deepEqual(recs.map((r) => [r.level, r.tag, r.msg]), [
-    ["info", "http", 'listening {"port":1}'],
-    ["debug", undefined, "detail"],
-    ["info", undefined, "ccb serve: ready"],
-    ["warn", "runtime", "url.parse() is deprecated"],
-    ["fatal", undefined, "it broke do this"],
-  ]);
+  assert.deepEqual(
+    recs.map((r) => [r.level, r.tag, r.msg]),
+    [
+      ["info", "http", 'listening {"port":1}'],
+      ["debug", undefined, "detail"],
+      ["info", undefined, "ccb serve: ready"],
+      ["warn", "runtime", "url.parse() is deprecated"],
+      ["fatal", undefined, "it broke do this"],
+    ],
+  );
   for (const r of recs) assert.ok(!Number.isNaN(Date.parse(r.time)));
 });
 

@@ -4,7 +4,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, test } from "node:test";
 import { childEnv } from "../../src/core/child-env.ts";
-import { MASK, maskDeep, maskSecrets, resetSecretsForTests, secretValue, takeSecrets, withSecrets } from "../../src/core/secrets.ts";
+import {
+  MASK,
+  maskDeep,
+  maskSecrets,
+  resetSecretsForTests,
+  secretValue,
+  takeSecrets,
+  withSecrets,
+} from "../../src/core/secrets.ts";
 
 describe("platform: secrets and the child environment policy", () => {
   afterEach(() => resetSecretsForTests());
@@ -33,17 +41,38 @@ describe("platform: secrets and the child environment policy", () => {
   });
 
   test("childEnv passes no secret; an agent gets its own model key and nothing else", () => {
-    takeSecrets({ CCB_AUTH_TOKEN: "ccb-token-0123456789", ANTHROPIC_API_KEY: "sk-ant-0123456789", ACP_AUTH_TOKEN: "acp-token-0123456789" });
-    const base = { PATH: "/bin", HOME: "/h", ANTHROPIC_AUTH_TOKEN: "still-in-env-0123", CCB_BRIDGE_TOKEN: "b", NODE_TEST_CONTEXT: "x" };
+    takeSecrets({
+      CCB_AUTH_TOKEN: "ccb-token-0123456789",
+      ANTHROPIC_API_KEY: "sk-ant-0123456789",
+      ACP_AUTH_TOKEN: "acp-token-0123456789",
+    });
+    const base = {
+      PATH: "/bin",
+      HOME: "/h",
+      ANTHROPIC_AUTH_TOKEN: "still-in-env-0123",
+      CCB_BRIDGE_TOKEN: "b",
+      NODE_TEST_CONTEXT: "x",
+    };
     assert.deepEqual(childEnv(base), { PATH: "/bin", HOME: "/h" });
-    assert.deepEqual(childEnv(base, { agent: true }), { PATH: "/bin", HOME: "/h", ANTHROPIC_AUTH_TOKEN: "still-in-env-0123", ANTHROPIC_API_KEY: "sk-ant-0123456789" });
+    assert.deepEqual(childEnv(base, { agent: true }), {
+      PATH: "/bin",
+      HOME: "/h",
+      ANTHROPIC_AUTH_TOKEN: "still-in-env-0123",
+      ANTHROPIC_API_KEY: "sk-ant-0123456789",
+    });
   });
 
   test("maskSecrets replaces every current secret value in model-visible output, deep in results", () => {
     assert.equal(maskSecrets("nothing registered"), "nothing registered", "control: nothing to mask");
     takeSecrets({ CCB_AUTH_TOKEN: "ccb-token-0123456789" });
     assert.equal(maskSecrets("x=ccb-token-0123456789;y=ccb-token-0123456789"), `x=${MASK};y=${MASK}`);
-    const r = maskDeep({ content: [{ type: "text", text: "CCB_AUTH_TOKEN=ccb-token-0123456789" }], structuredContent: { n: 1, s: ["ccb-token-0123456789"] } });
-    assert.deepEqual(r, { content: [{ type: "text", text: `CCB_AUTH_TOKEN=${MASK}` }], structuredContent: { n: 1, s: [MASK] } });
+    const r = maskDeep({
+      content: [{ type: "text", text: "CCB_AUTH_TOKEN=ccb-token-0123456789" }],
+      structuredContent: { n: 1, s: ["ccb-token-0123456789"] },
+    });
+    assert.deepEqual(r, {
+      content: [{ type: "text", text: `CCB_AUTH_TOKEN=${MASK}` }],
+      structuredContent: { n: 1, s: [MASK] },
+    });
   });
 });

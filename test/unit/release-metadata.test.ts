@@ -9,7 +9,9 @@ import { describe, it } from "node:test";
 import { repoRoot } from "../helpers/cli.ts";
 
 const require = createRequire(import.meta.url);
-const Ajv = require("ajv") as new (o: object) => { compile(s: object): ((d: unknown) => boolean) & { errors?: unknown[] } };
+const Ajv = require("ajv") as new (
+  o: object,
+) => { compile(s: object): ((d: unknown) => boolean) & { errors?: unknown[] } };
 const read = (f: string) => JSON.parse(readFileSync(join(repoRoot, f), "utf8"));
 
 describe("release metadata", () => {
@@ -37,6 +39,9 @@ describe("release metadata", () => {
     assert.equal(server.version, pkg.version);
     assert.equal(server.packages[0].identifier, pkg.name);
     assert.equal(server.packages[0].version, pkg.version);
-    assert.deepEqual(server.packages[0].packageArguments.slice(0, 2).map((a: { value: string }) => a.value), ["serve", "--stdio"]);
+    assert.deepEqual(
+      server.packages[0].packageArguments.slice(0, 2).map((a: { value: string }) => a.value),
+      ["serve", "--stdio"],
+    );
   });
 });

@@ -3,9 +3,9 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { isCcbError } from "../../src/core/errors.ts";
 import { extractArchive, resolveInArchive, scanArchive } from "../../runtime-fetch/extract.ts";
-import { FIXTURE_TOP as T, goodEntries, makeTarGz, type TarEntry } from "../fixtures/runtime/archives.ts";
+import { isCcbError } from "../../src/core/errors.ts";
+import { goodEntries, makeTarGz, FIXTURE_TOP as T, type TarEntry } from "../fixtures/runtime/archives.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 const rules = { topLevelDir: T, maxUnpackedBytes: 8 * 1024 * 1024 };
@@ -30,15 +30,21 @@ async function refused(entries: TarEntry[], message: RegExp) {
 
 describe("scanArchive refuses unsafe entries", () => {
   const base = goodEntries();
-  test("absolute path", () => refused([...base, { type: "file", path: "/tmp/ccb-evil", data: "x" }], /"\/tmp\/ccb-evil" has an absolute path/));
-  test(".. in the middle of a path", () => refused([...base, { type: "file", path: `${T}/bin/../../x`, data: "x" }], /has a "\.\." path/));
-  test("entry outside the top-level folder", () => refused([...base, { type: "file", path: "other/x", data: "x" }], /outside the top-level folder/));
+  test("absolute path", () =>
+    refused([...base, { type: "file", path: "/tmp/ccb-evil", data: "x" }], /"\/tmp\/ccb-evil" has an absolute path/));
+  test(".. in the middle of a path", () =>
+    refused([...base, { type: "file", path: `${T}/bin/../../x`, data: "x" }], /has a "\.\." path/));
+  test("entry outside the top-level folder", () =>
+    refused([...base, { type: "file", path: "other/x", data: "x" }], /outside the top-level folder/));
   test("character device", () => refused([...base, { type: "chardev", path: `${T}/dev` }], /is a CharacterDevice/));
   test("block device", () => refused([...base, { type: "blockdev", path: `${T}/disk` }], /is a BlockDevice/));
   test("FIFO", () => refused([...base, { type: "fifo", path: `${T}/pipe` }], /is a FIFO/));
-  test("symlink to an absolute path", () => refused([...base, { type: "symlink", path: `${T}/etc`, target: "/etc" }], /symbolic link to an absolute path/));
-  test("symlink climbing out with ..", () => refused([...base, { type: "symlink", path: `${T}/bin/up`, target: "../.." }], /points outside/));
-  test("symlink to a sibling of the top-level folder", () => refused([...base, { type: "symlink", path: `${T}/sib`, target: "../other" }], /points outside/));
+  test("symlink to an absolute path", () =>
+    refused([...base, { type: "symlink", path: `${T}/etc`, target: "/etc" }], /symbolic link to an absolute path/));
+  test("symlink climbing out with ..", () =>
+    refused([...base, { type: "symlink", path: `${T}/bin/up`, target: "../.." }], /points outside/));
+  test("symlink to a sibling of the top-level folder", () =>
+    refused([...base, { type: "symlink", path: `${T}/sib`, target: "../other" }], /points outside/));
   test("a chain of individually harmless symlinks that escapes", () =>
     refused(
       [
@@ -55,18 +61,36 @@ describe("scanArchive refuses unsafe entries", () => {
       [...base, { type: "symlink", path: `${T}/a`, target: "b" }, { type: "symlink", path: `${T}/b`, target: "a" }],
       /points outside/,
     ));
-  test("hard link to a path outside the folder", () => refused([...base, { type: "hardlink", path: `${T}/pw`, target: "../etc/passwd" }], /"\.\." link target/));
+  test("hard link to a path outside the folder", () =>
+    refused([...base, { type: "hardlink", path: `${T}/pw`, target: "../etc/passwd" }], /"\.\." link target/));
   test("hard link through an escaping symlink", () =>
     refused(
-      [...base, { type: "symlink", path: `${T}/out2`, target: "../x" }, { type: "hardlink", path: `${T}/h`, target: `${T}/out2/y` }],
+      [
+        ...base,
+        { type: "symlink", path: `${T}/out2`, target: "../x" },
+        { type: "hardlink", path: `${T}/h`, target: `${T}/out2/y` },
+      ],
       /points outside/,
     ));
   test("an entry written through a symlink", () =>
-    refused([...base, { type: "symlink", path: `${T}/lnk`, target: "out" }, { type: "file", path: `${T}/lnk/x.js`, data: "x" }], /placed through a symbolic link/));
+    refused(
+      [
+        ...base,
+        { type: "symlink", path: `${T}/lnk`, target: "out" },
+        { type: "file", path: `${T}/lnk/x.js`, data: "x" },
+      ],
+      /placed through a symbolic link/,
+    ));
   test("more unpacked bytes than the limit", async () => {
-    await withArchive([{ type: "dir", path: `${T}/` }, { type: "file", path: `${T}/big`, data: Buffer.alloc(1024 * 1024) }], async (file) => {
-      await assert.rejects(scanArchive(file, { ...rules, maxUnpackedBytes: 1000 }), /unpacked size over 1000 bytes/);
-    });
+    await withArchive(
+      [
+        { type: "dir", path: `${T}/` },
+        { type: "file", path: `${T}/big`, data: Buffer.alloc(1024 * 1024) },
+      ],
+      async (file) => {
+        await assert.rejects(scanArchive(file, { ...rules, maxUnpackedBytes: 1000 }), /unpacked size over 1000 bytes/);
+      },
+    );
   });
   test("not a tar.gz at all", async () => {
     await using d = tmpdirFixture({ prefix: "ccb-extract-" });
@@ -78,7 +102,10 @@ describe("scanArchive refuses unsafe entries", () => {
 
 describe("scanArchive and extractArchive accept a well-formed runtime", () => {
   test("inside symlinks and hard links pass; extraction drops set-id bits", async () => {
-    const entries: TarEntry[] = [...goodEntries(), { type: "file", path: `${T}/bin/helper`, data: "#!/bin/sh\n", mode: 0o4755 }];
+    const entries: TarEntry[] = [
+      ...goodEntries(),
+      { type: "file", path: `${T}/bin/helper`, data: "#!/bin/sh\n", mode: 0o4755 },
+    ];
     await withArchive(entries, async (file, dir) => {
       const summary = await scanArchive(file, rules);
       assert.equal(summary.entries, entries.length);
@@ -126,7 +153,8 @@ describe("resolveInArchive", () => {
     ["r/b/c", "../d"],
     ["r/loop", "loop"],
   ]);
-  test("follows chains of archive links", () => assert.deepEqual(resolveInArchive(["r", "a", "f"], links), ["r", "d", "f"]));
+  test("follows chains of archive links", () =>
+    assert.deepEqual(resolveInArchive(["r", "a", "f"], links), ["r", "d", "f"]));
   test("leaving the root is undefined", () => assert.equal(resolveInArchive(["r", "..", ".."], links), undefined));
   test("loops are undefined", () => assert.equal(resolveInArchive(["r", "loop"], links), undefined));
 });

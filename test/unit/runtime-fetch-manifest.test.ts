@@ -3,18 +3,18 @@ import { writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { isCcbError } from "../../src/core/errors.ts";
 import { ccbCacheDir } from "../../runtime-fetch/cache.ts";
 import { displayUrl } from "../../runtime-fetch/fetch.ts";
 import {
-  PINNED_MANIFEST,
   hostRuntimePlatform,
   loadManifest,
   mirrorUrl,
+  PINNED_MANIFEST,
   resolveManifest,
   runtimeManifestSchema,
 } from "../../runtime-fetch/manifest.ts";
 import { createProgress } from "../../runtime-fetch/progress.ts";
+import { isCcbError } from "../../src/core/errors.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 describe("the pinned manifest", () => {
@@ -48,8 +48,14 @@ describe("the pinned manifest", () => {
       mirrorUrl("https://mirror.example/gh/", PINNED_MANIFEST, a),
       "https://mirror.example/gh/openvscode-server-v1.109.5/openvscode-server-v1.109.5-linux-arm64.tar.gz",
     );
-    assert.throws(() => mirrorUrl("ftp://x", PINNED_MANIFEST, a), (e: unknown) => isCcbError(e, "INVALID_ARGUMENT"));
-    assert.throws(() => mirrorUrl("not a url", PINNED_MANIFEST, a), (e: unknown) => isCcbError(e, "INVALID_ARGUMENT"));
+    assert.throws(
+      () => mirrorUrl("ftp://x", PINNED_MANIFEST, a),
+      (e: unknown) => isCcbError(e, "INVALID_ARGUMENT"),
+    );
+    assert.throws(
+      () => mirrorUrl("not a url", PINNED_MANIFEST, a),
+      (e: unknown) => isCcbError(e, "INVALID_ARGUMENT"),
+    );
   });
 
   test("CCB_RUNTIME_MANIFEST loads a JSON manifest; invalid ones are CONFIG_INVALID", async () => {
@@ -61,8 +67,14 @@ describe("the pinned manifest", () => {
     const bad = join(d.path, "bad.json");
     const badAsset = { ...PINNED_MANIFEST.assets["linux-x64"], topLevelDir: "../escape" };
     writeFileSync(bad, JSON.stringify({ ...PINNED_MANIFEST, assets: { "linux-x64": badAsset } }));
-    assert.throws(() => loadManifest(bad), (e: unknown) => isCcbError(e, "CONFIG_INVALID") && /topLevelDir/.test(e.message));
-    assert.throws(() => loadManifest(join(d.path, "missing.json")), (e: unknown) => isCcbError(e, "CONFIG_INVALID"));
+    assert.throws(
+      () => loadManifest(bad),
+      (e: unknown) => isCcbError(e, "CONFIG_INVALID") && /topLevelDir/.test(e.message),
+    );
+    assert.throws(
+      () => loadManifest(join(d.path, "missing.json")),
+      (e: unknown) => isCcbError(e, "CONFIG_INVALID"),
+    );
   });
 });
 
@@ -84,7 +96,10 @@ describe("platform and cache location", () => {
   });
 
   test("URLs in messages lose credentials and query strings", () => {
-    assert.equal(displayUrl("https://user:secret@mirror.example/a/b.tar.gz?token=abc"), "https://mirror.example/a/b.tar.gz");
+    assert.equal(
+      displayUrl("https://user:secret@mirror.example/a/b.tar.gz?token=abc"),
+      "https://mirror.example/a/b.tar.gz",
+    );
   });
 });
 
@@ -101,7 +116,7 @@ describe("progress display", () => {
     p.done();
     const frames = out.split("\r").filter(Boolean);
     assert.equal(frames.length, 2);
-    assert.match(frames[0] as string, /^fetch \[-+\]   0% 0\.0\/0\.0 MB/);
+    assert.match(frames[0] as string, /^fetch \[-+\] {3}0% 0\.0\/0\.0 MB/);
     assert.match(frames[1] as string, /^fetch \[#+\] 100% /);
     assert.ok(out.endsWith("\n"));
   });

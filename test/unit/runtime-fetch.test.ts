@@ -1,12 +1,27 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import {
+  cachedRuntime,
+  cachedRuntimePath,
+  type FetchRuntimeOptions,
+  fetchRuntime,
+  runtimeStatus,
+} from "../../runtime-fetch/index.ts";
 import { isCcbError } from "../../src/core/errors.ts";
-import { cachedRuntime, cachedRuntimePath, fetchRuntime, runtimeStatus, type FetchRuntimeOptions } from "../../runtime-fetch/index.ts";
 import { FIXTURE_BANNER, FIXTURE_FILE, FIXTURE_TAG, FIXTURE_TOP, fixtureSet } from "../fixtures/runtime/archives.ts";
-import { startMirror, type Mirror, type Pause } from "../fixtures/runtime/mirror.ts";
+import { type Mirror, type Pause, startMirror } from "../fixtures/runtime/mirror.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 const fx = fixtureSet();
@@ -82,7 +97,9 @@ describe("fetchRuntime against a local mirror", () => {
     await rejectsWith(
       fetchRuntime(s.opts),
       "INTEGRITY_FAILED",
-      new RegExp(`^SHA-256 mismatch: expected ${want} got [0-9a-f]{64} — the download was tampered with or truncated; nothing was extracted`),
+      new RegExp(
+        `^SHA-256 mismatch: expected ${want} got [0-9a-f]{64} — the download was tampered with or truncated; nothing was extracted`,
+      ),
     );
     assert.deepEqual(s.entries(), []);
     assert.equal(cachedRuntimePath(undefined, s.opts), undefined);
@@ -96,14 +113,22 @@ describe("fetchRuntime against a local mirror", () => {
 
   test("an archive with a ../ entry is refused even when its digest matches", async () => {
     const s = setup(fx.dotdot, fx.dotdotManifest);
-    await rejectsWith(fetchRuntime({ ...s.opts, manifest: fx.dotdotManifest }), "INTEGRITY_FAILED", /evil\.txt.*"\.\." path/);
+    await rejectsWith(
+      fetchRuntime({ ...s.opts, manifest: fx.dotdotManifest }),
+      "INTEGRITY_FAILED",
+      /evil\.txt.*"\.\." path/,
+    );
     assert.deepEqual(s.entries(), []);
     assert.equal(existsSync(join(s.dir, "evil.txt")), false);
   });
 
   test("an archive with an escaping symlink is refused even when its digest matches", async () => {
     const s = setup(fx.symlinkOut, fx.symlinkOutManifest);
-    await rejectsWith(fetchRuntime({ ...s.opts, manifest: fx.symlinkOutManifest }), "INTEGRITY_FAILED", /bin\/evil.*points outside/);
+    await rejectsWith(
+      fetchRuntime({ ...s.opts, manifest: fx.symlinkOutManifest }),
+      "INTEGRITY_FAILED",
+      /bin\/evil.*points outside/,
+    );
     assert.deepEqual(s.entries(), []);
   });
 
@@ -137,7 +162,10 @@ describe("fetchRuntime against a local mirror", () => {
       pauseAt: 4096,
       onPause: (p: Pause) => void someoneWaits.then(() => p.resume()),
     });
-    const [a, b] = await Promise.all([fetchRuntime({ ...s.opts, onWait: waited }), fetchRuntime({ ...s.opts, onWait: waited })]);
+    const [a, b] = await Promise.all([
+      fetchRuntime({ ...s.opts, onWait: waited }),
+      fetchRuntime({ ...s.opts, onWait: waited }),
+    ]);
     assert.deepEqual([a.status, b.status].sort(), ["already-installed", "installed"]);
     assert.equal(s.hits().length, 1);
     assert.deepEqual(s.entries(), [FIXTURE_TOP]);
@@ -170,7 +198,11 @@ describe("fetchRuntime against a local mirror", () => {
       },
     });
     await rejectsWith(first, "RUNTIME_UNAVAILABLE", /interrupted after \d+ of \d+ bytes/);
-    assert.deepEqual(s.entries(), [`${FIXTURE_TOP}.partial`], "nothing half-installed, no lock, only the resumable partial file");
+    assert.deepEqual(
+      s.entries(),
+      [`${FIXTURE_TOP}.partial`],
+      "nothing half-installed, no lock, only the resumable partial file",
+    );
     const st = await runtimeStatus(s.opts);
     assert.ok(st.supported);
     assert.equal(st.installed, false);
@@ -216,7 +248,10 @@ describe("fetchRuntime against a local mirror", () => {
     const deadPid = Number(dead.stdout);
     mkdirSync(join(s.runtimeDir, `.${FIXTURE_TOP}.extract-${deadPid}-abc`, FIXTURE_TOP), { recursive: true });
     writeFileSync(join(s.runtimeDir, `.${FIXTURE_TOP}.download-${deadPid}-abc`), "partial");
-    writeFileSync(join(s.runtimeDir, `${FIXTURE_TOP}.lock`), JSON.stringify({ pid: deadPid, host: (await import("node:os")).hostname(), token: "x", createdAt: "" }));
+    writeFileSync(
+      join(s.runtimeDir, `${FIXTURE_TOP}.lock`),
+      JSON.stringify({ pid: deadPid, host: (await import("node:os")).hostname(), token: "x", createdAt: "" }),
+    );
     const r = await fetchRuntime(s.opts);
     assert.equal(r.status, "installed");
     assert.deepEqual(s.entries(), [FIXTURE_TOP]);
@@ -240,7 +275,11 @@ describe("fetchRuntime against a local mirror", () => {
 
   test("CCB_RUNTIME_MIRROR from the environment is used when no mirror is passed", async () => {
     const s = setup();
-    const r = await fetchRuntime({ ...s.opts, mirror: undefined, env: { CCB_RUNTIME_MIRROR: `${mirror.url}${s.prefix}/` } });
+    const r = await fetchRuntime({
+      ...s.opts,
+      mirror: undefined,
+      env: { CCB_RUNTIME_MIRROR: `${mirror.url}${s.prefix}/` },
+    });
     assert.equal(r.source, "mirror");
     assert.equal(s.hits()[0]?.path, `${s.prefix}${ASSET_PATH}`);
   });
@@ -249,14 +288,22 @@ describe("fetchRuntime against a local mirror", () => {
     const s = setup();
     writeFileSync(join(s.dir, "file"), "not a folder");
     await rejectsWith(fetchRuntime({ ...s.opts, cacheDir: join(s.dir, "file", "cache") }), "NOT_DIRECTORY");
-    await rejectsWith(fetchRuntime({ ...s.opts, fromFile: join(s.dir, "x.tar.gz") }), "INVALID_ARGUMENT", /either --from-file or --mirror/);
+    await rejectsWith(
+      fetchRuntime({ ...s.opts, fromFile: join(s.dir, "x.tar.gz") }),
+      "INVALID_ARGUMENT",
+      /either --from-file or --mirror/,
+    );
     assert.equal(s.hits().length, 0);
   });
 
   test("a stalled server is given up after the idle timeout; the partial download is kept for a resume", async () => {
     const s = setup();
     mirror.routes.set(`${s.prefix}${ASSET_PATH}`, { body: fx.good, pauseAt: 8192, onPause: () => undefined });
-    await rejectsWith(fetchRuntime({ ...s.opts, idleTimeoutMs: 3000 }), "RUNTIME_UNAVAILABLE", /interrupted after \d+ of \d+ bytes \(.*idle timeout/);
+    await rejectsWith(
+      fetchRuntime({ ...s.opts, idleTimeoutMs: 3000 }),
+      "RUNTIME_UNAVAILABLE",
+      /interrupted after \d+ of \d+ bytes \(.*idle timeout/,
+    );
     assert.deepEqual(s.entries(), [`${FIXTURE_TOP}.partial`]);
     const r = await fetchRuntime(s.opts);
     assert.equal(r.status, "installed");
@@ -289,13 +336,20 @@ describe("fetchRuntime --from-file", () => {
     const s = setup();
     const file = join(s.dir, "offline.tar.gz");
     writeFileSync(file, fx.tampered);
-    await rejectsWith(fetchRuntime({ ...s.opts, mirror: undefined, fromFile: file }), "INTEGRITY_FAILED", /SHA-256 mismatch.*the archive was tampered with or truncated; nothing was extracted/);
+    await rejectsWith(
+      fetchRuntime({ ...s.opts, mirror: undefined, fromFile: file }),
+      "INTEGRITY_FAILED",
+      /SHA-256 mismatch.*the archive was tampered with or truncated; nothing was extracted/,
+    );
     assert.deepEqual(s.entries(), []);
   });
 
   test("a missing offline archive is NOT_FOUND", async () => {
     const s = setup();
-    await rejectsWith(fetchRuntime({ ...s.opts, mirror: undefined, fromFile: join(s.dir, "nope.tar.gz") }), "NOT_FOUND");
+    await rejectsWith(
+      fetchRuntime({ ...s.opts, mirror: undefined, fromFile: join(s.dir, "nope.tar.gz") }),
+      "NOT_FOUND",
+    );
     rmSync(s.runtimeDir, { recursive: true, force: true });
   });
 });
@@ -323,7 +377,9 @@ describe("unsupported platforms", () => {
 
   test("an unknown --platform name is UNSUPPORTED, not a crash", async () => {
     const s = setup();
-    await assert.rejects(fetchRuntime({ ...s.opts, platform: "linux-riscv64" }), (err: unknown) => isCcbError(err, "UNSUPPORTED"));
+    await assert.rejects(fetchRuntime({ ...s.opts, platform: "linux-riscv64" }), (err: unknown) =>
+      isCcbError(err, "UNSUPPORTED"),
+    );
   });
 });
 
@@ -332,7 +388,11 @@ describe("two real processes fetching at once", () => {
     const s = setup();
     let waited!: () => void;
     const someoneWaits = new Promise<void>((resolve) => (waited = resolve));
-    mirror.routes.set(`${s.prefix}${ASSET_PATH}`, { body: fx.good, pauseAt: 4096, onPause: (p) => void someoneWaits.then(() => p.resume()) });
+    mirror.routes.set(`${s.prefix}${ASSET_PATH}`, {
+      body: fx.good,
+      pauseAt: 4096,
+      onPause: (p) => void someoneWaits.then(() => p.resume()),
+    });
     const script = `
       import { fetchRuntime } from ${JSON.stringify(new URL("../../runtime-fetch/index.ts", import.meta.url).href)};
       const opts = JSON.parse(process.argv[1]);
@@ -341,9 +401,13 @@ describe("two real processes fetching at once", () => {
     `;
     const run = () =>
       new Promise<{ code: number | null; out: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script, JSON.stringify(s.opts)], {
-          stdio: ["ignore", "pipe", "pipe"],
-        });
+        const child = spawn(
+          process.execPath,
+          ["--import", "tsx", "--input-type=module", "-e", script, JSON.stringify(s.opts)],
+          {
+            stdio: ["ignore", "pipe", "pipe"],
+          },
+        );
         let out = "";
         let err = "";
         child.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
+import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { isCcbError } from "../../src/core/errors.ts";
-import { SearchService, type SearchOptions, type SearchResult } from "../../src/core/search.ts";
+import { type SearchOptions, type SearchResult, SearchService } from "../../src/core/search.ts";
 import { findRgOnPath } from "../../src/core/search-rg.ts";
 import { Workspace } from "../../src/core/workspace.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -23,7 +23,10 @@ before(() => {
   mkdirSync(outside);
   w(".gitignore", "build/\n*.tmp\n");
   w("src/.gitignore", "gen/\n!keep.tmp\n/local.txt\n");
-  w("src/a.ts", "import x from 'y';\n// a needle here\nconst Needle = 1;\nconst NEEDLE = 2;\nfunction f() {\n  return needle_needle;\n}\n");
+  w(
+    "src/a.ts",
+    "import x from 'y';\n// a needle here\nconst Needle = 1;\nconst NEEDLE = 2;\nfunction f() {\n  return needle_needle;\n}\n",
+  );
   w("src/b.js", "no match\nstill none\nneedle at line 3\n");
   w("src/gen/x.ts", "needle in generated\n");
   w("src/keep.tmp", "needle kept by negation\n");
@@ -99,9 +102,24 @@ describe("SearchService semantics", () => {
     it(`${engine}: honours .gitignore (nested, negation, anchored), hidden, binary, symlinks and hard links`, async () => {
       const r = await service.search({ query: "needle", engine });
       const files = [...new Set(r.matches.map((m) => m.path))];
-      assert.deepEqual(files, ["context.txt", "crlf.txt", "deep/a/b/c/d/e/f/needle.txt", "docs/readme.md", "src/a.ts", "src/b.js", "src/keep.tmp", "src/sub/deeper/z.py", "src/sub/keep.tmp", "src/sub/local.txt"]);
+      assert.deepEqual(files, [
+        "context.txt",
+        "crlf.txt",
+        "deep/a/b/c/d/e/f/needle.txt",
+        "docs/readme.md",
+        "src/a.ts",
+        "src/b.js",
+        "src/keep.tmp",
+        "src/sub/deeper/z.py",
+        "src/sub/keep.tmp",
+        "src/sub/local.txt",
+      ]);
       const sub = await service.search({ query: "needle", engine, path: "src/sub" });
-      assert.deepEqual([...new Set(sub.matches.map((m) => m.path))], ["src/sub/deeper/z.py", "src/sub/keep.tmp", "src/sub/local.txt"], "ancestors' rules (negation, dir-only, anchored) apply below a named subdirectory");
+      assert.deepEqual(
+        [...new Set(sub.matches.map((m) => m.path))],
+        ["src/sub/deeper/z.py", "src/sub/keep.tmp", "src/sub/local.txt"],
+        "ancestors' rules (negation, dir-only, anchored) apply below a named subdirectory",
+      );
       const hidden = await service.search({ query: "needle", engine, includeHidden: true });
       const hp = new Set(hidden.matches.map((m) => m.path));
       assert.ok(hp.has(".hidden/h.txt") && hp.has(".dotfile"));
@@ -110,16 +128,22 @@ describe("SearchService semantics", () => {
 
     it(`${engine}: reports line, column, text and context`, async () => {
       const r = await service.search({ query: "needle", engine, path: "docs" });
-      assert.deepEqual(r.matches.map((m) => [m.line, m.column, m.text]), [
-        [2, 9, "ünïcödé needle"],
-        [3, 6, "\ttab needle"],
-      ]);
+      assert.deepEqual(
+        r.matches.map((m) => [m.line, m.column, m.text]),
+        [
+          [2, 9, "ünïcödé needle"],
+          [3, 6, "\ttab needle"],
+        ],
+      );
       const c = await service.search({ query: "needle", engine, path: "context.txt", contextLines: 2 });
-      assert.deepEqual(c.matches.map((m) => [m.line, m.before, m.after]), [
-        [3, ["l1", "l2"], ["l4", "l5"]],
-        [7, ["l5", "l6"], ["needle 8", "l9"]],
-        [8, ["l6", "needle 7"], ["l9"]],
-      ]);
+      assert.deepEqual(
+        c.matches.map((m) => [m.line, m.before, m.after]),
+        [
+          [3, ["l1", "l2"], ["l4", "l5"]],
+          [7, ["l5", "l6"], ["needle 8", "l9"]],
+          [8, ["l6", "needle 7"], ["l9"]],
+        ],
+      );
       const crlf = await service.search({ query: "needle$", regex: true, engine, path: "crlf.txt" });
       assert.equal(crlf.matches.length, 0, "a line ending in \\r does not end at 'needle' (as ripgrep)");
     });
@@ -135,12 +159,23 @@ describe("SearchService semantics", () => {
     });
 
     it(`${engine}: refuses bad input and escapes`, async () => {
-      await assert.rejects(service.search({ query: "(unclosed", regex: true, engine }), (e) => isCcbError(e, "INVALID_ARGUMENT") && /regular expression/i.test(e.message));
+      await assert.rejects(
+        service.search({ query: "(unclosed", regex: true, engine }),
+        (e) => isCcbError(e, "INVALID_ARGUMENT") && /regular expression/i.test(e.message),
+      );
       await assert.rejects(service.search({ query: "", engine }), (e) => isCcbError(e, "INVALID_ARGUMENT"));
-      await assert.rejects(service.search({ query: "needle", path: "outlink", engine }), (e) => isCcbError(e, "PATH_OUTSIDE_WORKSPACE"));
-      await assert.rejects(service.search({ query: "needle", path: "../outside", engine }), (e) => isCcbError(e, "PATH_OUTSIDE_WORKSPACE"));
-      await assert.rejects(service.search({ query: "needle", path: "secret-link.txt", engine }), (e) => isCcbError(e, "PATH_OUTSIDE_WORKSPACE"));
-      await assert.rejects(service.search({ query: "needle", path: "a-fifo", engine }), (e) => isCcbError(e, "INVALID_ARGUMENT"));
+      await assert.rejects(service.search({ query: "needle", path: "outlink", engine }), (e) =>
+        isCcbError(e, "PATH_OUTSIDE_WORKSPACE"),
+      );
+      await assert.rejects(service.search({ query: "needle", path: "../outside", engine }), (e) =>
+        isCcbError(e, "PATH_OUTSIDE_WORKSPACE"),
+      );
+      await assert.rejects(service.search({ query: "needle", path: "secret-link.txt", engine }), (e) =>
+        isCcbError(e, "PATH_OUTSIDE_WORKSPACE"),
+      );
+      await assert.rejects(service.search({ query: "needle", path: "a-fifo", engine }), (e) =>
+        isCcbError(e, "INVALID_ARGUMENT"),
+      );
       const hard = await service.search({ query: "needle", path: "hardlinked.txt", engine });
       assert.equal(hard.matches.length, 0, "a hard-linked file is never searched");
     });
@@ -148,7 +183,9 @@ describe("SearchService semantics", () => {
     it(`${engine}: honours an aborted signal`, async () => {
       const ac = new AbortController();
       ac.abort();
-      await assert.rejects(service.search({ query: "needle", engine, signal: ac.signal }), (e) => isCcbError(e, "ABORTED"));
+      await assert.rejects(service.search({ query: "needle", engine, signal: ac.signal }), (e) =>
+        isCcbError(e, "ABORTED"),
+      );
     });
   }
 
@@ -164,7 +201,10 @@ describe("SearchService semantics", () => {
       assert.ok(paths.includes("root/src/gen/x.ts") === false);
       assert.ok(paths.includes("root/src/a.ts") === false);
       const scoped = await multi.search({ query: "needle", engine, path: "second" });
-      assert.deepEqual(scoped.matches.map((m) => m.path), ["second/s.txt"]);
+      assert.deepEqual(
+        scoped.matches.map((m) => m.path),
+        ["second/s.txt"],
+      );
     }
   });
 
@@ -195,13 +235,20 @@ describe("SearchService semantics", () => {
 describe("SearchService: the ripgrep process", () => {
   it("reports ripgrep's own regex errors as INVALID_ARGUMENT", async () => {
     const service = new SearchService(new Workspace([root]));
-    await assert.rejects(service.search({ query: "needle(?=x)", regex: true, engine: "ripgrep" }), (e) => isCcbError(e, "INVALID_ARGUMENT") && /look-around|regular expression/i.test(e.message) && !!e.hint);
+    await assert.rejects(
+      service.search({ query: "needle(?=x)", regex: true, engine: "ripgrep" }),
+      (e) => isCcbError(e, "INVALID_ARGUMENT") && /look-around|regular expression/i.test(e.message) && !!e.hint,
+    );
   });
 
   it("kills ripgrep when the search is cancelled", { timeout: 60_000 }, async () => {
     const fake = join(base.path, "fake-rg.sh");
     const marker = join(base.path, "fake-rg.pid");
-    writeFileSync(fake, `#!/bin/sh\nif [ "$1" = --version ]; then echo "ripgrep 0.0.0-fake"; exit 0; fi\necho $$ > "${marker}.tmp" && mv "${marker}.tmp" "${marker}"\nexec sleep 1000\n`, { mode: 0o755 });
+    writeFileSync(
+      fake,
+      `#!/bin/sh\nif [ "$1" = --version ]; then echo "ripgrep 0.0.0-fake"; exit 0; fi\necho $$ > "${marker}.tmp" && mv "${marker}.tmp" "${marker}"\nexec sleep 1000\n`,
+      { mode: 0o755 },
+    );
     const service = new SearchService(new Workspace([root]), { rgPath: fake });
     const ac = new AbortController();
     const pending = service.search({ query: "needle", engine: "ripgrep", signal: ac.signal });

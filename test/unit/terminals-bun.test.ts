@@ -1,7 +1,7 @@
-import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
+import { describe, it } from "node:test";
 import { repoRoot } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
@@ -32,7 +32,9 @@ function runBunCheck(workspace: string): Promise<Record<string, unknown>> {
 }
 
 describe("terminals under Bun (bun-terminal backend)", () => {
-  it("round-trips echo, streams seq 1 200000 completely, resizes, reports exit 7, kills; refuses node-pty; pipes work", { timeout: 180_000 }, async () => {
+  it("round-trips echo, streams seq 1 200000 completely, resizes, reports exit 7, kills; refuses node-pty; pipes work", {
+    timeout: 180_000,
+  }, async () => {
     await using dir = tmpdirFixture();
     const r = await runBunCheck(dir.path);
     assert.equal(r.runtime, "object", "the fixture ran under Bun");
@@ -42,7 +44,13 @@ describe("terminals under Bun (bun-terminal backend)", () => {
     assert.equal(r.sttySize, "27 91");
     assert.deepEqual(r.kill, { running: false, signal: "SIGKILL", shellAlive: false, bgAlive: false });
     // 1,088,895 digits + 200,000 "\r\n": every byte, both as streamed and as counted by offsets.
-    assert.deepEqual(r.seq, { id: "t2", streamed: 1_488_895, end: 1_488_895, exitCode: 0, tail: "199999\r\n200000\r\n" });
+    assert.deepEqual(r.seq, {
+      id: "t2",
+      streamed: 1_488_895,
+      end: 1_488_895,
+      exitCode: 0,
+      tail: "199999\r\n200000\r\n",
+    });
     assert.deepEqual(r.exit, { exitCode: 7, signal: null, running: false });
     assert.equal(r.screen, "HELLO world\n\n\n  at-4-3 héllo 世界");
     assert.equal(r.nodePtyUnderBun, "UNSUPPORTED");

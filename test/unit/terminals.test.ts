@@ -1,12 +1,12 @@
-import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
 import fc from "fast-check";
 import { isCcbError } from "../../src/core/errors.ts";
 import { silentLogger } from "../../src/core/log.ts";
 import { OutputRing } from "../../src/core/terminals/buffer.ts";
-import { TerminalManager, type TerminalEvent } from "../../src/core/terminals/manager.ts";
+import { type TerminalEvent, TerminalManager } from "../../src/core/terminals/manager.ts";
 import { isAlive } from "../../src/core/terminals/process-tree.ts";
 import { Workspace } from "../../src/core/workspace.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -21,7 +21,8 @@ async function waitForOutput(m: TerminalManager, id: string, pattern: RegExp, ti
     seen += r.output;
     offset = r.nextOffset;
     if (pattern.test(seen)) return seen;
-    if (!r.info.running && r.nextOffset === r.end) throw new Error(`terminal exited before ${pattern}: ${JSON.stringify(seen.slice(-500))}`);
+    if (!r.info.running && r.nextOffset === r.end)
+      throw new Error(`terminal exited before ${pattern}: ${JSON.stringify(seen.slice(-500))}`);
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${pattern}: ${JSON.stringify(seen.slice(-500))}`);
   }
 }
@@ -274,7 +275,11 @@ for (const backend of ["node-pty", "pipe"] as const) {
       const t = await m.create({ command: "pwd", cwd: "sub" });
       await m.waitForExit(t.id);
       assert.match((await m.read(t.id)).output, new RegExp(`^${join(dir.path, "sub")}\\r?$`, "m"));
-      const sh = await m.create({ command: "bash", args: ["--norc", "--noprofile", "-c", 'echo "PWD=$PWD"'], cwd: "sub" });
+      const sh = await m.create({
+        command: "bash",
+        args: ["--norc", "--noprofile", "-c", 'echo "PWD=$PWD"'],
+        cwd: "sub",
+      });
       await m.waitForExit(sh.id);
       assert.match((await m.read(sh.id)).output, new RegExp(`^PWD=${join(dir.path, "sub")}\\r?$`, "m"));
       await rejectsWithCode(m.create({ cwd: ".." }), "PATH_OUTSIDE_WORKSPACE");
@@ -346,7 +351,10 @@ for (const backend of ["node-pty", "pipe"] as const) {
       d.write(shell.id, "sleep 1000 & echo bg=$!\n");
       const bg = Number(/bg=(\d+)/.exec(await waitForOutput(d, shell.id, /bg=(\d+)/))?.[1]);
       // A terminal that exited on its own but left a hang-up-proof job behind in its session.
-      const quitter = await d.create({ command: "bash", args: ["-c", "trap '' HUP; sleep 1000 >/dev/null 2>&1 & echo orphan=$!"] });
+      const quitter = await d.create({
+        command: "bash",
+        args: ["-c", "trap '' HUP; sleep 1000 >/dev/null 2>&1 & echo orphan=$!"],
+      });
       const orphan = Number(/orphan=(\d+)/.exec(await waitForOutput(d, quitter.id, /orphan=(\d+)/))?.[1]);
       await d.waitForExit(quitter.id);
       assert.ok(isAlive(orphan), "the orphan outlives its terminal until shutdown");

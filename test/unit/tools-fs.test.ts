@@ -4,12 +4,12 @@ import { linkSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileS
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { z } from "zod";
-import { createCore, type Core } from "../../src/core/core.ts";
+import { type Core, createCore } from "../../src/core/core.ts";
 import { isCcbError } from "../../src/core/errors.ts";
 import { silentLogger } from "../../src/core/log.ts";
-import type { AnyToolDef, ToolResult } from "../../src/tools/kernel.ts";
-import { workspaceTools } from "../../src/tools/catalog.ts";
 import { CCB_VERSION } from "../../src/core/version.ts";
+import { workspaceTools } from "../../src/tools/catalog.ts";
+import type { AnyToolDef, ToolResult } from "../../src/tools/kernel.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 const sha = (data: string) => createHash("sha256").update(data).digest("hex");
@@ -34,12 +34,16 @@ async function call(name: string, args: Record<string, unknown>): Promise<ToolRe
 }
 
 async function callFails(name: string, args: Record<string, unknown>, code: string): Promise<void> {
-  await assert.rejects(call(name, args), (err) => {
-    assert.ok(isCcbError(err), `${name} ${JSON.stringify(args)}: expected CcbError, got ${String(err)}`);
-    assert.equal(err.code, code, `${name} ${JSON.stringify(args)}: ${err.message}`);
-    assert.ok(err.toUserText().length > err.code.length + 2);
-    return true;
-  }, `${name} ${JSON.stringify(args)} must fail with ${code}`);
+  await assert.rejects(
+    call(name, args),
+    (err) => {
+      assert.ok(isCcbError(err), `${name} ${JSON.stringify(args)}: expected CcbError, got ${String(err)}`);
+      assert.equal(err.code, code, `${name} ${JSON.stringify(args)}: ${err.message}`);
+      assert.ok(err.toUserText().length > err.code.length + 2);
+      return true;
+    },
+    `${name} ${JSON.stringify(args)} must fail with ${code}`,
+  );
 }
 
 before(() => {
@@ -65,17 +69,38 @@ describe("fs tool definitions", () => {
       const def = tool(name);
       assert.ok(def.description.length > 80, `${name} has a real description`);
       assert.equal(def.annotations.openWorldHint, false);
-      const schema = z.toJSONSchema(def.input, { io: "input", unrepresentable: "any" }) as { properties?: Record<string, { description?: string }> };
+      const schema = z.toJSONSchema(def.input, { io: "input", unrepresentable: "any" }) as {
+        properties?: Record<string, { description?: string }>;
+      };
       for (const [field, prop] of Object.entries(schema.properties ?? {})) {
         assert.ok(prop.description && prop.description.length > 10, `${name}.${field} is described`);
       }
     }
     for (const name of ["workspace_status", "fs_list", "fs_read", "fs_search"]) {
-      assert.deepEqual(tool(name).annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }, name);
+      assert.deepEqual(
+        tool(name).annotations,
+        { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+        name,
+      );
     }
-    assert.deepEqual(tool("fs_write").annotations, { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false });
-    assert.deepEqual(tool("fs_move").annotations, { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false });
-    assert.deepEqual(tool("fs_delete").annotations, { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false });
+    assert.deepEqual(tool("fs_write").annotations, {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: false,
+    });
+    assert.deepEqual(tool("fs_move").annotations, {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: false,
+    });
+    assert.deepEqual(tool("fs_delete").annotations, {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+      openWorldHint: false,
+    });
   });
 
   it("reject malformed arguments at the schema", () => {
@@ -93,8 +118,17 @@ describe("fs tools", () => {
     assert.match(r.text, /search: ripgrep \(ripgrep \d+/);
     assert.match(r.text, /editor bridge: not connected/);
     assert.match(r.text, /terminals: 0 \(0 running\)/);
-    const s = r.structured as { roots: Array<{ path: string; primary: boolean }>; search: { engine: string }; bridge: { connected: boolean }; terminals: { count: number }; version: string };
-    assert.deepEqual(s.roots.map((x) => [x.path, x.primary]), [[root, true]]);
+    const s = r.structured as {
+      roots: Array<{ path: string; primary: boolean }>;
+      search: { engine: string };
+      bridge: { connected: boolean };
+      terminals: { count: number };
+      version: string;
+    };
+    assert.deepEqual(
+      s.roots.map((x) => [x.path, x.primary]),
+      [[root, true]],
+    );
     assert.equal(s.search.engine, "ripgrep");
     assert.equal(s.bridge.connected, false);
     assert.equal(s.terminals.count, 0);
@@ -102,7 +136,12 @@ describe("fs tools", () => {
   });
 
   it("fs_write, fs_read and versions round-trip; a stale version is a conflict that names the current one", async () => {
-    const w = await call("fs_write", { path: "notes/todo.md", content: "- one\n- two\n", createParents: true, expectedVersion: null });
+    const w = await call("fs_write", {
+      path: "notes/todo.md",
+      content: "- one\n- two\n",
+      createParents: true,
+      expectedVersion: null,
+    });
     assert.match(w.text, /^Created notes\/todo\.md \(12 bytes, version [0-9a-f]{64}\)\.$/);
     assert.equal(w.structured?.version, sha("- one\n- two\n"));
     assert.equal(w.structured?.abs, undefined, "no absolute server paths in the result");
@@ -110,13 +149,20 @@ describe("fs tools", () => {
     assert.equal(r.text, `notes/todo.md (version ${sha("- one\n- two\n")}, 12 bytes, 2 lines)\n- one\n- two\n`);
     const part = await call("fs_read", { path: "notes/todo.md", startLine: 2 });
     assert.match(part.text.split("\n")[0] ?? "", /lines 2-2 of 2/);
-    const w2 = await call("fs_write", { path: "notes/todo.md", content: "- three\n", expectedVersion: sha("- one\n- two\n") });
-    assert.match(w2.text, /^Overwrote notes\/todo\.md .*previous version/);
-    await assert.rejects(call("fs_write", { path: "notes/todo.md", content: "lost\n", expectedVersion: sha("- one\n- two\n") }), (err) => {
-      assert.ok(isCcbError(err, "VERSION_CONFLICT"));
-      assert.ok(err.toUserText().includes(sha("- three\n")), "the model-visible text carries the current version");
-      return true;
+    const w2 = await call("fs_write", {
+      path: "notes/todo.md",
+      content: "- three\n",
+      expectedVersion: sha("- one\n- two\n"),
     });
+    assert.match(w2.text, /^Overwrote notes\/todo\.md .*previous version/);
+    await assert.rejects(
+      call("fs_write", { path: "notes/todo.md", content: "lost\n", expectedVersion: sha("- one\n- two\n") }),
+      (err) => {
+        assert.ok(isCcbError(err, "VERSION_CONFLICT"));
+        assert.ok(err.toUserText().includes(sha("- three\n")), "the model-visible text carries the current version");
+        return true;
+      },
+    );
     assert.equal(readFileSync(join(root, "notes/todo.md"), "utf8"), "- three\n");
   });
 
@@ -141,11 +187,20 @@ describe("fs tools", () => {
 
   it("fs_search lists path:line:text, context blocks, and says when truncated", async () => {
     const r = await call("fs_search", { query: "needle", path: "src" });
-    assert.equal(r.text, '2 matches in 1 file for "needle" in src (ripgrep)\nsrc/a.ts:2:// needle one\nsrc/a.ts:4:// needle two');
+    assert.equal(
+      r.text,
+      '2 matches in 1 file for "needle" in src (ripgrep)\nsrc/a.ts:2:// needle one\nsrc/a.ts:4:// needle two',
+    );
     const c = await call("fs_search", { query: "needle", path: "src", contextLines: 1 });
-    assert.equal(c.text.split("\n").slice(1).join("\n"), "src/a.ts-1-const a = 1;\nsrc/a.ts:2:// needle one\nsrc/a.ts-3-const b = 2;\nsrc/a.ts:4:// needle two");
+    assert.equal(
+      c.text.split("\n").slice(1).join("\n"),
+      "src/a.ts-1-const a = 1;\nsrc/a.ts:2:// needle one\nsrc/a.ts-3-const b = 2;\nsrc/a.ts:4:// needle two",
+    );
     const t = await call("fs_search", { query: "needle", maxResults: 1 });
-    assert.match(t.text, /^1 match in 1 file .*; truncated: 1 shown, there are more\. Narrow the query, path or include globs, or raise maxResults\./);
+    assert.match(
+      t.text,
+      /^1 match in 1 file .*; truncated: 1 shown, there are more\. Narrow the query, path or include globs, or raise maxResults\./,
+    );
     assert.equal(t.structured?.truncated, true);
     const none = await call("fs_search", { query: "no-such-text-anywhere" });
     assert.match(none.text, /^No matches/);
@@ -172,7 +227,8 @@ describe("fs tools security matrix", () => {
     ["dangling symlink", "dangling", "PATH_OUTSIDE_WORKSPACE"],
     ["NUL byte", "src/a.ts\u0000x", "INVALID_PATH"],
   ];
-  const paths = () => escapes.map(([label, p, code]) => [label, label === "absolute" ? join(outside, "secret.txt") : p, code] as const);
+  const paths = () =>
+    escapes.map(([label, p, code]) => [label, label === "absolute" ? join(outside, "secret.txt") : p, code] as const);
 
   it("fs_read refuses every escape, including a hard link", async () => {
     for (const [, p, code] of paths()) {
@@ -183,7 +239,8 @@ describe("fs tools security matrix", () => {
   });
 
   it("fs_write refuses every escape; writing a hard-linked name leaves the outside inode untouched", async () => {
-    for (const [, p, code] of paths()) await callFails("fs_write", { path: p, content: "pwned", createParents: true }, code);
+    for (const [, p, code] of paths())
+      await callFails("fs_write", { path: p, content: "pwned", createParents: true }, code);
     await call("fs_write", { path: "hard.txt", content: "replaced inside\n" });
     assert.equal(readFileSync(join(outside, "secret.txt"), "utf8"), "needle outside secret\n");
     linkSync(join(outside, "secret.txt"), join(root, "hard.txt.2"));
@@ -208,7 +265,8 @@ describe("fs tools security matrix", () => {
     writeFileSync(join(root, "movable.txt"), "m\n");
     for (const [label, p, code] of paths()) {
       const linkItself = label === "symlinked file" || label === "dangling symlink";
-      if (!linkItself) await callFails("fs_move", { from: "movable.txt", to: p, overwrite: true, createParents: true }, code);
+      if (!linkItself)
+        await callFails("fs_move", { from: "movable.txt", to: p, overwrite: true, createParents: true }, code);
       if (!linkItself) await callFails("fs_move", { from: p, to: "stolen.txt" }, code);
     }
     await callFails("fs_move", { from: ".", to: "elsewhere" }, "INVALID_ARGUMENT");

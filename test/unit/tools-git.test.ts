@@ -6,8 +6,8 @@ import { z } from "zod";
 import { createCore } from "../../src/core/core.ts";
 import { isCcbError } from "../../src/core/errors.ts";
 import { silentLogger } from "../../src/core/log.ts";
-import type { AnyToolDef, ToolResult } from "../../src/tools/kernel.ts";
 import { workspaceTools } from "../../src/tools/catalog.ts";
+import type { AnyToolDef, ToolResult } from "../../src/tools/kernel.ts";
 import { git } from "../helpers/git.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
@@ -25,7 +25,11 @@ async function fixture() {
   git(ws.path, "commit", "-q", "-m", "initial");
   const core = createCore({ roots: [ws.path] });
   /** Call a tool as a front end does: parse the arguments with its schema, then execute. */
-  const call = (name: string, args: Record<string, unknown>, signal = new AbortController().signal): Promise<ToolResult> => {
+  const call = (
+    name: string,
+    args: Record<string, unknown>,
+    signal = new AbortController().signal,
+  ): Promise<ToolResult> => {
     const def = tool(name);
     return def.execute(def.input.parse(args), { core, signal, log: silentLogger });
   };
@@ -44,14 +48,25 @@ async function fixture() {
 test("git tools: annotations and described schemas", () => {
   for (const name of ["git_status", "git_diff"]) {
     const def = tool(name);
-    assert.deepEqual(def.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    assert.deepEqual(def.annotations, {
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    });
   }
-  assert.deepEqual(tool("git_run").annotations, { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true });
+  assert.deepEqual(tool("git_run").annotations, {
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: false,
+    openWorldHint: true,
+  });
   for (const name of ["git_status", "git_diff", "git_run"]) {
     const def = tool(name);
     assert.ok(def.description.length > 80, `${name} has a real description`);
     const json = z.toJSONSchema(def.input) as { properties: Record<string, { description?: string }> };
-    for (const [field, schema] of Object.entries(json.properties)) assert.ok(schema.description, `${name}.${field} is described`);
+    for (const [field, schema] of Object.entries(json.properties))
+      assert.ok(schema.description, `${name}.${field} is described`);
   }
   assert.throws(() => tool("git_run").input.parse({ args: [] }));
   assert.throws(() => tool("git_run").input.parse({ args: ["status"], timeoutMs: 10_000_000 }));
@@ -75,7 +90,9 @@ test("git_status: text and structured content", async () => {
   assert.equal(r.structured?.branch, "main");
   assert.equal(r.structured?.clean, false);
 
-  await assert.rejects(fx.call("git_status", { path: fx.outside }), (e: unknown) => isCcbError(e, "PATH_OUTSIDE_WORKSPACE"));
+  await assert.rejects(fx.call("git_status", { path: fx.outside }), (e: unknown) =>
+    isCcbError(e, "PATH_OUTSIDE_WORKSPACE"),
+  );
 });
 
 test("git_diff: staged and unstaged, truncation is announced in text and structure", async () => {
@@ -92,7 +109,9 @@ test("git_diff: staged and unstaged, truncation is announced in text and structu
   const capped = await fx.call("git_diff", { staged: true, maxBytes: 1000 });
   assert.equal(capped.structured?.truncated, true);
   assert.match(capped.text, /\[The diff is larger than 1000 bytes and was truncated/);
-  await assert.rejects(fx.call("git_diff", { paths: ["../x"] }), (e: unknown) => isCcbError(e, "PATH_OUTSIDE_WORKSPACE"));
+  await assert.rejects(fx.call("git_diff", { paths: ["../x"] }), (e: unknown) =>
+    isCcbError(e, "PATH_OUTSIDE_WORKSPACE"),
+  );
 });
 
 test("git_run: commit and log, exit codes as results, refusals and escapes as errors", async () => {
@@ -110,12 +129,21 @@ test("git_run: commit and log, exit codes as results, refusals and escapes as er
   assert.equal(capped.structured?.truncated, true);
   assert.match(capped.text, /\[output truncated/);
 
-  await assert.rejects(fx.call("git_run", { args: ["-c", "core.hooksPath=x", "commit", "-m", "x"] }), (e: unknown) => isCcbError(e, "GIT_REFUSED") && e.toUserText().includes("terminal"));
-  await assert.rejects(fx.call("git_run", { args: ["config", "core.fsmonitor", "touch x"] }), (e: unknown) => isCcbError(e, "GIT_REFUSED"));
+  await assert.rejects(
+    fx.call("git_run", { args: ["-c", "core.hooksPath=x", "commit", "-m", "x"] }),
+    (e: unknown) => isCcbError(e, "GIT_REFUSED") && e.toUserText().includes("terminal"),
+  );
+  await assert.rejects(fx.call("git_run", { args: ["config", "core.fsmonitor", "touch x"] }), (e: unknown) =>
+    isCcbError(e, "GIT_REFUSED"),
+  );
   symlinkSync(fx.outside, join(fx.ws, "out"));
-  await assert.rejects(fx.call("git_run", { args: ["log", "--output=out/log.txt"] }), (e: unknown) => isCcbError(e, "PATH_OUTSIDE_WORKSPACE"));
+  await assert.rejects(fx.call("git_run", { args: ["log", "--output=out/log.txt"] }), (e: unknown) =>
+    isCcbError(e, "PATH_OUTSIDE_WORKSPACE"),
+  );
   assert.equal(existsSync(join(fx.outside, "log.txt")), false);
-  await assert.rejects(fx.call("git_run", { args: ["status"], cwd: "out" }), (e: unknown) => isCcbError(e, "PATH_OUTSIDE_WORKSPACE"));
+  await assert.rejects(fx.call("git_run", { args: ["status"], cwd: "out" }), (e: unknown) =>
+    isCcbError(e, "PATH_OUTSIDE_WORKSPACE"),
+  );
 });
 
 test("git_run: the tool's AbortSignal cancels the command", async () => {

@@ -2,17 +2,24 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { z } from "zod";
-import { createCore, type Core } from "../../src/core/core.ts";
+import type { z } from "zod";
+import { type Core, createCore } from "../../src/core/core.ts";
 import { isCcbError } from "../../src/core/errors.ts";
 import { silentLogger } from "../../src/core/log.ts";
-import type { AnyToolDef, ToolResult } from "../../src/tools/kernel.ts";
-import { workspaceTools } from "../../src/tools/catalog.ts";
-import { plainOutput } from "../../src/tools/terminal_common.ts";
 import { isAlive } from "../../src/core/terminals/process-tree.ts";
+import { workspaceTools } from "../../src/tools/catalog.ts";
+import type { AnyToolDef, ToolResult } from "../../src/tools/kernel.ts";
+import { plainOutput } from "../../src/tools/terminal_common.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
-const TERMINAL_TOOLS = ["terminal_create", "terminal_list", "terminal_read", "terminal_write", "terminal_resize", "terminal_kill"] as const;
+const TERMINAL_TOOLS = [
+  "terminal_create",
+  "terminal_list",
+  "terminal_read",
+  "terminal_write",
+  "terminal_resize",
+  "terminal_kill",
+] as const;
 
 function tool(name: string): AnyToolDef {
   const def = workspaceTools.find((t) => t.name === name);
@@ -87,7 +94,10 @@ describe("terminal tools: schemas and annotations", () => {
   });
 
   it("strips escapes from raw output for the text", () => {
-    assert.equal(plainOutput("\u001b[?2004h$ ls\r\n\u001b[01;34msrc\u001b[0m\r\n\u001b]0;title\u0007done"), "$ ls\nsrc\ndone");
+    assert.equal(
+      plainOutput("\u001b[?2004h$ ls\r\n\u001b[01;34msrc\u001b[0m\r\n\u001b]0;title\u0007done"),
+      "$ ls\nsrc\ndone",
+    );
   });
 });
 
@@ -102,7 +112,9 @@ describe("terminal tools: a shell session", () => {
       title: "build",
       input: "echo first-$((1+1))\n",
     });
-    const t = (created.structured as { terminal: { id: string; backend: string; isPty: boolean; pid: number; cwd: string } }).terminal;
+    const t = (
+      created.structured as { terminal: { id: string; backend: string; isPty: boolean; pid: number; cwd: string } }
+    ).terminal;
     assert.equal(t.backend, "node-pty");
     assert.equal(t.isPty, true);
     assert.equal(t.cwd, join(base.path, "root", "sub"));
@@ -126,7 +138,10 @@ describe("terminal tools: a shell session", () => {
 
     // ctrl+c interrupts a running command through the PTY's line discipline.
     // Wait until the command runs in the foreground (typed-ahead ctrl+c could reach the shell instead).
-    const started = await call("terminal_write", { id: t.id, data: "bash -c 'echo ready-$((2+3)); exec sleep 1000'\n" });
+    const started = await call("terminal_write", {
+      id: t.id,
+      data: "bash -c 'echo ready-$((2+3)); exec sleep 1000'\n",
+    });
     await readUntil(t.id, /ready-5/, (started.structured as { offset: number }).offset);
     const interrupted = await call("terminal_write", { id: t.id, keys: ["ctrl+c"], data: "" });
     await call("terminal_write", { id: t.id, data: "echo after-$((3+3))\n" });
@@ -164,13 +179,21 @@ describe("terminal tools: a shell session", () => {
     try {
       // The backend is chosen on first use: this fresh core picks the pipe fallback.
       const def = tool("terminal_create");
-      const r = await def.execute(def.input.parse({ command: "cat" }), { core: pipeCore, signal: new AbortController().signal, log: silentLogger });
+      const r = await def.execute(def.input.parse({ command: "cat" }), {
+        core: pipeCore,
+        signal: new AbortController().signal,
+        log: silentLogger,
+      });
       assert.match(r.text, /pipe fallback, no TTY/);
       assert.match(r.text, /cannot be resized/);
       const id = (r.structured as { terminal: { id: string; isPty: boolean } }).terminal.id;
       const resize = tool("terminal_resize");
       await assert.rejects(
-        resize.execute(resize.input.parse({ id, cols: 50, rows: 10 }), { core: pipeCore, signal: new AbortController().signal, log: silentLogger }),
+        resize.execute(resize.input.parse({ id, cols: 50, rows: 10 }), {
+          core: pipeCore,
+          signal: new AbortController().signal,
+          log: silentLogger,
+        }),
         (err) => isCcbError(err, "UNSUPPORTED"),
       );
     } finally {

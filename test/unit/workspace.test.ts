@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { linkSync, mkdirSync, realpathSync, symlinkSync, writeFileSync, statSync } from "node:fs";
-import fc from "fast-check";
+import { linkSync, mkdirSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import fc from "fast-check";
 import { isCcbError } from "../../src/core/errors.ts";
 import { assertSingleLink, Workspace } from "../../src/core/workspace.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -102,13 +102,29 @@ describe("Workspace confinement", () => {
   it("refuses to prove a hard-linked file inside", () => {
     linkSync(join(outside, "secret.txt"), join(root, "hard.txt"));
     const st = statSync(join(root, "hard.txt"));
-    assert.throws(() => assertSingleLink(st, "hard.txt"), (err) => isCcbError(err, "PATH_OUTSIDE_WORKSPACE") && /hard link/.test(err.message) && !!err.hint);
+    assert.throws(
+      () => assertSingleLink(st, "hard.txt"),
+      (err) => isCcbError(err, "PATH_OUTSIDE_WORKSPACE") && /hard link/.test(err.message) && !!err.hint,
+    );
     assertSingleLink(statSync(join(root, "src", "a.txt")), "src/a.txt");
   });
 
   it("never resolves a generated path (.., ., symlinks in and out, absolute) to something outside", async () => {
-    const segment = fc.constantFrom("..", ".", "src", "a.txt", "to-outside-dir", "src-link", "to-secret", "new", "dangling-in", "");
-    const input = fc.tuple(fc.boolean(), fc.array(segment, { minLength: 1, maxLength: 6 })).map(([abs, parts]) => (abs ? join(root, ...parts) : parts.join("/")));
+    const segment = fc.constantFrom(
+      "..",
+      ".",
+      "src",
+      "a.txt",
+      "to-outside-dir",
+      "src-link",
+      "to-secret",
+      "new",
+      "dangling-in",
+      "",
+    );
+    const input = fc
+      .tuple(fc.boolean(), fc.array(segment, { minLength: 1, maxLength: 6 }))
+      .map(([abs, parts]) => (abs ? join(root, ...parts) : parts.join("/")));
     await fc.assert(
       fc.asyncProperty(input, fc.boolean(), async (p, followFinal) => {
         let r;
@@ -130,16 +146,28 @@ describe("Workspace confinement", () => {
             cur = dirname(cur);
           }
         }
-        assert.ok(real === root || real.startsWith(`${root}/`), `${p} (followFinal ${followFinal}): ${cur} is really ${real}`);
+        assert.ok(
+          real === root || real.startsWith(`${root}/`),
+          `${p} (followFinal ${followFinal}): ${cur} is really ${real}`,
+        );
       }),
       { numRuns: 400 },
     );
   });
 
   it("refuses roots that do not exist or are files", () => {
-    assert.throws(() => new Workspace([join(base.path, "missing")]), (err) => isCcbError(err, "NOT_FOUND"));
-    assert.throws(() => new Workspace([join(root, "src", "a.txt")]), (err) => isCcbError(err, "NOT_DIRECTORY"));
-    assert.throws(() => new Workspace([]), (err) => isCcbError(err, "INVALID_ARGUMENT"));
+    assert.throws(
+      () => new Workspace([join(base.path, "missing")]),
+      (err) => isCcbError(err, "NOT_FOUND"),
+    );
+    assert.throws(
+      () => new Workspace([join(root, "src", "a.txt")]),
+      (err) => isCcbError(err, "NOT_DIRECTORY"),
+    );
+    assert.throws(
+      () => new Workspace([]),
+      (err) => isCcbError(err, "INVALID_ARGUMENT"),
+    );
   });
 });
 

@@ -1,4 +1,16 @@
-import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, type Dirent, type Stats } from "node:fs";
+import {
+  closeSync,
+  constants,
+  type Dirent,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  type Stats,
+  statSync,
+} from "node:fs";
 import { join } from "node:path";
 import { CcbError } from "../errors.ts";
 
@@ -39,7 +51,9 @@ export const PROC_FD = probeProcFd();
 /** A name of one directory entry: no separator, not `.`/`..`, not empty, at most 255 bytes. */
 export function checkName(name: string): void {
   if (name === "" || name === "." || name === ".." || name.includes("/") || name.includes("\0")) {
-    throw new CcbError("INVALID_PATH", `Invalid path component: ${JSON.stringify(name)}`, { hint: "Use a plain relative path inside the workspace." });
+    throw new CcbError("INVALID_PATH", `Invalid path component: ${JSON.stringify(name)}`, {
+      hint: "Use a plain relative path inside the workspace.",
+    });
   }
   if (Buffer.byteLength(name) > 255) {
     throw new CcbError("PATH_TOO_LONG", `A path component is longer than 255 bytes: ${name.slice(0, 40)}...`, {

@@ -17,9 +17,13 @@ export function isGitDir(dir: Dir, adding?: string): boolean {
 }
 
 export function gitDirRefusal(display: string): CcbError {
-  return new CcbError("PERMISSION_DENIED", `${display} is inside a git repository's own folder (a .git folder or a directory git uses as one); the file tools do not change git's own files.`, {
-    hint: "Use git_run (e.g. git config, git update-ref) to change the repository.",
-  });
+  return new CcbError(
+    "PERMISSION_DENIED",
+    `${display} is inside a git repository's own folder (a .git folder or a directory git uses as one); the file tools do not change git's own files.`,
+    {
+      hint: "Use git_run (e.g. git config, git update-ref) to change the repository.",
+    },
+  );
 }
 
 /**
@@ -29,7 +33,10 @@ export function gitDirRefusal(display: string): CcbError {
 export function assertNoRepoInside(dir: Dir, display: string, budget = { n: 200_000 }): void {
   if (isGitDir(dir)) throw nestedRefusal(display);
   for (const d of readdirHandle(dir)) {
-    if (--budget.n < 0) throw new CcbError("TOO_LARGE", `${display} has too many entries to check.`, { hint: "Delete or move it in smaller parts, or use a terminal." });
+    if (--budget.n < 0)
+      throw new CcbError("TOO_LARGE", `${display} has too many entries to check.`, {
+        hint: "Delete or move it in smaller parts, or use a terminal.",
+      });
     if (d.name === ".git") throw nestedRefusal(display);
     if (!d.isDirectory()) continue;
     let child: Dir;
@@ -47,7 +54,11 @@ export function assertNoRepoInside(dir: Dir, display: string, budget = { n: 200_
 }
 
 function nestedRefusal(display: string): CcbError {
-  return new CcbError("PERMISSION_DENIED", `${display} is or contains a git repository's own folder (.git or a git dir); the file tools never delete, move or replace it.`, {
-    hint: "Delete or move the files around it, or use a terminal if you really mean to remove a repository.",
-  });
+  return new CcbError(
+    "PERMISSION_DENIED",
+    `${display} is or contains a git repository's own folder (.git or a git dir); the file tools never delete, move or replace it.`,
+    {
+      hint: "Delete or move the files around it, or use a terminal if you really mean to remove a repository.",
+    },
+  );
 }

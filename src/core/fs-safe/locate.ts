@@ -63,9 +63,13 @@ function openRoot(rs: RootSet, root: string, input: string): Dir {
   const id = rs.rootId(root);
   if (id && (id.dev !== dir.st.dev || id.ino !== dir.st.ino)) {
     dir.close();
-    throw new CcbError("PATH_OUTSIDE_WORKSPACE", `The workspace root ${root} was replaced since ccb started: ${input}`, {
-      hint: "Restart ccb on the intended directory.",
-    });
+    throw new CcbError(
+      "PATH_OUTSIDE_WORKSPACE",
+      `The workspace root ${root} was replaced since ccb started: ${input}`,
+      {
+        hint: "Restart ccb on the intended directory.",
+      },
+    );
   }
   return dir;
 }
@@ -156,17 +160,38 @@ export function locate(rs: RootSet, rootIn: string, abs: string, options: Locate
 }
 
 function loop(input: string): CcbError {
-  return new CcbError("INVALID_PATH", `Too many levels of symbolic links: ${input}`, { hint: "A symlink loop is in the path; remove or fix the symlink." });
+  return new CcbError("INVALID_PATH", `Too many levels of symbolic links: ${input}`, {
+    hint: "A symlink loop is in the path; remove or fix the symlink.",
+  });
 }
 
 function located(root: string, relParts: string[], parent: Dir, name: string, st: Stats | undefined): Located {
   const rel = relParts.join("/");
-  return { root, rel, abs: resolvePath(root, ...relParts), parent, name, self: undefined, st, close: () => parent.close() };
+  return {
+    root,
+    rel,
+    abs: resolvePath(root, ...relParts),
+    parent,
+    name,
+    self: undefined,
+    st,
+    close: () => parent.close(),
+  };
 }
 
 function missing(root: string, parts: string[], why: "missing" | "not-directory"): Located {
   const rel = parts.join("/");
-  return { root, rel, abs: resolvePath(root, ...parts), parent: undefined, name: parts[parts.length - 1] ?? "", self: undefined, st: undefined, missingParent: why, close: () => undefined };
+  return {
+    root,
+    rel,
+    abs: resolvePath(root, ...parts),
+    parent: undefined,
+    name: parts[parts.length - 1] ?? "",
+    self: undefined,
+    st: undefined,
+    missingParent: why,
+    close: () => undefined,
+  };
 }
 
 /** Handle on the located entry itself when it is a directory (caller closes it). */

@@ -22,9 +22,13 @@ function ensureOwnedDir(p: string): void {
   const st = lstatSync(p);
   const uid = process.getuid?.();
   if (!st.isDirectory() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o077) !== 0) {
-    throw new CcbError("PERMISSION_DENIED", `ccb's private folder ${p} is not a directory owned by you with mode 0700.`, {
-      hint: `Remove ${p} (or set TMPDIR to another folder) and retry.`,
-    });
+    throw new CcbError(
+      "PERMISSION_DENIED",
+      `ccb's private folder ${p} is not a directory owned by you with mode 0700.`,
+      {
+        hint: `Remove ${p} (or set TMPDIR to another folder) and retry.`,
+      },
+    );
   }
 }
 
@@ -42,7 +46,6 @@ export function privateDir(sub: "locks" | "tmp"): string {
 export function tempName(random: string): string {
   return `${HOST}-${process.pid}-${random}`;
 }
-
 
 let swept = false;
 

@@ -50,9 +50,13 @@ function emptyDir(dir: Dir, display: string, signal: AbortSignal | undefined): v
 }
 
 function repo(display: string): CcbError {
-  return new CcbError("PERMISSION_DENIED", `${display} is a git repository's own folder; the file tools never delete it.`, {
-    hint: "Delete the files around it, or use a terminal if you really mean to remove a repository.",
-  });
+  return new CcbError(
+    "PERMISSION_DENIED",
+    `${display} is a git repository's own folder; the file tools never delete it.`,
+    {
+      hint: "Delete the files around it, or use a terminal if you really mean to remove a repository.",
+    },
+  );
 }
 
 /**

@@ -119,7 +119,12 @@ export async function nodePtyBackend(): Promise<PtyBackend> {
         chunks++;
         lastDataAt = Date.now();
       });
-      deferCloseUntilDrained(term, () => slave !== undefined, releaseSlave, () => ({ chunks, lastDataAt }));
+      deferCloseUntilDrained(
+        term,
+        () => slave !== undefined,
+        releaseSlave,
+        () => ({ chunks, lastDataAt }),
+      );
       term.onExit(releaseSlave);
       return {
         pid: term.pid,

@@ -59,9 +59,13 @@ export function pipeBackend(): PtyBackend {
           if (child.stdin.writable) child.stdin.write(data);
         },
         resize: () => {
-          throw new CcbError("UNSUPPORTED", "This terminal runs on the pipe fallback (no PTY): it has no size to change.", {
-            hint: "Resize works with the node-pty (Node) and bun-terminal (Bun) backends.",
-          });
+          throw new CcbError(
+            "UNSUPPORTED",
+            "This terminal runs on the pipe fallback (no PTY): it has no size to change.",
+            {
+              hint: "Resize works with the node-pty (Node) and bun-terminal (Bun) backends.",
+            },
+          );
         },
         onData: (listener) => {
           dataListeners.push(listener);

@@ -1,7 +1,7 @@
-import type { Logger } from "../log.ts";
 import { CcbError } from "../errors.ts";
-import type { TerminalBackendKind } from "./types.ts";
 import { jsRuntime } from "../js-runtime.ts";
+import type { Logger } from "../log.ts";
+import type { TerminalBackendKind } from "./types.ts";
 
 export interface SpawnSpec {
   /** Absolute path of the program. */

@@ -1,10 +1,14 @@
 import { stat } from "node:fs/promises";
 import { constants as osConstants } from "node:os";
 import { basename } from "node:path";
-import type { Workspace } from "../workspace.ts";
-import type { Logger } from "../log.ts";
 import { CcbError, toCcbError } from "../errors.ts";
-import { selectBackend, type PtyBackend, type PtyProcess } from "./backend.ts";
+import type { Logger } from "../log.ts";
+import type { Workspace } from "../workspace.ts";
+import { type PtyBackend, type PtyProcess, selectBackend } from "./backend.ts";
+import { OutputRing } from "./buffer.ts";
+import { isAlive, signalSession, waitGone } from "./process-tree.ts";
+import { HeadlessScreen } from "./screen.ts";
+import { defaultShell, resolveProgram, terminalEnv } from "./spawn-spec.ts";
 import type {
   CreateTerminalOptions,
   TerminalEvent,
@@ -13,10 +17,6 @@ import type {
   TerminalReadOptions,
   TerminalReadResult,
 } from "./types.ts";
-import { OutputRing } from "./buffer.ts";
-import { isAlive, signalSession, waitGone } from "./process-tree.ts";
-import { HeadlessScreen } from "./screen.ts";
-import { defaultShell, resolveProgram, terminalEnv } from "./spawn-spec.ts";
 
 export type {
   CreateTerminalOptions,
@@ -128,7 +128,10 @@ export class TerminalManager {
     if (!(await stat(cwdPath.abs)).isDirectory()) {
       throw new CcbError("NOT_DIRECTORY", `Terminal cwd is not a directory: ${options.cwd}`);
     }
-    const env = terminalEnv(process.env, options.env, { TERM: backend.isPty ? "xterm-256color" : "dumb", PWD: cwdPath.abs });
+    const env = terminalEnv(process.env, options.env, {
+      TERM: backend.isPty ? "xterm-256color" : "dumb",
+      PWD: cwdPath.abs,
+    });
     const command = options.command ?? defaultShell(env);
     const args = options.args ?? [];
     if (args.some((a) => typeof a !== "string" || a.includes("\0"))) {
@@ -162,7 +165,12 @@ export class TerminalManager {
       origin: options.origin ?? "tool",
     };
     const ring = new OutputRing(this.options.bufferSize ?? 1024 * 1024);
-    const screen = new HeadlessScreen({ cols, rows, scrollback: this.options.scrollback ?? 1000, convertEol: !backend.isPty });
+    const screen = new HeadlessScreen({
+      cols,
+      rows,
+      scrollback: this.options.scrollback ?? 1000,
+      convertEol: !backend.isPty,
+    });
     let markExited!: () => void;
     const t: Managed = { info, proc, ring, screen, exited: new Promise((r) => (markExited = r)), wakers: new Set() };
     this.terminals.set(id, t);
@@ -207,7 +215,8 @@ export class TerminalManager {
     const waitMs = options.waitMs ?? 0;
     if (waitMs > 0 && t.info.running && offset >= t.ring.end) await this.waitForChange(t, waitMs, options.signal);
     const max = options.maxBytes ?? DEFAULT_READ_MAX;
-    if (!Number.isInteger(max) || max < 0) throw new CcbError("INVALID_ARGUMENT", "maxBytes must be a non-negative integer.");
+    if (!Number.isInteger(max) || max < 0)
+      throw new CcbError("INVALID_ARGUMENT", "maxBytes must be a non-negative integer.");
     const r = t.ring.read(offset, max);
     const snap = await t.screen.snapshot(options.scrollback ?? false);
     return {
@@ -289,7 +298,9 @@ export class TerminalManager {
     if (this.disposed) return;
     this.disposed = true;
     const grace = Math.min(this.options.killGraceMs ?? 2000, 1000);
-    const results = await Promise.allSettled([...this.terminals.values()].map((t) => this.terminate(t, "SIGHUP", grace)));
+    const results = await Promise.allSettled(
+      [...this.terminals.values()].map((t) => this.terminate(t, "SIGHUP", grace)),
+    );
     for (const r of results) if (r.status === "rejected") this.log.warn(`terminal shutdown: ${String(r.reason)}`);
     // Orphans: background jobs left behind by terminals that exited on their own.
     const stuck = (await Promise.all([...this.sessions].map((sid) => this.sweep(sid)))).flat();

@@ -1,5 +1,5 @@
-import xtermHeadless from "@xterm/headless";
 import type { Terminal as XTerm } from "@xterm/headless";
+import xtermHeadless from "@xterm/headless";
 
 // @xterm/headless is CommonJS: its default export carries the class under Node ESM and Bun alike.
 const { Terminal } = xtermHeadless as unknown as { Terminal: typeof XTerm };

@@ -66,7 +66,7 @@ export function resolveProgram(command: string, env: Record<string, string>, cwd
     }
   }
   const hint = /\s/.test(command)
-    ? "`command` is one program, not a shell line: pass its arguments in `args`, or run the line through a shell (command \"bash\", args [\"-lc\", \"...\"])."
+    ? '`command` is one program, not a shell line: pass its arguments in `args`, or run the line through a shell (command "bash", args ["-lc", "..."]).'
     : "Check the program name and PATH, or omit `command` to start the user's shell.";
   throw new CcbError("NOT_FOUND", `Command not found: ${command}`, { hint });
 }

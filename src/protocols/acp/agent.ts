@@ -1,18 +1,18 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute } from "node:path";
-import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { AuthMethod, ClientCapabilities, McpServer } from "@agentclientprotocol/sdk/unstable";
+import * as acp from "@agentclientprotocol/sdk/unstable";
 import { z } from "zod";
 import { CcbError, isCcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { CCB_VERSION } from "../../core/version.ts";
 import { replayUpdates } from "./history.ts";
-import { sandboxFacts, type SandboxFacts } from "./modes.ts";
-import { missingCredentials, ModelError, type ModelErrorKind } from "./model-error.ts";
+import { ModelError, type ModelErrorKind, missingCredentials } from "./model-error.ts";
+import { type SandboxFacts, sandboxFacts } from "./modes.ts";
 import type { Session } from "./session.ts";
-import { sessionOptionsFrom, type SessionOptions } from "./session-options.ts";
-import { loadModelSettings, type AgentEnv } from "./settings.ts";
+import { type SessionOptions, sessionOptionsFrom } from "./session-options.ts";
+import { type AgentEnv, loadModelSettings } from "./settings.ts";
 import { SessionStore } from "./store.ts";
 import type { AcpWorkbenchOptions } from "./workbench.ts";
 
@@ -28,16 +28,25 @@ export interface AcpAgentOptions {
 
 const PAGE_SIZE = 50;
 
-const MODEL_ERROR_CODES: Record<ModelErrorKind, string> = { auth: "AUTH_REQUIRED", unavailable: "MODEL_UNAVAILABLE", rejected: "MODEL_REJECTED" };
+const MODEL_ERROR_CODES: Record<ModelErrorKind, string> = {
+  auth: "AUTH_REQUIRED",
+  unavailable: "MODEL_UNAVAILABLE",
+  rejected: "MODEL_REJECTED",
+};
 
 /** How to authenticate: the client passes the key in the agent's environment (ACP "env_var" auth method). */
 const AUTH_METHODS: AuthMethod[] = [
   {
     id: "anthropic-api-key",
     name: "Anthropic API key",
-    description: "Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN; ANTHROPIC_BASE_URL for another endpoint) in the agent's environment, or in the \"env\" object of ~/.config/ccb/settings.json, then restart the agent.",
+    description:
+      'Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN; ANTHROPIC_BASE_URL for another endpoint) in the agent\'s environment, or in the "env" object of ~/.config/ccb/settings.json, then restart the agent.',
     // the "env_var" auth method fields (type, vars, link); the SDK's 2.4 types do not name them yet
-    ...{ type: "env_var", vars: [{ name: "ANTHROPIC_API_KEY", label: "Anthropic API key", secret: true, optional: false }], link: "https://console.anthropic.com/settings/keys" },
+    ...{
+      type: "env_var",
+      vars: [{ name: "ANTHROPIC_API_KEY", label: "Anthropic API key", secret: true, optional: false }],
+      link: "https://console.anthropic.com/settings/keys",
+    },
   },
 ];
 
@@ -49,7 +58,8 @@ export function toRequestError(err: unknown, sessionId?: string): Error {
   if (err instanceof acp.RequestError) return err;
   if (err instanceof ModelError) {
     const data = { code: MODEL_ERROR_CODES[err.kind], ...(err.status !== undefined ? { status: err.status } : {}) };
-    if (err.kind === "auth") return acp.RequestError.authRequired({ ...data, authMethods: AUTH_METHODS.map((m) => m.id) }, err.message);
+    if (err.kind === "auth")
+      return acp.RequestError.authRequired({ ...data, authMethods: AUTH_METHODS.map((m) => m.id) }, err.message);
     return acp.RequestError.internalError(data, err.message);
   }
   if (isCcbError(err)) {
@@ -79,7 +89,8 @@ function hasCredentials(env: AgentEnv, cwd: string): boolean {
 
 function checkCwd(cwd: string): string {
   if (!isAbsolute(cwd)) throw new CcbError("INVALID_ARGUMENT", `cwd must be an absolute path: ${cwd}`);
-  if (!existsSync(cwd) || !statSync(cwd).isDirectory()) throw new CcbError("INVALID_ARGUMENT", `cwd is not an existing directory: ${cwd}`);
+  if (!existsSync(cwd) || !statSync(cwd).isDirectory())
+    throw new CcbError("INVALID_ARGUMENT", `cwd is not an existing directory: ${cwd}`);
   return cwd;
 }
 
@@ -96,7 +107,8 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
       return await fn();
     } catch (err) {
       // expected failures (typed, with a message for the user) are not logged as crashes
-      if (!isCcbError(err) && !(err instanceof ModelError) && !(err instanceof acp.RequestError)) log.error(`request failed: ${(err as Error)?.stack ?? String(err)}`);
+      if (!isCcbError(err) && !(err instanceof ModelError) && !(err instanceof acp.RequestError))
+        log.error(`request failed: ${(err as Error)?.stack ?? String(err)}`);
       throw toRequestError(err, sessionId);
     }
   };
@@ -105,7 +117,14 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
     if (!s) throw new CcbError("NOT_FOUND", `Session not found: ${sessionId}`);
     return s;
   };
-  const open = async (client: acp.AgentContext, id: string, cwd: string, mcpServers: McpServer[], fromStore: boolean, sessionOptions: SessionOptions = {}) => {
+  const open = async (
+    client: acp.AgentContext,
+    id: string,
+    cwd: string,
+    mcpServers: McpServer[],
+    fromStore: boolean,
+    sessionOptions: SessionOptions = {},
+  ) => {
     const previous = sessions.get(id);
     if (previous) {
       sessions.delete(id);
@@ -115,7 +134,14 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
     const { Session } = await loadSession(); // loaded on first use: initialize stays fast
     const s = await Session.open(
       { client, caps, env: options.env, store, log, facts, workbench: options.workbench },
-      { id, cwd, mcpServers, options: sessionOptions, writer: fromStore ? store.writer(id) : store.create(id, cwd), ...(stored ? { records: stored.records, title: stored.title } : {}) },
+      {
+        id,
+        cwd,
+        mcpServers,
+        options: sessionOptions,
+        writer: fromStore ? store.writer(id) : store.create(id, cwd),
+        ...(stored ? { records: stored.records, title: stored.title } : {}),
+      },
     );
     sessions.set(id, s);
     return { s, stored };
@@ -150,7 +176,10 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
     .onRequest(acp.methods.agent.authenticate, ({ params }) =>
       wrap(() => {
         if (!AUTH_METHODS.some((m) => m.id === params.methodId)) {
-          throw acp.RequestError.invalidParams({ methodId: params.methodId, authMethods: AUTH_METHODS.map((m) => m.id) }, `Unknown auth method "${params.methodId}"; this agent offers ${AUTH_METHODS.map((m) => `"${m.id}"`).join(", ")}.`);
+          throw acp.RequestError.invalidParams(
+            { methodId: params.methodId, authMethods: AUTH_METHODS.map((m) => m.id) },
+            `Unknown auth method "${params.methodId}"; this agent offers ${AUTH_METHODS.map((m) => `"${m.id}"`).join(", ")}.`,
+          );
         }
         // the credentials come from the environment the client started the agent with
         if (!hasCredentials(options.env, process.cwd())) throw missingCredentials();
@@ -161,7 +190,14 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
       wrap(async () => {
         const cwd = checkCwd(params.cwd);
         if (!hasCredentials(options.env, cwd)) throw missingCredentials();
-        const { s } = await open(client, newSessionId(), cwd, params.mcpServers ?? [], false, sessionOptionsFrom(params._meta, params.additionalDirectories));
+        const { s } = await open(
+          client,
+          newSessionId(),
+          cwd,
+          params.mcpServers ?? [],
+          false,
+          sessionOptionsFrom(params._meta, params.additionalDirectories),
+        );
         s.requestInitialMode((params._meta as { permissionMode?: unknown } | null | undefined)?.permissionMode);
         announce(s);
         return { sessionId: s.id, modes: s.modes(), configOptions: s.configOptions() };
@@ -171,7 +207,14 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
       wrap(async () => {
         const cwd = checkCwd(params.cwd);
         if (!store.exists(params.sessionId)) throw new CcbError("NOT_FOUND", `Session not found: ${params.sessionId}`);
-        const { s, stored } = await open(client, params.sessionId, cwd, params.mcpServers ?? [], true, sessionOptionsFrom(params._meta, params.additionalDirectories));
+        const { s, stored } = await open(
+          client,
+          params.sessionId,
+          cwd,
+          params.mcpServers ?? [],
+          true,
+          sessionOptionsFrom(params._meta, params.additionalDirectories),
+        );
         for (const update of replayUpdates(stored?.records ?? [])) s.notify(update);
         if (s.title) s.notify({ sessionUpdate: "session_info_update", title: s.title });
         announce(s);
@@ -182,7 +225,14 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
       wrap(async () => {
         const cwd = checkCwd(params.cwd);
         if (!store.exists(params.sessionId)) throw new CcbError("NOT_FOUND", `Session not found: ${params.sessionId}`);
-        const { s } = await open(client, params.sessionId, cwd, params.mcpServers ?? [], true, sessionOptionsFrom(params._meta, params.additionalDirectories));
+        const { s } = await open(
+          client,
+          params.sessionId,
+          cwd,
+          params.mcpServers ?? [],
+          true,
+          sessionOptionsFrom(params._meta, params.additionalDirectories),
+        );
         announce(s);
         return { modes: s.modes(), configOptions: s.configOptions() };
       }, params.sessionId),
@@ -192,7 +242,12 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
         const cwd = checkCwd(params.cwd);
         if (!store.exists(params.sessionId)) throw new CcbError("NOT_FOUND", `Session not found: ${params.sessionId}`);
         const id = newSessionId();
-        store.fork(params.sessionId, id, cwd).append({ t: "title", title: `Fork of ${store.read(params.sessionId).title ?? params.sessionId}`.slice(0, 80) });
+        store
+          .fork(params.sessionId, id, cwd)
+          .append({
+            t: "title",
+            title: `Fork of ${store.read(params.sessionId).title ?? params.sessionId}`.slice(0, 80),
+          });
         const { s } = await open(client, id, cwd, params.mcpServers ?? [], true);
         announce(s);
         return { sessionId: id, modes: s.modes(), configOptions: s.configOptions() };
@@ -204,8 +259,17 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
         const offset = params.cursor ? Number(Buffer.from(params.cursor, "base64url").toString("utf8")) : 0;
         if (!Number.isInteger(offset) || offset < 0) throw new CcbError("INVALID_ARGUMENT", "Invalid cursor.");
         const page = all.slice(offset, offset + PAGE_SIZE);
-        const next = offset + PAGE_SIZE < all.length ? Buffer.from(String(offset + PAGE_SIZE)).toString("base64url") : undefined;
-        return { sessions: page.map((p) => ({ sessionId: p.sessionId, cwd: p.cwd, title: p.title ?? null, updatedAt: p.updatedAt })), ...(next ? { nextCursor: next } : {}) };
+        const next =
+          offset + PAGE_SIZE < all.length ? Buffer.from(String(offset + PAGE_SIZE)).toString("base64url") : undefined;
+        return {
+          sessions: page.map((p) => ({
+            sessionId: p.sessionId,
+            cwd: p.cwd,
+            title: p.title ?? null,
+            updatedAt: p.updatedAt,
+          })),
+          ...(next ? { nextCursor: next } : {}),
+        };
       }),
     )
     .onRequest(acp.methods.agent.session.close, ({ params }) =>
@@ -223,7 +287,8 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
           sessions.delete(params.sessionId);
           await s.close();
         }
-        if (!store.delete(params.sessionId) && !s) throw new CcbError("NOT_FOUND", `Session not found: ${params.sessionId}`);
+        if (!store.delete(params.sessionId) && !s)
+          throw new CcbError("NOT_FOUND", `Session not found: ${params.sessionId}`);
         return {};
       }, params.sessionId),
     )
@@ -234,18 +299,20 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
       }, params.sessionId),
     )
     .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) =>
-      wrap(() => ({ configOptions: active(params.sessionId).setConfigOption(params.configId, String(params.value)) }), params.sessionId),
+      wrap(
+        () => ({ configOptions: active(params.sessionId).setConfigOption(params.configId, String(params.value)) }),
+        params.sessionId,
+      ),
     )
-    .onRequest(
-      "session/set_model",
-      z.object({ sessionId: z.string(), modelId: z.string() }),
-      ({ params }) =>
-        wrap(() => {
-          active(params.sessionId).setConfigOption("model", params.modelId);
-          return {};
-        }, params.sessionId),
+    .onRequest("session/set_model", z.object({ sessionId: z.string(), modelId: z.string() }), ({ params }) =>
+      wrap(() => {
+        active(params.sessionId).setConfigOption("model", params.modelId);
+        return {};
+      }, params.sessionId),
     )
-    .onRequest(acp.methods.agent.session.prompt, ({ params, signal }) => wrap(() => active(params.sessionId).prompt(params.prompt, signal), params.sessionId))
+    .onRequest(acp.methods.agent.session.prompt, ({ params, signal }) =>
+      wrap(() => active(params.sessionId).prompt(params.prompt, signal), params.sessionId),
+    )
     .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
       sessions.get(params.sessionId)?.cancel();
     });

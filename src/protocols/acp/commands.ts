@@ -21,14 +21,16 @@ const BUILTINS: SlashCommand[] = [
   {
     name: "init",
     description: "Write an AGENTS.md describing this project for future sessions",
-    template: "Explore this repository (layout, build and test commands, conventions) and write a concise AGENTS.md at the project root for future coding sessions. $ARGUMENTS",
+    template:
+      "Explore this repository (layout, build and test commands, conventions) and write a concise AGENTS.md at the project root for future coding sessions. $ARGUMENTS",
     source: "builtin",
   },
   {
     name: "review",
     description: "Review the uncommitted changes",
     hint: "optional focus",
-    template: "Review the uncommitted changes in this repository (use git status and git diff). Point out bugs, risks and missing tests, most important first. $ARGUMENTS",
+    template:
+      "Review the uncommitted changes in this repository (use git status and git diff). Point out bugs, risks and missing tests, most important first. $ARGUMENTS",
     source: "builtin",
   },
   {
@@ -42,7 +44,8 @@ const BUILTINS: SlashCommand[] = [
   {
     name: "commit",
     description: "Commit the current changes with a good message",
-    template: "Look at git status and git diff, then stage the relevant changes and commit them with a clear, conventional commit message. $ARGUMENTS",
+    template:
+      "Look at git status and git diff, then stage the relevant changes and commit them with a clear, conventional commit message. $ARGUMENTS",
     source: "builtin",
   },
 ];
@@ -55,7 +58,11 @@ function parseFile(text: string): { description?: string; hint?: string; body: s
     const kv = /^([A-Za-z-]+):\s*(.*)$/.exec(line);
     if (kv) meta[kv[1]!.toLowerCase()] = kv[2]!.replace(/^["']|["']$/g, "");
   }
-  return { ...(meta.description ? { description: meta.description } : {}), ...(meta["argument-hint"] ? { hint: meta["argument-hint"] } : {}), body: text.slice(m[0].length) };
+  return {
+    ...(meta.description ? { description: meta.description } : {}),
+    ...(meta["argument-hint"] ? { hint: meta["argument-hint"] } : {}),
+    body: text.slice(m[0].length),
+  };
 }
 
 function fromDir(dir: string, source: "user" | "project"): SlashCommand[] {
@@ -67,7 +74,13 @@ function fromDir(dir: string, source: "user" | "project"): SlashCommand[] {
     if (!/^[A-Za-z0-9_:.-]+$/.test(name)) continue;
     try {
       const p = parseFile(readFileSync(join(dir, f), "utf8"));
-      out.push({ name, description: p.description ?? p.body.trim().split("\n")[0]?.slice(0, 100) ?? name, ...(p.hint ? { hint: p.hint } : {}), template: p.body, source });
+      out.push({
+        name,
+        description: p.description ?? p.body.trim().split("\n")[0]?.slice(0, 100) ?? name,
+        ...(p.hint ? { hint: p.hint } : {}),
+        template: p.body,
+        source,
+      });
     } catch {
       // unreadable command file: skipped
     }
@@ -89,7 +102,11 @@ export function loadCommands(cwd: string, home: string | undefined, configDir: s
 }
 
 export function availableCommands(cmds: SlashCommand[]): AvailableCommand[] {
-  return cmds.map((c) => ({ name: c.name, description: c.description, ...(c.hint ? { input: { hint: c.hint } } : {}) }));
+  return cmds.map((c) => ({
+    name: c.name,
+    description: c.description,
+    ...(c.hint ? { input: { hint: c.hint } } : {}),
+  }));
 }
 
 /** The prompt text a `/name args` prompt expands to, or undefined when it is not a known command. */
@@ -99,5 +116,7 @@ export function expandCommand(text: string, cmds: SlashCommand[]): string | unde
   const cmd = cmds.find((c) => c.name === m[1]);
   if (!cmd) return undefined;
   const args = (m[2] ?? "").trim();
-  return cmd.template.includes("$ARGUMENTS") ? cmd.template.split("$ARGUMENTS").join(args).trim() : `${cmd.template.trim()}${args ? `\n\n${args}` : ""}`;
+  return cmd.template.includes("$ARGUMENTS")
+    ? cmd.template.split("$ARGUMENTS").join(args).trim()
+    : `${cmd.template.trim()}${args ? `\n\n${args}` : ""}`;
 }

@@ -1,5 +1,17 @@
-import type { ContentBlock, PlanEntry, SessionUpdate, StopReason, ToolCallContent, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk/unstable";
-import type { ContentBlockParam, RawMessageStreamEvent, StopReason as ApiStopReason } from "@anthropic-ai/sdk/resources/messages";
+import type {
+  ContentBlock,
+  PlanEntry,
+  SessionUpdate,
+  StopReason,
+  ToolCallContent,
+  ToolCallLocation,
+  ToolKind,
+} from "@agentclientprotocol/sdk/unstable";
+import type {
+  StopReason as ApiStopReason,
+  ContentBlockParam,
+  RawMessageStreamEvent,
+} from "@anthropic-ai/sdk/resources/messages";
 
 /** Pure mappings between the model's events and ACP; no I/O here. */
 
@@ -109,7 +121,12 @@ export function promptText(blocks: ContentBlock[]): string {
 
 /** Context use of the last request; `costUsd` is the session's total so far, when the model's price is known. */
 export function usageUpdate(used: number, size: number, costUsd?: number): SessionUpdate {
-  return { sessionUpdate: "usage_update", used, size, ...(costUsd !== undefined ? { cost: { amount: Math.round(costUsd * 1e6) / 1e6, currency: "USD" } } : {}) };
+  return {
+    sessionUpdate: "usage_update",
+    used,
+    size,
+    ...(costUsd !== undefined ? { cost: { amount: Math.round(costUsd * 1e6) / 1e6, currency: "USD" } } : {}),
+  };
 }
 
 export function textContent(text: string): ToolCallContent {
@@ -127,11 +144,22 @@ export interface Todo {
 }
 
 export function todosToPlan(todos: Todo[]): SessionUpdate {
-  const entries: PlanEntry[] = todos.map((t) => ({ content: t.content, status: t.status, priority: t.priority ?? "medium" }));
+  const entries: PlanEntry[] = todos.map((t) => ({
+    content: t.content,
+    status: t.status,
+    priority: t.priority ?? "medium",
+  }));
   return { sessionUpdate: "plan", entries };
 }
 
-export function toolCallStart(id: string, title: string, kind: ToolKind, rawInput: unknown, locations: ToolCallLocation[], content: ToolCallContent[] = []): SessionUpdate {
+export function toolCallStart(
+  id: string,
+  title: string,
+  kind: ToolKind,
+  rawInput: unknown,
+  locations: ToolCallLocation[],
+  content: ToolCallContent[] = [],
+): SessionUpdate {
   return { sessionUpdate: "tool_call", toolCallId: id, title, kind, status: "pending", rawInput, locations, content };
 }
 

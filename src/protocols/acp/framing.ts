@@ -31,7 +31,11 @@ function mib(n: number): string {
   return n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : `${n} bytes`;
 }
 
-export function boundedNdJsonStream(output: WritableStream<Uint8Array>, input: ReadableStream<Uint8Array>, options: { maxFrameBytes?: number; onDrop?: (bytes: number, id: Id) => void } = {}): Stream {
+export function boundedNdJsonStream(
+  output: WritableStream<Uint8Array>,
+  input: ReadableStream<Uint8Array>,
+  options: { maxFrameBytes?: number; onDrop?: (bytes: number, id: Id) => void } = {},
+): Stream {
   const max = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
   const encoder = new TextEncoder();
   const decoder = new TextDecoder();
@@ -50,7 +54,11 @@ export function boundedNdJsonStream(output: WritableStream<Uint8Array>, input: R
     return next;
   };
   const reject = (id: Id, message: string, data?: unknown) =>
-    writeJson({ jsonrpc: "2.0", id, error: { code: -32600, message: `Invalid Request: ${message}`, ...(data !== undefined ? { data } : {}) } }).catch(() => undefined);
+    writeJson({
+      jsonrpc: "2.0",
+      id,
+      error: { code: -32600, message: `Invalid Request: ${message}`, ...(data !== undefined ? { data } : {}) },
+    }).catch(() => undefined);
 
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   const readable = new ReadableStream<AnyMessage>({
@@ -91,7 +99,11 @@ export function boundedNdJsonStream(output: WritableStream<Uint8Array>, input: R
         if (over) {
           const id = sniffId(decoder.decode(head), decoder.decode(tail));
           options.onDrop?.(size, id);
-          pending = reject(id, `the message is ${size} bytes, over the ${mib(max)} limit of ccb acp; send smaller prompts (attach files as resource links instead of embedding them)`, { maxMessageBytes: max, messageBytes: size });
+          pending = reject(
+            id,
+            `the message is ${size} bytes, over the ${mib(max)} limit of ccb acp; send smaller prompts (attach files as resource links instead of embedding them)`,
+            { maxMessageBytes: max, messageBytes: size },
+          );
         } else if (size > 0) {
           pending = deliver(controller, decoder.decode(concat(parts)).trim());
         }
@@ -110,7 +122,9 @@ export function boundedNdJsonStream(output: WritableStream<Uint8Array>, input: R
         try {
           msg = JSON.parse(line);
         } catch {
-          return writeJson({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } }).catch(() => undefined);
+          return writeJson({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } }).catch(
+            () => undefined,
+          );
         }
         if (msg !== null && typeof msg === "object" && !Array.isArray(msg)) {
           const m = msg as Record<string, unknown>;

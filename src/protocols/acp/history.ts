@@ -9,7 +9,8 @@ export function replayUpdates(records: StoreRecord[]): SessionUpdate[] {
   const out: SessionUpdate[] = [];
   let open: number | undefined;
   const closeInterrupted = () => {
-    if (open !== undefined) out.push({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: INTERRUPTED_TEXT } });
+    if (open !== undefined)
+      out.push({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: INTERRUPTED_TEXT } });
     open = undefined;
   };
   for (const r of records) {
@@ -19,7 +20,8 @@ export function replayUpdates(records: StoreRecord[]): SessionUpdate[] {
         open = r.turn;
         break;
       case "turn_end":
-        if (r.stopReason === "cancelled") out.push({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "\n\n[cancelled]" } });
+        if (r.stopReason === "cancelled")
+          out.push({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "\n\n[cancelled]" } });
         open = undefined;
         break;
       case "update":
@@ -76,7 +78,17 @@ export function modelHistory(records: StoreRecord[]): MessageParam[] {
 /** The conversation after /compact (a summary to continue from) or /clear (nothing). */
 export function compactedHistory(summary: string | null): MessageParam[] {
   if (summary === null) return [];
-  return [{ role: "user", content: [{ type: "text", text: `<conversation-summary>\nThe earlier conversation was compacted into this summary; continue from it.\n\n${summary}\n</conversation-summary>` }] }];
+  return [
+    {
+      role: "user",
+      content: [
+        {
+          type: "text",
+          text: `<conversation-summary>\nThe earlier conversation was compacted into this summary; continue from it.\n\n${summary}\n</conversation-summary>`,
+        },
+      ],
+    },
+  ];
 }
 
 function blocks(m: MessageParam): ContentBlockParam[] {
@@ -105,13 +117,26 @@ export function repairHistory(input: MessageParam[]): MessageParam[] {
       next = { role: "user", content: [] };
       out.splice(i + 1, 0, next);
     }
-    const answered = new Set(blocks(next).filter((b) => b.type === "tool_result").map((b) => (b as ToolResultBlockParam).tool_use_id));
+    const answered = new Set(
+      blocks(next)
+        .filter((b) => b.type === "tool_result")
+        .map((b) => (b as ToolResultBlockParam).tool_use_id),
+    );
     const missing: ToolResultBlockParam[] = uses
       .filter((u) => !answered.has(u.id))
-      .map((u) => ({ type: "tool_result", tool_use_id: u.id, is_error: true, content: "Interrupted: this tool call did not finish." }));
+      .map((u) => ({
+        type: "tool_result",
+        tool_use_id: u.id,
+        is_error: true,
+        content: "Interrupted: this tool call did not finish.",
+      }));
     if (missing.length > 0) {
       const rest = blocks(next);
-      next.content = [...rest.filter((b) => b.type === "tool_result"), ...missing, ...rest.filter((b) => b.type !== "tool_result")];
+      next.content = [
+        ...rest.filter((b) => b.type === "tool_result"),
+        ...missing,
+        ...rest.filter((b) => b.type !== "tool_result"),
+      ];
     }
   }
   // remove empty messages (a user message with no content is rejected by the API)

@@ -3,7 +3,13 @@ import type { EditorBridge } from "../../core/bridge.ts";
 import type { Core } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
-import { extensionMethods, type Diagnostic, type ExtensionMethod, type ParamsOf, type ResultOf } from "../../workbench/contract.ts";
+import {
+  type Diagnostic,
+  type ExtensionMethod,
+  extensionMethods,
+  type ParamsOf,
+  type ResultOf,
+} from "../../workbench/contract.ts";
 import type { EditedFile, EditFeedback } from "./tool-runner.ts";
 
 /**
@@ -24,7 +30,12 @@ const MAX_LINES = 30;
 /** Severities the model is told about: hints (unused code shown faded) are left out. */
 const REPORTED = new Set<Diagnostic["severity"]>(["error", "warning", "information"]);
 
-async function call<M extends ExtensionMethod>(bridge: EditorBridge, method: M, params: ParamsOf<M>, signal: AbortSignal): Promise<ResultOf<M>> {
+async function call<M extends ExtensionMethod>(
+  bridge: EditorBridge,
+  method: M,
+  params: ParamsOf<M>,
+  signal: AbortSignal,
+): Promise<ResultOf<M>> {
   const parsed = extensionMethods[method].result.safeParse(await bridge.call(method, params, { signal }));
   if (!parsed.success) throw new CcbError("BRIDGE_ERROR", `The editor answered ${method} with an unexpected shape.`);
   return parsed.data as ResultOf<M>;
@@ -34,7 +45,11 @@ async function call<M extends ExtensionMethod>(bridge: EditorBridge, method: M, 
  * `path:line:col severity: message [source code]` lines (1-based positions), capped; paths relative
  * to `cwd` when inside it. `unsettledMs`: the language servers were still busy after that long.
  */
-export function diagnosticsText(files: { path: string; diagnostics: Diagnostic[] }[], cwd: string, unsettledMs?: number): string {
+export function diagnosticsText(
+  files: { path: string; diagnostics: Diagnostic[] }[],
+  cwd: string,
+  unsettledMs?: number,
+): string {
   const show = (abs: string) => {
     const rel = relative(cwd, abs);
     return rel && !rel.startsWith(`..${sep}`) && rel !== ".." ? rel : abs;
@@ -46,11 +61,16 @@ export function diagnosticsText(files: { path: string; diagnostics: Diagnostic[]
       total++;
       if (lines.length >= MAX_LINES) continue;
       const source = d.source ? ` [${d.source}${d.code !== undefined ? ` ${d.code}` : ""}]` : "";
-      lines.push(`${show(f.path)}:${d.range.start.line + 1}:${d.range.start.character + 1} ${d.severity}: ${d.message.replace(/\s*\n\s*/g, " ")}${source}`);
+      lines.push(
+        `${show(f.path)}:${d.range.start.line + 1}:${d.range.start.character + 1} ${d.severity}: ${d.message.replace(/\s*\n\s*/g, " ")}${source}`,
+      );
     }
   }
   const names = files.map((f) => show(f.path)).join(", ");
-  const caveat = unsettledMs === undefined ? "" : ` (the language servers had not reported on the edit within ${unsettledMs} ms: this list may be stale)`;
+  const caveat =
+    unsettledMs === undefined
+      ? ""
+      : ` (the language servers had not reported on the edit within ${unsettledMs} ms: this list may be stale)`;
   if (total === 0) return `Diagnostics: none reported for ${names}${caveat}.`;
   const more = total > lines.length ? `\n... and ${total - lines.length} more` : "";
   return `Diagnostics of ${names} from the editor's language servers${caveat}:\n${lines.join("\n")}${more}`;
@@ -96,7 +116,8 @@ export class LiveEditor implements EditFeedback {
         since.set(e.path, 0);
         wake();
       } else if (e.type === "diagnosticsChanged" && Array.isArray(e.paths)) {
-        for (const p of e.paths as unknown[]) if (typeof p === "string" && since.has(p)) since.set(p, (since.get(p) ?? 0) + 1);
+        for (const p of e.paths as unknown[])
+          if (typeof p === "string" && since.has(p)) since.set(p, (since.get(p) ?? 0) + 1);
         wake();
       }
     });
@@ -150,8 +171,12 @@ export class LiveEditor implements EditFeedback {
         });
       }
       const ms = Math.round(performance.now() - t0);
-      this.log.debug(`diagnostics of ${files.length} edited file(s) ${settled ? "settled" : "not settled"} after ${ms} ms`);
-      const diagnostics = await Promise.all(files.map(async (f) => (await call(bridge, "diagnostics.get", { path: f.path }, signal)).files));
+      this.log.debug(
+        `diagnostics of ${files.length} edited file(s) ${settled ? "settled" : "not settled"} after ${ms} ms`,
+      );
+      const diagnostics = await Promise.all(
+        files.map(async (f) => (await call(bridge, "diagnostics.get", { path: f.path }, signal)).files),
+      );
       return diagnosticsText(diagnostics.flat(), this.cwd, settled ? undefined : this.timing.maxMs);
     } finally {
       off();

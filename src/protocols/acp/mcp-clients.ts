@@ -1,18 +1,22 @@
 import type { McpServer } from "@agentclientprotocol/sdk/unstable";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { z } from "zod";
 import type { Logger } from "../../core/log.ts";
 import { CCB_VERSION } from "../../core/version.ts";
 import { shortTitle, textContent } from "./converters.ts";
-import { defineAgentTool, truncateForModel, type AgentTool } from "./tools/types.ts";
+import { type AgentTool, defineAgentTool, truncateForModel } from "./tools/types.ts";
 
 /** MCP servers passed in session/new, connected with the MCP SDK client; their tools are offered to the model as mcp__<server>__<tool>. */
 export class McpConnections {
-  private constructor(private readonly clients: { name: string; client: Client }[], readonly tools: AgentTool[], readonly failures: string[]) {}
+  private constructor(
+    private readonly clients: { name: string; client: Client }[],
+    readonly tools: AgentTool[],
+    readonly failures: string[],
+  ) {}
 
   static async connect(servers: McpServer[], cwd: string, log: Logger, signal?: AbortSignal): Promise<McpConnections> {
     const clients: { name: string; client: Client }[] = [];
@@ -44,12 +48,17 @@ export class McpConnections {
 
 function transportFor(server: McpServer, cwd: string, log: Logger): Transport {
   if ("type" in server && server.type === "http") {
-    return new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: Object.fromEntries(server.headers.map((h) => [h.name, h.value])) } });
+    return new StreamableHTTPClientTransport(new URL(server.url), {
+      requestInit: { headers: Object.fromEntries(server.headers.map((h) => [h.name, h.value])) },
+    });
   }
   if ("type" in server && server.type === "sse") {
-    return new SSEClientTransport(new URL(server.url), { requestInit: { headers: Object.fromEntries(server.headers.map((h) => [h.name, h.value])) } });
+    return new SSEClientTransport(new URL(server.url), {
+      requestInit: { headers: Object.fromEntries(server.headers.map((h) => [h.name, h.value])) },
+    });
   }
-  if (!("command" in server)) throw new Error(`unsupported MCP server transport ${"type" in server ? String(server.type) : "?"}`);
+  if (!("command" in server))
+    throw new Error(`unsupported MCP server transport ${"type" in server ? String(server.type) : "?"}`);
   const s = server;
   const transport = new StdioClientTransport({
     command: s.command,
@@ -66,7 +75,16 @@ export function mcpToolName(server: string, tool: string): string {
   return `mcp__${server}__${tool}`.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64);
 }
 
-function mcpTool(server: string, t: { name: string; description?: string | undefined; inputSchema: Record<string, unknown>; annotations?: { readOnlyHint?: boolean | undefined } | undefined }, client: Client): AgentTool {
+function mcpTool(
+  server: string,
+  t: {
+    name: string;
+    description?: string | undefined;
+    inputSchema: Record<string, unknown>;
+    annotations?: { readOnlyHint?: boolean | undefined } | undefined;
+  },
+  client: Client,
+): AgentTool {
   const name = mcpToolName(server, t.name);
   return defineAgentTool<Record<string, unknown>>({
     name,
@@ -78,10 +96,19 @@ function mcpTool(server: string, t: { name: string; description?: string | undef
     locations: () => [],
     access: () => ({ category: t.annotations?.readOnlyHint ? "read" : "other", ruleKey: name }),
     async run(input, ctx) {
-      const r = await client.callTool({ name: t.name, arguments: input }, undefined, { signal: ctx.signal, timeout: 600_000 });
+      const r = await client.callTool({ name: t.name, arguments: input }, undefined, {
+        signal: ctx.signal,
+        timeout: 600_000,
+      });
       const parts = (r.content as { type: string; text?: string }[] | undefined) ?? [];
-      const text = parts.map((p) => (p.type === "text" ? (p.text ?? "") : `[${p.type} content]`)).join("\n") || JSON.stringify(r.structuredContent ?? {});
-      return { text: truncateForModel(text), isError: r.isError === true, content: [textContent(truncateForModel(text))] };
+      const text =
+        parts.map((p) => (p.type === "text" ? (p.text ?? "") : `[${p.type} content]`)).join("\n") ||
+        JSON.stringify(r.structuredContent ?? {});
+      return {
+        text: truncateForModel(text),
+        isError: r.isError === true,
+        content: [textContent(truncateForModel(text))],
+      };
     },
   });
 }

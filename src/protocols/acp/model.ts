@@ -1,8 +1,13 @@
 import Anthropic, { APIConnectionError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
-import type { ContentBlock as ApiBlock, Message, MessageCreateParamsNonStreaming, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
+import type {
+  ContentBlock as ApiBlock,
+  Message,
+  MessageCreateParamsNonStreaming,
+  RawMessageStreamEvent,
+} from "@anthropic-ai/sdk/resources/messages";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
-import { missingCredentials, ModelError } from "./model-error.ts";
+import { ModelError, missingCredentials } from "./model-error.ts";
 import type { ModelSettings } from "./settings.ts";
 
 export type ModelRequest = Omit<MessageCreateParamsNonStreaming, "stream">;
@@ -27,7 +32,10 @@ const sleep = (ms: number, signal: AbortSignal) =>
 export class ModelClient {
   private readonly client: Anthropic;
 
-  constructor(readonly settings: ModelSettings, private readonly log: Logger) {
+  constructor(
+    readonly settings: ModelSettings,
+    private readonly log: Logger,
+  ) {
     if (!settings.apiKey && !settings.authToken) throw missingCredentials();
     this.client = new Anthropic({
       apiKey: settings.apiKey ?? null,
@@ -43,7 +51,11 @@ export class ModelClient {
   }
 
   /** Stream one model response; `onEvent` sees every raw event as it arrives. */
-  async stream(request: ModelRequest, signal: AbortSignal, onEvent: (e: RawMessageStreamEvent) => void): Promise<Message> {
+  async stream(
+    request: ModelRequest,
+    signal: AbortSignal,
+    onEvent: (e: RawMessageStreamEvent) => void,
+  ): Promise<Message> {
     const max = this.settings.maxRetries;
     for (let attempt = 0; ; attempt++) {
       let emitted = false;
@@ -57,10 +69,17 @@ export class ModelClient {
         }
         return acc.finish();
       } catch (err) {
-        if (signal.aborted || err instanceof APIUserAbortError) throw new CcbError("ABORTED", "The operation was cancelled.");
+        if (signal.aborted || err instanceof APIUserAbortError)
+          throw new CcbError("ABORTED", "The operation was cancelled.");
         const mapped = this.mapError(err);
         if (!mapped.retryable || emitted) throw mapped;
-        if (attempt >= max) throw new ModelError(`${mapped.message} (gave up after ${attempt + 1} attempts)`, false, "unavailable", mapped.status);
+        if (attempt >= max)
+          throw new ModelError(
+            `${mapped.message} (gave up after ${attempt + 1} attempts)`,
+            false,
+            "unavailable",
+            mapped.status,
+          );
         const wait = this.backoff(attempt, err);
         this.log.warn(`model request failed (${mapped.message}); retry ${attempt + 1}/${max} in ${wait} ms`);
         await sleep(wait, signal);
@@ -74,7 +93,8 @@ export class ModelClient {
       const msg = await this.client.messages.create({ ...request, stream: false }, { signal });
       return msg.content.map((b) => (b.type === "text" ? b.text : "")).join("");
     } catch (err) {
-      if (signal.aborted || err instanceof APIUserAbortError) throw new CcbError("ABORTED", "The operation was cancelled.");
+      if (signal.aborted || err instanceof APIUserAbortError)
+        throw new CcbError("ABORTED", "The operation was cancelled.");
       throw this.mapError(err);
     }
   }
@@ -91,7 +111,10 @@ export class ModelClient {
     const where = this.client.baseURL;
     if (err instanceof APIConnectionError) {
       const cause = (err.cause as Error | undefined)?.message ?? err.message;
-      return new ModelError(`Cannot reach the Anthropic API at ${where}: ${cause}. Check ANTHROPIC_BASE_URL and the network.`, true);
+      return new ModelError(
+        `Cannot reach the Anthropic API at ${where}: ${cause}. Check ANTHROPIC_BASE_URL and the network.`,
+        true,
+      );
     }
     if (err instanceof APIError) {
       const body = err.error as { error?: { type?: string; message?: string } } | undefined;
@@ -99,10 +122,26 @@ export class ModelClient {
       const detail = body?.error?.message ?? err.message;
       const status = err.status;
       if (status === 401 || status === 403) {
-        return new ModelError(`The Anthropic API at ${where} refused the credentials (${status}): ${detail}. Check ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN.`, false, "auth", status);
+        return new ModelError(
+          `The Anthropic API at ${where} refused the credentials (${status}): ${detail}. Check ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN.`,
+          false,
+          "auth",
+          status,
+        );
       }
-      const retryable = type === "overloaded_error" || status === undefined || status === 408 || status === 409 || status === 429 || status >= 500;
-      return new ModelError(`The Anthropic API failed${status ? ` (${status}${type ? ` ${type}` : ""})` : type ? ` (${type})` : ""}: ${detail}`, retryable, retryable ? "unavailable" : "rejected", status);
+      const retryable =
+        type === "overloaded_error" ||
+        status === undefined ||
+        status === 408 ||
+        status === 409 ||
+        status === 429 ||
+        status >= 500;
+      return new ModelError(
+        `The Anthropic API failed${status ? ` (${status}${type ? ` ${type}` : ""})` : type ? ` (${type})` : ""}: ${detail}`,
+        retryable,
+        retryable ? "unavailable" : "rejected",
+        status,
+      );
     }
     return new ModelError(`The model request failed: ${(err as Error)?.message ?? String(err)}`, false);
   }
@@ -146,7 +185,11 @@ class Accumulator {
       }
       case "message_delta":
         this.msg().stop_reason = e.delta.stop_reason;
-        this.msg().usage = { ...this.msg().usage, output_tokens: e.usage.output_tokens, ...(e.usage.input_tokens != null ? { input_tokens: e.usage.input_tokens } : {}) };
+        this.msg().usage = {
+          ...this.msg().usage,
+          output_tokens: e.usage.output_tokens,
+          ...(e.usage.input_tokens != null ? { input_tokens: e.usage.input_tokens } : {}),
+        };
         break;
       case "message_stop":
         break;

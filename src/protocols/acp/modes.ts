@@ -7,10 +7,19 @@ export type ModeId = (typeof MODE_IDS)[number];
 export const MODES: Record<ModeId, { name: string; description: string }> = {
   default: { name: "Default", description: "Ask before edits, commands and other side effects." },
   acceptEdits: { name: "Accept Edits", description: "Apply file edits without asking; ask before commands." },
-  plan: { name: "Plan", description: "Read-only: explore and write a plan; nothing changes until the plan is approved." },
+  plan: {
+    name: "Plan",
+    description: "Read-only: explore and write a plan; nothing changes until the plan is approved.",
+  },
   dontAsk: { name: "Don't Ask", description: "Never ask: run what rules allow, refuse everything else." },
-  bypassPermissions: { name: "Bypass Permissions", description: "Run every tool without asking (refused as root outside a sandbox)." },
-  auto: { name: "Auto", description: "Run reads, edits inside the project and known read-only commands; ask for the rest." },
+  bypassPermissions: {
+    name: "Bypass Permissions",
+    description: "Run every tool without asking (refused as root outside a sandbox).",
+  },
+  auto: {
+    name: "Auto",
+    description: "Run reads, edits inside the project and known read-only commands; ask for the rest.",
+  },
 };
 
 export function isModeId(v: string): v is ModeId {
@@ -30,7 +39,11 @@ export interface SandboxFacts {
 }
 
 export function sandboxFacts(): SandboxFacts {
-  return { uid: process.getuid?.(), env: process.env, containerMarker: existsSync("/.dockerenv") || existsSync("/run/.containerenv") };
+  return {
+    uid: process.getuid?.(),
+    env: process.env,
+    containerMarker: existsSync("/.dockerenv") || existsSync("/run/.containerenv"),
+  };
 }
 
 /** bypassPermissions is refused for root unless we run in a sandbox (container, or IS_SANDBOX=1 / CCB_SANDBOX=1). Returns the reason when refused. */
@@ -44,7 +57,11 @@ export function modeState(current: ModeId, facts: SandboxFacts): SessionModeStat
   const refused = bypassRefusal(facts);
   return {
     currentModeId: current,
-    availableModes: MODE_IDS.filter((id) => id !== "bypassPermissions" || !refused).map((id) => ({ id, name: MODES[id].name, description: MODES[id].description })),
+    availableModes: MODE_IDS.filter((id) => id !== "bypassPermissions" || !refused).map((id) => ({
+      id,
+      name: MODES[id].name,
+      description: MODES[id].description,
+    })),
   };
 }
 
@@ -82,7 +99,10 @@ export function configOptions(c: SessionConfig, facts: SandboxFacts): SessionCon
       category: "thought_level",
       type: "select",
       currentValue: c.thought,
-      options: (Object.keys(THOUGHT_LEVELS) as ThoughtLevel[]).map((t) => ({ value: t, name: t === "off" ? "Off" : `${t[0]!.toUpperCase()}${t.slice(1)} (${THOUGHT_LEVELS[t]} tokens)` })),
+      options: (Object.keys(THOUGHT_LEVELS) as ThoughtLevel[]).map((t) => ({
+        value: t,
+        name: t === "off" ? "Off" : `${t[0]!.toUpperCase()}${t.slice(1)} (${THOUGHT_LEVELS[t]} tokens)`,
+      })),
     },
   ];
 }

@@ -17,7 +17,9 @@ export class TurnOutlet {
 
   emit(update: SessionUpdate): void {
     if (this.closed) return;
-    this.client.notify("session/update", { sessionId: this.sessionId, update }).catch((err: Error) => this.log.debug(`session/update not sent: ${err.message}`));
+    this.client
+      .notify("session/update", { sessionId: this.sessionId, update })
+      .catch((err: Error) => this.log.debug(`session/update not sent: ${err.message}`));
   }
 
   close(): void {

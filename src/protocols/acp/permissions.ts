@@ -24,8 +24,14 @@ export type Decision = { kind: "allow" } | { kind: "ask" } | { kind: "deny"; rea
 
 export function decide(mode: ModeId, access: ToolAccess, rules: PermissionRules): Decision {
   if (access.category === "read") return { kind: "allow" };
-  if (rules.isDenied(access.ruleKey)) return { kind: "deny", reason: `A "reject always" rule for ${access.ruleKey} refuses this. Try another approach.` };
-  if (mode === "plan") return { kind: "deny", reason: "Plan mode is read-only. Finish exploring, then call exit_plan_mode with your plan; changes are possible once the user approves it." };
+  if (rules.isDenied(access.ruleKey))
+    return { kind: "deny", reason: `A "reject always" rule for ${access.ruleKey} refuses this. Try another approach.` };
+  if (mode === "plan")
+    return {
+      kind: "deny",
+      reason:
+        "Plan mode is read-only. Finish exploring, then call exit_plan_mode with your plan; changes are possible once the user approves it.",
+    };
   if (rules.isAllowed(access.ruleKey)) return { kind: "allow" };
   switch (mode) {
     case "bypassPermissions":
@@ -35,7 +41,10 @@ export function decide(mode: ModeId, access: ToolAccess, rules: PermissionRules)
     case "auto":
       return access.category === "edit" || access.safe ? { kind: "allow" } : { kind: "ask" };
     case "dontAsk":
-      return { kind: "deny", reason: `Mode dontAsk refuses tools that no rule allows (${access.ruleKey}). Ask the user to allow it or to switch modes.` };
+      return {
+        kind: "deny",
+        reason: `Mode dontAsk refuses tools that no rule allows (${access.ruleKey}). Ask the user to allow it or to switch modes.`,
+      };
     case "default":
       return { kind: "ask" };
     default: {
@@ -67,7 +76,10 @@ export class PermissionRules {
   private allow = new Set<string>();
   private deny = new Set<string>();
 
-  constructor(readonly file: string | undefined, readonly cwd: string) {
+  constructor(
+    readonly file: string | undefined,
+    readonly cwd: string,
+  ) {
     if (file && existsSync(file)) {
       try {
         const parsed = RulesFile.parse(JSON.parse(readFileSync(file, "utf8")));
@@ -101,12 +113,35 @@ export class PermissionRules {
     if (!this.file) return;
     mkdirSync(join(this.file, ".."), { recursive: true, mode: 0o700 });
     const tmp = `${this.file}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ cwd: this.cwd, allow: [...this.allow], deny: [...this.deny] }, null, 2), { mode: 0o600 });
+    writeFileSync(tmp, JSON.stringify({ cwd: this.cwd, allow: [...this.allow], deny: [...this.deny] }, null, 2), {
+      mode: 0o600,
+    });
     renameSync(tmp, this.file);
   }
 }
 
-const SAFE_COMMANDS = new Set(["ls", "pwd", "cat", "head", "tail", "wc", "echo", "which", "file", "stat", "du", "df", "grep", "rg", "find", "tree", "date", "whoami", "uname", "env"]);
+const SAFE_COMMANDS = new Set([
+  "ls",
+  "pwd",
+  "cat",
+  "head",
+  "tail",
+  "wc",
+  "echo",
+  "which",
+  "file",
+  "stat",
+  "du",
+  "df",
+  "grep",
+  "rg",
+  "find",
+  "tree",
+  "date",
+  "whoami",
+  "uname",
+  "env",
+]);
 const SAFE_GIT = new Set(["status", "diff", "log", "show", "branch", "blame", "rev-parse", "ls-files"]);
 
 /** A command auto mode may run without asking: one simple read-only program, no redirection or chaining. */

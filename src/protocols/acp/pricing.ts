@@ -34,20 +34,41 @@ export interface TokenCounts {
 export const ZERO_TOKENS: TokenCounts = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
 
 export function countsOf(u: ApiUsage): TokenCounts {
-  return { input: u.input_tokens ?? 0, output: u.output_tokens ?? 0, cacheRead: u.cache_read_input_tokens ?? 0, cacheWrite: u.cache_creation_input_tokens ?? 0 };
+  return {
+    input: u.input_tokens ?? 0,
+    output: u.output_tokens ?? 0,
+    cacheRead: u.cache_read_input_tokens ?? 0,
+    cacheWrite: u.cache_creation_input_tokens ?? 0,
+  };
 }
 
 export function addCounts(a: TokenCounts, b: TokenCounts): TokenCounts {
-  return { input: a.input + b.input, output: a.output + b.output, cacheRead: a.cacheRead + b.cacheRead, cacheWrite: a.cacheWrite + b.cacheWrite };
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cacheRead: a.cacheRead + b.cacheRead,
+    cacheWrite: a.cacheWrite + b.cacheWrite,
+  };
 }
 
 /** Cost in US dollars of these tokens at this price. */
 export function costOf(t: TokenCounts, p: Price): number {
   const perToken = (perMillion: number) => perMillion / 1_000_000;
-  return t.input * perToken(p.input) + t.output * perToken(p.output) + t.cacheWrite * perToken(p.cacheWrite ?? p.input * 1.25) + t.cacheRead * perToken(p.cacheRead ?? p.input * 0.1);
+  return (
+    t.input * perToken(p.input) +
+    t.output * perToken(p.output) +
+    t.cacheWrite * perToken(p.cacheWrite ?? p.input * 1.25) +
+    t.cacheRead * perToken(p.cacheRead ?? p.input * 0.1)
+  );
 }
 
 /** ACP `Usage` of a prompt turn. */
 export function acpUsage(t: TokenCounts): Usage {
-  return { totalTokens: t.input + t.output + t.cacheRead + t.cacheWrite, inputTokens: t.input, outputTokens: t.output, cachedReadTokens: t.cacheRead, cachedWriteTokens: t.cacheWrite };
+  return {
+    totalTokens: t.input + t.output + t.cacheRead + t.cacheWrite,
+    inputTokens: t.input,
+    outputTokens: t.output,
+    cachedReadTokens: t.cacheRead,
+    cachedWriteTokens: t.cacheWrite,
+  };
 }

@@ -2,10 +2,10 @@ import type { AvailableCommand, StopReason } from "@agentclientprotocol/sdk/unst
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { textChunk } from "./converters.ts";
 import { repairHistory } from "./history.ts";
-import { contextWindow } from "./modes.ts";
 import { toolsForModel } from "./model-tools.ts";
-import type { Session } from "./session.ts";
+import { contextWindow } from "./modes.ts";
 import type { TurnOutlet } from "./outlet.ts";
+import type { Session } from "./session.ts";
 
 /**
  * Commands the agent runs itself (no prompt template): they act on the session's conversation.
@@ -47,11 +47,29 @@ const compact: LocalCommand = {
     }
     const before = estimateTokens(history);
     const client = await session.modelClient();
-    const messages: MessageParam[] = repairHistory([...history, { role: "user", content: [{ type: "text", text: `${SUMMARY_INSTRUCTIONS}${args ? `\n\nFocus: ${args}` : ""}` }] }]);
-    const summary = (await client.complete({ model: session.config.model, max_tokens: 8192, system: "You write faithful, compact summaries of coding sessions.", messages }, signal)).trim();
+    const messages: MessageParam[] = repairHistory([
+      ...history,
+      { role: "user", content: [{ type: "text", text: `${SUMMARY_INSTRUCTIONS}${args ? `\n\nFocus: ${args}` : ""}` }] },
+    ]);
+    const summary = (
+      await client.complete(
+        {
+          model: session.config.model,
+          max_tokens: 8192,
+          system: "You write faithful, compact summaries of coding sessions.",
+          messages,
+        },
+        signal,
+      )
+    ).trim();
     if (signal.aborted) return "cancelled";
     session.compactTo(turn, summary || "(the summary was empty)");
-    say(session, outlet, turn, `Compacted ${history.length} messages (about ${before} tokens) into a summary of about ${estimateTokens(summary)} tokens.\n\n${summary}`);
+    say(
+      session,
+      outlet,
+      turn,
+      `Compacted ${history.length} messages (about ${before} tokens) into a summary of about ${estimateTokens(summary)} tokens.\n\n${summary}`,
+    );
     return "end_turn";
   },
 };
@@ -103,10 +121,20 @@ const context: LocalCommand = {
       ...rows.map(([name, n]) => `| ${name} | ${n} | ${pct(n)} |`),
       `| Free | ${Math.max(0, size - total)} | ${pct(Math.max(0, size - total))} |`,
       "",
-      session.lastContextTokens > 0 ? `The last model request used ${session.lastContextTokens} tokens (as counted by the API).` : "No model request yet in this session.",
+      session.lastContextTokens > 0
+        ? `The last model request used ${session.lastContextTokens} tokens (as counted by the API).`
+        : "No model request yet in this session.",
       total > size / 2 ? "Run /compact to summarize the conversation and free the window." : "",
     ];
-    say(session, outlet, turn, lines.filter((l, i) => l !== "" || i < lines.length - 1).join("\n").trim());
+    say(
+      session,
+      outlet,
+      turn,
+      lines
+        .filter((l, i) => l !== "" || i < lines.length - 1)
+        .join("\n")
+        .trim(),
+    );
     return "end_turn";
   },
 };
@@ -116,8 +144,16 @@ const cost: LocalCommand = {
   description: "Show the tokens and cost of this session",
   async run(session, outlet, _args, turn) {
     const t = session.sessionTokens;
-    const money = session.costUsd === undefined ? "unknown (no price for a model used; set \"prices\" in settings.json)" : `$${session.costUsd.toFixed(4)}`;
-    say(session, outlet, turn, `Session tokens: ${t.input} input, ${t.output} output, ${t.cacheRead} cache read, ${t.cacheWrite} cache write. Cost: ${money}.`);
+    const money =
+      session.costUsd === undefined
+        ? 'unknown (no price for a model used; set "prices" in settings.json)'
+        : `$${session.costUsd.toFixed(4)}`;
+    say(
+      session,
+      outlet,
+      turn,
+      `Session tokens: ${t.input} input, ${t.output} output, ${t.cacheRead} cache read, ${t.cacheWrite} cache write. Cost: ${money}.`,
+    );
     return "end_turn";
   },
 };
@@ -132,5 +168,9 @@ export function findLocalCommand(text: string): { command: LocalCommand; args: s
 }
 
 export function localAvailableCommands(): AvailableCommand[] {
-  return LOCAL_COMMANDS.map((c) => ({ name: c.name, description: c.description, ...(c.hint ? { input: { hint: c.hint } } : {}) }));
+  return LOCAL_COMMANDS.map((c) => ({
+    name: c.name,
+    description: c.description,
+    ...(c.hint ? { input: { hint: c.hint } } : {}),
+  }));
 }

@@ -30,16 +30,20 @@ export function sessionOptionsFrom(meta: unknown, additionalDirectories: unknown
   const out: SessionOptions = {};
   const sp = m?.systemPrompt;
   if (typeof sp === "string" && sp.trim() !== "") out.systemPrompt = sp;
-  else if (typeof record(sp)?.append === "string" && (record(sp)!.append as string) !== "") out.systemPrompt = { append: record(sp)!.append as string };
+  else if (typeof record(sp)?.append === "string" && (record(sp)!.append as string) !== "")
+    out.systemPrompt = { append: record(sp)!.append as string };
   const turns = positiveInt(record(record(m?.claudeCode)?.options)?.maxTurns) ?? positiveInt(m?.maxTurns);
   if (turns !== undefined) out.maxTurns = turns;
-  if (Array.isArray(additionalDirectories) && additionalDirectories.length > 0) out.additionalDirectories = additionalDirectories.map(checkDirectory);
+  if (Array.isArray(additionalDirectories) && additionalDirectories.length > 0)
+    out.additionalDirectories = additionalDirectories.map(checkDirectory);
   return out;
 }
 
 function checkDirectory(p: unknown): string {
-  if (typeof p !== "string" || !isAbsolute(p)) throw new CcbError("INVALID_ARGUMENT", `additionalDirectories entries must be absolute paths: ${String(p)}`);
-  if (!existsSync(p) || !statSync(p).isDirectory()) throw new CcbError("INVALID_ARGUMENT", `additionalDirectories entry is not an existing directory: ${p}`);
+  if (typeof p !== "string" || !isAbsolute(p))
+    throw new CcbError("INVALID_ARGUMENT", `additionalDirectories entries must be absolute paths: ${String(p)}`);
+  if (!existsSync(p) || !statSync(p).isDirectory())
+    throw new CcbError("INVALID_ARGUMENT", `additionalDirectories entry is not an existing directory: ${p}`);
   return realpathSync(p);
 }
 

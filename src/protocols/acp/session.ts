@@ -1,31 +1,49 @@
 import type * as acp from "@agentclientprotocol/sdk/unstable";
-import type { ClientCapabilities, ContentBlock, McpServer, PromptResponse, SessionConfigOption, SessionModeState, SessionUpdate } from "@agentclientprotocol/sdk/unstable";
+import type {
+  ClientCapabilities,
+  ContentBlock,
+  McpServer,
+  PromptResponse,
+  SessionConfigOption,
+  SessionModeState,
+  SessionUpdate,
+} from "@agentclientprotocol/sdk/unstable";
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
-import { createCore, type Core } from "../../core/core.ts";
+import { type Core, createCore } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { GitStatus } from "../../core/git.ts";
 import type { Logger } from "../../core/log.ts";
 import { availableCommands, expandCommand, loadCommands, type SlashCommand } from "./commands.ts";
-import { shortTitle, todosToPlan, usageUpdate, type Todo } from "./converters.ts";
-import { acpUsage, addCounts, costOf, priceOf, ZERO_TOKENS, type TokenCounts } from "./pricing.ts";
+import { shortTitle, type Todo, todosToPlan, usageUpdate } from "./converters.ts";
 import { compactedHistory, lastTurn, modelHistory } from "./history.ts";
 import { LiveEditor } from "./live-editor.ts";
-import { findLocalCommand, localAvailableCommands } from "./session-commands.ts";
 import type { McpConnections } from "./mcp-clients.ts";
 import type { ModelClient } from "./model.ts";
-import { bypassRefusal, configOptions, contextWindow, isModeId, isThoughtLevel, modeState, type ModeId, type SandboxFacts, type SessionConfig } from "./modes.ts";
-import { PermissionRules } from "./permissions.ts";
-import { loadModelSettings, type AgentEnv, type ModelSettings } from "./settings.ts";
-import { applySystemPrompt, mergeOptions, type SessionOptions } from "./session-options.ts";
-import { systemPrompt } from "./system-prompt.ts";
-import type { SessionStore, SessionWriter, StoreRecord } from "./store.ts";
-import { createClientIO, type ClientIO } from "./tools/io.ts";
-import { AGENT_TOOLS } from "./tools/index.ts";
+import {
+  bypassRefusal,
+  configOptions,
+  contextWindow,
+  isModeId,
+  isThoughtLevel,
+  type ModeId,
+  modeState,
+  type SandboxFacts,
+  type SessionConfig,
+} from "./modes.ts";
 import { TurnOutlet } from "./outlet.ts";
+import { PermissionRules } from "./permissions.ts";
+import { acpUsage, addCounts, costOf, priceOf, type TokenCounts, ZERO_TOKENS } from "./pricing.ts";
+import { findLocalCommand, localAvailableCommands } from "./session-commands.ts";
+import { applySystemPrompt, mergeOptions, type SessionOptions } from "./session-options.ts";
+import { type AgentEnv, loadModelSettings, type ModelSettings } from "./settings.ts";
+import type { SessionStore, SessionWriter, StoreRecord } from "./store.ts";
+import { systemPrompt } from "./system-prompt.ts";
 import type { EditFeedback } from "./tool-runner.ts";
-import { Turn, type LocalRun, type TurnHost } from "./turn.ts";
-import { offeredTools, withGates, type TurnTool } from "./turn-tools.ts";
-import { acquireAcpWorkbench, type AcpWorkbench, type AcpWorkbenchOptions } from "./workbench.ts";
+import { AGENT_TOOLS } from "./tools/index.ts";
+import { type ClientIO, createClientIO } from "./tools/io.ts";
+import { type LocalRun, Turn, type TurnHost } from "./turn.ts";
+import { offeredTools, type TurnTool, withGates } from "./turn-tools.ts";
+import { type AcpWorkbench, type AcpWorkbenchOptions, acquireAcpWorkbench } from "./workbench.ts";
 
 export interface SessionDeps {
   client: acp.AgentContext;
@@ -77,13 +95,17 @@ export class Session implements TurnHost {
   ) {
     this.client = deps.client;
     this.log = deps.log.child(id.slice(0, 12));
-    this.core = createCore({ roots: [cwd, ...(options.additionalDirectories ?? []).filter((d) => d !== cwd)], log: this.log });
+    this.core = createCore({
+      roots: [cwd, ...(options.additionalDirectories ?? []).filter((d) => d !== cwd)],
+      log: this.log,
+    });
     this.io = createClientIO(deps.client, deps.caps, this.core, id, cwd);
     this.rules = PermissionRules.forProject(deps.env.dataDir, cwd);
     this.settings = loadModelSettings(deps.env, cwd);
     this.commands = loadCommands(cwd, deps.env.home, deps.env.configDir);
     const wanted = this.settings.permissionMode;
-    const mode: ModeId = wanted && isModeId(wanted) && !(wanted === "bypassPermissions" && bypassRefusal(deps.facts)) ? wanted : "default";
+    const mode: ModeId =
+      wanted && isModeId(wanted) && !(wanted === "bypassPermissions" && bypassRefusal(deps.facts)) ? wanted : "default";
     this.config = { mode, model: this.settings.model, models: this.settings.models, thought: this.settings.thinking };
     this.editor = new LiveEditor(this.core, cwd, this.log);
   }
@@ -91,7 +113,15 @@ export class Session implements TurnHost {
   /** A new session (or a fork / a stored one when `records` are given). */
   static async open(
     deps: SessionDeps,
-    opts: { id: string; cwd: string; mcpServers: McpServer[]; writer: SessionWriter; options: SessionOptions; records?: StoreRecord[]; title?: string | undefined },
+    opts: {
+      id: string;
+      cwd: string;
+      mcpServers: McpServer[];
+      writer: SessionWriter;
+      options: SessionOptions;
+      records?: StoreRecord[];
+      title?: string | undefined;
+    },
   ): Promise<Session> {
     let stored: SessionOptions = {};
     for (const r of opts.records ?? []) if (r.t === "options") stored = r.options;
@@ -117,9 +147,13 @@ export class Session implements TurnHost {
       this.log.warn(`workbench for ${roots} not available: ${(err as Error).message}`);
     }
     if (this.workbench) {
-      this.log.info(`live editor: workbench for ${roots}; edits return the diagnostics of the edited files once it is connected`);
+      this.log.info(
+        `live editor: workbench for ${roots}; edits return the diagnostics of the edited files once it is connected`,
+      );
     } else {
-      this.log.info(`no workbench for ${roots}: edits return no diagnostics (run \`ccb ide\` or \`ccb serve\` in the project, or start ccb acp with --workbench)`);
+      this.log.info(
+        `no workbench for ${roots}: edits return no diagnostics (run \`ccb ide\` or \`ccb serve\` in the project, or start ccb acp with --workbench)`,
+      );
     }
   }
 
@@ -128,7 +162,8 @@ export class Session implements TurnHost {
     this.turnNo = lastTurn(records);
     for (const r of records) {
       if (r.t === "usage") this.countUsage(r.model, r.tokens);
-      if (r.t === "mode" && isModeId(r.modeId) && !(r.modeId === "bypassPermissions" && bypassRefusal(this.deps.facts))) this.config.mode = r.modeId;
+      if (r.t === "mode" && isModeId(r.modeId) && !(r.modeId === "bypassPermissions" && bypassRefusal(this.deps.facts)))
+        this.config.mode = r.modeId;
       if (r.t === "config") this.applyConfig(r.configId, r.value, false);
     }
   }
@@ -237,11 +272,16 @@ export class Session implements TurnHost {
 
   /** Session-level update (not tied to a turn). */
   notify(update: SessionUpdate): void {
-    this.client.notify("session/update", { sessionId: this.id, update }).catch((err: Error) => this.log.debug(`update not sent: ${err.message}`));
+    this.client
+      .notify("session/update", { sessionId: this.id, update })
+      .catch((err: Error) => this.log.debug(`update not sent: ${err.message}`));
   }
 
   announceCommands(): void {
-    this.notify({ sessionUpdate: "available_commands_update", availableCommands: [...localAvailableCommands(), ...availableCommands(this.commands)] });
+    this.notify({
+      sessionUpdate: "available_commands_update",
+      availableCommands: [...localAvailableCommands(), ...availableCommands(this.commands)],
+    });
   }
 
   /** Command files may change during a turn (the agent can write them): re-read and re-announce when they did. */
@@ -273,7 +313,11 @@ export class Session implements TurnHost {
   }
 
   setMode(mode: string, outlet?: TurnOutlet): void {
-    if (!isModeId(mode)) throw new CcbError("INVALID_ARGUMENT", `Unknown mode "${mode}". Modes: default, acceptEdits, plan, dontAsk, bypassPermissions, auto.`);
+    if (!isModeId(mode))
+      throw new CcbError(
+        "INVALID_ARGUMENT",
+        `Unknown mode "${mode}". Modes: default, acceptEdits, plan, dontAsk, bypassPermissions, auto.`,
+      );
     if (mode === "bypassPermissions") {
       const refused = bypassRefusal(this.deps.facts);
       if (refused) throw new CcbError("PERMISSION_DENIED", refused);
@@ -305,12 +349,16 @@ export class Session implements TurnHost {
       if (!this.config.models.includes(value)) this.config.models = [...this.config.models, value];
     } else if (configId === "thought_level") {
       if (!isThoughtLevel(value)) {
-        if (strict) throw new CcbError("INVALID_ARGUMENT", `Unknown thought level "${value}": use off, low, medium or high.`);
+        if (strict)
+          throw new CcbError("INVALID_ARGUMENT", `Unknown thought level "${value}": use off, low, medium or high.`);
         return;
       }
       this.config.thought = value;
     } else if (strict) {
-      throw new CcbError("INVALID_ARGUMENT", `Unknown config option "${configId}". Options: mode, model, thought_level.`);
+      throw new CcbError(
+        "INVALID_ARGUMENT",
+        `Unknown config option "${configId}". Options: mode, model, thought_level.`,
+      );
     }
   }
 

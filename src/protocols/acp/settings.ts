@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
-import { secretValue } from "../../core/secrets.ts";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { CcbError } from "../../core/errors.ts";
+import { secretValue } from "../../core/secrets.ts";
 import type { Price } from "./pricing.ts";
 
 /**
@@ -22,7 +22,17 @@ export const SettingsSchema = z.object({
   maxTurns: z.number().int().positive().optional(),
   maxTokens: z.number().int().positive().optional(),
   /** US dollars per million tokens, by model id, for models whose prices ccb does not know. */
-  prices: z.record(z.string(), z.object({ input: z.number().nonnegative(), output: z.number().nonnegative(), cacheWrite: z.number().nonnegative().optional(), cacheRead: z.number().nonnegative().optional() })).optional(),
+  prices: z
+    .record(
+      z.string(),
+      z.object({
+        input: z.number().nonnegative(),
+        output: z.number().nonnegative(),
+        cacheWrite: z.number().nonnegative().optional(),
+        cacheRead: z.number().nonnegative().optional(),
+      }),
+    )
+    .optional(),
 });
 export type SettingsFile = z.infer<typeof SettingsSchema>;
 
@@ -67,7 +77,8 @@ export function resolveAgentEnv(env: NodeJS.ProcessEnv = process.env): AgentEnv 
   const home = nonEmpty(env.HOME) ?? nonEmpty(env.USERPROFILE);
   const override = nonEmpty(env.CCB_DATA_DIR);
   const xdgData = nonEmpty(env.XDG_DATA_HOME);
-  const dataDir = override ?? (xdgData ? join(xdgData, "ccb") : home ? join(home, ".local", "share", "ccb") : undefined);
+  const dataDir =
+    override ?? (xdgData ? join(xdgData, "ccb") : home ? join(home, ".local", "share", "ccb") : undefined);
   if (!dataDir) {
     throw new CcbError("CONFIG_INVALID", "HOME is not set: ccb acp cannot find where to store sessions.", {
       hint: "Set HOME (or CCB_DATA_DIR / XDG_DATA_HOME) in the environment the editor gives the agent.",
@@ -84,27 +95,41 @@ export function readSettingsFile(path: string): SettingsFile {
   try {
     raw = JSON.parse(readFileSync(path, "utf8"));
   } catch (err) {
-    throw new CcbError("CONFIG_INVALID", `Settings file is not valid JSON: ${path}`, { cause: err, hint: "Fix or remove the file." });
+    throw new CcbError("CONFIG_INVALID", `Settings file is not valid JSON: ${path}`, {
+      cause: err,
+      hint: "Fix or remove the file.",
+    });
   }
   const parsed = SettingsSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new CcbError("CONFIG_INVALID", `Settings file ${path} is invalid: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+    throw new CcbError(
+      "CONFIG_INVALID",
+      `Settings file ${path} is invalid: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`,
+    );
   }
   return parsed.data;
 }
 
 export function settingsPaths(agentEnv: AgentEnv, cwd: string): { user: string | undefined; project: string } {
-  return { user: agentEnv.configDir ? join(agentEnv.configDir, "settings.json") : undefined, project: join(cwd, ".ccb", "settings.json") };
+  return {
+    user: agentEnv.configDir ? join(agentEnv.configDir, "settings.json") : undefined,
+    project: join(cwd, ".ccb", "settings.json"),
+  };
 }
 
 /** Merge user < project < environment into the settings one session uses. */
-export function loadModelSettings(agentEnv: AgentEnv, cwd: string, env: NodeJS.ProcessEnv = process.env): ModelSettings {
+export function loadModelSettings(
+  agentEnv: AgentEnv,
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): ModelSettings {
   const paths = settingsPaths(agentEnv, cwd);
   const user = paths.user ? readSettingsFile(paths.user) : {};
   const project = readSettingsFile(paths.project);
   const fileEnv = { ...user.env, ...project.env };
   // Secrets (ANTHROPIC_API_KEY...) were moved from process.env into the vault at startup.
-  const get = (k: string) => nonEmpty(env[k]) ?? (env === process.env ? nonEmpty(secretValue(k)) : undefined) ?? nonEmpty(fileEnv[k]);
+  const get = (k: string) =>
+    nonEmpty(env[k]) ?? (env === process.env ? nonEmpty(secretValue(k)) : undefined) ?? nonEmpty(fileEnv[k]);
   const model = get("ANTHROPIC_MODEL") ?? project.model ?? user.model ?? DEFAULT_MODELS[0]!;
   const list = project.models ?? user.models ?? DEFAULT_MODELS;
   const models = list.includes(model) ? list : [model, ...list];
@@ -123,7 +148,8 @@ export function loadModelSettings(agentEnv: AgentEnv, cwd: string, env: NodeJS.P
     maxTurns: int("CCB_MAX_TURNS", project.maxTurns ?? user.maxTurns ?? 50),
     maxTokens: project.maxTokens ?? user.maxTokens ?? 16_384,
     prices: { ...user.prices, ...project.prices } as Record<string, Price>,
-    permissionMode: get("CCB_PERMISSION_MODE") ?? get("ACP_PERMISSION_MODE") ?? project.permissionMode ?? user.permissionMode,
+    permissionMode:
+      get("CCB_PERMISSION_MODE") ?? get("ACP_PERMISSION_MODE") ?? project.permissionMode ?? user.permissionMode,
     maxRetries: int("CCB_MAX_RETRIES", 4),
     retryBaseMs: int("CCB_RETRY_BASE_MS", 500),
     timeoutMs: int("CCB_API_TIMEOUT_MS", 600_000),

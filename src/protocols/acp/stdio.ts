@@ -32,13 +32,28 @@ export async function startAcpAgent(options: StartAcpOptions): Promise<void> {
     options.log.debug(`stdout closed: ${err.code ?? err.message}`);
     input.destroy();
   });
-  const [{ boundedNdJsonStream }, { createAcpAgent }] = await Promise.all([import("./framing.ts"), import("./agent.ts")]);
+  const [{ boundedNdJsonStream }, { createAcpAgent }] = await Promise.all([
+    import("./framing.ts"),
+    import("./agent.ts"),
+  ]);
   let closing: Promise<void> = Promise.resolve();
-  const app = createAcpAgent({ env, log: options.log.child("acp"), workbench: options.workbench, onClosing: (done) => (closing = done) });
-  const stream = boundedNdJsonStream(Writable.toWeb(output) as WritableStream<Uint8Array>, Readable.toWeb(input) as ReadableStream<Uint8Array>, {
-    maxFrameBytes: maxFrameBytes(options.env ?? process.env),
-    onDrop: (bytes, id) => options.log.warn(`dropped an incoming message of ${bytes} bytes (over the frame limit), request id ${JSON.stringify(id)}`),
+  const app = createAcpAgent({
+    env,
+    log: options.log.child("acp"),
+    workbench: options.workbench,
+    onClosing: (done) => (closing = done),
   });
+  const stream = boundedNdJsonStream(
+    Writable.toWeb(output) as WritableStream<Uint8Array>,
+    Readable.toWeb(input) as ReadableStream<Uint8Array>,
+    {
+      maxFrameBytes: maxFrameBytes(options.env ?? process.env),
+      onDrop: (bytes, id) =>
+        options.log.warn(
+          `dropped an incoming message of ${bytes} bytes (over the frame limit), request id ${JSON.stringify(id)}`,
+        ),
+    },
+  );
   const conn = app.connect(stream);
   options.log.debug(`acp agent ready (data ${env.dataDir})`);
   await conn.closed;

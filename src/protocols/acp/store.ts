@@ -1,4 +1,16 @@
-import { appendFileSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
+import {
+  appendFileSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import type { SessionUpdate } from "@agentclientprotocol/sdk/unstable";
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
@@ -69,7 +81,14 @@ export class SessionStore {
 
   create(sessionId: string, cwd: string, forkedFrom?: string): SessionWriter {
     this.ensureDir();
-    const meta: StoreRecord = { t: "meta", v: 1, sessionId, cwd, createdAt: new Date().toISOString(), ...(forkedFrom ? { forkedFrom } : {}) };
+    const meta: StoreRecord = {
+      t: "meta",
+      v: 1,
+      sessionId,
+      cwd,
+      createdAt: new Date().toISOString(),
+      ...(forkedFrom ? { forkedFrom } : {}),
+    };
     const fd = openSync(this.pathOf(sessionId), "wx", 0o600);
     writeSync(fd, `${JSON.stringify(meta)}\n`);
     closeSync(fd);
@@ -98,7 +117,14 @@ export class SessionStore {
     if (!meta || meta.t !== "meta") throw new CcbError("CONFIG_INVALID", `Session file is damaged: ${path}`);
     let title: string | undefined;
     for (const r of records) if (r.t === "title") title = r.title;
-    return { sessionId, cwd: meta.cwd, title, createdAt: meta.createdAt, updatedAt: statSync(path).mtime.toISOString(), records };
+    return {
+      sessionId,
+      cwd: meta.cwd,
+      title,
+      createdAt: meta.createdAt,
+      updatedAt: statSync(path).mtime.toISOString(),
+      records,
+    };
   }
 
   /** Copy a session's history into a new session (fork). */
@@ -130,7 +156,9 @@ export class SessionStore {
         // unreadable file: not listed
       }
     }
-    return out.sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.sessionId.localeCompare(b.sessionId)));
+    return out.sort((a, b) =>
+      a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : a.sessionId.localeCompare(b.sessionId),
+    );
   }
 
   /** For tests and tools: copy the raw file. */

@@ -31,12 +31,22 @@ export function projectInstructions(cwd: string): { file: string; text: string }
 
 export function systemPrompt(f: PromptFacts): string {
   const git = f.git
-    ? `Git: branch ${f.git.branch ?? "(detached)"}${f.git.upstream ? `, upstream ${f.git.upstream} (ahead ${f.git.ahead}, behind ${f.git.behind})` : ""}; ${f.git.clean ? "working tree clean" : `${f.git.entries.length} changed paths:\n${f.git.entries.slice(0, 30).map((e) => `  ${e.index}${e.worktree} ${e.path}`).join("\n")}`}`
+    ? `Git: branch ${f.git.branch ?? "(detached)"}${f.git.upstream ? `, upstream ${f.git.upstream} (ahead ${f.git.ahead}, behind ${f.git.behind})` : ""}; ${
+        f.git.clean
+          ? "working tree clean"
+          : `${f.git.entries.length} changed paths:\n${f.git.entries
+              .slice(0, 30)
+              .map((e) => `  ${e.index}${e.worktree} ${e.path}`)
+              .join("\n")}`
+      }`
     : "Git: not a git repository (or git unavailable).";
   const instr = projectInstructions(f.cwd)
     .map((i) => `<project-instructions file="${i.file}">\n${i.text}\n</project-instructions>`)
     .join("\n\n");
-  const plan = f.mode === "plan" ? "\n\nYou are in PLAN MODE: only read-only tools work. Explore, then call exit_plan_mode with a concrete plan. Make no changes before the user approves it." : "";
+  const plan =
+    f.mode === "plan"
+      ? "\n\nYou are in PLAN MODE: only read-only tools work. Explore, then call exit_plan_mode with a concrete plan. Make no changes before the user approves it."
+      : "";
   return `You are ccb, a coding agent working inside the user's editor through the Agent Client Protocol.
 Work in the project directory with the tools (${f.toolNames.join(", ")}). Read files before editing them; make the smallest correct change; use edit for changes to existing files and write for new files; run tests with bash when useful. Keep answers short and concrete. Use todo_write to track multi-step work.
 

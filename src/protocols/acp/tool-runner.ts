@@ -1,17 +1,17 @@
-import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { ToolCallContent, ToolCallUpdate } from "@agentclientprotocol/sdk/unstable";
+import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
 import type { Core } from "../../core/core.ts";
 import { isCcbError, toCcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { maskDeep, maskSecrets } from "../../core/secrets.ts";
-import { textContent, toolCallStart, type Todo } from "./converters.ts";
+import { argumentErrorText } from "../../tools/kernel.ts";
+import { type Todo, textContent, toolCallStart } from "./converters.ts";
 import type { ModeId } from "./modes.ts";
 import type { TurnOutlet } from "./outlet.ts";
 import { decide, optionKind, PERMISSION_OPTIONS, type PermissionRules } from "./permissions.ts";
 import type { StoreRecord } from "./store.ts";
 import type { ClientIO } from "./tools/io.ts";
-import { argumentErrorText } from "../../tools/kernel.ts";
 import type { AgentToolContext, ToolOutcome } from "./tools/types.ts";
 import type { GateContext, TurnTool } from "./turn-tools.ts";
 
@@ -78,7 +78,9 @@ function editedFiles(content: readonly ToolCallContent[] | undefined): EditedFil
 /** Runs one tool_use; what leaves for the model and the client has every current secret value masked. */
 export async function runToolUse(call: ToolCall, use: ToolUseBlock): Promise<ToolRunResult> {
   const outlet = call.outlet;
-  const masked: TurnOutlet = Object.create(outlet, { emit: { value: (update: Parameters<TurnOutlet["emit"]>[0]) => outlet.emit(maskDeep(update)) } }) as TurnOutlet;
+  const masked: TurnOutlet = Object.create(outlet, {
+    emit: { value: (update: Parameters<TurnOutlet["emit"]>[0]) => outlet.emit(maskDeep(update)) },
+  }) as TurnOutlet;
   const r = await runToolUseUnmasked({ ...call, outlet: masked }, use);
   return { ...r, text: maskSecrets(r.text) };
 }
@@ -88,25 +90,48 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
   const { host, outlet, turn, signal } = call;
   const tool = call.tools.find((t) => t.name === use.name);
   const id = use.id;
-  let final: ToolCallUpdate = { toolCallId: id, title: use.name, kind: "other", status: "pending", rawInput: use.input, locations: [], content: [] };
+  let final: ToolCallUpdate = {
+    toolCallId: id,
+    title: use.name,
+    kind: "other",
+    status: "pending",
+    rawInput: use.input,
+    locations: [],
+    content: [],
+  };
   const send = (fields: Partial<ToolCallUpdate>) => {
     final = { ...final, ...fields };
     outlet.emit({ sessionUpdate: "tool_call_update", toolCallId: id, ...fields });
   };
-  const store = () => host.append({ t: "update", turn, update: { sessionUpdate: "tool_call", ...final } } as StoreRecord);
+  const store = () =>
+    host.append({ t: "update", turn, update: { sessionUpdate: "tool_call", ...final } } as StoreRecord);
   const fail = (text: string, cancelled = false): ToolRunResult => {
-    send({ status: "failed", content: [...(final.content ?? []).filter((c) => c.type !== "content"), textContent(text)] });
+    send({
+      status: "failed",
+      content: [...(final.content ?? []).filter((c) => c.type !== "content"), textContent(text)],
+    });
     store();
     return { text, isError: true, cancelled };
   };
   const complete = (out: ToolOutcome): ToolRunResult => {
-    send({ status: "completed", ...(out.content ? { content: out.content } : {}), ...(out.rawOutput !== undefined ? { rawOutput: out.rawOutput } : {}) });
+    send({
+      status: "completed",
+      ...(out.content ? { content: out.content } : {}),
+      ...(out.rawOutput !== undefined ? { rawOutput: out.rawOutput } : {}),
+    });
     store();
     return { text: out.text, isError: false, cancelled: false };
   };
 
   if (!tool) {
-    outlet.emit({ sessionUpdate: "tool_call", toolCallId: id, title: use.name, kind: "other", status: "pending", rawInput: use.input });
+    outlet.emit({
+      sessionUpdate: "tool_call",
+      toolCallId: id,
+      title: use.name,
+      kind: "other",
+      status: "pending",
+      rawInput: use.input,
+    });
     return fail(`Unknown tool "${use.name}". Available tools: ${call.tools.map((t) => t.name).join(", ")}.`);
   }
   const parsed = tool.schema.safeParse(use.input);
@@ -163,7 +188,9 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
       if (kind === "allow_always") host.rules.remember(access.ruleKey, "allow");
       if (kind === "reject_always") host.rules.remember(access.ruleKey, "deny");
       if (kind !== "allow_once" && kind !== "allow_always") {
-        return fail(`The user rejected this ${tool.name} call${kind === "reject_always" ? " and all future ones like it" : ""}. Do not retry it; ask the user how to proceed if needed.`);
+        return fail(
+          `The user rejected this ${tool.name} call${kind === "reject_always" ? " and all future ones like it" : ""}. Do not retry it; ask the user how to proceed if needed.`,
+        );
       }
     }
   }
@@ -188,7 +215,12 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
       });
       if (note) text = `${text}\n\n${note}`;
     }
-    send({ status: out.isError ? "failed" : "completed", content: content.length > 0 ? content : (final.content ?? []), ...(out.locations ? { locations: out.locations } : {}), rawOutput: out.rawOutput ?? { output: out.text } });
+    send({
+      status: out.isError ? "failed" : "completed",
+      content: content.length > 0 ? content : (final.content ?? []),
+      ...(out.locations ? { locations: out.locations } : {}),
+      rawOutput: out.rawOutput ?? { output: out.text },
+    });
     store();
     return { text, isError: out.isError === true, cancelled: false };
   } catch (err) {
@@ -198,7 +230,13 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
 }
 
 /** The chosen optionId, "cancelled" when the turn was cancelled, or undefined for an unknown answer. */
-async function askPermission(host: ToolHost, outlet: TurnOutlet, toolCall: ToolCallUpdate, options: acp.PermissionOption[], signal: AbortSignal): Promise<string | "cancelled" | undefined> {
+async function askPermission(
+  host: ToolHost,
+  outlet: TurnOutlet,
+  toolCall: ToolCallUpdate,
+  options: acp.PermissionOption[],
+  signal: AbortSignal,
+): Promise<string | "cancelled" | undefined> {
   if (signal.aborted) return "cancelled";
   try {
     const r = await host.client.request(
@@ -212,7 +250,10 @@ async function askPermission(host: ToolHost, outlet: TurnOutlet, toolCall: ToolC
   } catch (err) {
     if (signal.aborted) return "cancelled";
     host.log.warn(`session/request_permission failed: ${(err as Error).message}`);
-    outlet.emit({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: `\n[permission request failed: ${(err as Error).message}]\n` } });
+    outlet.emit({
+      sessionUpdate: "agent_message_chunk",
+      content: { type: "text", text: `\n[permission request failed: ${(err as Error).message}]\n` },
+    });
     return undefined;
   }
 }

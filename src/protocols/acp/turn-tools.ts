@@ -45,11 +45,16 @@ const PLAN_OPTIONS: PermissionOption[] = [
 
 /** exit_plan_mode: the user approves the plan (the mode switches) or keeps planning; outside plan mode it is a no-op. */
 export const exitPlanGate: ToolGate<{ plan: string }> = async (input, ctx) => {
-  if (ctx.mode !== "plan") return { kind: "done", outcome: { text: "You are not in plan mode; go ahead.", content: [textContent("Not in plan mode.")] } };
+  if (ctx.mode !== "plan")
+    return {
+      kind: "done",
+      outcome: { text: "You are not in plan mode; go ahead.", content: [textContent("Not in plan mode.")] },
+    };
   ctx.show([textContent(input.plan)]);
   const answer = await ctx.ask(PLAN_OPTIONS);
   if (answer === "cancelled") return { kind: "cancelled" };
-  if (answer === "plan" || answer === undefined) return { kind: "reject", text: "The user wants to keep planning. Ask what to change, or refine the plan." };
+  if (answer === "plan" || answer === undefined)
+    return { kind: "reject", text: "The user wants to keep planning. Ask what to change, or refine the plan." };
   ctx.setMode(answer === "acceptEdits" ? "acceptEdits" : "default");
   return { kind: "done", outcome: { text: "The user approved the plan. Implement it now." } };
 };

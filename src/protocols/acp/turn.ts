@@ -1,13 +1,27 @@
 import type { ContentBlock, StopReason } from "@agentclientprotocol/sdk/unstable";
-import type { ContentBlockParam, Message, MessageParam, ToolResultBlockParam, ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
-import type { GitStatus } from "../../core/git.ts";
+import type {
+  ContentBlockParam,
+  Message,
+  MessageParam,
+  ToolResultBlockParam,
+  ToolUseBlock,
+} from "@anthropic-ai/sdk/resources/messages";
 import { isCcbError } from "../../core/errors.ts";
-import { mapStopReason, promptText, promptToModel, streamEventToUpdate, textChunk, thoughtChunk, userChunk } from "./converters.ts";
+import type { GitStatus } from "../../core/git.ts";
+import {
+  mapStopReason,
+  promptText,
+  promptToModel,
+  streamEventToUpdate,
+  textChunk,
+  thoughtChunk,
+  userChunk,
+} from "./converters.ts";
 import { repairHistory } from "./history.ts";
-import { toolsForModel } from "./model-tools.ts";
 import type { ModelClient, ModelRequest } from "./model.ts";
 import { ModelError } from "./model-error.ts";
-import { THOUGHT_LEVELS, type SessionConfig } from "./modes.ts";
+import { toolsForModel } from "./model-tools.ts";
+import { type SessionConfig, THOUGHT_LEVELS } from "./modes.ts";
 import type { TurnOutlet } from "./outlet.ts";
 import { countsOf, type TokenCounts } from "./pricing.ts";
 import type { ModelSettings } from "./settings.ts";
@@ -76,7 +90,8 @@ export class Turn {
       }
     }
     const expanded = host.expandCommand(text);
-    const userContent: ContentBlockParam[] = expanded !== undefined ? [{ type: "text", text: expanded }] : promptToModel(prompt);
+    const userContent: ContentBlockParam[] =
+      expanded !== undefined ? [{ type: "text", text: expanded }] : promptToModel(prompt);
     host.pushMessage(turn, { role: "user", content: userContent });
 
     const tools = host.tools();
@@ -135,7 +150,8 @@ export class Turn {
       });
     } catch (err) {
       if (signal.aborted || isCcbError(err, "ABORTED")) return undefined;
-      const failure = err instanceof ModelError ? err : new ModelError(`The model request failed: ${(err as Error).message}`, false);
+      const failure =
+        err instanceof ModelError ? err : new ModelError(`The model request failed: ${(err as Error).message}`, false);
       host.log.warn(failure.message);
       const chunk = textChunk(`${step > 0 ? "\n\n" : ""}${failure.message}`);
       outlet.emit(chunk);

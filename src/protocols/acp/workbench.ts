@@ -1,5 +1,5 @@
 import type { BridgeSlot } from "../../core/bridge.ts";
-import { createCore, type Core } from "../../core/core.ts";
+import { type Core, createCore } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
 import type { WorkbenchLease } from "../../workbench/share/acquire.ts";
 
@@ -53,7 +53,11 @@ function mirror(from: BridgeSlot, to: BridgeSlot): () => void {
  * acquisition, made on a core of its own that each session's `core.bridge` mirrors; it is released
  * when the last of them closes.
  */
-export async function acquireAcpWorkbench(core: Core, log: Logger, options: AcpWorkbenchOptions): Promise<AcpWorkbench | undefined> {
+export async function acquireAcpWorkbench(
+  core: Core,
+  log: Logger,
+  options: AcpWorkbenchOptions,
+): Promise<AcpWorkbench | undefined> {
   const key = JSON.stringify(core.workspace.roots);
   let h = held.get(key);
   if (!h) {
@@ -64,7 +68,11 @@ export async function acquireAcpWorkbench(core: Core, log: Logger, options: AcpW
         log: log.child("workbench"),
         frontEnd: "acp",
         start: options.start,
-        options: { runtimeRoot: options.runtimeRoot, runtimeNode: options.runtimeNode, headlessClient: options.headlessClient },
+        options: {
+          runtimeRoot: options.runtimeRoot,
+          runtimeNode: options.runtimeNode,
+          headlessClient: options.headlessClient,
+        },
         env: options.env,
       }),
     );

@@ -17,6 +17,11 @@ export function idePolicy(authToken: string, maxFrameBytes: number): EdgePolicy 
     subprotocol: "mcp",
     maxFrameBytes,
     style: "text",
-    messages: { ORIGIN_REFUSED: "browser origin refused", HOST_REFUSED: "foreign host refused", TOKEN_MISSING: "missing or wrong auth token", TOKEN_WRONG: "missing or wrong auth token" },
+    messages: {
+      ORIGIN_REFUSED: "browser origin refused",
+      HOST_REFUSED: "foreign host refused",
+      TOKEN_MISSING: "missing or wrong auth token",
+      TOKEN_WRONG: "missing or wrong auth token",
+    },
   };
 }

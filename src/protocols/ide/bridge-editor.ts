@@ -1,17 +1,17 @@
 import { readFile } from "node:fs/promises";
 import {
-  callEditor,
   type BridgeSlot,
+  callEditor,
   type EditorBridge,
   type EditorMethod,
   type EditorMethods,
 } from "../../core/bridge.ts";
+import { BridgeEvent } from "../../core/editor-contract.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
-import { BridgeEvent } from "../../core/editor-contract.ts";
 import { findTextRange, severityName, textInRange } from "./converters.ts";
-import type { DiffOutcome, EditorEvent, ExecuteOutput, IdeEditor } from "./editor.ts";
 import { diffTitle } from "./diffs.ts";
+import type { DiffOutcome, EditorEvent, ExecuteOutput, IdeEditor } from "./editor.ts";
 
 /** BRIDGE_UNAVAILABLE for the IDE tools, with what to do about it. */
 export function noEditor(reason: string): CcbError {
@@ -133,7 +133,11 @@ export class BridgeEditor implements IdeEditor {
     } catch {
       // a new file: the diff is against nothing
     }
-    const r = await this.#call("diff.open", { id: req.diffId, path: req.path, originalText, proposedText: req.newContents, title: diffTitle(req.path) }, signal);
+    const r = await this.#call(
+      "diff.open",
+      { id: req.diffId, path: req.path, originalText, proposedText: req.newContents, title: diffTitle(req.path) },
+      signal,
+    );
     if (r.outcome === "accepted") return { kind: "accepted", contents: r.finalText ?? req.newContents };
     return { kind: "rejected" };
   }
@@ -148,7 +152,9 @@ export class BridgeEditor implements IdeEditor {
     const active = st.active;
     const sel = active?.selections[0];
     if (!active || !sel) return null;
-    const before = sel.anchor.line < sel.active.line || (sel.anchor.line === sel.active.line && sel.anchor.character <= sel.active.character);
+    const before =
+      sel.anchor.line < sel.active.line ||
+      (sel.anchor.line === sel.active.line && sel.anchor.character <= sel.active.character);
     const range = before ? { start: sel.anchor, end: sel.active } : { start: sel.active, end: sel.anchor };
     const text = (await this.#documentText(active.path, signal)) ?? "";
     return { filePath: active.path, text: textInRange(text, range), range };
@@ -163,7 +169,13 @@ export class BridgeEditor implements IdeEditor {
     const r = await this.#call("diagnostics.get", path === undefined ? {} : { path }, signal);
     return r.files.map((f) => ({
       path: f.path,
-      diagnostics: f.diagnostics.map((d) => ({ message: d.message, severity: severityName(d.severity), range: d.range, source: d.source, code: d.code })),
+      diagnostics: f.diagnostics.map((d) => ({
+        message: d.message,
+        severity: severityName(d.severity),
+        range: d.range,
+        source: d.source,
+        code: d.code,
+      })),
     }));
   }
 
@@ -187,6 +199,11 @@ export class BridgeEditor implements IdeEditor {
     if (r.status === "declined") {
       throw new CcbError("PERMISSION_DENIED", "The user declined to run this code in the notebook kernel.");
     }
-    return r.outputs.map((o): ExecuteOutput => (o.mime.startsWith("image/") ? { type: "image", data: o.text, mimeType: o.mime } : { type: "text", text: o.text }));
+    return r.outputs.map(
+      (o): ExecuteOutput =>
+        o.mime.startsWith("image/")
+          ? { type: "image", data: o.text, mimeType: o.mime }
+          : { type: "text", text: o.text },
+    );
   }
 }

@@ -182,7 +182,10 @@ function offsetAt(starts: number[], text: string, p: { line: number; character: 
 }
 
 /** The text a range covers. */
-export function textInRange(text: string, range: { start: { line: number; character: number }; end: { line: number; character: number } }): string {
+export function textInRange(
+  text: string,
+  range: { start: { line: number; character: number }; end: { line: number; character: number } },
+): string {
   const starts = lineStarts(text);
   return text.slice(offsetAt(starts, text, range.start), offsetAt(starts, text, range.end));
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Logger } from "../../core/log.ts";
-import { text, type IdeToolResult } from "./converters.ts";
+import { type IdeToolResult, text } from "./converters.ts";
 import type { IdeEditor } from "./editor.ts";
 
 /**
@@ -77,7 +77,14 @@ export class DiffRegistry {
     const controller = new AbortController();
     let settle!: (r: IdeToolResult) => void;
     const settled = new Promise<IdeToolResult>((resolve) => (settle = resolve));
-    const entry: DiffEntry = { id: `ccb-diff-${randomBytes(6).toString("hex")}`, tabName: args.tabName, connectionId: args.connectionId, pending: true, controller, settle };
+    const entry: DiffEntry = {
+      id: `ccb-diff-${randomBytes(6).toString("hex")}`,
+      tabName: args.tabName,
+      connectionId: args.connectionId,
+      pending: true,
+      controller,
+      settle,
+    };
     this.#entries.set(args.tabName, entry);
 
     const onCancel = () => void this.#close(entry, rejected(entry.tabName));
@@ -86,8 +93,14 @@ export class DiffRegistry {
     let shown: Promise<IdeToolResult> | undefined;
     try {
       shown = this.#editor
-        .showDiff({ diffId: entry.id, path: args.path, newContents: args.newContents, tabName: args.tabName }, controller.signal)
-        .then((outcome): IdeToolResult => (outcome.kind === "accepted" ? text("FILE_SAVED", outcome.contents) : rejected(entry.tabName)));
+        .showDiff(
+          { diffId: entry.id, path: args.path, newContents: args.newContents, tabName: args.tabName },
+          controller.signal,
+        )
+        .then(
+          (outcome): IdeToolResult =>
+            outcome.kind === "accepted" ? text("FILE_SAVED", outcome.contents) : rejected(entry.tabName),
+        );
       for (const l of this.#openListeners) l({ diffId: entry.id, tabName: entry.tabName, path: args.path });
       return await Promise.race([shown, settled]);
     } catch (err) {

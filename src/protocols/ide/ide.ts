@@ -4,7 +4,14 @@ import { CCB_VERSION } from "../../core/version.ts";
 import { BridgeEditor } from "./bridge-editor.ts";
 import { DiffRegistry } from "./diffs.ts";
 import type { IdeEditor } from "./editor.ts";
-import { cleanStaleLocks, ideNameFor, lockDir as defaultLockDir, newAuthToken, removeLock, writeLock } from "./lockfile.ts";
+import {
+  cleanStaleLocks,
+  lockDir as defaultLockDir,
+  ideNameFor,
+  newAuthToken,
+  removeLock,
+  writeLock,
+} from "./lockfile.ts";
 import { Notifier } from "./notifications.ts";
 import { startSocketServer } from "./server.ts";
 import { attachSession } from "./session.ts";
@@ -46,7 +53,9 @@ export interface IdeServer {
   /** Pids clients announced in `ide_connected`. */
   clientPids(): number[];
   /** Client connected (with the pid it announced in `ide_connected`) and disconnected events. */
-  onClient(listener: (event: { type: "connected" | "disconnected"; connectionId: number; pid?: number }) => void): () => void;
+  onClient(
+    listener: (event: { type: "connected" | "disconnected"; connectionId: number; pid?: number }) => void,
+  ): () => void;
   close(): Promise<void>;
 }
 
@@ -60,10 +69,16 @@ export async function startIde(options: StartIdeOptions): Promise<IdeServer> {
   for (const p of cleanStaleLocks(dir)) log.info(`removed a stale ccb IDE lock file: ${p}`);
 
   const authToken = newAuthToken();
-  const notifier = new Notifier({ log: log.child("notify"), ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}), ...(options.readyDelayMs !== undefined ? { readyDelayMs: options.readyDelayMs } : {}) });
+  const notifier = new Notifier({
+    log: log.child("notify"),
+    ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
+    ...(options.readyDelayMs !== undefined ? { readyDelayMs: options.readyDelayMs } : {}),
+  });
   const diffs = new DiffRegistry(editor, log.child("diff"));
   const pids = new Map<number, number>();
-  const listeners = new Set<(event: { type: "connected" | "disconnected"; connectionId: number; pid?: number }) => void>();
+  const listeners = new Set<
+    (event: { type: "connected" | "disconnected"; connectionId: number; pid?: number }) => void
+  >();
   const emit = (event: { type: "connected" | "disconnected"; connectionId: number; pid?: number }) => {
     for (const l of listeners) l(event);
   };

@@ -30,7 +30,8 @@ const LockSchema = z.object({
 });
 
 export function lockDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.CLAUDE_CONFIG_DIR && env.CLAUDE_CONFIG_DIR.length > 0 ? env.CLAUDE_CONFIG_DIR : join(homedir(), ".claude");
+  const base =
+    env.CLAUDE_CONFIG_DIR && env.CLAUDE_CONFIG_DIR.length > 0 ? env.CLAUDE_CONFIG_DIR : join(homedir(), ".claude");
   return join(base, "ide");
 }
 

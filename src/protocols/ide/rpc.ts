@@ -1,6 +1,6 @@
 import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
-import { maskDeep } from "../../core/secrets.ts";
 import { z } from "zod";
+import { maskDeep } from "../../core/secrets.ts";
 import { argumentErrorText, inputSchema, toolFailure } from "../../tools/kernel.ts";
 
 /**
@@ -99,7 +99,11 @@ export class RpcSession<T extends RpcTool> {
     const env = Envelope.safeParse(json);
     if (!env.success) {
       const id = (json as { id?: unknown } | null)?.id;
-      this.#error(typeof id === "string" || typeof id === "number" ? id : null, INVALID_REQUEST, `Invalid JSON-RPC message: ${zodMessage(env.error)}`);
+      this.#error(
+        typeof id === "string" || typeof id === "number" ? id : null,
+        INVALID_REQUEST,
+        `Invalid JSON-RPC message: ${zodMessage(env.error)}`,
+      );
       return;
     }
     const m = env.data;

@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { childEnv as policyEnv } from "../../core/child-env.ts";
 import { createCore } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { LOOPBACK_NAMES } from "../../net/loopback.ts";
-import { startIde, type IdeServer } from "./ide.ts";
+import { type IdeServer, startIde } from "./ide.ts";
 import { lockDir, runningServers } from "./lockfile.ts";
 
 /**
@@ -41,7 +41,6 @@ export interface WorkbenchHandle {
   close(): Promise<void>;
 }
 
-
 /** NO_PROXY with the loopback names added (keeping what is there). */
 export function withLoopbackNoProxy(value: string | undefined): string {
   const parts = (value ?? "")
@@ -56,24 +55,32 @@ export function withLoopbackNoProxy(value: string | undefined): string {
 export function childEnv(base: NodeJS.ProcessEnv, port: number): NodeJS.ProcessEnv {
   const noProxy = withLoopbackNoProxy(base.NO_PROXY ?? base.no_proxy);
   // The child policy (src/core/child-env.ts): no ccb secret, but the agent's own model credentials.
-  return policyEnv(base, { agent: true, extra: { CLAUDE_CODE_SSE_PORT: String(port), ENABLE_IDE_INTEGRATION: "true", NO_PROXY: noProxy, no_proxy: noProxy } });
+  return policyEnv(base, {
+    agent: true,
+    extra: { CLAUDE_CODE_SSE_PORT: String(port), ENABLE_IDE_INTEGRATION: "true", NO_PROXY: noProxy, no_proxy: noProxy },
+  });
 }
 
 /** `ccb ide --status`: ccb's running IDE servers, one line each (never the token); the shared workbenches follow. */
 export function statusLines(env: NodeJS.ProcessEnv = process.env): string[] {
   const servers = runningServers(lockDir(env));
   if (servers.length === 0) return ["No ccb IDE servers are running."];
-  return servers.map((s) => `port ${s.port}  pid ${s.body.pid}  ${s.body.ideName}  ${s.body.workspaceFolders.join(", ")}`);
+  return servers.map(
+    (s) => `port ${s.port}  pid ${s.body.pid}  ${s.body.ideName}  ${s.body.workspaceFolders.join(", ")}`,
+  );
 }
 
 /** `--open`: hand the URL to the desktop's opener and say what happened either way. */
 function openBrowser(url: string, announce: (line: string) => void): void {
   const cmd = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
-  const failed = (why: string) => announce(`--open: could not start ${cmd} (${why}); open the workbench URL above in a browser yourself.`);
+  const failed = (why: string) =>
+    announce(`--open: could not start ${cmd} (${why}); open the workbench URL above in a browser yourself.`);
   try {
     const child = spawn(cmd, [url], { stdio: "ignore", detached: true });
     child.once("spawn", () => announce(`--open: opened the workbench URL in your browser (${cmd}).`));
-    child.once("error", (err) => failed((err as NodeJS.ErrnoException).code === "ENOENT" ? "not installed" : err.message));
+    child.once("error", (err) =>
+      failed((err as NodeJS.ErrnoException).code === "ENOENT" ? "not installed" : err.message),
+    );
     child.unref();
   } catch (err) {
     failed((err as Error).message);
@@ -102,7 +109,8 @@ function catchSignals(): { next: Promise<NodeJS.Signals>; release(): void } {
 export async function runIde(options: RunIdeOptions): Promise<number> {
   const log = options.log;
   const signals = catchSignals();
-  if (options.rootsSource === "cwd") log.info(`workspace: ${options.roots[0]} (the current directory; use --workspace to choose)`);
+  if (options.rootsSource === "cwd")
+    log.info(`workspace: ${options.roots[0]} (the current directory; use --workspace to choose)`);
   const core = createCore({ roots: options.roots, log });
   let workbench: WorkbenchHandle | undefined;
   let ide: IdeServer | undefined;
@@ -127,8 +135,16 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
 
   if (options.workbench) {
     options.announce("Starting the workbench...");
-    const starting = import("./workbench.ts").then((m) => m.acquireIdeWorkbench(core, log.child("workbench"), options.workbenchOptions ?? {}));
-    const first = await Promise.race([starting.then((w) => ({ w }), (err: unknown) => ({ err })), signals.next.then((sig) => ({ sig }))]);
+    const starting = import("./workbench.ts").then((m) =>
+      m.acquireIdeWorkbench(core, log.child("workbench"), options.workbenchOptions ?? {}),
+    );
+    const first = await Promise.race([
+      starting.then(
+        (w) => ({ w }),
+        (err: unknown) => ({ err }),
+      ),
+      signals.next.then((sig) => ({ sig })),
+    ]);
     if ("sig" in first) {
       log.info(`${first.sig}: shutting down`);
       signals.release();
@@ -137,9 +153,14 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
       return 0;
     }
     if ("err" in first) {
-      const e = first.err instanceof CcbError ? first.err : new CcbError("RUNTIME_UNAVAILABLE", (first.err as Error).message, { cause: first.err });
+      const e =
+        first.err instanceof CcbError
+          ? first.err
+          : new CcbError("RUNTIME_UNAVAILABLE", (first.err as Error).message, { cause: first.err });
       core.bridge.clear(`the workbench could not start: ${e.message}`);
-      options.announce(`Workbench unavailable: ${e.message.replace(/\.$/, "")}${e.hint ? ` (${e.hint})` : ""}. The IDE server runs without it; editor tools will say so.`);
+      options.announce(
+        `Workbench unavailable: ${e.message.replace(/\.$/, "")}${e.hint ? ` (${e.hint})` : ""}. The IDE server runs without it; editor tools will say so.`,
+      );
     } else {
       workbench = first.w;
       const shared = first.w.role() === "attached" ? " (shared: another ccb front end runs it for this workspace)" : "";

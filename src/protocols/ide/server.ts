@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { WebSocketServer, type WebSocket } from "ws";
+import { type WebSocket, WebSocketServer } from "ws";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { Gateway } from "../../net/gateway.ts";
@@ -53,7 +53,11 @@ export async function startSocketServer(options: SocketServerOptions): Promise<S
     host: "127.0.0.1",
     port: options.port ?? randomPort,
     log,
-    fallback: { status: 426, text: "This is a Claude Code IDE WebSocket endpoint.", policy: { ...policy, name: "ide-plain", auth: [], subprotocol: undefined } },
+    fallback: {
+      status: 426,
+      text: "This is a Claude Code IDE WebSocket endpoint.",
+      policy: { ...policy, name: "ide-plain", auth: [], subprotocol: undefined },
+    },
   });
 
   const alive = new WeakMap<WebSocket, boolean>();
@@ -80,7 +84,9 @@ export async function startSocketServer(options: SocketServerOptions): Promise<S
   try {
     await gateway.listen();
   } catch (err) {
-    throw new CcbError("INTERNAL", `Could not listen on 127.0.0.1 for the IDE server: ${(err as Error).message}`, { cause: err });
+    throw new CcbError("INTERNAL", `Could not listen on 127.0.0.1 for the IDE server: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   const port = gateway.port;
 

@@ -7,7 +7,7 @@ import type { IdeEditor } from "./editor.ts";
 import type { Notifier } from "./notifications.ts";
 import { RpcSession } from "./rpc.ts";
 import { IDE_TOOLS } from "./tools/index.ts";
-import { runIdeTool, type AnyIdeTool } from "./tools/tool.ts";
+import { type AnyIdeTool, runIdeTool } from "./tools/tool.ts";
 
 /**
  * One MCP session per accepted WebSocket: the 12 IDE tools and only the `tools` capability;
@@ -60,7 +60,11 @@ export function attachSession(ws: WebSocket, connectionId: number, deps: Session
       return;
     }
     // ws delivers a Buffer (binaryType "nodebuffer"): decode it in place, without a copy.
-    const text = Buffer.isBuffer(data) ? data.toString("utf8") : Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data).toString("utf8");
+    const text = Buffer.isBuffer(data)
+      ? data.toString("utf8")
+      : Array.isArray(data)
+        ? Buffer.concat(data).toString("utf8")
+        : Buffer.from(data).toString("utf8");
     rpc.receive(text);
   });
   ws.once("close", () => {

@@ -55,7 +55,11 @@ export async function startIdeWorkbench(core: Core, log: Logger, options: IdeWor
  * The workbench of `ccb ide` as one of the shared ones (src/workbench/share): attaches to the
  * workbench another ccb front end runs for the same roots, or starts and publishes one.
  */
-export async function acquireIdeWorkbench(core: Core, log: Logger, options: IdeWorkbenchOptions): Promise<WorkbenchHandle & { role(): string }> {
+export async function acquireIdeWorkbench(
+  core: Core,
+  log: Logger,
+  options: IdeWorkbenchOptions,
+): Promise<WorkbenchHandle & { role(): string }> {
   const { acquireWorkbench } = await import("../../workbench/share/acquire.ts");
   const lease = await acquireWorkbench({ core, log, frontEnd: "ide", start: true, options, env: options.env });
   if (!lease) throw new CcbError("RUNTIME_UNAVAILABLE", "The workbench did not start.");

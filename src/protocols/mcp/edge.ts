@@ -4,11 +4,11 @@ import {
   CallToolRequestSchema,
   ErrorCode,
   InitializeRequestSchema,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
   ListToolsRequestSchema,
   PingRequestSchema,
   SetLevelRequestSchema,
-  type JSONRPCMessage,
-  type JSONRPCRequest,
 } from "@modelcontextprotocol/sdk/types.js";
 
 interface Issue {
@@ -47,7 +47,10 @@ export async function connectValidated(server: Server, transport: Transport): Pr
         const reply = {
           jsonrpc: "2.0" as const,
           id: message.id,
-          error: { code: ErrorCode.InvalidParams, message: `Invalid params for ${message.method}: ${describeIssues(parsed.error.issues)}` },
+          error: {
+            code: ErrorCode.InvalidParams,
+            message: `Invalid params for ${message.method}: ${describeIssues(parsed.error.issues)}`,
+          },
         };
         void transport.send(reply, { relatedRequestId: message.id }).catch(() => {});
         return;

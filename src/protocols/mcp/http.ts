@@ -6,12 +6,12 @@ import { ErrorCode, isInitializeRequest } from "@modelcontextprotocol/sdk/types.
 import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
 import { CCB_VERSION } from "../../core/version.ts";
-import { connectValidated } from "./edge.ts";
 import { BodyTooLargeError, readBody } from "../../net/body.ts";
 import type { Gateway } from "../../net/gateway.ts";
-import { TOKEN_QUERY_KEYS, type EdgePolicy } from "../../net/policy.ts";
+import { type EdgePolicy, TOKEN_QUERY_KEYS } from "../../net/policy.ts";
 import { sendJson, sendJsonRpcError } from "../../net/respond.ts";
 import type { AppState } from "./app/state.ts";
+import { connectValidated } from "./edge.ts";
 import { createMcpServer } from "./server.ts";
 
 /** The largest MCP message, over HTTP (request body) and stdio (one frame) alike: --max-body-bytes. */
@@ -61,8 +61,16 @@ export class McpHttpEndpoint {
     this.#options = options;
     this.#maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     gateway.addRoute("*", "/mcp", (req, res) => this.#handle(req, res), mcpPolicy(options, this.#maxBody));
-    gateway.addRoute("GET", "/healthz", (_req, res) => this.#health(res), { name: "healthz", origin: { kind: "same" }, auth: [] });
-    gateway.addRoute("GET", "/readyz", (_req, res) => this.#ready(res), { name: "readyz", origin: { kind: "same" }, auth: [] });
+    gateway.addRoute("GET", "/healthz", (_req, res) => this.#health(res), {
+      name: "healthz",
+      origin: { kind: "same" },
+      auth: [],
+    });
+    gateway.addRoute("GET", "/readyz", (_req, res) => this.#ready(res), {
+      name: "readyz",
+      origin: { kind: "same" },
+      auth: [],
+    });
     const idle = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
     this.#sweep = setInterval(() => this.#closeIdle(idle), Math.max(1_000, Math.min(idle / 2, 30_000)));
     this.#sweep.unref();
@@ -81,13 +89,22 @@ export class McpHttpEndpoint {
 
   #health(res: ServerResponse): void {
     const bridge = this.#options.core.bridge.status();
-    sendJson(res, 200, { ok: true, name: "ccb", version: CCB_VERSION, bridge: { connected: bridge.connected, reason: bridge.reason }, sessions: this.#sessions.size });
+    sendJson(res, 200, {
+      ok: true,
+      name: "ccb",
+      version: CCB_VERSION,
+      bridge: { connected: bridge.connected, reason: bridge.reason },
+      sessions: this.#sessions.size,
+    });
   }
 
   /** Readiness: 200 while the live editor bridge is connected, 503 (with the reason) otherwise. */
   #ready(res: ServerResponse): void {
     const bridge = this.#options.core.bridge.status();
-    sendJson(res, bridge.connected ? 200 : 503, { ready: bridge.connected, bridge: { connected: bridge.connected, reason: bridge.reason } });
+    sendJson(res, bridge.connected ? 200 : 503, {
+      ready: bridge.connected,
+      bridge: { connected: bridge.connected, reason: bridge.reason },
+    });
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -99,7 +116,9 @@ export class McpHttpEndpoint {
       await this.#serve(session, req, res);
       return;
     }
-    sendJsonRpcError(res, 405, -32000, `Method ${req.method} not allowed on /mcp (use POST, GET or DELETE).`, { allow: "GET, POST, DELETE" });
+    sendJsonRpcError(res, 405, -32000, `Method ${req.method} not allowed on /mcp (use POST, GET or DELETE).`, {
+      allow: "GET, POST, DELETE",
+    });
   }
 
   async #post(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {
@@ -108,7 +127,13 @@ export class McpHttpEndpoint {
       body = await readBody(req, this.#maxBody);
     } catch (err) {
       if (err instanceof BodyTooLargeError) {
-        sendJsonRpcError(res, 413, ErrorCode.InvalidRequest, `Request too large: the body limit is ${err.limit} bytes. Send smaller requests (or raise --max-body-bytes).`, { connection: "close" });
+        sendJsonRpcError(
+          res,
+          413,
+          ErrorCode.InvalidRequest,
+          `Request too large: the body limit is ${err.limit} bytes. Send smaller requests (or raise --max-body-bytes).`,
+          { connection: "close" },
+        );
         return;
       }
       throw err;
@@ -127,11 +152,22 @@ export class McpHttpEndpoint {
       return;
     }
     if (!isInitializeRequest(message)) {
-      sendJsonRpcError(res, 400, -32000, "Bad Request: no Mcp-Session-Id header. Send an initialize request first to open a session.");
+      sendJsonRpcError(
+        res,
+        400,
+        -32000,
+        "Bad Request: no Mcp-Session-Id header. Send an initialize request first to open a session.",
+      );
       return;
     }
     if (this.#sessions.size >= (this.#options.maxSessions ?? DEFAULT_MAX_SESSIONS) && !this.#evictIdle()) {
-      sendJsonRpcError(res, 503, -32000, "Too many busy MCP sessions (every one has a request or stream open); retry in a moment.", { "retry-after": "5" });
+      sendJsonRpcError(
+        res,
+        503,
+        -32000,
+        "Too many busy MCP sessions (every one has a request or stream open); retry in a moment.",
+        { "retry-after": "5" },
+      );
       return;
     }
     await this.#openSession(req, res, message);
@@ -186,9 +222,19 @@ export class McpHttpEndpoint {
 
   #noSession(res: ServerResponse, sessionId: string | undefined): void {
     if (sessionId === undefined) {
-      sendJsonRpcError(res, 400, -32000, "Bad Request: no Mcp-Session-Id header. Send an initialize request first to open a session.");
+      sendJsonRpcError(
+        res,
+        400,
+        -32000,
+        "Bad Request: no Mcp-Session-Id header. Send an initialize request first to open a session.",
+      );
     } else {
-      sendJsonRpcError(res, 404, -32001, "Session not found: it was closed or has expired. Send a new initialize request.");
+      sendJsonRpcError(
+        res,
+        404,
+        -32001,
+        "Session not found: it was closed or has expired. Send a new initialize request.",
+      );
     }
   }
 

@@ -1,18 +1,18 @@
 import { readFile } from "node:fs/promises";
 import type { Readable, Writable } from "node:stream";
-import { createCore, type Core } from "../../core/core.ts";
+import { type Core, createCore } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
-import { silentLogger, type Logger } from "../../core/log.ts";
-import { connectValidated } from "./edge.ts";
+import { type Logger, silentLogger } from "../../core/log.ts";
 import { Gateway } from "../../net/gateway.ts";
 import { isLoopbackHost } from "../../net/loopback.ts";
-import { DEFAULT_MAX_BODY_BYTES, McpHttpEndpoint } from "./http.ts";
-import { AppState } from "./app/state.ts";
-import { createMcpServer } from "./server.ts";
-import { LineStdioTransport } from "./stdio.ts";
 import type { WorkbenchHttp } from "../../workbench/gateway.ts";
 import type { WorkbenchRuntimeOptions } from "../../workbench/share/acquire.ts";
 import type { RenderMode } from "./app/render-mode.ts";
+import { AppState } from "./app/state.ts";
+import { connectValidated } from "./edge.ts";
+import { DEFAULT_MAX_BODY_BYTES, McpHttpEndpoint } from "./http.ts";
+import { createMcpServer } from "./server.ts";
+import { LineStdioTransport } from "./stdio.ts";
 
 /** The workbench flags of `ccb serve`. */
 export interface ServeWorkbenchOptions extends WorkbenchRuntimeOptions {
@@ -82,11 +82,20 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const useStdio = options.stdio ?? !httpOpts;
   const tls = httpOpts ? await loadTls(httpOpts) : undefined;
   const publicUrl = httpOpts?.publicUrl ? checkPublicUrl(httpOpts.publicUrl, httpOpts.authToken) : undefined;
-  if (httpOpts) checkExposure(httpOpts.host ?? "127.0.0.1", Boolean(tls), httpOpts.authToken, { publicUrl, trustProxy: httpOpts.trustProxy });
+  if (httpOpts)
+    checkExposure(httpOpts.host ?? "127.0.0.1", Boolean(tls), httpOpts.authToken, {
+      publicUrl,
+      trustProxy: httpOpts.trustProxy,
+    });
 
   const ownsCore = !options.core;
   const core = options.core ?? createCore({ roots: options.roots, log });
-  const from = options.rootsSource === "cwd" ? " (the current directory; pass --workspace to choose)" : options.rootsSource === "env" ? " (from CCB_WORKSPACE)" : "";
+  const from =
+    options.rootsSource === "cwd"
+      ? " (the current directory; pass --workspace to choose)"
+      : options.rootsSource === "env"
+        ? " (from CCB_WORKSPACE)"
+        : "";
   announce(`ccb serve: workspace ${core.workspace.roots.join(", ")}${from}`);
 
   // Every MCP session, including one created the moment the listener answers, offers the App.
@@ -106,11 +115,19 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   try {
     let http: ServeHttpHandle | undefined;
     if (httpOpts) {
-      const gateway = new Gateway({ host: httpOpts.host ?? "127.0.0.1", port: httpOpts.port ?? 0, tls, log: log.child("http"), publicScheme: publicUrl ? (publicUrl.protocol === "https:" ? "https" : "http") : undefined });
+      const gateway = new Gateway({
+        host: httpOpts.host ?? "127.0.0.1",
+        port: httpOpts.port ?? 0,
+        tls,
+        log: log.child("http"),
+        publicScheme: publicUrl ? (publicUrl.protocol === "https:" ? "https" : "http") : undefined,
+      });
       gateway.hosts.allowMachineNames();
       if (publicUrl) {
         gateway.hosts.allowExact(publicUrl.host);
-        gateway.allowHost(`${publicUrl.hostname}:${publicUrl.port || (publicUrl.protocol === "https:" ? "443" : "80")}`);
+        gateway.allowHost(
+          `${publicUrl.hostname}:${publicUrl.port || (publicUrl.protocol === "https:" ? "443" : "80")}`,
+        );
         gateway.allowOwnOrigin(publicUrl.origin);
       }
       const endpoint = new McpHttpEndpoint(gateway, {
@@ -124,7 +141,9 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       closers.push(() => gateway.close());
       closers.push(() => endpoint.close());
       const url = await gateway.listen();
-      announce(`ccb serve: MCP Streamable HTTP listening on ${url}/mcp${httpOpts.authToken ? " (bearer token required)" : ""}${publicUrl ? `; public URL ${publicUrl.origin}` : ""}`);
+      announce(
+        `ccb serve: MCP Streamable HTTP listening on ${url}/mcp${httpOpts.authToken ? " (bearer token required)" : ""}${publicUrl ? `; public URL ${publicUrl.origin}` : ""}`,
+      );
       http = { server: gateway.server, gateway, url, publicUrl: publicUrl?.origin ?? url };
     }
     if (options.workbench && app) {
@@ -134,14 +153,19 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         app,
         log: log.child("workbench"),
         options: options.workbench,
-        http: http && httpOpts ? { gateway: http.gateway, publicUrl: http.publicUrl, host: httpOpts.host ?? "127.0.0.1" } : undefined,
+        http:
+          http && httpOpts
+            ? { gateway: http.gateway, publicUrl: http.publicUrl, host: httpOpts.host ?? "127.0.0.1" }
+            : undefined,
         authToken: httpOpts?.authToken,
         announce,
       });
       closers.push(() => wb.close());
     }
     if (useStdio) {
-      const transport = new LineStdioTransport(options.stdin, options.stdout, { maxFrameBytes: options.maxFrameBytes ?? httpOpts?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES });
+      const transport = new LineStdioTransport(options.stdin, options.stdout, {
+        maxFrameBytes: options.maxFrameBytes ?? httpOpts?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      });
       const server = createMcpServer({ core, log: log.child("mcp"), app });
       stdioClosed = new Promise<void>((resolve) => {
         const prev = server.onclose;
@@ -185,7 +209,12 @@ async function startServeWorkbench(o: {
   const { acquireWorkbench } = await import("../../workbench/share/acquire.ts");
   const { startWorkbenchApp } = await import("./app/stream-tier.ts");
   const served: WorkbenchHttp | undefined = o.http ? { gateway: o.http.gateway, url: o.http.publicUrl } : undefined;
-  const usable = Boolean(o.http && o.http.gateway.scheme === "http" && isLoopbackHost(o.http.host) && o.http.publicUrl === o.http.gateway.url);
+  const usable = Boolean(
+    o.http &&
+      o.http.gateway.scheme === "http" &&
+      isLoopbackHost(o.http.host) &&
+      o.http.publicUrl === o.http.gateway.url,
+  );
   const renderMode = o.options.renderMode ?? "default";
   const lease = await acquireWorkbench({
     core: o.core,
@@ -203,7 +232,11 @@ async function startServeWorkbench(o: {
   // The App's CSP names the gateway that serves the workbench page: the owner's when attached. Only
   // the stream mode mounts a route on the App's gateway, and that mode is never attached.
   const own = lease.http();
-  const appGateway: WorkbenchHttp = own ? (usable || !served ? own : served) : { gateway: o.http?.gateway as Gateway, url: lease.gatewayUrl() };
+  const appGateway: WorkbenchHttp = own
+    ? usable || !served
+      ? own
+      : served
+    : { gateway: o.http?.gateway as Gateway, url: lease.gatewayUrl() };
   const app = startWorkbenchApp({
     app: o.app,
     log: o.log.child("app"),
@@ -218,7 +251,9 @@ async function startServeWorkbench(o: {
       if (s.state === "unavailable") o.announce(`ccb serve: workbench unavailable: ${s.reason}`);
       else o.announce(`ccb serve: workbench (${s.runtime}) running; open ${handle.link("/app")} (a one-time link)`);
     } else {
-      o.announce(`ccb serve: attached to the shared workbench of this workspace (${lease.gatewayUrl()}); \`ccb workbench status\` lists who is attached`);
+      o.announce(
+        `ccb serve: attached to the shared workbench of this workspace (${lease.gatewayUrl()}); \`ccb workbench status\` lists who is attached`,
+      );
     }
   });
   return {
@@ -263,16 +298,30 @@ export async function runServe(options: ServeOptions): Promise<void> {
  * A non-loopback listener needs both TLS and a bearer token; behind a TLS-terminating proxy
  * (--trust-proxy) plain HTTP is allowed when the public URL is https and a token is set.
  */
-export function checkExposure(host: string, tls: boolean, authToken: string | undefined, proxy: { publicUrl?: URL | undefined; trustProxy?: boolean | undefined } = {}): void {
+export function checkExposure(
+  host: string,
+  tls: boolean,
+  authToken: string | undefined,
+  proxy: { publicUrl?: URL | undefined; trustProxy?: boolean | undefined } = {},
+): void {
   if (isLoopbackHost(host)) return;
   if (tls && authToken) return;
   if (proxy.trustProxy) {
     if (proxy.publicUrl?.protocol === "https:" && authToken) return;
-    throw new CcbError("CONFIG_INVALID", `Refusing to listen on ${host} behind a proxy: --trust-proxy needs an https --public-url and a bearer token (--auth-token or CCB_AUTH_TOKEN).`, {
-      hint: "The proxy terminates TLS for the public URL; ccb then serves plain HTTP to it only.",
-    });
+    throw new CcbError(
+      "CONFIG_INVALID",
+      `Refusing to listen on ${host} behind a proxy: --trust-proxy needs an https --public-url and a bearer token (--auth-token or CCB_AUTH_TOKEN).`,
+      {
+        hint: "The proxy terminates TLS for the public URL; ccb then serves plain HTTP to it only.",
+      },
+    );
   }
-  const missing = [!tls ? "TLS (--cert and --key)" : "", !authToken ? "a bearer token (--auth-token or CCB_AUTH_TOKEN)" : ""].filter(Boolean).join(" and ");
+  const missing = [
+    !tls ? "TLS (--cert and --key)" : "",
+    !authToken ? "a bearer token (--auth-token or CCB_AUTH_TOKEN)" : "",
+  ]
+    .filter(Boolean)
+    .join(" and ");
   throw new CcbError("CONFIG_INVALID", `Refusing to listen on ${host}: a non-loopback address needs ${missing}.`, {
     hint: "Anyone who can reach this address could read and change the workspace and run commands. Use --host 127.0.0.1, or set both TLS and a token.",
   });
@@ -287,23 +336,44 @@ export function checkPublicUrl(value: string, authToken: string | undefined): UR
   try {
     u = new URL(value);
   } catch {
-    throw new CcbError("CONFIG_INVALID", `--public-url ${JSON.stringify(value)} is not a URL.`, { hint: "Give the origin browsers use, e.g. https://ccb.example.com" });
-  }
-  if ((u.protocol !== "https:" && u.protocol !== "http:") || (u.pathname !== "/" && u.pathname !== "") || u.search || u.hash || u.username || u.password) {
-    throw new CcbError("CONFIG_INVALID", `--public-url must be an origin (scheme://host[:port], no path or query), got ${u.protocol}//${u.host}${u.pathname}.`, {
-      hint: "Route the paths of the gateway at the root of that origin (see the README's reverse-proxy example).",
+    throw new CcbError("CONFIG_INVALID", `--public-url ${JSON.stringify(value)} is not a URL.`, {
+      hint: "Give the origin browsers use, e.g. https://ccb.example.com",
     });
+  }
+  if (
+    (u.protocol !== "https:" && u.protocol !== "http:") ||
+    (u.pathname !== "/" && u.pathname !== "") ||
+    u.search ||
+    u.hash ||
+    u.username ||
+    u.password
+  ) {
+    throw new CcbError(
+      "CONFIG_INVALID",
+      `--public-url must be an origin (scheme://host[:port], no path or query), got ${u.protocol}//${u.host}${u.pathname}.`,
+      {
+        hint: "Route the paths of the gateway at the root of that origin (see the README's reverse-proxy example).",
+      },
+    );
   }
   const loopback = isLoopbackHost(u.hostname);
   if (u.protocol !== "https:" && !loopback) {
-    throw new CcbError("CONFIG_INVALID", `Refusing --public-url ${u.origin}: a non-loopback public URL must be https.`, {
-      hint: "Terminate TLS at the proxy and give its https:// origin.",
-    });
+    throw new CcbError(
+      "CONFIG_INVALID",
+      `Refusing --public-url ${u.origin}: a non-loopback public URL must be https.`,
+      {
+        hint: "Terminate TLS at the proxy and give its https:// origin.",
+      },
+    );
   }
   if (!loopback && !authToken) {
-    throw new CcbError("CONFIG_INVALID", `Refusing --public-url ${u.origin} without a bearer token (--auth-token or CCB_AUTH_TOKEN).`, {
-      hint: "Anyone who can reach that origin could use /mcp.",
-    });
+    throw new CcbError(
+      "CONFIG_INVALID",
+      `Refusing --public-url ${u.origin} without a bearer token (--auth-token or CCB_AUTH_TOKEN).`,
+      {
+        hint: "Anyone who can reach that origin could use /mcp.",
+      },
+    );
   }
   return u;
 }
@@ -311,7 +381,9 @@ export function checkPublicUrl(value: string, authToken: string | undefined): UR
 async function loadTls(o: ServeHttpOptions): Promise<{ cert: Buffer; key: Buffer } | undefined> {
   if (!o.certFile && !o.keyFile) return undefined;
   if (!o.certFile || !o.keyFile) {
-    throw new CcbError("CONFIG_INVALID", "--cert and --key must be given together.", { hint: "Pass both PEM files to serve HTTPS." });
+    throw new CcbError("CONFIG_INVALID", "--cert and --key must be given together.", {
+      hint: "Pass both PEM files to serve HTTPS.",
+    });
   }
   const read = async (file: string, what: string) => {
     try {

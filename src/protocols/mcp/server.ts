@@ -1,17 +1,17 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { maskDeep } from "../../core/secrets.ts";
 import {
   CallToolRequestSchema,
+  type CallToolResult,
   ErrorCode,
   ListToolsRequestSchema,
-  type CallToolResult,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
-import { catalogOf, inputSchema, parseArguments, runTool, type AnyToolDef } from "../../tools/kernel.ts";
-import { workspaceTools } from "../../tools/catalog.ts";
+import { maskDeep } from "../../core/secrets.ts";
 import { CCB_VERSION } from "../../core/version.ts";
+import { workspaceTools } from "../../tools/catalog.ts";
+import { type AnyToolDef, catalogOf, inputSchema, parseArguments, runTool } from "../../tools/kernel.ts";
 import { registerWorkbenchApp } from "./app/resource.ts";
 import type { AppState } from "./app/state.ts";
 import { appToolMeta, checkAppToolReady, linkAppTool } from "./app/tool-link.ts";
@@ -82,7 +82,12 @@ export function createMcpServer(options: McpServerOptions): Server {
       const result = toolErrorResult(err);
       const code = (result.structuredContent as { error: { code: string } }).error.code;
       if (code === "INTERNAL") {
-        void server.sendLoggingMessage({ level: "error", logger: "ccb", data: `tool ${name} failed unexpectedly` }, extra.sessionId).catch(() => {});
+        void server
+          .sendLoggingMessage(
+            { level: "error", logger: "ccb", data: `tool ${name} failed unexpectedly` },
+            extra.sessionId,
+          )
+          .catch(() => {});
       }
       return maskDeep(result);
     }

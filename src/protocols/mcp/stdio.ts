@@ -1,6 +1,6 @@
 import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { idFromPrefix, idFromSuffix } from "../../util/frame-id.ts";
 
 export interface StdioTransportOptions {
@@ -108,7 +108,9 @@ export class LineStdioTransport implements Transport {
         continue;
       }
       if (this.#pendingBytes + head.length > this.#max) {
-        const id = idFromPrefix(this.#prefix(head)) ?? idFromSuffix(head.subarray(Math.max(0, head.length - ID_PREFIX_BYTES)).toString("utf8"));
+        const id =
+          idFromPrefix(this.#prefix(head)) ??
+          idFromSuffix(head.subarray(Math.max(0, head.length - ID_PREFIX_BYTES)).toString("utf8"));
         this.#reset();
         this.#tooLarge(id);
         continue;
@@ -156,7 +158,11 @@ export class LineStdioTransport implements Transport {
   }
 
   #tooLarge(id: string | number | null): void {
-    this.#reply(id, ErrorCode.InvalidRequest, `Request too large: a frame may be at most ${this.#max} bytes (--max-body-bytes). Send smaller requests.`);
+    this.#reply(
+      id,
+      ErrorCode.InvalidRequest,
+      `Request too large: a frame may be at most ${this.#max} bytes (--max-body-bytes). Send smaller requests.`,
+    );
   }
 
   #frame(raw: string): void {
@@ -172,7 +178,11 @@ export class LineStdioTransport implements Transport {
     }
     const parsed = JSONRPCMessageSchema.safeParse(value);
     if (!parsed.success) {
-      this.#reply(usableId(value), ErrorCode.InvalidRequest, "Invalid Request: the frame is not a JSON-RPC 2.0 request, notification or response.");
+      this.#reply(
+        usableId(value),
+        ErrorCode.InvalidRequest,
+        "Invalid Request: the frame is not a JSON-RPC 2.0 request, notification or response.",
+      );
       return;
     }
     this.onmessage?.(parsed.data);

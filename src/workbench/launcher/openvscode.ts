@@ -15,9 +15,13 @@ export async function openVscodeRuntime(rootOption: string | undefined): Promise
     root = requireRuntime().root; // RUNTIME_UNAVAILABLE: "run `ccb runtime fetch`"
   }
   if (!isOpenVscodeRoot(root)) {
-    throw new CcbError("RUNTIME_UNAVAILABLE", `${root} is not an OpenVSCode Server folder (no bin/openvscode-server).`, {
-      hint: "Run `ccb runtime fetch`, or pass --runtime-root of an unpacked openvscode-server release.",
-    });
+    throw new CcbError(
+      "RUNTIME_UNAVAILABLE",
+      `${root} is not an OpenVSCode Server folder (no bin/openvscode-server).`,
+      {
+        hint: "Run `ccb runtime fetch`, or pass --runtime-root of an unpacked openvscode-server release.",
+      },
+    );
   }
   const serverRoot = root;
   return {

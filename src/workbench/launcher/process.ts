@@ -1,11 +1,11 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { request } from "node:http";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { CcbError } from "../../core/errors.ts";
-import { redact, type Logger } from "../../core/log.ts";
+import { type Logger, redact } from "../../core/log.ts";
 import type { LaunchDirs, Runtime } from "./types.ts";
 
 export type WorkbenchState = "starting" | "running" | "crashed" | "stopped";
@@ -99,10 +99,19 @@ export class RuntimeSupervisor {
   async #spawnAndWait(): Promise<void> {
     const { runtime, dirs, log } = this.#o;
     if (Buffer.byteLength(this.socketPath) > 100) {
-      throw new CcbError("RUNTIME_UNAVAILABLE", `The runtime socket path is too long for a Unix socket (${this.socketPath}).`, { hint: "Set XDG_STATE_HOME to a shorter folder." });
+      throw new CcbError(
+        "RUNTIME_UNAVAILABLE",
+        `The runtime socket path is too long for a Unix socket (${this.socketPath}).`,
+        { hint: "Set XDG_STATE_HOME to a shorter folder." },
+      );
     }
     rmSync(this.socketPath, { force: true }); // a stale socket of a crashed run
-    const cmd = runtime.command({ socketPath: this.socketPath, basePath: this.#o.basePath, dirs, folder: this.#o.folder });
+    const cmd = runtime.command({
+      socketPath: this.socketPath,
+      basePath: this.#o.basePath,
+      dirs,
+      folder: this.#o.folder,
+    });
     this.#set("starting");
     const t0 = performance.now();
     const child = spawn(cmd.command, cmd.args, {
@@ -136,8 +145,16 @@ export class RuntimeSupervisor {
       });
       const healthPath = runtime.healthPath(this.#o.basePath);
       for (;;) {
-        if (stopped) throw new CcbError("RUNTIME_UNAVAILABLE", `${runtime.kind} exited while starting; see the log (--log-level debug).`);
-        if (ac.signal.aborted) throw new CcbError("TIMEOUT", `${runtime.kind} did not answer within ${Math.round((this.#o.readyTimeoutMs ?? 120_000) / 1000)} s.`);
+        if (stopped)
+          throw new CcbError(
+            "RUNTIME_UNAVAILABLE",
+            `${runtime.kind} exited while starting; see the log (--log-level debug).`,
+          );
+        if (ac.signal.aborted)
+          throw new CcbError(
+            "TIMEOUT",
+            `${runtime.kind} did not answer within ${Math.round((this.#o.readyTimeoutMs ?? 120_000) / 1000)} s.`,
+          );
         const status = await httpStatus(this.socketPath, healthPath, ac.signal);
         if (status >= 200 && status < 400) break;
         await new Promise((r) => setTimeout(r, 100)); // polling the runtime's health endpoint
@@ -162,7 +179,9 @@ export class RuntimeSupervisor {
     if (upMs > 60_000) this.#backoff = this.#o.minBackoffMs ?? 1_000;
     const delay = this.#backoff;
     this.#backoff = Math.min(this.#backoff * 2, this.#o.maxBackoffMs ?? 30_000);
-    this.#o.log.warn(`${this.#o.runtime.kind} exited (${signal ?? `code ${code}`}); restarting in ${Math.round(delay / 1000)} s`);
+    this.#o.log.warn(
+      `${this.#o.runtime.kind} exited (${signal ?? `code ${code}`}); restarting in ${Math.round(delay / 1000)} s`,
+    );
     this.#restartTimer = setTimeout(() => {
       this.#restartTimer = undefined;
       if (this.#stopping) return;
@@ -178,7 +197,10 @@ export class RuntimeSupervisor {
     this.#dog?.kill("SIGKILL");
     this.#dog = undefined;
     if (!child.pid) return;
-    const dog = spawn("/bin/sh", ["-c", `read _ccb_alive; kill -9 -${child.pid} 2>/dev/null`], { stdio: ["pipe", "ignore", "ignore"], detached: true });
+    const dog = spawn("/bin/sh", ["-c", `read _ccb_alive; kill -9 -${child.pid} 2>/dev/null`], {
+      stdio: ["pipe", "ignore", "ignore"],
+      detached: true,
+    });
     dog.on("error", () => undefined);
     dog.stdin?.on("error", () => undefined);
     (dog.stdin as unknown as { unref?: () => void } | null)?.unref?.();

@@ -4,9 +4,9 @@ import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CcbError } from "../../core/errors.ts";
-import { BRIDGE_CONFIG_FILE, EXTENSION_ID, type BridgeConfig } from "../contract.ts";
 import { claimDir, removeStale } from "../../platform/state.ts";
 import { embeddedAssetDir } from "../../util/assets.ts";
+import { BRIDGE_CONFIG_FILE, type BridgeConfig, EXTENSION_ID } from "../contract.ts";
 import type { LaunchDirs } from "./types.ts";
 
 function inside(child: string, parent: string): boolean {
@@ -44,7 +44,8 @@ export function createStateDirs(roots: readonly string[], env: NodeJS.ProcessEnv
       extensions: join(state, "extensions"),
       serverData: join(state, "server-data"),
     };
-    for (const d of [dirs.userData, dirs.extensions, dirs.serverData, join(dirs.userData, "User")]) mkdirSync(d, { recursive: true, mode: 0o700 });
+    for (const d of [dirs.userData, dirs.extensions, dirs.serverData, join(dirs.userData, "User")])
+      mkdirSync(d, { recursive: true, mode: 0o700 });
     writeFileSync(
       join(dirs.userData, "User/settings.json"),
       `${JSON.stringify(
@@ -90,7 +91,12 @@ export function findBuiltExtension(env: NodeJS.ProcessEnv = process.env): string
     for (let i = 0; i < 6; i++) {
       for (const c of [join(dir, "dist/bridge-extension"), join(dir, "bridge-extension")]) {
         if (!existsSync(c)) continue;
-        const pkg = readdirSync(c).find((n) => n.startsWith(`${EXTENSION_ID}-`) && /^[\w.-]+-\d+\.\d+\.\d+$/.test(n) && existsSync(join(c, n, "extension.js")));
+        const pkg = readdirSync(c).find(
+          (n) =>
+            n.startsWith(`${EXTENSION_ID}-`) &&
+            /^[\w.-]+-\d+\.\d+\.\d+$/.test(n) &&
+            existsSync(join(c, n, "extension.js")),
+        );
         if (pkg) return join(c, pkg);
       }
       dir = dirname(dir);
@@ -102,7 +108,11 @@ export function findBuiltExtension(env: NodeJS.ProcessEnv = process.env): string
 }
 
 /** Copy the bridge extension into the runtime's extensions dir with its 0600 config (url + token). */
-export function installBridgeExtension(dirs: LaunchDirs, config: BridgeConfig, env: NodeJS.ProcessEnv = process.env): string {
+export function installBridgeExtension(
+  dirs: LaunchDirs,
+  config: BridgeConfig,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   const src = findBuiltExtension(env);
   const dest = join(dirs.extensions, src.split(sep).pop() as string);
   rmSync(dest, { recursive: true, force: true });

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
-import { Gateway } from "../../net/gateway.ts";
 import { registerSecret } from "../../core/secrets.ts";
+import { Gateway } from "../../net/gateway.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
 import { startWorkbench, type WorkbenchHandle } from "../index.ts";
 import type { RuntimeKind } from "../launcher/types.ts";
@@ -14,9 +14,9 @@ import {
   readRecord,
   realRoots,
   removeRecord,
+  type ShareRecord,
   shareKey,
   writeRecord,
-  type ShareRecord,
 } from "./record.ts";
 import { RemoteBridge } from "./remote.ts";
 import { fetchStatus } from "./status.ts";
@@ -191,7 +191,9 @@ async function tryAttach(record: ShareRecord, o: AcquireOptions): Promise<Inner 
       if (!remote.open)
         throw new Error("the channel closed before the owner's first state (or it could not prove the secret)");
       const ms = Math.round(performance.now() - t0);
-      o.log.info(`share: attached to the workbench of pid ${record.pid} (${record.frontEnd}) at ${record.gatewayUrl} in ${ms} ms`);
+      o.log.info(
+        `share: attached to the workbench of pid ${record.pid} (${record.frontEnd}) at ${record.gatewayUrl} in ${ms} ms`,
+      );
       return {
         role: "attached",
         url: () => remote.url(),

@@ -1,21 +1,21 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { WebSocket, WebSocketServer, type RawData } from "ws";
+import { type RawData, WebSocket, WebSocketServer } from "ws";
 import type { EditorMethods } from "../../core/bridge.ts";
 import type { Core } from "../../core/core.ts";
 import { extensionMethods, isExtensionMethod } from "../../core/editor-contract.ts";
 import { CcbError, toCcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
-import { TOKEN_QUERY_KEYS, type EdgePolicy } from "../../net/policy.ts";
+import { type EdgePolicy, TOKEN_QUERY_KEYS } from "../../net/policy.ts";
 import { MAX_FRAME_BYTES } from "../contract.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
 import type { WorkbenchHandle } from "../index.ts";
 import {
+  type AttachedPeer,
   ClientFrame,
+  type FrontEnd,
   parse,
   proofOf,
-  type AttachedPeer,
-  type FrontEnd,
   type ServerFrame,
   type ShareStatus,
 } from "./protocol.ts";

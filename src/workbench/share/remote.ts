@@ -1,13 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { WebSocket } from "ws";
-import { tokensEqual } from "../../util/secrets.ts";
 import type { EditorBridge } from "../../core/bridge.ts";
 import type { Core } from "../../core/core.ts";
 import { CcbError, ERROR_CODES, type ErrorCode } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { registerSecret } from "../../core/secrets.ts";
+import { tokensEqual } from "../../util/secrets.ts";
 import { extensionMethods, isExtensionMethod, MAX_FRAME_BYTES } from "../contract.ts";
-import { parse, proofOf, ServerFrame, type ClientFrame, type FrontEnd } from "./protocol.ts";
+import { type ClientFrame, type FrontEnd, parse, proofOf, ServerFrame } from "./protocol.ts";
 import { ATTACH_PATH, type ShareRecord } from "./record.ts";
 
 interface Pending {

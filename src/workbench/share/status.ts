@@ -1,6 +1,6 @@
 import { request } from "node:http";
-import { listRecords, ownerAlive, STATUS_PATH, type ShareRecord } from "./record.ts";
 import type { ShareStatus } from "./protocol.ts";
+import { listRecords, ownerAlive, type ShareRecord, STATUS_PATH } from "./record.ts";
 
 /** Ask the owner of `record` who is attached (undefined when it does not answer). */
 export function fetchStatus(record: ShareRecord, timeoutMs = 3000): Promise<ShareStatus | undefined> {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
+import type { IncomingMessage } from "node:http";
 import { connect } from "node:net";
 import { after, before, describe, it } from "node:test";
-import type { IncomingMessage } from "node:http";
 import { silentLogger } from "../../../src/core/log.ts";
 import { credentialMatches } from "../../../src/net/credentials.ts";
 import { Gateway } from "../../../src/net/gateway.ts";
@@ -23,7 +23,8 @@ describe("edge checks", () => {
   it("bearer: exact token only, any case of the scheme", () => {
     const cred = [{ places: [{ in: "bearer" as const }], expected: () => "abc123" }];
     const u = new URL("http://x/");
-    const m = (authorization?: string) => credentialMatches(fakeReq(authorization === undefined ? {} : { authorization }), u, cred);
+    const m = (authorization?: string) =>
+      credentialMatches(fakeReq(authorization === undefined ? {} : { authorization }), u, cred);
     assert.equal(m("Bearer abc123"), true);
     assert.equal(m("bearer abc123"), true);
     assert.equal(m("Bearer abc124"), false);
@@ -32,7 +33,11 @@ describe("edge checks", () => {
     assert.equal(m("Basic abc123"), false);
     assert.equal(m("Bearer abc123 extra"), false);
     assert.equal(m(undefined), false);
-    assert.equal(credentialMatches(fakeReq({}), u, [{ places: [{ in: "bearer" }], expected: () => undefined }]), undefined, "no active credential: open");
+    assert.equal(
+      credentialMatches(fakeReq({}), u, [{ places: [{ in: "bearer" }], expected: () => undefined }]),
+      undefined,
+      "no active credential: open",
+    );
   });
 
   it("tokensEqual (the one constant-time compare): length check first", () => {
@@ -44,9 +49,19 @@ describe("edge checks", () => {
 
   it("subprotocol, header, query and cookie places", () => {
     const u = new URL("http://x/?token=q1");
-    const one = (place: Parameters<typeof credentialMatches>[2][number]["places"][number], headers: Record<string, string>, want: string) =>
-      credentialMatches(fakeReq(headers), u, [{ places: [place], expected: () => want }]);
-    assert.equal(one({ in: "subprotocol", prefix: "rcs.auth." }, { "sec-websocket-protocol": `acp, rcs.auth.${Buffer.from("s3").toString("base64url")}` }, "s3"), true);
+    const one = (
+      place: Parameters<typeof credentialMatches>[2][number]["places"][number],
+      headers: Record<string, string>,
+      want: string,
+    ) => credentialMatches(fakeReq(headers), u, [{ places: [place], expected: () => want }]);
+    assert.equal(
+      one(
+        { in: "subprotocol", prefix: "rcs.auth." },
+        { "sec-websocket-protocol": `acp, rcs.auth.${Buffer.from("s3").toString("base64url")}` },
+        "s3",
+      ),
+      true,
+    );
     assert.equal(one({ in: "header", name: "X-Tok" }, { "x-tok": "h1" }, "h1"), true);
     assert.equal(one({ in: "query", name: "token" }, {}, "q1"), true);
     assert.equal(one({ in: "cookie", name: "c" }, { cookie: "a=1; c=v2" }, "v2"), true);
@@ -56,8 +71,18 @@ describe("edge checks", () => {
   it("HostAllowList: loopback names and the bound host with our port", () => {
     const h = new HostAllowList("127.0.0.1", false);
     h.setPort(4321);
-    for (const ok of ["127.0.0.1:4321", "localhost:4321", "[::1]:4321", "LocalHost:4321"]) assert.equal(h.check(ok), true, ok);
-    for (const bad of ["127.0.0.1", "127.0.0.1:80", "evil.com:4321", "localhost:1234", "", "127.0.0.1:4321.evil.com", undefined]) assert.equal(h.check(bad), false, String(bad));
+    for (const ok of ["127.0.0.1:4321", "localhost:4321", "[::1]:4321", "LocalHost:4321"])
+      assert.equal(h.check(ok), true, ok);
+    for (const bad of [
+      "127.0.0.1",
+      "127.0.0.1:80",
+      "evil.com:4321",
+      "localhost:1234",
+      "",
+      "127.0.0.1:4321.evil.com",
+      undefined,
+    ])
+      assert.equal(h.check(bad), false, String(bad));
     h.allow("editor.example.com");
     assert.equal(h.check("editor.example.com:4321"), true);
     h.allow("proxy.example.com:443");
@@ -76,7 +101,10 @@ describe("edge checks", () => {
     for (const h of ["127.0.0.1", "127.5.6.7", "localhost", "::1", "[::1]"]) assert.equal(isLoopbackHost(h), true, h);
     for (const h of ["0.0.0.0", "::", "192.168.1.2", "example.com"]) assert.equal(isLoopbackHost(h), false, h);
     assert.doesNotThrow(() => checkExposure("127.0.0.1", false, undefined));
-    assert.throws(() => checkExposure("0.0.0.0", false, undefined), /needs TLS \(--cert and --key\) and a bearer token/);
+    assert.throws(
+      () => checkExposure("0.0.0.0", false, undefined),
+      /needs TLS \(--cert and --key\) and a bearer token/,
+    );
     assert.throws(() => checkExposure("0.0.0.0", true, undefined), /needs a bearer token/);
     assert.throws(() => checkExposure("0.0.0.0", false, "t"), /needs TLS/);
     assert.doesNotThrow(() => checkExposure("0.0.0.0", true, "t"));
@@ -85,9 +113,19 @@ describe("edge checks", () => {
   it("--trust-proxy: plain HTTP on a public address only with an https public URL and a token", () => {
     const pub = new URL("https://ccb.example.test");
     assert.doesNotThrow(() => checkExposure("0.0.0.0", false, "t", { publicUrl: pub, trustProxy: true }));
-    assert.throws(() => checkExposure("0.0.0.0", false, undefined, { publicUrl: pub, trustProxy: true }), /--trust-proxy needs an https --public-url and a bearer token/);
-    assert.throws(() => checkExposure("0.0.0.0", false, "t", { publicUrl: new URL("http://127.0.0.1:9"), trustProxy: true }), /--trust-proxy needs/);
-    assert.throws(() => checkExposure("0.0.0.0", false, "t", { publicUrl: pub }), /needs TLS/, "without --trust-proxy the old rule holds");
+    assert.throws(
+      () => checkExposure("0.0.0.0", false, undefined, { publicUrl: pub, trustProxy: true }),
+      /--trust-proxy needs an https --public-url and a bearer token/,
+    );
+    assert.throws(
+      () => checkExposure("0.0.0.0", false, "t", { publicUrl: new URL("http://127.0.0.1:9"), trustProxy: true }),
+      /--trust-proxy needs/,
+    );
+    assert.throws(
+      () => checkExposure("0.0.0.0", false, "t", { publicUrl: pub }),
+      /needs TLS/,
+      "without --trust-proxy the old rule holds",
+    );
   });
 
   it("--public-url: https or loopback, an origin only, a token when not loopback", () => {
@@ -114,12 +152,21 @@ describe("Gateway routing", () => {
   before(async () => {
     gw.addRoute("GET", "/ide", (_q, s) => void s.end("ide"), OPEN);
     gw.addRoute("*", "/ide/deep", (_q, s) => void s.end("deep"), OPEN);
-    gw.addRoute("GET", "/boom", () => {
-      throw new Error("secret detail");
-    }, OPEN);
-    gw.addUpgrade("/ws", (_req, socket) => {
-      socket.end("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n");
-    }, OPEN);
+    gw.addRoute(
+      "GET",
+      "/boom",
+      () => {
+        throw new Error("secret detail");
+      },
+      OPEN,
+    );
+    gw.addUpgrade(
+      "/ws",
+      (_req, socket) => {
+        socket.end("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n");
+      },
+      OPEN,
+    );
     base = await gw.listen();
     port = Number(new URL(base).port);
   });
@@ -151,7 +198,9 @@ describe("Gateway routing", () => {
 
   const upgrade = (path: string, host: string) =>
     new Promise<string>((resolve, reject) => {
-      const s = connect(port, "127.0.0.1", () => s.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n`));
+      const s = connect(port, "127.0.0.1", () =>
+        s.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: test\r\n\r\n`),
+      );
       let data = "";
       s.setEncoding("utf8").on("data", (d: string) => (data += d));
       s.on("end", () => resolve(data.split("\r\n")[0] ?? ""));

@@ -4,19 +4,32 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { createCore, type Core } from "../../../src/core/core.ts";
+import { type Core, createCore } from "../../../src/core/core.ts";
 import { CcbError, isCcbError } from "../../../src/core/errors.ts";
 import { silentLogger } from "../../../src/core/log.ts";
 import { registerSecret, resetSecretsForTests } from "../../../src/core/secrets.ts";
 import { toolsForModel } from "../../../src/protocols/acp/model-tools.ts";
 import { AGENT_TOOLS, BUILTIN_TOOLS, EDITOR_TOOLS } from "../../../src/protocols/acp/tools/index.ts";
-import { defineAcpTool, type AgentToolContext } from "../../../src/protocols/acp/tools/types.ts";
-import { IDE_TOOLS } from "../../../src/protocols/ide/tools/index.ts";
-import { defineIdeTool, IDE_READ, runIdeTool, type AnyIdeTool, type IdeToolDeps } from "../../../src/protocols/ide/tools/tool.ts";
+import { type AgentToolContext, defineAcpTool } from "../../../src/protocols/acp/tools/types.ts";
 import { RpcSession, toolList } from "../../../src/protocols/ide/rpc.ts";
+import { IDE_TOOLS } from "../../../src/protocols/ide/tools/index.ts";
+import {
+  type AnyIdeTool,
+  defineIdeTool,
+  IDE_READ,
+  type IdeToolDeps,
+  runIdeTool,
+} from "../../../src/protocols/ide/tools/tool.ts";
 import { createMcpServer, toolCatalog } from "../../../src/protocols/mcp/server.ts";
 import { workspaceTools } from "../../../src/tools/catalog.ts";
-import { argumentErrorText, defineTool, inputSchema, READ_ONLY, sanitizeMessage, toolFailure } from "../../../src/tools/kernel.ts";
+import {
+  argumentErrorText,
+  defineTool,
+  inputSchema,
+  READ_ONLY,
+  sanitizeMessage,
+  toolFailure,
+} from "../../../src/tools/kernel.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
 
 /**
@@ -28,7 +41,10 @@ const SECRET = "ccbtok_9f8e7d6c5b4a39281706f5e4d3c2b1a0";
 const PRIVATE_PATH = "/home/alice/.ssh/id_ed25519";
 const LEAKY_MESSAGE = `cannot open ${PRIVATE_PATH} with token ${SECRET}`;
 
-const Input = z.object({ word: z.string().describe("A word."), times: z.number().int().min(1).max(3).optional().describe("Repeats.") });
+const Input = z.object({
+  word: z.string().describe("A word."),
+  times: z.number().int().min(1).max(3).optional().describe("Repeats."),
+});
 const BAD_ARGS = { word: 5, times: 9 };
 
 function leaky(): never {
@@ -90,13 +106,23 @@ async function ideCall(args: unknown): Promise<{ content: { text: string }[]; is
     onInitialized() {},
     onNotification() {},
   });
-  rpc.receive(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "leaky", arguments: args } }));
+  rpc.receive(
+    JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "leaky", arguments: args } }),
+  );
   while (sent.length === 0) await new Promise((r) => setImmediate(r));
   return JSON.parse(sent[0]!).result;
 }
 
 function acpContext(core: Core): AgentToolContext {
-  return { sessionId: "s", cwd: core.workspace.roots[0]!, core, io: {} as AgentToolContext["io"], signal: new AbortController().signal, log: silentLogger, setPlan() {} };
+  return {
+    sessionId: "s",
+    cwd: core.workspace.roots[0]!,
+    core,
+    io: {} as AgentToolContext["io"],
+    signal: new AbortController().signal,
+    log: silentLogger,
+    setPlan() {},
+  };
 }
 
 describe("tool kernel", () => {
@@ -138,8 +164,18 @@ describe("tool kernel", () => {
   });
 
   it("one catalog: the ACP editor tools are the catalog's definitions, marked needsBridge; the built-in ones are not", () => {
-    const names = ["language_definition", "language_references", "language_hover", "language_document_symbols", "language_workspace_symbols", "diagnostics_get"];
-    assert.deepEqual(EDITOR_TOOLS.map((t) => t.name), names);
+    const names = [
+      "language_definition",
+      "language_references",
+      "language_hover",
+      "language_document_symbols",
+      "language_workspace_symbols",
+      "diagnostics_get",
+    ];
+    assert.deepEqual(
+      EDITOR_TOOLS.map((t) => t.name),
+      names,
+    );
     for (const t of EDITOR_TOOLS) {
       const def = workspaceTools.find((d) => d.name === t.name)!;
       assert.equal(t.schema, def.input);
@@ -154,7 +190,8 @@ describe("tool kernel", () => {
   it("every kernel tool states a title, all four annotations and a description for every field", () => {
     for (const t of [...workspaceTools, ...IDE_TOOLS]) {
       assert.ok(t.title, `${t.name} has a title`);
-      for (const k of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const) assert.equal(typeof t.annotations[k], "boolean");
+      for (const k of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const)
+        assert.equal(typeof t.annotations[k], "boolean");
     }
     for (const t of AGENT_TOOLS) {
       const props = (inputSchema(t.schema).properties ?? {}) as Record<string, { description?: string }>;
@@ -222,9 +259,15 @@ describe("tool kernel", () => {
   it("a token-like word is redacted even when it is not a registered secret; typed errors pass unchanged", () => {
     resetSecretsForTests();
     assert.equal(sanitizeMessage(`id ${SECRET} here`), "id <redacted> here");
-    const e = toolFailure("t", new Error(`bad key sk-ant-api03-${"A1".repeat(20)} at C:\\Users\\bob\\x.txt and file:///home/bob/y`));
+    const e = toolFailure(
+      "t",
+      new Error(`bad key sk-ant-api03-${"A1".repeat(20)} at C:\\Users\\bob\\x.txt and file:///home/bob/y`),
+    );
     assert.equal(e.message, "t failed unexpectedly: bad key sk-ant-api0[redacted] at <path> and <path>");
-    assert.equal(sanitizeMessage("cannot read properties of undefined (reading 'x')"), "cannot read properties of undefined (reading 'x')");
+    assert.equal(
+      sanitizeMessage("cannot read properties of undefined (reading 'x')"),
+      "cannot read properties of undefined (reading 'x')",
+    );
     assert.equal(sanitizeMessage("a/b and c/d stay"), "a/b and c/d stay");
     const typed = new CcbError("NOT_FOUND", `No such file: ${dir.path}/a`);
     assert.equal(toolFailure("t", typed), typed);

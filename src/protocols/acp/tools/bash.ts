@@ -1,14 +1,20 @@
 import { spawn } from "node:child_process";
-import { childEnv } from "../../../core/child-env.ts";
 import { z } from "zod";
+import { childEnv } from "../../../core/child-env.ts";
 import { CcbError, isCcbError } from "../../../core/errors.ts";
-import { isSafeCommand } from "../permissions.ts";
 import { shortTitle, textContent } from "../converters.ts";
-import { defineAcpTool, truncateForModel, type AgentToolContext, type ToolOutcome } from "./types.ts";
+import { isSafeCommand } from "../permissions.ts";
+import { type AgentToolContext, defineAcpTool, type ToolOutcome, truncateForModel } from "./types.ts";
 
 const Input = z.object({
   command: z.string().min(1).describe("Shell command (run with /bin/sh -c in the project directory)."),
-  timeout_ms: z.number().int().positive().max(600_000).optional().describe("Kill the command after this long (default 120000)."),
+  timeout_ms: z
+    .number()
+    .int()
+    .positive()
+    .max(600_000)
+    .optional()
+    .describe("Kill the command after this long (default 120000)."),
 });
 type BashInput = z.infer<typeof Input>;
 
@@ -34,11 +40,28 @@ function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-function outcome(command: string, output: string, exitCode: number | null, signal: string | null, timedOut: boolean, cancelled: boolean): ToolOutcome {
+function outcome(
+  command: string,
+  output: string,
+  exitCode: number | null,
+  signal: string | null,
+  timedOut: boolean,
+  cancelled: boolean,
+): ToolOutcome {
   const clean = stripAnsi(output);
-  const status = cancelled ? "cancelled" : timedOut ? "timed out and was killed" : signal ? `killed by ${signal}` : `exit code ${exitCode}`;
+  const status = cancelled
+    ? "cancelled"
+    : timedOut
+      ? "timed out and was killed"
+      : signal
+        ? `killed by ${signal}`
+        : `exit code ${exitCode}`;
   const text = `${clean.trimEnd()}\n[${command}: ${status}]`;
-  return { text: truncateForModel(text), isError: cancelled || timedOut || exitCode !== 0, rawOutput: { exitCode, signal, timedOut } };
+  return {
+    text: truncateForModel(text),
+    isError: cancelled || timedOut || exitCode !== 0,
+    rawOutput: { exitCode, signal, timedOut },
+  };
 }
 
 /** Through the client's terminal/*: the editor shows the live output. */
@@ -59,7 +82,14 @@ async function inClientTerminal(i: BashInput, ctx: AgentToolContext, ms: number)
       await term.kill().catch(() => undefined);
     }
     const out = await term.currentOutput();
-    const r = outcome(i.command, out.output, exit?.exitCode ?? out.exitStatus?.exitCode ?? null, exit?.signal ?? out.exitStatus?.signal ?? null, d.timedOut(), ctx.signal.aborted);
+    const r = outcome(
+      i.command,
+      out.output,
+      exit?.exitCode ?? out.exitStatus?.exitCode ?? null,
+      exit?.signal ?? out.exitStatus?.signal ?? null,
+      d.timedOut(),
+      ctx.signal.aborted,
+    );
     return { ...r, content };
   } finally {
     await term.release().catch(() => undefined);
@@ -68,7 +98,13 @@ async function inClientTerminal(i: BashInput, ctx: AgentToolContext, ms: number)
 
 /** The core's PTY (TerminalManager): output never touches our stdout. */
 async function inCoreTerminal(i: BashInput, ctx: AgentToolContext, ms: number): Promise<ToolOutcome> {
-  const info = await ctx.core.terminals.create({ command: "/bin/sh", args: ["-c", i.command], cwd: ctx.cwd, title: shortTitle(i.command), origin: "tool" });
+  const info = await ctx.core.terminals.create({
+    command: "/bin/sh",
+    args: ["-c", i.command],
+    cwd: ctx.cwd,
+    title: shortTitle(i.command),
+    origin: "tool",
+  });
   const d = deadline(ctx.signal, ms);
   let exit = info;
   try {
@@ -88,7 +124,12 @@ async function inCoreTerminal(i: BashInput, ctx: AgentToolContext, ms: number): 
 /** Plain pipes (used when the core has no terminal backend): stdio piped, process group killed on cancel. */
 function inPipes(i: BashInput, ctx: AgentToolContext, ms: number): Promise<ToolOutcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn("/bin/sh", ["-c", i.command], { cwd: ctx.cwd, env: childEnv(), stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawn("/bin/sh", ["-c", i.command], {
+      cwd: ctx.cwd,
+      env: childEnv(),
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
     let out = "";
     const add = (b: Buffer) => {
       if (out.length < 2_000_000) out += b.toString("utf8");
@@ -114,7 +155,8 @@ function inPipes(i: BashInput, ctx: AgentToolContext, ms: number): Promise<ToolO
 
 export const bashTool = defineAcpTool({
   name: "bash",
-  description: "Run a shell command in the project directory and return its output and exit code. Do not use it to read or edit files (use read/edit/write).",
+  description:
+    "Run a shell command in the project directory and return its output and exit code. Do not use it to read or edit files (use read/edit/write).",
   title: "Run a shell command",
   input: Input,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },

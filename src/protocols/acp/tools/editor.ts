@@ -2,7 +2,7 @@ import type { ToolCallLocation } from "@agentclientprotocol/sdk/unstable";
 import { workspaceTools } from "../../../tools/catalog.ts";
 import type { AnyToolDef } from "../../../tools/kernel.ts";
 import { absPath } from "./paths.ts";
-import { fromWorkspaceTool, type AcpPresentation, type AgentTool } from "./types.ts";
+import { type AcpPresentation, type AgentTool, fromWorkspaceTool } from "./types.ts";
 
 type Args = Record<string, unknown>;
 
@@ -38,11 +38,26 @@ const reads = (kind: AcpPresentation<Args>["kind"], title: (i: Args) => string):
  * Each is marked `needsBridge`: offer it to the model only while the editor bridge is connected.
  */
 export const EDITOR_TOOLS: readonly AgentTool[] = [
-  fromWorkspaceTool(catalogTool("language_definition"), reads("search", (i) => `Go to definition at ${at(i)}`)),
-  fromWorkspaceTool(catalogTool("language_references"), reads("search", (i) => `Find references of ${at(i)}`)),
-  fromWorkspaceTool(catalogTool("language_hover"), reads("read", (i) => `Hover at ${at(i)}`)),
-  fromWorkspaceTool(catalogTool("language_document_symbols"), reads("read", (i) => `Outline ${str(i.path)}`)),
-  fromWorkspaceTool(catalogTool("language_workspace_symbols"), reads("search", (i) => `Find symbol "${str(i.query)}"`)),
+  fromWorkspaceTool(
+    catalogTool("language_definition"),
+    reads("search", (i) => `Go to definition at ${at(i)}`),
+  ),
+  fromWorkspaceTool(
+    catalogTool("language_references"),
+    reads("search", (i) => `Find references of ${at(i)}`),
+  ),
+  fromWorkspaceTool(
+    catalogTool("language_hover"),
+    reads("read", (i) => `Hover at ${at(i)}`),
+  ),
+  fromWorkspaceTool(
+    catalogTool("language_document_symbols"),
+    reads("read", (i) => `Outline ${str(i.path)}`),
+  ),
+  fromWorkspaceTool(
+    catalogTool("language_workspace_symbols"),
+    reads("search", (i) => `Find symbol "${str(i.query)}"`),
+  ),
   fromWorkspaceTool(
     catalogTool("diagnostics_get"),
     reads("read", (i) => (str(i.path) ? `Diagnostics of ${str(i.path)}` : "Diagnostics")),

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { defineAcpTool, truncateForModel } from "./types.ts";
 import { READ_ONLY } from "../../../tools/kernel.ts";
 import { absPath } from "./paths.ts";
+import { defineAcpTool, truncateForModel } from "./types.ts";
 
 const Input = z.object({
   pattern: z.string().describe('Glob pattern, e.g. "**/*.ts" or "src/**/test_*.py".'),
@@ -23,9 +23,21 @@ export const globTool = defineAcpTool({
   },
   async execute(i, ctx) {
     const base = await ctx.io.resolve(i.path ?? ".");
-    const r = await ctx.core.files.list({ path: base, recursive: true, include: [i.pattern], respectGitignore: true, limit: i.limit ?? 500, signal: ctx.signal });
+    const r = await ctx.core.files.list({
+      path: base,
+      recursive: true,
+      include: [i.pattern],
+      respectGitignore: true,
+      limit: i.limit ?? 500,
+      signal: ctx.signal,
+    });
     const files = r.entries.filter((e) => e.type === "file").map((e) => e.path);
     if (files.length === 0) return { text: `No files match ${i.pattern}.` };
-    return { text: truncateForModel(files.join("\n") + (r.truncated ? `\n[truncated: more than ${files.length} matches; narrow the pattern]` : "")), rawOutput: { count: files.length, truncated: r.truncated } };
+    return {
+      text: truncateForModel(
+        files.join("\n") + (r.truncated ? `\n[truncated: more than ${files.length} matches; narrow the pattern]` : ""),
+      ),
+      rawOutput: { count: files.length, truncated: r.truncated },
+    };
   },
 });

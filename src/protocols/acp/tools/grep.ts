@@ -1,8 +1,8 @@
 import type { ToolCallLocation } from "@agentclientprotocol/sdk/unstable";
 import { z } from "zod";
-import { defineAcpTool, truncateForModel } from "./types.ts";
 import { READ_ONLY } from "../../../tools/kernel.ts";
 import { absPath } from "./paths.ts";
+import { defineAcpTool, truncateForModel } from "./types.ts";
 
 const Input = z.object({
   pattern: z.string().describe("Regular expression to search for."),
@@ -43,11 +43,18 @@ export const grepTool = defineAcpTool({
     const lines = r.matches.map((m) => `${m.path}:${m.line}:${m.text}`);
     const locations: ToolCallLocation[] = [];
     for (const m of r.matches.slice(0, MAX_HIT_LOCATIONS)) {
-      const abs = await ctx.core.workspace.resolve(m.path).then((p) => p.abs, () => undefined);
+      const abs = await ctx.core.workspace.resolve(m.path).then(
+        (p) => p.abs,
+        () => undefined,
+      );
       if (abs) locations.push({ path: abs, line: m.line });
     }
     return {
       locations,
-      text: truncateForModel(lines.join("\n") + (r.truncated ? `\n[truncated at ${r.matches.length} matches; narrow the search]` : "")), rawOutput: { count: r.matches.length, truncated: r.truncated } };
+      text: truncateForModel(
+        lines.join("\n") + (r.truncated ? `\n[truncated at ${r.matches.length} matches; narrow the search]` : ""),
+      ),
+      rawOutput: { count: r.matches.length, truncated: r.truncated },
+    };
   },
 });

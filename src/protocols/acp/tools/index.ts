@@ -11,7 +11,17 @@ import type { AgentTool } from "./types.ts";
 import { writeTool } from "./write.ts";
 
 /** The agent's built-in tools, in the order offered to the model. */
-export const BUILTIN_TOOLS: readonly AgentTool[] = [readTool, writeTool, editTool, globTool, grepTool, bashTool, gitTool, todoTool, exitPlanTool];
+export const BUILTIN_TOOLS: readonly AgentTool[] = [
+  readTool,
+  writeTool,
+  editTool,
+  globTool,
+  grepTool,
+  bashTool,
+  gitTool,
+  todoTool,
+  exitPlanTool,
+];
 
 export { EDITOR_TOOLS };
 

@@ -1,8 +1,8 @@
 import { isAbsolute, resolve } from "node:path";
-import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { ClientCapabilities } from "@agentclientprotocol/sdk/unstable";
-import { CcbError, isCcbError } from "../../../core/errors.ts";
+import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { Core } from "../../../core/core.ts";
+import { CcbError, isCcbError } from "../../../core/errors.ts";
 
 /**
  * File access for tools: through the client's fs/* when it offers them (so unsaved editor buffers
@@ -19,7 +19,13 @@ export interface ClientIO {
   client: acp.AgentContext;
 }
 
-export function createClientIO(client: acp.AgentContext, caps: ClientCapabilities, core: Core, sessionId: string, cwd: string): ClientIO {
+export function createClientIO(
+  client: acp.AgentContext,
+  caps: ClientCapabilities,
+  core: Core,
+  sessionId: string,
+  cwd: string,
+): ClientIO {
   return {
     caps,
     client,
@@ -31,12 +37,17 @@ export function createClientIO(client: acp.AgentContext, caps: ClientCapabilitie
       if (caps.fs?.readTextFile) {
         const exists = (await core.workspace.resolve(abs)).exists;
         if (!exists) return null;
-        const r = await client.request(acp.methods.client.fs.readTextFile, { sessionId, path: abs }, { cancellationSignal: signal });
+        const r = await client.request(
+          acp.methods.client.fs.readTextFile,
+          { sessionId, path: abs },
+          { cancellationSignal: signal },
+        );
         return r.content;
       }
       try {
         const r = await core.files.read(abs, { signal });
-        if (r.binary) throw new CcbError("BINARY_FILE", `Binary file: ${abs}`, { hint: "Only text files can be read or edited." });
+        if (r.binary)
+          throw new CcbError("BINARY_FILE", `Binary file: ${abs}`, { hint: "Only text files can be read or edited." });
         return r.content;
       } catch (err) {
         if (isCcbError(err, "NOT_FOUND")) return null;
@@ -45,7 +56,11 @@ export function createClientIO(client: acp.AgentContext, caps: ClientCapabilitie
     },
     async writeText(abs, text, signal) {
       if (caps.fs?.writeTextFile) {
-        await client.request(acp.methods.client.fs.writeTextFile, { sessionId, path: abs, content: text }, { cancellationSignal: signal });
+        await client.request(
+          acp.methods.client.fs.writeTextFile,
+          { sessionId, path: abs, content: text },
+          { cancellationSignal: signal },
+        );
         return;
       }
       await core.files.write(abs, text, { createParents: true, signal });

@@ -6,7 +6,8 @@ const Input = z.object({ plan: z.string().describe("The plan, in Markdown, for t
 /** Leaves plan mode once the user approves; the permission step is handled by the loop (it switches the mode). */
 export const exitPlanTool = defineAcpTool({
   name: "exit_plan_mode",
-  description: "In plan mode: present your plan for approval. When the user approves, the mode switches and you can make changes.",
+  description:
+    "In plan mode: present your plan for approval. When the user approves, the mode switches and you can make changes.",
   title: "Leave plan mode",
   input: Input,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },

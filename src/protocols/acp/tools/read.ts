@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { CcbError } from "../../../core/errors.ts";
-import { textContent } from "../converters.ts";
-import { defineAcpTool, truncateForModel } from "./types.ts";
 import { READ_ONLY } from "../../../tools/kernel.ts";
+import { textContent } from "../converters.ts";
 import { absPath } from "./paths.ts";
+import { defineAcpTool, truncateForModel } from "./types.ts";
 
 const Input = z.object({
   path: z.string().describe("File to read: absolute, or relative to the project directory."),
@@ -13,7 +13,8 @@ const Input = z.object({
 
 export const readTool = defineAcpTool({
   name: "read",
-  description: "Read a text file. Returns lines prefixed with their 1-based line numbers. Use offset/limit for large files.",
+  description:
+    "Read a text file. Returns lines prefixed with their 1-based line numbers. Use offset/limit for large files.",
   title: "Read a file",
   input: Input,
   annotations: READ_ONLY,
@@ -26,12 +27,16 @@ export const readTool = defineAcpTool({
   async execute(i, ctx) {
     const abs = await ctx.io.resolve(i.path);
     const text = await ctx.io.readText(abs, ctx.signal);
-    if (text === null) throw new CcbError("NOT_FOUND", `No such file: ${abs}`, { hint: "Use glob to find the right path." });
+    if (text === null)
+      throw new CcbError("NOT_FOUND", `No such file: ${abs}`, { hint: "Use glob to find the right path." });
     const lines = text.split("\n");
     const start = (i.offset ?? 1) - 1;
     const slice = lines.slice(start, start + (i.limit ?? 2000));
     const numbered = slice.map((l, n) => `${String(start + n + 1).padStart(6)}\t${l}`).join("\n");
-    const more = start + slice.length < lines.length ? `\n[${lines.length - start - slice.length} more lines; use offset ${start + slice.length + 1}]` : "";
+    const more =
+      start + slice.length < lines.length
+        ? `\n[${lines.length - start - slice.length} more lines; use offset ${start + slice.length + 1}]`
+        : "";
     // the client sees what the model read (a fenced block), and where
     const shown = slice.join("\n");
     const fence = "`".repeat(Math.max(3, ...[...shown.matchAll(/`{3,}/g)].map((m) => m[0].length + 1)));

@@ -15,7 +15,8 @@ const Input = z.object({
 
 export const todoTool = defineAcpTool({
   name: "todo_write",
-  description: "Keep a visible todo list for multi-step work. Send the whole list each time; mark one item in_progress at a time.",
+  description:
+    "Keep a visible todo list for multi-step work. Send the whole list each time; mark one item in_progress at a time.",
   title: "Update the todo list",
   input: Input,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },

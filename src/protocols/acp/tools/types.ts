@@ -2,13 +2,13 @@ import type { ToolCallContent, ToolCallLocation, ToolKind } from "@agentclientpr
 import type { z } from "zod";
 import type { Core } from "../../../core/core.ts";
 import {
+  type AnyToolDef,
   defineTool,
   inputSchema,
   runTool,
-  toolFailure,
-  type AnyToolDef,
   type ToolContext,
   type ToolDef,
+  toolFailure,
 } from "../../../tools/kernel.ts";
 import type { Todo } from "../converters.ts";
 import type { ToolAccess } from "../permissions.ts";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { diffContent } from "../converters.ts";
-import { defineAcpTool } from "./types.ts";
 import { absPath } from "./paths.ts";
+import { defineAcpTool } from "./types.ts";
 
 const Input = z.object({
   path: z.string().describe("File to create or overwrite: absolute, or relative to the project directory."),
@@ -28,6 +28,9 @@ export const writeTool = defineAcpTool({
     const abs = await ctx.io.resolve(i.path);
     const old = await ctx.io.readText(abs, ctx.signal);
     await ctx.io.writeText(abs, i.content, ctx.signal);
-    return { text: `${old === null ? "Created" : "Wrote"} ${abs} (${i.content.length} characters).`, content: [diffContent(abs, old, i.content)] };
+    return {
+      text: `${old === null ? "Created" : "Wrote"} ${abs} (${i.content.length} characters).`,
+      content: [diffContent(abs, old, i.content)],
+    };
   },
 });

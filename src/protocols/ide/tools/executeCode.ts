@@ -16,6 +16,12 @@ export default defineIdeTool({
   async execute(args, ctx): Promise<IdeToolResult> {
     const outputs = await ctx.editor.executeCode(args.code, ctx.signal);
     if (outputs.length === 0) return { content: [{ type: "text", text: "" }] };
-    return { content: outputs.map((o) => (o.type === "text" ? { type: "text" as const, text: o.text } : { type: "image" as const, data: o.data, mimeType: o.mimeType })) };
+    return {
+      content: outputs.map((o) =>
+        o.type === "text"
+          ? { type: "text" as const, text: o.text }
+          : { type: "image" as const, data: o.data, mimeType: o.mimeType },
+      ),
+    };
   },
 });

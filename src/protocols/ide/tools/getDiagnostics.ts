@@ -9,7 +9,12 @@ export default defineIdeTool({
   description:
     "Get language diagnostics (errors, warnings) from the editor. Pass a file URI for one file; without it, diagnostics of all files are returned.",
   input: z.object({
-    uri: z.string().optional().describe("Optional file URI (file:///abs/path) to get diagnostics for. If not provided, gets diagnostics for all files."),
+    uri: z
+      .string()
+      .optional()
+      .describe(
+        "Optional file URI (file:///abs/path) to get diagnostics for. If not provided, gets diagnostics for all files.",
+      ),
   }),
   annotations: IDE_READ,
   async execute(args, ctx) {

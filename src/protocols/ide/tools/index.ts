@@ -1,6 +1,6 @@
 import checkDocumentDirty from "./checkDocumentDirty.ts";
-import closeAllDiffTabs from "./closeAllDiffTabs.ts";
 import close_tab from "./close_tab.ts";
+import closeAllDiffTabs from "./closeAllDiffTabs.ts";
 import executeCode from "./executeCode.ts";
 import getCurrentSelection from "./getCurrentSelection.ts";
 import getDiagnostics from "./getDiagnostics.ts";

@@ -15,6 +15,9 @@ export default defineIdeTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   async execute(args, ctx) {
     const target = (await ctx.workspace.resolve(args.new_file_path || args.old_file_path)).abs;
-    return ctx.diffs.open({ path: target, newContents: args.new_file_contents, tabName: args.tab_name, connectionId: ctx.connectionId }, ctx.signal);
+    return ctx.diffs.open(
+      { path: target, newContents: args.new_file_contents, tabName: args.tab_name, connectionId: ctx.connectionId },
+      ctx.signal,
+    );
   },
 });

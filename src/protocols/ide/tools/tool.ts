@@ -1,9 +1,9 @@
 import type { z } from "zod";
 import type { Workspace } from "../../../core/workspace.ts";
 import {
+  type AnyToolDef,
   defineTool,
   runTool,
-  type AnyToolDef,
   type ToolAnnotations,
   type ToolContext,
   type ToolDef,

@@ -1,7 +1,13 @@
 import type { McpUiResourceMeta } from "@modelcontextprotocol/ext-apps";
 import { RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { ErrorCode, ListResourcesRequestSchema, McpError, ReadResourceRequestSchema, type Resource } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  ListResourcesRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type Resource,
+} from "@modelcontextprotocol/sdk/types.js";
 import { workbenchAppHtml } from "./app-html.ts";
 import { type AppState, WORKBENCH_APP_URI, type WorkbenchAppInfo } from "./state.ts";
 
@@ -13,7 +19,9 @@ export const MCP_APP_MIME = RESOURCE_MIME_TYPE;
  * origin (embedded tier) and connect to it over HTTP and WebSocket (stream tier). Origins only:
  * nothing secret (no /ide/<key> path, no token).
  */
-export function appResourceMeta(app: WorkbenchAppInfo): { ui: McpUiResourceMeta & { csp: { frameDomains: string[]; connectDomains: string[] } } } {
+export function appResourceMeta(app: WorkbenchAppInfo): {
+  ui: McpUiResourceMeta & { csp: { frameDomains: string[]; connectDomains: string[] } };
+} {
   const origin = new URL(app.gatewayUrl).origin;
   const ws = origin.replace(/^http/, "ws");
   return { ui: { csp: { frameDomains: [origin], connectDomains: [origin, ws] }, prefersBorder: false } };
@@ -47,13 +55,23 @@ export function registerWorkbenchApp(server: Server, app: AppState): void {
   });
   server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
     if (request.params.uri !== WORKBENCH_APP_URI || !app.offered()) {
-      throw new McpError(ErrorCode.InvalidParams, `Unknown resource "${request.params.uri.slice(0, 200)}". Call resources/list to see the resources.`);
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Unknown resource "${request.params.uri.slice(0, 200)}". Call resources/list to see the resources.`,
+      );
     }
     const a = await app.wait(READ_WAIT_MS, extra.signal);
     if (!a) {
-      throw new McpError(ErrorCode.InternalError, "The workbench App is still being set up (its gateway address is not known yet); read the resource again in a few seconds.");
+      throw new McpError(
+        ErrorCode.InternalError,
+        "The workbench App is still being set up (its gateway address is not known yet); read the resource again in a few seconds.",
+      );
     }
-    return { contents: [{ uri: WORKBENCH_APP_URI, mimeType: MCP_APP_MIME, text: workbenchAppHtml(), _meta: appResourceMeta(a) }] };
+    return {
+      contents: [
+        { uri: WORKBENCH_APP_URI, mimeType: MCP_APP_MIME, text: workbenchAppHtml(), _meta: appResourceMeta(a) },
+      ],
+    };
   });
 
   // Tell the session when what resources/list returns changes (the origins become known, or the App goes away).

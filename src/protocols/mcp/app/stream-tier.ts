@@ -1,9 +1,9 @@
 import { toCcbError } from "../../../core/errors.ts";
 import type { Logger } from "../../../core/log.ts";
-import { Screencast } from "../../../stream/screencast.ts";
 import { refuseUpgrade } from "../../../net/respond.ts";
-import { createStreamEndpoint, streamPolicy, type StreamEndpoint } from "../../../stream/server.ts";
-import { launchChromium, type Chromium } from "../../../platform/chromium.ts";
+import { type Chromium, launchChromium } from "../../../platform/chromium.ts";
+import { Screencast } from "../../../stream/screencast.ts";
+import { createStreamEndpoint, type StreamEndpoint, streamPolicy } from "../../../stream/server.ts";
 import { newToken } from "../../../util/secrets.ts";
 import type { WorkbenchHttp } from "../../../workbench/gateway.ts";
 import type { RenderMode } from "./render-mode.ts";

@@ -65,7 +65,9 @@ export function symbolKind(k: vscode.SymbolKind): string {
   return vscode.SymbolKind[k] ?? String(k);
 }
 
-export function documentSymbols(list: readonly (vscode.DocumentSymbol | vscode.SymbolInformation)[] | undefined): SymbolNodeT[] {
+export function documentSymbols(
+  list: readonly (vscode.DocumentSymbol | vscode.SymbolInformation)[] | undefined,
+): SymbolNodeT[] {
   return (list ?? []).map((s) =>
     "children" in s
       ? {
@@ -76,7 +78,13 @@ export function documentSymbols(list: readonly (vscode.DocumentSymbol | vscode.S
           selectionRange: range(s.selectionRange),
           children: documentSymbols(s.children),
         }
-      : { name: s.name, kind: symbolKind(s.kind), range: range(s.location.range), selectionRange: range(s.location.range), children: [] },
+      : {
+          name: s.name,
+          kind: symbolKind(s.kind),
+          range: range(s.location.range),
+          selectionRange: range(s.location.range),
+          children: [],
+        },
   );
 }
 
@@ -116,7 +124,8 @@ export function toTagged(value: unknown, depth = 0, seen = new WeakSet<object>()
   if (value === undefined || typeof value === "function" || typeof value === "symbol") return null;
   if (typeof value === "bigint") return value.toString();
   if (value === null || typeof value !== "object") return value;
-  if (value instanceof vscode.Uri) return value.scheme === "file" ? { $type: "uri", path: value.fsPath } : { $type: "uri", uri: value.toString() };
+  if (value instanceof vscode.Uri)
+    return value.scheme === "file" ? { $type: "uri", path: value.fsPath } : { $type: "uri", uri: value.toString() };
   if (value instanceof vscode.Range) return { $type: "range", ...range(value) };
   if (value instanceof vscode.Position) return { $type: "position", ...pos(value) };
   if (value instanceof vscode.Location) return { $type: "location", ...location(value) };
@@ -124,7 +133,8 @@ export function toTagged(value: unknown, depth = 0, seen = new WeakSet<object>()
   if (seen.has(value)) return null;
   seen.add(value);
   if (Array.isArray(value)) return value.map((v) => toTagged(v, depth + 1, seen));
-  if (value instanceof Map) return Object.fromEntries([...value].map(([k, v]) => [String(k), toTagged(v, depth + 1, seen)]));
+  if (value instanceof Map)
+    return Object.fromEntries([...value].map(([k, v]) => [String(k), toTagged(v, depth + 1, seen)]));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     if (typeof v === "function") continue;

@@ -29,7 +29,8 @@ export class DiffManager implements vscode.FileSystemProvider {
 
   constructor(private readonly onClosed: (id: string) => void) {
     const original: vscode.TextDocumentContentProvider = {
-      provideTextDocumentContent: (uri) => new TextDecoder().decode(this.#texts.get(uri.toString()) ?? new Uint8Array()),
+      provideTextDocumentContent: (uri) =>
+        new TextDecoder().decode(this.#texts.get(uri.toString()) ?? new Uint8Array()),
     };
     this.#disposables.push(
       vscode.workspace.registerFileSystemProvider(PROPOSED_SCHEME, this, { isCaseSensitive: true }),
@@ -119,7 +120,9 @@ export class DiffManager implements vscode.FileSystemProvider {
       if (doc?.isDirty) await doc.save().then(undefined, () => false);
       const tabs = vscode.window.tabGroups.all
         .flatMap((g) => g.tabs)
-        .filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === d.proposedUri.toString());
+        .filter(
+          (t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === d.proposedUri.toString(),
+        );
       await Promise.resolve(vscode.window.tabGroups.close(tabs, true)).catch(() => undefined);
       forget();
     })();
@@ -161,5 +164,7 @@ export class DiffManager implements vscode.FileSystemProvider {
 
 function activeProposedUri(): vscode.Uri | undefined {
   const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
-  return input instanceof vscode.TabInputTextDiff && input.modified.scheme === PROPOSED_SCHEME ? input.modified : undefined;
+  return input instanceof vscode.TabInputTextDiff && input.modified.scheme === PROPOSED_SCHEME
+    ? input.modified
+    : undefined;
 }

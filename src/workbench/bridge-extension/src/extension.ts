@@ -6,22 +6,22 @@ import {
   BRIDGE_CONFIG_FILE,
   BRIDGE_PROTOCOL_VERSION,
   BridgeConfig,
+  type BridgeEvent,
   CLOSE_BAD_TOKEN,
-  PING_INTERVAL_MS,
-  ServerFrame,
+  type ExtensionFrame,
   extensionMethods,
   isExtensionMethod,
+  PING_INTERVAL_MS,
   parseFrame,
-  serverMethods,
-  type BridgeEvent,
-  type ExtensionFrame,
+  ServerFrame,
   type ServerMethod,
   type ServerParamsOf,
   type ServerResultOf,
+  serverMethods,
 } from "../../contract.ts";
 import { BridgeError, range, uriPath } from "./convert.ts";
 import { DiffManager } from "./diff.ts";
-import { baseHandlers, setUserExtensionsDir, type Handlers } from "./handlers.ts";
+import { baseHandlers, type Handlers, setUserExtensionsDir } from "./handlers.ts";
 import { executeInNotebook } from "./notebook.ts";
 import { SharedTerminals } from "./terminals.ts";
 
@@ -65,17 +65,29 @@ class BridgeClient implements vscode.Disposable {
       "diff.close": async (p) => ({ closed: await this.#diffs.close(p.id) }),
       "diff.closeAll": async (p) => ({ closed: await this.#diffs.closeAll(p.ids) }),
       "notebook.executeCode": (p) => executeInNotebook(p.code),
-      "terminal.attach": async (p) => ({ attached: this.#terminals.attach(p.id, p.title, p.backlog, p.focus ?? false) }),
+      "terminal.attach": async (p) => ({
+        attached: this.#terminals.attach(p.id, p.title, p.backlog, p.focus ?? false),
+      }),
       "terminal.list": async () => ({ terminals: this.#terminals.list() }),
     };
     this.#disposables.push(
       this.#out,
       vscode.window.onDidChangeWindowState((s) => this.#send({ type: "focus", focused: s.focused })),
       vscode.window.onDidChangeTextEditorSelection((e) => this.#selectionChanged(e.textEditor)),
-      vscode.window.onDidChangeActiveTextEditor((e) => this.#event({ type: "activeEditorChanged", path: e ? uriPath(e.document.uri) : null })),
-      vscode.languages.onDidChangeDiagnostics((e) => this.#event({ type: "diagnosticsChanged", paths: e.uris.map(uriPath) })),
+      vscode.window.onDidChangeActiveTextEditor((e) =>
+        this.#event({ type: "activeEditorChanged", path: e ? uriPath(e.document.uri) : null }),
+      ),
+      vscode.languages.onDidChangeDiagnostics((e) =>
+        this.#event({ type: "diagnosticsChanged", paths: e.uris.map(uriPath) }),
+      ),
       vscode.workspace.onDidChangeTextDocument((e) => {
-        if (e.document.uri.scheme === "file") this.#event({ type: "documentChanged", path: uriPath(e.document.uri), version: e.document.version, isDirty: e.document.isDirty });
+        if (e.document.uri.scheme === "file")
+          this.#event({
+            type: "documentChanged",
+            path: uriPath(e.document.uri),
+            version: e.document.version,
+            isDirty: e.document.isDirty,
+          });
       }),
       vscode.commands.registerCommand("ccb.sendSelection", () => this.#sendSelection()),
       // The workbench's terminals and which core PTY each mirrors (for vscode_execute_command and tests).
@@ -193,13 +205,24 @@ class BridgeClient implements vscode.Disposable {
     try {
       if (!isExtensionMethod(method)) throw new BridgeError("INVALID_ARGUMENT", `Unknown method ${method}`);
       const parsed = extensionMethods[method].params.safeParse(params);
-      if (!parsed.success) throw new BridgeError("INVALID_ARGUMENT", `Invalid params for ${method}: ${parsed.error.issues[0]?.message ?? ""}`);
+      if (!parsed.success)
+        throw new BridgeError(
+          "INVALID_ARGUMENT",
+          `Invalid params for ${method}: ${parsed.error.issues[0]?.message ?? ""}`,
+        );
       const handler = this.#handlers[method] as (p: unknown) => Promise<unknown>;
       const result = await handler(parsed.data);
       this.#send({ type: "response", id, result: result ?? null });
     } catch (err) {
-      const e = err instanceof BridgeError ? err : new BridgeError("BRIDGE_ERROR", err instanceof Error ? err.message : String(err));
-      this.#send({ type: "response", id, error: { code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) } });
+      const e =
+        err instanceof BridgeError
+          ? err
+          : new BridgeError("BRIDGE_ERROR", err instanceof Error ? err.message : String(err));
+      this.#send({
+        type: "response",
+        id,
+        error: { code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}) },
+      });
     }
   }
 
@@ -234,7 +257,13 @@ class BridgeClient implements vscode.Disposable {
     if (this.#selectionTimer) clearTimeout(this.#selectionTimer);
     this.#selectionTimer = setTimeout(() => {
       const sel = editor.selection;
-      const ev = { type: "selectionChanged" as const, path: uriPath(editor.document.uri), text: editor.document.getText(sel), selection: range(sel), isEmpty: sel.isEmpty };
+      const ev = {
+        type: "selectionChanged" as const,
+        path: uriPath(editor.document.uri),
+        text: editor.document.getText(sel),
+        selection: range(sel),
+        isEmpty: sel.isEmpty,
+      };
       const key = JSON.stringify(ev);
       if (key === this.#lastSelection) return;
       this.#lastSelection = key;

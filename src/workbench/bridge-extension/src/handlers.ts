@@ -38,7 +38,13 @@ async function show(path: string, options: vscode.TextDocumentShowOptions = {}):
 }
 
 function overlay(d: vscode.TextDocument, includeText: boolean): DocumentOverlay {
-  return { path: uriPath(d.uri), version: d.version, isDirty: d.isDirty, languageId: d.languageId, text: includeText ? d.getText() : "" };
+  return {
+    path: uriPath(d.uri),
+    version: d.version,
+    isDirty: d.isDirty,
+    languageId: d.languageId,
+    text: includeText ? d.getText() : "",
+  };
 }
 
 /** Wait until vscode.extensions changes or `ms` pass (installs land asynchronously). */
@@ -56,7 +62,11 @@ function extensionsChanged(ms: number): Promise<void> {
 
 const base = {
   async "editor.open"(p) {
-    const e = await show(p.path, { preview: p.preview ?? false, preserveFocus: p.preserveFocus ?? false, ...(p.selection ? { selection: toRange(p.selection) } : {}) });
+    const e = await show(p.path, {
+      preview: p.preview ?? false,
+      preserveFocus: p.preserveFocus ?? false,
+      ...(p.selection ? { selection: toRange(p.selection) } : {}),
+    });
     if (p.selection) e.revealRange(toRange(p.selection), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
     return editorInfo(e);
   },
@@ -78,7 +88,9 @@ const base = {
   },
   async "editor.setSelection"(p) {
     const e = await show(p.path);
-    e.selections = p.selections.map((s) => new vscode.Selection(s.anchor.line, s.anchor.character, s.active.line, s.active.character));
+    e.selections = p.selections.map(
+      (s) => new vscode.Selection(s.anchor.line, s.anchor.character, s.active.line, s.active.character),
+    );
     const first = e.selections[0];
     if (first && (p.reveal ?? true)) e.revealRange(first, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
     return editorInfo(e);
@@ -86,7 +98,11 @@ const base = {
   async "editor.applyEdits"(p) {
     const doc = await openDoc(p.path);
     if (p.expectedVersion !== undefined && doc.version !== p.expectedVersion) {
-      throw new BridgeError("VERSION_CONFLICT", `The buffer of ${p.path} is at version ${doc.version}, not ${p.expectedVersion}.`, "Read it again with editor_state and recompute the edits.");
+      throw new BridgeError(
+        "VERSION_CONFLICT",
+        `The buffer of ${p.path} is at version ${doc.version}, not ${p.expectedVersion}.`,
+        "Read it again with editor_state and recompute the edits.",
+      );
     }
     const edit = new vscode.WorkspaceEdit();
     for (const e of p.edits) edit.replace(doc.uri, toRange(e.range), e.newText);
@@ -99,7 +115,12 @@ const base = {
     const tabs = vscode.window.tabGroups.all.flatMap((g, groupIndex) =>
       g.tabs.map((t) => {
         const input = t.input;
-        const uri = input instanceof vscode.TabInputText ? input.uri : input instanceof vscode.TabInputTextDiff ? input.modified : undefined;
+        const uri =
+          input instanceof vscode.TabInputText
+            ? input.uri
+            : input instanceof vscode.TabInputTextDiff
+              ? input.modified
+              : undefined;
         const doc = uri ? vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString()) : undefined;
         return {
           ...(uri ? { path: uriPath(uri), uri: uri.toString() } : {}),
@@ -156,7 +177,9 @@ const base = {
       .map((e) => ({
         id: e.id,
         version: String((e.packageJSON as { version?: unknown }).version ?? ""),
-        ...(typeof (e.packageJSON as { displayName?: unknown }).displayName === "string" ? { displayName: (e.packageJSON as { displayName: string }).displayName } : {}),
+        ...(typeof (e.packageJSON as { displayName?: unknown }).displayName === "string"
+          ? { displayName: (e.packageJSON as { displayName: string }).displayName }
+          : {}),
         isActive: e.isActive,
         builtin: isBuiltin(e),
         path: e.extensionUri.fsPath,
@@ -171,7 +194,10 @@ const base = {
     try {
       await vscode.commands.executeCommand("workbench.extensions.installExtension", arg, { donotSync: true });
     } catch (err) {
-      throw new BridgeError("BRIDGE_ERROR", `The workbench could not install ${p.id ?? p.vsixPath}: ${(err as Error).message}`);
+      throw new BridgeError(
+        "BRIDGE_ERROR",
+        `The workbench could not install ${p.id ?? p.vsixPath}: ${(err as Error).message}`,
+      );
     }
     await changed;
     const added = vscode.extensions.all.find((e) => !before.has(e.id.toLowerCase()));
@@ -193,11 +219,17 @@ const base = {
   },
   async "language.documentSymbols"(p) {
     const doc = await openDoc(p.path);
-    const r = await vscode.commands.executeCommand<(vscode.DocumentSymbol | vscode.SymbolInformation)[] | undefined>("vscode.executeDocumentSymbolProvider", doc.uri);
+    const r = await vscode.commands.executeCommand<(vscode.DocumentSymbol | vscode.SymbolInformation)[] | undefined>(
+      "vscode.executeDocumentSymbolProvider",
+      doc.uri,
+    );
     return { symbols: documentSymbols(r) };
   },
   async "language.workspaceSymbols"(p) {
-    const r = await vscode.commands.executeCommand<vscode.SymbolInformation[] | undefined>("vscode.executeWorkspaceSymbolProvider", p.query);
+    const r = await vscode.commands.executeCommand<vscode.SymbolInformation[] | undefined>(
+      "vscode.executeWorkspaceSymbolProvider",
+      p.query,
+    );
     return {
       symbols: (r ?? []).map((s) => ({
         name: s.name,
@@ -219,11 +251,23 @@ const base = {
   async "language.references"(p) {
     const doc = await openDoc(p.path);
     const at = new vscode.Position(p.position.line, p.position.character);
-    const r = (await vscode.commands.executeCommand<vscode.Location[] | undefined>("vscode.executeReferenceProvider", doc.uri, at)) ?? [];
+    const r =
+      (await vscode.commands.executeCommand<vscode.Location[] | undefined>(
+        "vscode.executeReferenceProvider",
+        doc.uri,
+        at,
+      )) ?? [];
     let locations = r.map(location);
     if (p.includeDeclaration === false) {
-      const defs = ((await vscode.commands.executeCommand<(vscode.Location | vscode.LocationLink)[] | undefined>("vscode.executeDefinitionProvider", doc.uri, at)) ?? []).map(location);
-      const key = (l: { path: string; range: { start: { line: number; character: number } } }) => `${l.path}:${l.range.start.line}:${l.range.start.character}`;
+      const defs = (
+        (await vscode.commands.executeCommand<(vscode.Location | vscode.LocationLink)[] | undefined>(
+          "vscode.executeDefinitionProvider",
+          doc.uri,
+          at,
+        )) ?? []
+      ).map(location);
+      const key = (l: { path: string; range: { start: { line: number; character: number } } }) =>
+        `${l.path}:${l.range.start.line}:${l.range.start.character}`;
       const defKeys = new Set(defs.map(key));
       locations = locations.filter((l) => !defKeys.has(key(l)));
     }
@@ -239,7 +283,17 @@ const base = {
     const hovers = r ?? [];
     const contents = hovers.flatMap((h) => h.contents.map(hoverText)).filter((t) => t.trim() !== "");
     const first = hovers.find((h) => h.range)?.range;
-    return { contents, ...(first ? { range: { start: { line: first.start.line, character: first.start.character }, end: { line: first.end.line, character: first.end.character } } } : {}) };
+    return {
+      contents,
+      ...(first
+        ? {
+            range: {
+              start: { line: first.start.line, character: first.start.character },
+              end: { line: first.end.line, character: first.end.character },
+            },
+          }
+        : {}),
+    };
   },
 } satisfies Partial<Handlers>;
 

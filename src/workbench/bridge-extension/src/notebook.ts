@@ -8,12 +8,18 @@ export async function executeInNotebook(code: string): Promise<Result> {
   const nb = vscode.window.activeNotebookEditor;
   if (!nb) return { status: "no-notebook", outputs: [] };
   const preview = code.length > 400 ? `${code.slice(0, 400)}…` : code;
-  const ok = await vscode.window.showWarningMessage("Run this code in the active notebook's kernel?", { modal: true, detail: preview }, "Run");
+  const ok = await vscode.window.showWarningMessage(
+    "Run this code in the active notebook's kernel?",
+    { modal: true, detail: preview },
+    "Run",
+  );
   if (ok !== "Run") return { status: "declined", outputs: [] };
   const doc = nb.notebook;
   const index = doc.cellCount;
   const edit = new vscode.WorkspaceEdit();
-  edit.set(doc.uri, [vscode.NotebookEdit.insertCells(index, [new vscode.NotebookCellData(vscode.NotebookCellKind.Code, code, "python")])]);
+  edit.set(doc.uri, [
+    vscode.NotebookEdit.insertCells(index, [new vscode.NotebookCellData(vscode.NotebookCellKind.Code, code, "python")]),
+  ]);
   await vscode.workspace.applyEdit(edit);
   const done = new Promise<void>((resolve) => {
     const sub = vscode.workspace.onDidChangeNotebookDocument((e) => {
@@ -25,9 +31,14 @@ export async function executeInNotebook(code: string): Promise<Result> {
       }
     });
   });
-  await vscode.commands.executeCommand("notebook.cell.execute", { ranges: [{ start: index, end: index + 1 }], document: doc.uri });
+  await vscode.commands.executeCommand("notebook.cell.execute", {
+    ranges: [{ start: index, end: index + 1 }],
+    document: doc.uri,
+  });
   await done;
   const cell = doc.cellAt(index);
-  const outputs = cell.outputs.flatMap((o) => o.items.map((i) => ({ mime: i.mime, text: new TextDecoder().decode(i.data) })));
+  const outputs = cell.outputs.flatMap((o) =>
+    o.items.map((i) => ({ mime: i.mime, text: new TextDecoder().decode(i.data) })),
+  );
   return { status: "executed", outputs };
 }

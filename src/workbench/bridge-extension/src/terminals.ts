@@ -61,12 +61,16 @@ class SharedPty implements vscode.Pseudoterminal {
   }
 
   setDimensions(d: vscode.TerminalDimensions): void {
-    if (this.coreId) void this.terms.server.request("terminal.resize", { id: this.coreId, cols: d.columns, rows: d.rows }).catch(() => undefined);
+    if (this.coreId)
+      void this.terms.server
+        .request("terminal.resize", { id: this.coreId, cols: d.columns, rows: d.rows })
+        .catch(() => undefined);
   }
 
   close(): void {
     // Closing the panel tab ends a terminal the person created here; a tool's terminal keeps running for the tool.
-    if (this.coreId && this.createdHere) void this.terms.server.request("terminal.close", { id: this.coreId }).catch(() => undefined);
+    if (this.coreId && this.createdHere)
+      void this.terms.server.request("terminal.close", { id: this.coreId }).catch(() => undefined);
     if (this.coreId) this.terms.unregister(this.coreId);
   }
 
@@ -87,7 +91,8 @@ export class SharedTerminals {
   constructor(readonly server: ServerCaller) {
     this.#disposables.push(
       vscode.window.registerTerminalProfileProvider("ccb.terminal", {
-        provideTerminalProfile: () => new vscode.TerminalProfile({ name: "ccb", pty: new SharedPty(this).markCreatedHere() }),
+        provideTerminalProfile: () =>
+          new vscode.TerminalProfile({ name: "ccb", pty: new SharedPty(this).markCreatedHere() }),
       }),
     );
   }

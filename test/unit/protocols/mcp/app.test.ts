@@ -1,22 +1,22 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { ResourceListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { createCore, type Core } from "../../../../src/core/core.ts";
+import { type Core, createCore } from "../../../../src/core/core.ts";
 import { CcbError } from "../../../../src/core/errors.ts";
 import { silentLogger } from "../../../../src/core/log.ts";
+import { BrowserSession } from "../../../../src/net/browser-session.ts";
+import { Gateway } from "../../../../src/net/gateway.ts";
 import { workbenchAppHtml } from "../../../../src/protocols/mcp/app/app-html.ts";
 import { parseRenderMode } from "../../../../src/protocols/mcp/app/render-mode.ts";
 import { appResourceMeta, MCP_APP_MIME } from "../../../../src/protocols/mcp/app/resource.ts";
 import { AppState, WORKBENCH_APP_URI } from "../../../../src/protocols/mcp/app/state.ts";
-import { BrowserSession } from "../../../../src/net/browser-session.ts";
-import { Gateway } from "../../../../src/net/gateway.ts";
 import { createMcpServer } from "../../../../src/protocols/mcp/server.ts";
 import { ALIVE_SCRIPT_PATH, injectAliveTag } from "../../../../src/workbench/alive.ts";
 import { mountWorkbenchProxy } from "../../../../src/workbench/gateway.ts";
@@ -31,18 +31,33 @@ describe("render mode", () => {
   });
   it("anything else is a configuration error naming the value and the choices", () => {
     for (const bad of ["iframe", "Stream", "browser"]) {
-      assert.throws(() => parseRenderMode(bad), (e: unknown) => e instanceof CcbError && e.code === "CONFIG_INVALID" && e.message.includes(bad) && /default.*stream/.test(e.hint ?? ""));
+      assert.throws(
+        () => parseRenderMode(bad),
+        (e: unknown) =>
+          e instanceof CcbError &&
+          e.code === "CONFIG_INVALID" &&
+          e.message.includes(bad) &&
+          /default.*stream/.test(e.hint ?? ""),
+      );
     }
   });
 });
 
 describe("App resource metadata", () => {
   it("asks for the gateway origin only: frame + http/ws connect (https gives wss)", () => {
-    assert.deepEqual(appResourceMeta({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default", starting: false }).ui.csp, {
-      frameDomains: ["http://127.0.0.1:4000"],
-      connectDomains: ["http://127.0.0.1:4000", "ws://127.0.0.1:4000"],
+    assert.deepEqual(
+      appResourceMeta({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default", starting: false }).ui.csp,
+      {
+        frameDomains: ["http://127.0.0.1:4000"],
+        connectDomains: ["http://127.0.0.1:4000", "ws://127.0.0.1:4000"],
+      },
+    );
+    const meta = appResourceMeta({
+      gatewayUrl: "https://editor.example.com:8443",
+      renderMode: "stream",
+      starting: false,
+      stream: { url: "wss://editor.example.com:8443/stream", token: "SECRET" },
     });
-    const meta = appResourceMeta({ gatewayUrl: "https://editor.example.com:8443", renderMode: "stream", starting: false, stream: { url: "wss://editor.example.com:8443/stream", token: "SECRET" } });
     assert.deepEqual(meta.ui.csp.connectDomains, ["https://editor.example.com:8443", "wss://editor.example.com:8443"]);
     assert.ok(!JSON.stringify(meta).includes("SECRET"));
   });
@@ -55,8 +70,14 @@ describe("App resource metadata", () => {
 });
 
 /** A tools/call of vscode_open through the MCP server: its isError result as the CcbError fields, or the result. */
-type OpenResult = { isError?: boolean; content: Array<{ text: string }>; structuredContent?: { error?: { code: string; message: string; hint?: string } }; _meta?: Record<string, unknown> };
-const callOpen = async (client: Client): Promise<OpenResult> => (await client.callTool({ name: "vscode_open", arguments: {} })) as OpenResult;
+type OpenResult = {
+  isError?: boolean;
+  content: Array<{ text: string }>;
+  structuredContent?: { error?: { code: string; message: string; hint?: string } };
+  _meta?: Record<string, unknown>;
+};
+const callOpen = async (client: Client): Promise<OpenResult> =>
+  (await client.callTool({ name: "vscode_open", arguments: {} })) as OpenResult;
 
 describe("MCP server with and without the App", () => {
   const ws = tmpdirFixture({ prefix: "ccb-app-unit-" });
@@ -91,7 +112,10 @@ describe("MCP server with and without the App", () => {
     app.set({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default", starting: false });
     const c = await connect(app);
     const list = await c.client.listResources();
-    assert.deepEqual(list.resources.map((r) => [r.uri, r.mimeType]), [[WORKBENCH_APP_URI, MCP_APP_MIME]]);
+    assert.deepEqual(
+      list.resources.map((r) => [r.uri, r.mimeType]),
+      [[WORKBENCH_APP_URI, MCP_APP_MIME]],
+    );
     const read = await c.client.readResource({ uri: WORKBENCH_APP_URI });
     assert.equal(read.contents[0]?.mimeType, MCP_APP_MIME);
     assert.equal((read.contents[0] as { text: string }).text, workbenchAppHtml());
@@ -130,7 +154,13 @@ describe("a session created before the workbench is set up", () => {
     assert.deepEqual((t?._meta as Record<string, unknown>).ui, { resourceUri: WORKBENCH_APP_URI });
     const starting = await callOpen(client);
     const err = starting.structuredContent?.error;
-    assert.ok(starting.isError && err?.code === "BRIDGE_UNAVAILABLE" && /still starting/.test(err.message) && /again in 5 seconds/.test(err.hint ?? ""), JSON.stringify(starting));
+    assert.ok(
+      starting.isError &&
+        err?.code === "BRIDGE_UNAVAILABLE" &&
+        /still starting/.test(err.message) &&
+        /again in 5 seconds/.test(err.hint ?? ""),
+      JSON.stringify(starting),
+    );
     // A read issued now is answered once the App is set up.
     const read = client.readResource({ uri: WORKBENCH_APP_URI });
     app.set({ gatewayUrl: "http://127.0.0.1:4100", renderMode: "default", starting: true });
@@ -138,13 +168,21 @@ describe("a session created before the workbench is set up", () => {
     assert.deepEqual(content._meta.ui.csp.frameDomains, ["http://127.0.0.1:4100"]);
     await notified;
     const listed = (await client.listResources()).resources;
-    assert.deepEqual(listed.map((r) => r.uri), [WORKBENCH_APP_URI]);
-    assert.deepEqual((listed[0]?._meta as { ui: { csp: { frameDomains: string[] } } }).ui.csp.frameDomains, ["http://127.0.0.1:4100"]);
+    assert.deepEqual(
+      listed.map((r) => r.uri),
+      [WORKBENCH_APP_URI],
+    );
+    assert.deepEqual((listed[0]?._meta as { ui: { csp: { frameDomains: string[] } } }).ui.csp.frameDomains, [
+      "http://127.0.0.1:4100",
+    ]);
     assert.match((await callOpen(client)).content[0]?.text ?? "", /still starting/);
     // Settling without a workbench gives the real reason, not "starting".
     app.set({ gatewayUrl: "http://127.0.0.1:4100", renderMode: "default", starting: false });
     const settled = await callOpen(client);
-    assert.ok(settled.isError && /No workbench is running/.test(settled.structuredContent?.error?.message ?? ""), JSON.stringify(settled));
+    assert.ok(
+      settled.isError && /No workbench is running/.test(settled.structuredContent?.error?.message ?? ""),
+      JSON.stringify(settled),
+    );
     // A change that leaves the listing as it was sends nothing more.
     assert.equal(changed, 1);
     await client.close();
@@ -192,11 +230,21 @@ describe("vscode_open result metadata", () => {
   });
 
   it("stream mode: the stream URL and token, or the reason it is not there (never a silent iframe)", async () => {
-    app.set({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream", starting: false, stream: { url: "ws://127.0.0.1:4000/stream", token: "TOKEN123" } });
+    app.set({
+      gatewayUrl: "http://127.0.0.1:4000",
+      renderMode: "stream",
+      starting: false,
+      stream: { url: "ws://127.0.0.1:4000/stream", token: "TOKEN123" },
+    });
     const ok = await run();
     assert.deepEqual(ok._meta?.["ccb/stream"], { url: "ws://127.0.0.1:4000/stream", token: "TOKEN123" });
     assert.ok(!visible(ok).includes("TOKEN123"));
-    app.set({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream", starting: false, streamError: "The stream could not start: no Chromium." });
+    app.set({
+      gatewayUrl: "http://127.0.0.1:4000",
+      renderMode: "stream",
+      starting: false,
+      streamError: "The stream could not start: no Chromium.",
+    });
     assert.deepEqual((await run())._meta?.["ccb/stream"], { error: "The stream could not start: no Chromium." });
     app.set({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream", starting: false });
     assert.match(((await run())._meta?.["ccb/stream"] as { error: string }).error, /still starting/);
@@ -205,7 +253,10 @@ describe("vscode_open result metadata", () => {
 
 describe("liveness script injection", () => {
   it("goes before </head>, or first when there is no head", () => {
-    assert.equal(injectAliveTag("<html><head><title>x</title></head><body></body></html>", "/s.js"), '<html><head><title>x</title><script src="/s.js"></script></head><body></body></html>');
+    assert.equal(
+      injectAliveTag("<html><head><title>x</title></head><body></body></html>", "/s.js"),
+      '<html><head><title>x</title><script src="/s.js"></script></head><body></body></html>',
+    );
     assert.equal(injectAliveTag("<p>hi</p>", "/s.js"), '<script src="/s.js"></script><p>hi</p>');
   });
 
@@ -220,7 +271,10 @@ describe("liveness script injection", () => {
   before(async () => {
     upstream = createServer((req, res) => {
       seen = req.headers;
-      if (req.url === "/") res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end("<html><head><title>wb</title></head><body>ü</body></html>");
+      if (req.url === "/")
+        res
+          .writeHead(200, { "content-type": "text/html; charset=utf-8" })
+          .end("<html><head><title>wb</title></head><body>ü</body></html>");
       else if (req.url === "/?folder=%2Fw") res.writeHead(302, { location: "/elsewhere" }).end();
       else res.writeHead(200, { "content-type": "text/html" }).end("<html><head></head></html>");
     });
@@ -228,7 +282,13 @@ describe("liveness script injection", () => {
     await once(upstream, "listening");
     gw = new Gateway({ host: "127.0.0.1", port: 0, log: silentLogger });
     const url = await gw.listen();
-    mountWorkbenchProxy({ gateway: gw, url }, BASE, { socketPath: () => socket, stripPrefix: true }, session, silentLogger);
+    mountWorkbenchProxy(
+      { gateway: gw, url },
+      BASE,
+      { socketPath: () => socket, stripPrefix: true },
+      session,
+      silentLogger,
+    );
     const r = await fetch(session.link(`${url}${BASE}/x`), { redirect: "manual" });
     headers.cookie = String(r.headers.get("set-cookie")).split(";")[0] as string;
   });
@@ -242,7 +302,10 @@ describe("liveness script injection", () => {
   it("the workbench page gets the script with a correct Content-Length; upstream is asked for identity encoding", async () => {
     const r = await fetch(`${gw.url}${BASE}/`, { headers: { "accept-encoding": "gzip, br", ...headers } });
     const body = await r.text();
-    assert.equal(body, `<html><head><title>wb</title><script src="${BASE}${ALIVE_SCRIPT_PATH}"></script></head><body>ü</body></html>`);
+    assert.equal(
+      body,
+      `<html><head><title>wb</title><script src="${BASE}${ALIVE_SCRIPT_PATH}"></script></head><body>ü</body></html>`,
+    );
     assert.equal(Number(r.headers.get("content-length")), Buffer.byteLength(body));
     assert.equal(seen?.["accept-encoding"], "identity");
   });

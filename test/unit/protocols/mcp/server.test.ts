@@ -4,11 +4,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { createCore, type Core } from "../../../../src/core/core.ts";
+import { type Core, createCore } from "../../../../src/core/core.ts";
 import { CcbError } from "../../../../src/core/errors.ts";
-import { defineTool, READ_ONLY, type AnyToolDef } from "../../../../src/tools/kernel.ts";
-import { workspaceTools } from "../../../../src/tools/catalog.ts";
 import { createMcpServer, toolCatalog } from "../../../../src/protocols/mcp/server.ts";
+import { workspaceTools } from "../../../../src/tools/catalog.ts";
+import { type AnyToolDef, defineTool, READ_ONLY } from "../../../../src/tools/kernel.ts";
 import { tmpdirFixture } from "../../../helpers/tmp.ts";
 
 /** In-process tests of the MCP mapping with tools made for the purpose (the real tools are tested end to end). */
@@ -21,10 +21,17 @@ const testTools: AnyToolDef[] = [
     name: "echo",
     title: "Echo",
     description: "Echo a word.",
-    input: z.object({ word: z.string().describe("the word"), times: z.number().int().min(1).max(3).optional().describe("repeat") }),
+    input: z.object({
+      word: z.string().describe("the word"),
+      times: z.number().int().min(1).max(3).optional().describe("repeat"),
+    }),
     annotations: READ_ONLY,
     async execute(args) {
-      return { text: args.word.repeat(args.times ?? 1), structured: { word: args.word }, meta: { "ccb/private": "host-only" } };
+      return {
+        text: args.word.repeat(args.times ?? 1),
+        structured: { word: args.word },
+        meta: { "ccb/private": "host-only" },
+      };
     },
   }),
   defineTool({
@@ -34,7 +41,10 @@ const testTools: AnyToolDef[] = [
     input: z.object({}),
     annotations: READ_ONLY,
     async execute() {
-      throw new CcbError("VERSION_CONFLICT", "The file changed since you read it.", { hint: "Read it again, then retry with the new version.", details: { secret: "s3cr3t" } });
+      throw new CcbError("VERSION_CONFLICT", "The file changed since you read it.", {
+        hint: "Read it again, then retry with the new version.",
+        details: { secret: "s3cr3t" },
+      });
     },
   }),
   defineTool({
@@ -83,14 +93,22 @@ describe("MCP server mapping (in-process)", () => {
 
   it("lists tools with JSON schemas, titles and all four annotations", async () => {
     const { tools } = await client.listTools();
-    assert.deepEqual(tools.map((t) => t.name), ["echo", "fails_typed", "fails_untyped", "waits"]);
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      ["echo", "fails_typed", "fails_untyped", "waits"],
+    );
     const echo = tools[0]!;
     assert.equal(echo.title, "Echo");
     assert.equal(echo.inputSchema.type, "object");
     assert.deepEqual(echo.inputSchema.required, ["word"]);
     assert.equal((echo.inputSchema.properties?.word as { description?: string }).description, "the word");
     assert.deepEqual(
-      { r: echo.annotations?.readOnlyHint, d: echo.annotations?.destructiveHint, i: echo.annotations?.idempotentHint, o: echo.annotations?.openWorldHint },
+      {
+        r: echo.annotations?.readOnlyHint,
+        d: echo.annotations?.destructiveHint,
+        i: echo.annotations?.idempotentHint,
+        o: echo.annotations?.openWorldHint,
+      },
       { r: true, d: false, i: true, o: false },
     );
   });
@@ -125,9 +143,18 @@ describe("MCP server mapping (in-process)", () => {
   it("maps a CcbError once: code, message and hint; details never leak", async () => {
     const r = await client.callTool({ name: "fails_typed", arguments: {} });
     assert.equal(r.isError, true);
-    assert.deepEqual(r.content, [{ type: "text", text: "VERSION_CONFLICT: The file changed since you read it.\nRead it again, then retry with the new version." }]);
+    assert.deepEqual(r.content, [
+      {
+        type: "text",
+        text: "VERSION_CONFLICT: The file changed since you read it.\nRead it again, then retry with the new version.",
+      },
+    ]);
     assert.deepEqual(r.structuredContent, {
-      error: { code: "VERSION_CONFLICT", message: "The file changed since you read it.", hint: "Read it again, then retry with the new version." },
+      error: {
+        code: "VERSION_CONFLICT",
+        message: "The file changed since you read it.",
+        hint: "Read it again, then retry with the new version.",
+      },
     });
     assert.doesNotMatch(JSON.stringify(r), /s3cr3t/);
   });

@@ -18,7 +18,11 @@ async function harness(maxFrameBytes?: number) {
   await t.start();
   let written = "";
   output.setEncoding("utf8").on("data", (d: string) => (written += d));
-  const replies = () => written.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: unknown; error?: { code: number; message: string } });
+  const replies = () =>
+    written
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { id: unknown; error?: { code: number; message: string } });
   /** Let the stream events run. */
   const settle = () => new Promise((r) => setImmediate(r));
   return { input, output, t, got, errors, replies, settle, closed: () => closed };
@@ -43,17 +47,26 @@ describe("LineStdioTransport framing", () => {
     const h = await harness();
     h.input.write(`${req(1)}\n${req(2)}\n${req(3)}\n{"jsonrpc":"2.0",`);
     await h.settle();
-    assert.deepEqual(h.got.map((m) => (m as { id: number }).id), [1, 2, 3]);
+    assert.deepEqual(
+      h.got.map((m) => (m as { id: number }).id),
+      [1, 2, 3],
+    );
     h.input.write(`"id":4,"method":"ping"}\n`);
     await h.settle();
-    assert.deepEqual(h.got.map((m) => (m as { id: number }).id), [1, 2, 3, 4]);
+    assert.deepEqual(
+      h.got.map((m) => (m as { id: number }).id),
+      [1, 2, 3, 4],
+    );
   });
 
   it("accepts CRLF line ends and skips blank lines without an answer", async () => {
     const h = await harness();
     h.input.write(`${req(1)}\r\n\r\n   \n${req(2)}\r\n`);
     await h.settle();
-    assert.deepEqual(h.got.map((m) => (m as { id: number }).id), [1, 2]);
+    assert.deepEqual(
+      h.got.map((m) => (m as { id: number }).id),
+      [1, 2],
+    );
     assert.deepEqual(h.replies(), []);
   });
 
@@ -69,13 +82,26 @@ describe("LineStdioTransport framing", () => {
 
   it("invalid UTF-8 inside a string becomes U+FFFD; outside one it is a Parse error; the connection goes on", async () => {
     const h = await harness();
-    h.input.write(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('b"}}\n')]));
-    h.input.write(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":2,'), Buffer.from([0xc3]), Buffer.from('"method":"ping"}\n')]));
+    h.input.write(
+      Buffer.concat([
+        Buffer.from('{"jsonrpc":"2.0","id":1,"method":"x","params":{"s":"a'),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('b"}}\n'),
+      ]),
+    );
+    h.input.write(
+      Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":2,'), Buffer.from([0xc3]), Buffer.from('"method":"ping"}\n')]),
+    );
     h.input.write(`${req(3)}\n`);
     await h.settle();
-    assert.deepEqual(h.got.map((m) => (m as { id: number }).id), [1, 3]);
+    assert.deepEqual(
+      h.got.map((m) => (m as { id: number }).id),
+      [1, 3],
+    );
     assert.equal((h.got[0] as unknown as { params: { s: string } }).params.s, "a\ufffd\ufffdb");
-    assert.deepEqual(h.replies(), [{ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the frame is not valid JSON." } }]);
+    assert.deepEqual(h.replies(), [
+      { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the frame is not valid JSON." } },
+    ]);
     assert.equal(h.closed(), 0);
   });
 
@@ -84,7 +110,13 @@ describe("LineStdioTransport framing", () => {
     h.input.write('{"id":7,"hello":1}\n[1,2]\n');
     await h.settle();
     assert.deepEqual(h.got, []);
-    assert.deepEqual(h.replies().map((r) => [r.id, r.error?.code]), [[7, -32600], [null, -32600]]);
+    assert.deepEqual(
+      h.replies().map((r) => [r.id, r.error?.code]),
+      [
+        [7, -32600],
+        [null, -32600],
+      ],
+    );
   });
 });
 
@@ -93,14 +125,20 @@ describe("LineStdioTransport frame cap", () => {
     const h = await harness(1024);
     h.input.write(`{"jsonrpc":"2.0","id":"big-1","method":"tools/call","params":{"x":"${"a".repeat(1500)}`);
     await h.settle();
-    assert.deepEqual(h.replies().map((r) => r.id), ["big-1"]);
+    assert.deepEqual(
+      h.replies().map((r) => r.id),
+      ["big-1"],
+    );
     h.input.write(`${"b".repeat(3000)}"}}\n${req(2)}\n`);
     await h.settle();
     const replies = h.replies();
     assert.equal(replies.length, 1, "answered once");
     assert.equal(replies[0]?.error?.code, -32600);
     assert.match(replies[0]?.error?.message ?? "", /at most 1024 bytes/);
-    assert.deepEqual(h.got.map((m) => (m as { id: number }).id), [2]);
+    assert.deepEqual(
+      h.got.map((m) => (m as { id: number }).id),
+      [2],
+    );
   });
 
   it("an oversized frame with its id at the end (as the SDK writes) is answered at its end with that id", async () => {
@@ -108,7 +146,10 @@ describe("LineStdioTransport frame cap", () => {
     const frame = `{"method":"tools/call","params":{"x":"${"a".repeat(5000)}"},"jsonrpc":"2.0","id":99}\n`;
     for (let i = 0; i < frame.length; i += 700) h.input.write(frame.slice(i, i + 700));
     await h.settle();
-    assert.deepEqual(h.replies().map((r) => [r.id, r.error?.code]), [[99, -32600]]);
+    assert.deepEqual(
+      h.replies().map((r) => [r.id, r.error?.code]),
+      [[99, -32600]],
+    );
     assert.deepEqual(h.got, []);
   });
 
@@ -116,8 +157,14 @@ describe("LineStdioTransport frame cap", () => {
     const h = await harness(1024);
     h.input.write(`${req(1)}\n{"jsonrpc":"2.0","id":5,"method":"x","params":{"x":"${"a".repeat(2000)}"}}\n${req(3)}\n`);
     await h.settle();
-    assert.deepEqual(h.got.map((m) => (m as { id: number }).id), [1, 3]);
-    assert.deepEqual(h.replies().map((r) => [r.id, r.error?.code]), [[5, -32600]]);
+    assert.deepEqual(
+      h.got.map((m) => (m as { id: number }).id),
+      [1, 3],
+    );
+    assert.deepEqual(
+      h.replies().map((r) => [r.id, r.error?.code]),
+      [[5, -32600]],
+    );
   });
 
   it("a frame of exactly the cap is accepted", async () => {
