@@ -43,7 +43,7 @@ try {
   // 1. small read
   const small = join(base, "small");
   mkdirSync(join(small, "src", "a", "b"), { recursive: true });
-  writeFileSync(join(small, "src", "a", "b", "small.ts"), "x".repeat(1023) + "\n");
+  writeFileSync(join(small, "src", "a", "b", "small.ts"), `${"x".repeat(1023)}\n`);
   const rootReal = await realpath(small);
   const core = createCore({ roots: [small], log: silentLogger });
   const rel = "src/a/b/small.ts";

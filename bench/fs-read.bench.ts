@@ -17,7 +17,7 @@ const SIZE = 1024 * 1024;
 const root = mkdtempSync(join(tmpdir(), "ccb-bench-read-"));
 try {
   const line = "export function example(value: number): number { return value * 2; } // padding text\n";
-  const content = line.repeat(Math.ceil(SIZE / line.length)).slice(0, SIZE - 1) + "\n";
+  const content = `${line.repeat(Math.ceil(SIZE / line.length)).slice(0, SIZE - 1)}\n`;
   const file = join(root, "big.ts");
   writeFileSync(file, content);
   const core = createCore({ roots: [root], log: silentLogger });

@@ -8,6 +8,7 @@ import type { ArgDef, CommandDef, CommandMeta, Resolvable } from "citty";
 
 export class UsageError extends Error {}
 
+// biome-ignore lint/suspicious/noExplicitAny: a command of any argument shape (citty's CommandDef is invariant in it)
 type Cmd = CommandDef<any>;
 
 async function resolve<T>(v: Resolvable<T> | undefined): Promise<T | undefined> {

@@ -18,9 +18,9 @@ export function formatMatches(matches: readonly SearchMatch[]): string[] {
   };
   for (const m of matches) {
     const before = m.before ?? [];
-    before.forEach((t, i) => emit(m.path, m.line - before.length + i, "-", t));
+    for (const [i, t] of before.entries()) emit(m.path, m.line - before.length + i, "-", t);
     emit(m.path, m.line, ":", m.text);
-    (m.after ?? []).forEach((t, i) => emit(m.path, m.line + 1 + i, "-", t));
+    for (const [i, t] of (m.after ?? []).entries()) emit(m.path, m.line + 1 + i, "-", t);
   }
   return out;
 }

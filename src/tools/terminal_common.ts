@@ -10,7 +10,7 @@ export const TerminalId = z
   .describe('Terminal id, as returned by terminal_create or terminal_list (e.g. "t1").');
 
 /** CSI, OSC and other escape sequences, for model-visible text of raw output. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching terminal escapes is the point
+// Matches terminal escapes and control characters.
 const ANSI =
   /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[PX^_][^\u001b]*\u001b\\|\u001b[@-Z\\-_]|[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
 

@@ -229,8 +229,8 @@ export class BridgeServer implements EditorBridge {
         void this.#serveRequest(conn, frame.id, frame.method, frame.params);
         return;
       default: {
-        const never: never = frame;
-        return never;
+        frame satisfies never;
+        return;
       }
     }
   }

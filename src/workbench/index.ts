@@ -82,7 +82,7 @@ export async function resolveRuntime(
   const rootOpt = o.runtimeRoot || env.CCB_RUNTIME_ROOT || undefined;
   const root = rootOpt ? resolvePath(rootOpt) : undefined;
   const nodeOpt = o.runtimeNode || env.CCB_RUNTIME_NODE || undefined;
-  const node = nodeOpt && nodeOpt.includes("/") ? resolvePath(nodeOpt) : nodeOpt;
+  const node = nodeOpt?.includes("/") ? resolvePath(nodeOpt) : nodeOpt;
   const kind: RuntimeKind = o.runtime ?? (root && isCodeServerRoot(root) ? "code-server" : "openvscode");
   if (kind === "code-server") {
     if (!root) {

@@ -95,7 +95,10 @@ export function unmountedWritablePaths(o: Obj): string[] {
 export function secretRefs(o: Obj): string[] {
   const out = new Set<string>();
   const walk = (v: unknown, key = ""): void => {
-    if (Array.isArray(v)) return v.forEach((x) => walk(x, key));
+    if (Array.isArray(v)) {
+      for (const x of v) walk(x, key);
+      return;
+    }
     if (!v || typeof v !== "object") return;
     const x = v as Obj;
     if ((key === "secretKeyRef" || key === "secretRef") && typeof x.name === "string") out.add(x.name);

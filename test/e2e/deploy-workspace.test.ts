@@ -16,7 +16,9 @@ import { type HttpServe, startWorkbenchServe } from "./workbench-helpers.ts";
 
 const GRACE_MS = 30_000;
 const dirs: Array<{ cleanup(): void }> = [];
-after(() => dirs.forEach((d) => d.cleanup()));
+after(() => {
+  for (const d of dirs) d.cleanup();
+});
 
 function sandbox(): { root: string; workspace: string; env: Record<string, string> } {
   const d = tmpdirFixture({ prefix: "ccb-deploy-" });

@@ -76,9 +76,9 @@ describe("git tools over MCP stdio", () => {
     const config = await call("git_run", { args: ["config", "core.fsmonitor", evil] });
     assert.equal(config.isError, true);
     assert.match(config.text, /GIT_REFUSED/);
-    const escape = await call("git_run", { args: ["log", `--output=${join(evidence.path, "log.txt")}`] });
-    assert.equal(escape.isError, true);
-    assert.match(escape.text, /PATH_OUTSIDE_WORKSPACE/);
+    const outside = await call("git_run", { args: ["log", `--output=${join(evidence.path, "log.txt")}`] });
+    assert.equal(outside.isError, true);
+    assert.match(outside.text, /PATH_OUTSIDE_WORKSPACE/);
     const cwd = await call("git_status", { path: evidence.path });
     assert.equal(cwd.isError, true);
     assert.match(cwd.text, /PATH_OUTSIDE_WORKSPACE/);

@@ -28,7 +28,11 @@ function mainRequests() {
     list,
     push(body: any) {
       list.push(body);
-      for (const w of [...waiters]) if (list[w.n]) waiters.splice(waiters.indexOf(w), 1), w.resolve(list[w.n]);
+      for (const w of [...waiters]) {
+        if (!list[w.n]) continue;
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(list[w.n]);
+      }
     },
     wait(n: number): Promise<any> {
       if (list[n]) return Promise.resolve(list[n]);

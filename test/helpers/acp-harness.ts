@@ -68,7 +68,7 @@ export class AgentHarness {
     let buf = "";
     child.stdout!.on("data", (d: Buffer) => {
       buf += d.toString("utf8");
-      let i;
+      let i: number;
       while ((i = buf.indexOf("\n")) !== -1) {
         const line = buf.slice(0, i);
         buf = buf.slice(i + 1);

@@ -4,7 +4,7 @@ import { isSideRequest } from "./fake-anthropic.ts";
 /** The last user message of a request carries tool results (the model is being told what its tools did). */
 export function lastToolResults(body: any): { tool_use_id: string; is_error?: boolean; content: unknown }[] {
   const last = body?.messages?.at(-1);
-  if (!last || last.role !== "user" || !Array.isArray(last.content)) return [];
+  if (last?.role !== "user" || !Array.isArray(last.content)) return [];
   return last.content.filter((b: any) => b.type === "tool_result");
 }
 

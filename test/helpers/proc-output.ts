@@ -39,8 +39,14 @@ export class Output {
       }, timeoutMs);
       const w = {
         re,
-        resolve: (v: RegExpMatchArray) => (clearTimeout(timer), resolve(v)),
-        reject: (e: Error) => (clearTimeout(timer), reject(e)),
+        resolve: (v: RegExpMatchArray) => {
+          clearTimeout(timer);
+          resolve(v);
+        },
+        reject: (e: Error) => {
+          clearTimeout(timer);
+          reject(e);
+        },
       };
       this.#waiters.push(w);
     });

@@ -146,7 +146,7 @@ describe("FileService.read", () => {
     writeFileSync(join(f.root, "a.txt"), text);
     writeFileSync(join(f.root, "bin.dat"), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]));
     writeFileSync(join(f.root, "latin1.txt"), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
-    writeFileSync(join(f.root, "big.txt"), "x".repeat(99) + "\n".repeat(1) + "y".repeat(200) + "\n");
+    writeFileSync(join(f.root, "big.txt"), `${"x".repeat(99) + "\n".repeat(1) + "y".repeat(200)}\n`);
     mkdirSync(join(f.root, "dir"));
     execFileSync("mkfifo", [join(f.root, "fifo")]);
     symlinkSync(join(f.outside, "secret.txt"), join(f.root, "secret-link"));

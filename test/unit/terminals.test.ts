@@ -167,7 +167,7 @@ for (const backend of ["node-pty", "pipe"] as const) {
         const lines = all.split(isPty ? "\r\n" : "\n");
         assert.equal(lines.pop(), "");
         assert.equal(lines.length, 200_000);
-        lines.forEach((line, i) => assert.equal(line, String(i + 1)));
+        for (const [i, line] of lines.entries()) assert.equal(line, String(i + 1));
 
         // Read everything still held, 10,000 characters at a time, from offset 0.
         let r = await small.read(t.id, { offset: 0, maxBytes: 10_000 });

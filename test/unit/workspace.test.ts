@@ -127,7 +127,7 @@ describe("Workspace confinement", () => {
       .map(([abs, parts]) => (abs ? join(root, ...parts) : parts.join("/")));
     await fc.assert(
       fc.asyncProperty(input, fc.boolean(), async (p, followFinal) => {
-        let r;
+        let r: Awaited<ReturnType<typeof ws.resolve>>;
         try {
           r = await ws.resolve(p, { followFinal });
         } catch (err) {

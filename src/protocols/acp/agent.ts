@@ -242,12 +242,10 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
         const cwd = checkCwd(params.cwd);
         if (!store.exists(params.sessionId)) throw new CcbError("NOT_FOUND", `Session not found: ${params.sessionId}`);
         const id = newSessionId();
-        store
-          .fork(params.sessionId, id, cwd)
-          .append({
-            t: "title",
-            title: `Fork of ${store.read(params.sessionId).title ?? params.sessionId}`.slice(0, 80),
-          });
+        store.fork(params.sessionId, id, cwd).append({
+          t: "title",
+          title: `Fork of ${store.read(params.sessionId).title ?? params.sessionId}`.slice(0, 80),
+        });
         const { s } = await open(client, id, cwd, params.mcpServers ?? [], true);
         announce(s);
         return { sessionId: id, modes: s.modes(), configOptions: s.configOptions() };

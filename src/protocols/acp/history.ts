@@ -113,7 +113,7 @@ export function repairHistory(input: MessageParam[]): MessageParam[] {
     const uses = blocks(m).filter((b) => b.type === "tool_use") as { id: string }[];
     if (uses.length === 0) continue;
     let next = out[i + 1];
-    if (!next || next.role !== "user") {
+    if (next?.role !== "user") {
       next = { role: "user", content: [] };
       out.splice(i + 1, 0, next);
     }

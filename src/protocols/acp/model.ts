@@ -10,6 +10,14 @@ import type { Logger } from "../../core/log.ts";
 import { ModelError, missingCredentials } from "./model-error.ts";
 import type { ModelSettings } from "./settings.ts";
 
+/** A content block while its deltas arrive: the fields the stream appends to. */
+interface MutableBlock {
+  text?: string;
+  thinking?: string;
+  signature?: string;
+  input?: unknown;
+}
+
 export type ModelRequest = Omit<MessageCreateParamsNonStreaming, "stream">;
 
 export { ModelError };
@@ -162,7 +170,7 @@ class Accumulator {
         if (e.content_block.type === "tool_use") this.json.set(e.index, "");
         break;
       case "content_block_delta": {
-        const b = this.msg().content[e.index] as any;
+        const b = this.msg().content[e.index] as MutableBlock | undefined;
         const d = e.delta;
         if (!b) break;
         if (d.type === "text_delta") b.text += d.text;
@@ -172,7 +180,7 @@ class Accumulator {
         break;
       }
       case "content_block_stop": {
-        const b = this.msg().content[e.index] as any;
+        const b = this.msg().content[e.index] as MutableBlock | undefined;
         const raw = this.json.get(e.index);
         if (b && raw !== undefined) {
           try {

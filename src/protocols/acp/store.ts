@@ -114,7 +114,7 @@ export class SessionStore {
       }
     }
     const meta = records[0];
-    if (!meta || meta.t !== "meta") throw new CcbError("CONFIG_INVALID", `Session file is damaged: ${path}`);
+    if (meta?.t !== "meta") throw new CcbError("CONFIG_INVALID", `Session file is damaged: ${path}`);
     let title: string | undefined;
     for (const r of records) if (r.t === "title") title = r.title;
     return {

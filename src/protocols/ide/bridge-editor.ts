@@ -112,7 +112,7 @@ export class BridgeEditor implements IdeEditor {
 
   async openFile(req: Parameters<IdeEditor["openFile"]>[0], signal: AbortSignal) {
     this.#bridge();
-    let selection;
+    let selection: ReturnType<typeof findTextRange>;
     if (req.startText) {
       const text = await this.#documentText(req.path, signal);
       if (text !== undefined) selection = findTextRange(text, req.startText, req.endText, req.selectToEndOfLine);

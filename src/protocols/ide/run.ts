@@ -102,7 +102,12 @@ function catchSignals(): { next: Promise<NodeJS.Signals>; release(): void } {
   const next = new Promise<NodeJS.Signals>((r) => (resolveNext = r));
   const handler = (s: NodeJS.Signals) => resolveNext(s);
   for (const s of SIGNALS) process.on(s, handler);
-  return { next, release: () => SIGNALS.forEach((s) => process.off(s, handler)) };
+  return {
+    next,
+    release: () => {
+      for (const s of SIGNALS) process.off(s, handler);
+    },
+  };
 }
 
 /** Runs until the command exits or a signal arrives; returns the process exit code. */

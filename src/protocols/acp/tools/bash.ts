@@ -34,8 +34,14 @@ function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
     const onAbort = () => reject(new CcbError("ABORTED", "aborted"));
     signal.addEventListener("abort", onAbort, { once: true });
     p.then(
-      (v) => (signal.removeEventListener("abort", onAbort), resolve(v)),
-      (e) => (signal.removeEventListener("abort", onAbort), reject(e)),
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
     );
   });
 }

@@ -113,7 +113,10 @@ export class DiffManager implements vscode.FileSystemProvider {
       this.#texts.delete(d.proposedUri.toString());
       this.#texts.delete(d.originalUri.toString());
     };
-    if (!closeTab) return forget();
+    if (!closeTab) {
+      forget();
+      return;
+    }
     void (async () => {
       // Saving the in-memory proposal first keeps VS Code from asking the person to save it.
       const doc = vscode.workspace.textDocuments.find((t) => t.uri.toString() === d.proposedUri.toString());

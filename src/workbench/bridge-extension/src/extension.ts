@@ -112,13 +112,17 @@ class BridgeClient implements vscode.Disposable {
   #connect(): void {
     if (this.#stopped) return;
     const cfg = this.#config();
-    if (!cfg) return this.#retry();
+    if (!cfg) {
+      this.#retry();
+      return;
+    }
     let ws: WebSocket;
     try {
       ws = new WebSocket(cfg.url);
     } catch (err) {
       this.#out.appendLine(`connect failed: ${(err as Error).message}`);
-      return this.#retry();
+      this.#retry();
+      return;
     }
     this.#ws = ws;
     ws.onopen = () => {
@@ -195,8 +199,8 @@ class BridgeClient implements vscode.Disposable {
         return;
       }
       default: {
-        const never: never = frame;
-        return never;
+        frame satisfies never;
+        return;
       }
     }
   }
@@ -273,7 +277,7 @@ class BridgeClient implements vscode.Disposable {
 
   #sendSelection(): void {
     const e = vscode.window.activeTextEditor;
-    if (!e || e.document.uri.scheme !== "file") return;
+    if (e?.document.uri.scheme !== "file") return;
     const sel = e.selection;
     const endLine = sel.end.character === 0 && sel.end.line > sel.start.line ? sel.end.line - 1 : sel.end.line;
     this.#event({ type: "atMentioned", path: uriPath(e.document.uri), lineStart: sel.start.line, lineEnd: endLine });

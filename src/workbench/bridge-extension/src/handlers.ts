@@ -306,5 +306,5 @@ export function setUserExtensionsDir(dir: string): void {
   userExtensionsDir = dir;
 }
 function isBuiltin(e: vscode.Extension<unknown>): boolean {
-  return !e.extensionUri.fsPath.startsWith(userExtensionsDir + "/");
+  return !e.extensionUri.fsPath.startsWith(`${userExtensionsDir}/`);
 }

@@ -12,7 +12,7 @@ export interface ServerCaller {
  */
 class SharedPty implements vscode.Pseudoterminal {
   readonly #write = new vscode.EventEmitter<string>();
-  readonly #close = new vscode.EventEmitter<number | void>();
+  readonly #close = new vscode.EventEmitter<number | undefined>();
   readonly onDidWrite = this.#write.event;
   readonly onDidClose = this.#close.event;
   coreId: string | undefined;
