@@ -8,7 +8,10 @@ import { after, before, describe, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import WebSocket from "ws";
+import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
+import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
 import { ccbCommand, runCcb, spawnCcb } from "../helpers/cli.ts";
+import { startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { IdeClient, textsOf } from "../helpers/ide-client.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { exitOf, Output } from "../helpers/proc-output.ts";
@@ -280,9 +283,52 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     }
   });
 
-  // ACP leg (added after the acp branch is merged): `ccb acp` in the same workspace attaches
-  // (acquireWorkbench with frontEnd "acp"), the process counts stay at one runtime and one
-  // headless Chromium, and an ACP edit that introduces a type error returns that diagnostic.
+  it("ccb acp in the same workspace attaches too: still one runtime and one Chromium; an edit's type error comes back in its tool result", async () => {
+    const api = await startFakeAnthropic({
+      script: toolThenText((prompt) =>
+        prompt === "break"
+          ? [{ name: "edit", input: { path: "a.ts", old_string: "= 1;", new_string: '= "one";' } }]
+          : undefined,
+      ),
+    });
+    const data = tempDataDir();
+    const agent = AgentHarness.start({
+      apiUrl: api.url,
+      dataDir: data.path,
+      onPermission: (req) => {
+        const o = req.options.find((x) => x.kind === "allow_once");
+        assert.ok(o, "allow_once offered");
+        return { outcome: { outcome: "selected", optionId: o.optionId } };
+      },
+      env: { ...(env() as Record<string, string>), CCB_LOG_LEVEL: "info" },
+    });
+    try {
+      await agent.initialize();
+      const { sessionId } = await agent.newSession(ws.path);
+      await eventually("ccb acp attached", () =>
+        /share: attached to the workbench of pid \d+ \(ide\)/.test(agent.stderr) ? true : undefined,
+      );
+      const p = processes();
+      assert.equal(p.runtimes.length, 1, `one runtime with ide, serve and acp: ${JSON.stringify(p)}`);
+      assert.equal(p.chromiums.length, 1, `one headless Chromium with ide, serve and acp: ${JSON.stringify(p)}`);
+      assert.equal((await agent.prompt(sessionId, "break")).stopReason, "end_turn");
+      const withResult = api.requests.find((r) => lastToolResults(r.body).length > 0);
+      assert.ok(withResult, "the model received the edit's tool result");
+      const content = lastToolResults(withResult.body)[0]?.content;
+      const result = typeof content === "string" ? content : JSON.stringify(content);
+      assert.match(result, /^Edited .*a\.ts/);
+      assert.match(result, /a\.ts:1:\d+ error: Type 'string' is not assignable to type 'number'\./);
+      // the same workbench shows the agent's edit to the other front ends
+      const st = await (serves[0] as Serve).call("editor_state", { includeText: false });
+      assert.match(text(st), /a\.ts/);
+      assert.deepEqual(agent.strayStdout, []);
+    } finally {
+      await agent.close();
+      await api.close();
+      data.cleanup();
+      writeFileSync(join(ws.path, "a.ts"), "export const a: number = 1;\n");
+    }
+  });
 
   it("the attach channel: only the owner's user, only with the secret, no browser Origin, no foreign Host", async () => {
     const rec = record();
