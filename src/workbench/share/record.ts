@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
 import { realpathSync } from "node:fs";
-import { chmod, link, lstat, mkdir, readdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, readdir, readFile, rename, unlink, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { CcbError } from "../../core/errors.ts";
+import { acquireLockFile } from "../../core/lock-file.ts";
 import { pidAlive } from "../../core/pid.ts";
 import { stateDir } from "../../util/paths.ts";
 
@@ -151,45 +152,12 @@ export async function lockRecord(
 ): Promise<() => Promise<void>> {
   const dir = await ensureRecordsDir(env);
   const lockPath = join(dir, `${key}.lock`);
-  const tmp = join(dir, `.${key}.${process.pid}.${randomBytes(4).toString("hex")}.lock`);
-  await writeFile(tmp, `${process.pid}\n`, { mode: 0o600, flag: "wx" });
-  const deadline = Date.now() + (o.timeoutMs ?? 60_000);
-  const staleMs = o.staleMs ?? 30_000;
-  try {
-    for (let delay = 5; ; delay = Math.min(delay * 2, 100)) {
-      try {
-        await link(tmp, lockPath);
-        const ino = (await lstat(lockPath)).ino;
-        return async () => {
-          const st = await lstat(lockPath).catch(() => undefined);
-          if (st?.ino === ino) await unlink(lockPath).catch(() => undefined);
-        };
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      }
-      try {
-        const st = await lstat(lockPath);
-        const pid = Number((await readFile(lockPath, "utf8")).trim());
-        if (Date.now() - st.mtimeMs > staleMs || (Number.isInteger(pid) && pid > 0 && !pidAlive(pid))) {
-          const aside = `${lockPath}.stale-${randomBytes(4).toString("hex")}`;
-          await rename(lockPath, aside).catch(() => undefined);
-          const moved = await lstat(aside).catch(() => undefined);
-          // Someone else's fresh lock moved by mistake: put it back if its place is still free.
-          if (moved && moved.ino !== st.ino) await link(aside, lockPath).catch(() => undefined);
-          await unlink(aside).catch(() => undefined);
-          continue;
-        }
-      } catch {
-        continue; // vanished meanwhile
-      }
-      if (Date.now() > deadline) {
-        throw new CcbError("TIMEOUT", "Timed out waiting for the lock of the shared workbench record.", {
-          hint: `Retry; if it persists, remove ${lockPath}.`,
-        });
-      }
-      await new Promise((r) => setTimeout(r, delay));
-    }
-  } finally {
-    await unlink(tmp).catch(() => undefined);
-  }
+  return acquireLockFile(lockPath, {
+    timeoutMs: o.timeoutMs ?? 60_000,
+    staleMs: o.staleMs ?? 30_000,
+    timeoutError: () =>
+      new CcbError("TIMEOUT", "Timed out waiting for the lock of the shared workbench record.", {
+        hint: `Retry; if it persists, remove ${lockPath}.`,
+      }),
+  });
 }
