@@ -23,6 +23,44 @@ export const commonArgs = {
   },
 } as const;
 
+/** The workbench runtime flags of every command that may start a workbench (ide, serve, acp). */
+export const runtimeArgs = {
+  runtime: {
+    type: "string",
+    description:
+      "Workbench runtime: openvscode (default; `ccb runtime fetch` installs it) or code-server (detected from --runtime-root).",
+    valueHint: "openvscode|code-server",
+  },
+  "runtime-root": {
+    type: "string",
+    description:
+      "An existing runtime install: an OpenVSCode Server folder, or the code-server package folder (env CCB_RUNTIME_ROOT).",
+    valueHint: "dir",
+  },
+  "runtime-node": {
+    type: "string",
+    description: "Node 24 binary for code-server (env CCB_RUNTIME_NODE; default: node from PATH, version-checked).",
+    valueHint: "path",
+  },
+} as const;
+
+/** The runtime options from `runtimeArgs` (flags first, then CCB_RUNTIME_ROOT / CCB_RUNTIME_NODE). */
+export function runtimeOptions(args: { runtime?: string; "runtime-root"?: string; "runtime-node"?: string }): {
+  runtime: "openvscode" | "code-server" | undefined;
+  runtimeRoot: string | undefined;
+  runtimeNode: string | undefined;
+} {
+  const runtime = args.runtime || undefined;
+  if (runtime !== undefined && runtime !== "openvscode" && runtime !== "code-server") {
+    throw new CcbError("INVALID_ARGUMENT", `--runtime must be openvscode or code-server, got "${runtime}".`);
+  }
+  return {
+    runtime,
+    runtimeRoot: args["runtime-root"] || process.env.CCB_RUNTIME_ROOT || undefined,
+    runtimeNode: args["runtime-node"] || process.env.CCB_RUNTIME_NODE || undefined,
+  };
+}
+
 /** Workspace roots from repeated --workspace flags, else CCB_WORKSPACE (path-list separated), else the cwd. */
 export function workspaceRoots(
   rawArgs: string[],

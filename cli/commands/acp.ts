@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { commonArgs, reportFatal, setupLogging } from "../common.ts";
+import { commonArgs, reportFatal, runtimeArgs, runtimeOptions, setupLogging } from "../common.ts";
 
 export default defineCommand({
   meta: {
@@ -18,16 +18,7 @@ export default defineCommand({
       description:
         "Start a workbench (code-server or OpenVSCode, with headless Chromium) for each session's folder when none is there.",
     },
-    "runtime-root": {
-      type: "string",
-      description: "Workbench runtime install (env CCB_RUNTIME_ROOT).",
-      valueHint: "dir",
-    },
-    "runtime-node": {
-      type: "string",
-      description: "Node 24 for code-server (env CCB_RUNTIME_NODE).",
-      valueHint: "path",
-    },
+    ...runtimeArgs,
     ...commonArgs,
   },
   async run({ args }) {
@@ -38,8 +29,7 @@ export default defineCommand({
         log,
         workbench: {
           start: args.workbench === true,
-          runtimeRoot: args["runtime-root"] || undefined,
-          runtimeNode: args["runtime-node"] || undefined,
+          ...runtimeOptions(args),
         },
       });
       process.exit(0);

@@ -1,6 +1,5 @@
 import { defineCommand } from "citty";
-import { CcbError } from "../../src/core/errors.ts";
-import { commonArgs, reportFatal, setupLogging, workspaceRoots } from "../common.ts";
+import { commonArgs, reportFatal, runtimeArgs, runtimeOptions, setupLogging, workspaceRoots } from "../common.ts";
 
 export default defineCommand({
   meta: {
@@ -28,23 +27,7 @@ export default defineCommand({
       default: true,
       description: "Start the workbench (--no-workbench: IDE server only).",
     },
-    runtime: {
-      type: "string",
-      description:
-        "Workbench runtime: openvscode (default; `ccb runtime fetch` installs it) or code-server (detected from --runtime-root).",
-      valueHint: "openvscode|code-server",
-    },
-    "runtime-root": {
-      type: "string",
-      description:
-        "An existing runtime install: an OpenVSCode Server folder, or the code-server package folder (env CCB_RUNTIME_ROOT).",
-      valueHint: "dir",
-    },
-    "runtime-node": {
-      type: "string",
-      description: "Node 24 binary for code-server (env CCB_RUNTIME_NODE; default: node from PATH).",
-      valueHint: "path",
-    },
+    ...runtimeArgs,
     "headless-client": {
       type: "boolean",
       default: true,
@@ -83,9 +66,7 @@ export default defineCommand({
         open: Boolean(args.open),
         workbench: args.workbench !== false,
         workbenchOptions: {
-          runtime: runtimeKind(args.runtime),
-          runtimeRoot: args["runtime-root"] || process.env.CCB_RUNTIME_ROOT || undefined,
-          runtimeNode: args["runtime-node"] || process.env.CCB_RUNTIME_NODE || undefined,
+          ...runtimeOptions(args),
           headlessClient: args["headless-client"] !== false,
         },
         command,
@@ -98,9 +79,3 @@ export default defineCommand({
     }
   },
 });
-
-function runtimeKind(v: string | undefined): "openvscode" | "code-server" | undefined {
-  if (v === undefined || v === "") return undefined;
-  if (v === "openvscode" || v === "code-server") return v;
-  throw new CcbError("INVALID_ARGUMENT", `--runtime must be openvscode or code-server, got "${v}".`);
-}

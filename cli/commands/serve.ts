@@ -1,7 +1,15 @@
 import { defineCommand } from "citty";
 import { CcbError } from "../../src/core/errors.ts";
 import { parseRenderMode } from "../../src/protocols/mcp/app/render-mode.ts";
-import { commonArgs, reportFatal, secretArg, setupLogging, workspaceRoots } from "../common.ts";
+import {
+  commonArgs,
+  reportFatal,
+  runtimeArgs,
+  runtimeOptions,
+  secretArg,
+  setupLogging,
+  workspaceRoots,
+} from "../common.ts";
 import { announceLine } from "../logging.ts";
 
 export default defineCommand({
@@ -85,23 +93,7 @@ export default defineCommand({
       description:
         "Run the live Code OSS workbench beside the server so editor tools work (default on; --no-workbench turns it off). Without a runtime, serve still runs and editor tools say why.",
     },
-    runtime: {
-      type: "string",
-      description:
-        "Workbench runtime: openvscode (default; `ccb runtime fetch` installs it) or code-server (detected from --runtime-root).",
-      valueHint: "openvscode|code-server",
-    },
-    "runtime-root": {
-      type: "string",
-      description:
-        "An existing runtime install: an OpenVSCode Server folder, or the code-server package folder (env CCB_RUNTIME_ROOT).",
-      valueHint: "dir",
-    },
-    "runtime-node": {
-      type: "string",
-      description: "Node 24 binary for code-server (env CCB_RUNTIME_NODE; default: node from PATH, version-checked).",
-      valueHint: "path",
-    },
+    ...runtimeArgs,
     "headless-client": {
       type: "boolean",
       default: true,
@@ -168,14 +160,8 @@ function workbenchArgs(args: {
   "headless-client"?: boolean;
   "render-mode"?: string;
 }) {
-  const runtime = args.runtime;
-  if (runtime !== undefined && runtime !== "openvscode" && runtime !== "code-server") {
-    throw new CcbError("INVALID_ARGUMENT", `--runtime must be openvscode or code-server, got "${runtime}".`);
-  }
   return {
-    runtime,
-    runtimeRoot: args["runtime-root"] || process.env.CCB_RUNTIME_ROOT || undefined,
-    runtimeNode: args["runtime-node"] || process.env.CCB_RUNTIME_NODE || undefined,
+    ...runtimeOptions(args),
     headlessClient: args["headless-client"] !== false,
     renderMode: parseRenderMode(args["render-mode"] ?? process.env.CCB_RENDER_MODE),
   } as const;

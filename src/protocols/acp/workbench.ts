@@ -1,12 +1,15 @@
 import type { BridgeSlot } from "../../core/bridge.ts";
 import { type Core, createCore } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
+import type { RuntimeKind } from "../../workbench/launcher/types.ts";
 import type { WorkbenchLease } from "../../workbench/share/acquire.ts";
 
 /** How `ccb acp` gets a workbench for a session (from `ccb acp --workbench` and its runtime options). */
 export interface AcpWorkbenchOptions {
   /** Start a workbench when none is there (`ccb acp --workbench`); default: only attach to one. */
   start: boolean;
+  /** Which runtime a started workbench runs (default: code-server when runtimeRoot is one, else OpenVSCode). */
+  runtime?: RuntimeKind | undefined;
   /** An existing runtime install (code-server package folder or OpenVSCode); default CCB_RUNTIME_ROOT. */
   runtimeRoot?: string | undefined;
   /** Node 24 for code-server; default CCB_RUNTIME_NODE. */
@@ -69,6 +72,7 @@ export async function acquireAcpWorkbench(
         frontEnd: "acp",
         start: options.start,
         options: {
+          runtime: options.runtime,
           runtimeRoot: options.runtimeRoot,
           runtimeNode: options.runtimeNode,
           headlessClient: options.headlessClient,
