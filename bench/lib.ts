@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 
 /** Small helpers shared by the benchmarks: percentiles and a consistent report. */
@@ -21,4 +22,21 @@ export function cpuMsOf(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   const ticks = Number(fields[11]) + Number(fields[12]);
   return (ticks * 1000) / 100;
+}
+
+/** ripgrep run directly for a fixed string (the baseline of the search benchmarks): wall time and matching lines. */
+export function rgFixedString(rg: string, root: string, needle: string): Promise<{ ms: number; lines: number }> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(rg, ["--no-config", "--no-require-git", "-n", "-F", needle, "."], {
+      cwd: root,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.on("error", reject);
+    child.on("close", () =>
+      resolve({ ms: performance.now() - t0, lines: out.split("\n").filter((l) => l.includes(needle)).length }),
+    );
+  });
 }

@@ -5,14 +5,13 @@
 // 20 needles (SearchService with ripgrep), each next to its baseline in the same run: readFileSync
 // of the same file, and `rg` run directly. Prints a table and the slope of each column per 10x.
 //   node --import tsx bench/scale.bench.ts        Env: BENCH_SIZES (default 5000,50000,500000)
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCore } from "../src/core/core.ts";
 import { silentLogger } from "../src/core/log.ts";
 import { findRgOnPath } from "../src/core/search-rg.ts";
-import { summarize } from "./lib.ts";
+import { rgFixedString, summarize } from "./lib.ts";
 import { generateTree } from "./tree.ts";
 
 const SIZES = (process.env.BENCH_SIZES ?? "5000,50000,500000").split(",").map(Number);
@@ -20,21 +19,7 @@ const READS = 400;
 const SEARCHES = Number(process.env.BENCH_N ?? 7);
 const NEEDLE = "zqxj_needle_marker";
 
-function rgDirect(rg: string, root: string): Promise<{ ms: number; lines: number }> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(rg, ["--no-config", "--no-require-git", "-n", "-F", NEEDLE, "."], {
-      cwd: root,
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.on("error", reject);
-    child.on("close", () =>
-      resolve({ ms: performance.now() - t0, lines: out.split("\n").filter((l) => l.includes(NEEDLE)).length }),
-    );
-  });
-}
+const rgDirect = (rg: string, root: string) => rgFixedString(rg, root, NEEDLE);
 
 const rg = await findRgOnPath();
 if (!rg) throw new Error("rg is not on PATH (Debian: apt-get install ripgrep)");

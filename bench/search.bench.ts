@@ -1,7 +1,6 @@
 // fs_search on a generated tree of ~50k files vs running `rg` directly on the same tree, in the
 // same run. Both must find all 20 needles (complete results). Run: node --import tsx bench/search.bench.ts
 // Env: BENCH_FILES (default 50000), BENCH_N (rg-engine iterations, default 15), BENCH_JS_N (default 5).
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,7 +8,7 @@ import { createCore } from "../src/core/core.ts";
 import { silentLogger } from "../src/core/log.ts";
 import { findRgOnPath } from "../src/core/search-rg.ts";
 import fsSearch from "../src/tools/fs_search.ts";
-import { fmt, ratio, summarize } from "./lib.ts";
+import { fmt, ratio, rgFixedString, summarize } from "./lib.ts";
 import { generateTree } from "./tree.ts";
 
 const FILES = Number(process.env.BENCH_FILES ?? 50_000);
@@ -19,21 +18,7 @@ const NEEDLES = 20;
 const NEEDLE = "zqxj_needle_marker";
 const generate = (root: string) => generateTree(root, FILES, NEEDLES, NEEDLE);
 
-function runRgDirect(rg: string, root: string): Promise<{ ms: number; lines: number }> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(rg, ["--no-config", "--no-require-git", "-n", "-F", NEEDLE, "."], {
-      cwd: root,
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-    child.on("error", reject);
-    child.on("close", () =>
-      resolve({ ms: performance.now() - t0, lines: out.split("\n").filter((l) => l.includes(NEEDLE)).length }),
-    );
-  });
-}
+const runRgDirect = (rg: string, root: string) => rgFixedString(rg, root, NEEDLE);
 
 const rg = await findRgOnPath();
 if (!rg) throw new Error("rg is not on PATH (Debian: apt-get install ripgrep)");
