@@ -26,6 +26,9 @@ describe("the compiled binary alone, outside the checkout", () => {
       version,
       JSON.parse(readFileSync(join(process.env.CCB_REPO_ROOT ?? ".", "package.json"), "utf8")).version,
     );
+    // `--version` is answered by the binary's entry before the pack is opened; anything that runs
+    // ccb's code (here `--help`) unpacks it.
+    execFileSync(bin, ["--help"], { cwd: dir.path, env, encoding: "utf8" });
     const packs = readdirSync(join(home, "cache/ccb/assets"));
     assert.equal(packs.length, 1, `one content-addressed folder: ${packs}`);
     assert.match(packs[0] as string, /^[0-9a-f]{64}$/);
@@ -43,8 +46,9 @@ describe("the compiled binary alone, outside the checkout", () => {
     const good = readFileSync(main);
     // An attacker-controlled main.js would print PWNED; the binary must notice the hash mismatch.
     writeFileSync(main, 'console.log("PWNED"); process.exit(0);\n');
-    const out = execFileSync(bin, ["--version"], { cwd: dir.path, env, encoding: "utf8" });
+    const out = execFileSync(bin, ["--help"], { cwd: dir.path, env, encoding: "utf8" });
     assert.doesNotMatch(out, /PWNED/);
+    assert.match(out, /Usage: ccb/);
     assert.deepEqual(readFileSync(main), good, "the original file is restored");
   });
 
