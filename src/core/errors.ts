@@ -65,6 +65,15 @@ export class CcbError extends Error {
   }
 }
 
+/** A CcbError from an error that crossed a wire ({code, message, hint}); an unknown code becomes `fallback`. */
+export function ccbErrorFromWire(
+  e: { code: string; message: string; hint?: string | undefined },
+  fallback: ErrorCode = "BRIDGE_ERROR",
+): CcbError {
+  const code = (ERROR_CODES as readonly string[]).includes(e.code) ? (e.code as ErrorCode) : fallback;
+  return new CcbError(code, e.message, e.hint ? { hint: e.hint } : {});
+}
+
 export function isCcbError(err: unknown, code?: ErrorCode): err is CcbError {
   return err instanceof CcbError && (code === undefined || err.code === code);
 }

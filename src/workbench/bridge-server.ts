@@ -4,7 +4,7 @@ import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
 import type { EditorBridge } from "../core/bridge.ts";
 import type { Core } from "../core/core.ts";
-import { CcbError, ERROR_CODES, type ErrorCode, toCcbError } from "../core/errors.ts";
+import { CcbError, ccbErrorFromWire, toCcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { registerSecret } from "../core/secrets.ts";
 import { CCB_VERSION } from "../core/version.ts";
@@ -217,12 +217,8 @@ export class BridgeServer implements EditorBridge {
         if (!p) return;
         conn.pending.delete(frame.id);
         p.cleanup();
-        if (frame.error) {
-          const code: ErrorCode = (ERROR_CODES as readonly string[]).includes(frame.error.code)
-            ? (frame.error.code as ErrorCode)
-            : "BRIDGE_ERROR";
-          p.reject(new CcbError(code, frame.error.message, frame.error.hint ? { hint: frame.error.hint } : {}));
-        } else p.resolve(frame.result);
+        if (frame.error) p.reject(ccbErrorFromWire(frame.error));
+        else p.resolve(frame.result);
         return;
       }
       case "request":

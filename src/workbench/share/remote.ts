@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { WebSocket } from "ws";
 import type { EditorBridge } from "../../core/bridge.ts";
 import type { Core } from "../../core/core.ts";
-import { CcbError, ERROR_CODES, type ErrorCode } from "../../core/errors.ts";
+import { CcbError, ccbErrorFromWire } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { registerSecret } from "../../core/secrets.ts";
 import { tokensEqual } from "../../util/secrets.ts";
@@ -155,12 +155,8 @@ export class RemoteBridge implements EditorBridge {
         if (!p) return;
         this.#pending.delete(frame.id);
         p.cleanup();
-        if (frame.error) {
-          const code: ErrorCode = (ERROR_CODES as readonly string[]).includes(frame.error.code)
-            ? (frame.error.code as ErrorCode)
-            : "BRIDGE_ERROR";
-          p.reject(new CcbError(code, frame.error.message, frame.error.hint ? { hint: frame.error.hint } : {}));
-        } else p.resolve(frame.result);
+        if (frame.error) p.reject(ccbErrorFromWire(frame.error));
+        else p.resolve(frame.result);
         return;
       }
     }
