@@ -17,7 +17,7 @@ import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { exitOf, Output } from "../helpers/proc-output.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { cleanEnv } from "./serve-helpers.ts";
-import { type ToolResult, text } from "./workbench-helpers.ts";
+import { eventually, type ToolResult, text } from "./workbench-helpers.ts";
 
 /**
  * One workbench per workspace, shared by every ccb front end: the real CLI from dist/ (`ccb ide`,
@@ -76,25 +76,6 @@ function processes(): { runtimes: number[]; chromiums: number[] } {
   return { runtimes, chromiums };
 }
 
-async function eventually<T>(
-  what: string,
-  fn: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 400_000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
 interface Serve {
   client: Client;
   transport: StdioClientTransport;
@@ -130,10 +111,14 @@ async function startServe(): Promise<Serve> {
 
 /** editor_state answers (the bridge serves through whoever owns the workbench). */
 const editorLive = (s: Serve) =>
-  eventually(`editor_state of serve ${s.pid}`, async () => {
-    const r = await s.call("editor_state");
-    return r.isError ? undefined : r;
-  });
+  eventually(
+    `editor_state of serve ${s.pid}`,
+    async () => {
+      const r = await s.call("editor_state");
+      return r.isError ? undefined : r;
+    },
+    400_000,
+  );
 
 /** An HTTP request run as `user` (undefined: this test's account) by a small Node script. */
 function probe(
@@ -305,8 +290,10 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     try {
       await agent.initialize();
       const { sessionId } = await agent.newSession(ws.path);
-      await eventually("ccb acp attached", () =>
-        /share: attached to the workbench of pid \d+ \(ide\)/.test(agent.stderr) ? true : undefined,
+      await eventually(
+        "ccb acp attached",
+        () => (/share: attached to the workbench of pid \d+ \(ide\)/.test(agent.stderr) ? true : undefined),
+        400_000,
       );
       const p = processes();
       assert.equal(p.runtimes.length, 1, `one runtime with ide, serve and acp: ${JSON.stringify(p)}`);
