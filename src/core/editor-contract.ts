@@ -258,6 +258,22 @@ export const extensionMethods = {
     result: z.object({ uninstalled: z.boolean() }),
     timeoutMs: 120_000,
   },
+  /**
+   * Wait until the language features of a file's language can answer: the extensions that activate
+   * for the language are active, and the file's semantic model (its semantic tokens) has been
+   * computed, which makes a language server that is starting load the file's project first.
+   * `semantic`: a provider answered (false: none for this language, or it declined the file).
+   */
+  "language.ready": {
+    params: PathParams,
+    result: z.object({
+      languageId: z.string(),
+      activated: z.array(z.string()),
+      semantic: z.boolean(),
+      ms: z.number(),
+    }),
+    timeoutMs: 120_000,
+  },
   "language.documentSymbols": {
     params: PathParams,
     result: z.object({ symbols: z.array(SymbolNode) }),

@@ -117,8 +117,12 @@ test("diagnostics text: file:line:col severity message, relative paths, hints le
     "Diagnostics: none reported for /elsewhere/b.ts.",
   );
   assert.match(
-    diagnosticsText([{ path: "/p/b.ts", diagnostics: [] }], "/p", 5000),
+    diagnosticsText([{ path: "/p/b.ts", diagnostics: [] }], "/p", { busyMs: 5000 }),
     /within 5000 ms: this list may be stale/,
+  );
+  assert.match(
+    diagnosticsText([{ path: "/p/b.ts", diagnostics: [] }], "/p", { startingMs: 30000, languages: ["typescript"] }),
+    /^Diagnostics: none reported for b\.ts \(the language server for typescript was still starting after 30000 ms: this list may be stale\)\.$/,
   );
 });
 

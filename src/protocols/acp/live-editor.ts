@@ -13,17 +13,20 @@ import {
 import type { EditedFile, EditFeedback } from "./tool-runner.ts";
 
 /**
- * How long an edit waits for the language servers, once the editor holds the edited text: `quietMs`
- * without a change after the diagnostics changed, or `idleMs` when they do not change at all (a
- * language server reports only changes); at most `maxMs` after the files were shown.
+ * How long an edit waits for the language servers. First the editor must hold the edited text and
+ * the language's servers must be up (`startMs` at most: the first edit of a language starts its
+ * server, which loads the project). Then the diagnostics must stay unchanged for `quietMs` after a
+ * change, or for `idleMs` when they do not change at all (a language server reports only changes);
+ * at most `maxMs` after the servers were up.
  */
 export interface SettleTiming {
   quietMs: number;
   idleMs: number;
   maxMs: number;
+  startMs: number;
 }
 
-export const DEFAULT_SETTLE: SettleTiming = { quietMs: 500, idleMs: 1_500, maxMs: 5_000 };
+export const DEFAULT_SETTLE: SettleTiming = { quietMs: 500, idleMs: 1_500, maxMs: 5_000, startMs: 30_000 };
 
 /** Diagnostics listed per edit result (the rest is counted). */
 const MAX_LINES = 30;
@@ -41,14 +44,17 @@ async function call<M extends ExtensionMethod>(
   return parsed.data as ResultOf<M>;
 }
 
+/** Why a diagnostics list may be stale. */
+export type Unsettled = { busyMs: number } | { startingMs: number; languages: string[] };
+
 /**
  * `path:line:col severity: message [source code]` lines (1-based positions), capped; paths relative
- * to `cwd` when inside it. `unsettledMs`: the language servers were still busy after that long.
+ * to `cwd` when inside it. `unsettled`: the language servers were still starting or busy.
  */
 export function diagnosticsText(
   files: { path: string; diagnostics: Diagnostic[] }[],
   cwd: string,
-  unsettledMs?: number,
+  unsettled?: Unsettled,
 ): string {
   const show = (abs: string) => {
     const rel = relative(cwd, abs);
@@ -68,9 +74,11 @@ export function diagnosticsText(
   }
   const names = files.map((f) => show(f.path)).join(", ");
   const caveat =
-    unsettledMs === undefined
+    unsettled === undefined
       ? ""
-      : ` (the language servers had not reported on the edit within ${unsettledMs} ms: this list may be stale)`;
+      : "busyMs" in unsettled
+        ? ` (the language servers had not reported on the edit within ${unsettled.busyMs} ms: this list may be stale)`
+        : ` (the language server for ${unsettled.languages.join(", ")} was still starting after ${unsettled.startingMs} ms: this list may be stale)`;
   if (total === 0) return `Diagnostics: none reported for ${names}${caveat}.`;
   const more = total > lines.length ? `\n... and ${total - lines.length} more` : "";
   return `Diagnostics of ${names} from the editor's language servers${caveat}:\n${lines.join("\n")}${more}`;
@@ -101,6 +109,33 @@ export class LiveEditor implements EditFeedback {
     return this.core.bridge.status().connected;
   }
 
+  /**
+   * Wait until the language features of each file answer (language.ready), `startMs` at most.
+   * Returns the languages whose servers were still starting then.
+   */
+  private async ready(bridge: EditorBridge, files: Map<string, string>, signal: AbortSignal): Promise<string[]> {
+    const limit = AbortSignal.any([signal, AbortSignal.timeout(this.timing.startMs)]);
+    const starting = new Set<string>();
+    await Promise.all(
+      [...files].map(async ([path, languageId]) => {
+        try {
+          const r = await call(bridge, "language.ready", { path }, limit);
+          if (r.activated.length > 0 || r.ms > 1_000)
+            this.log.debug(`language features of ${r.languageId} ready after ${r.ms} ms (${r.activated.join(", ")})`);
+        } catch (err) {
+          if (signal.aborted) throw err;
+          if (!limit.aborted) {
+            // an editor that cannot tell (an older bridge): settle on the diagnostics alone
+            this.log.debug(`language.ready for ${path}: ${(err as Error).message}`);
+            return;
+          }
+          starting.add(languageId);
+        }
+      }),
+    );
+    return [...starting];
+  }
+
   async afterEdit(files: EditedFile[], signal: AbortSignal): Promise<string | undefined> {
     if (!this.connected || files.length === 0) return undefined;
     const bridge = this.core.bridge.require();
@@ -129,16 +164,20 @@ export class LiveEditor implements EditFeedback {
       else current.delete(path);
     };
     try {
-      const waitFor = new Set<string>();
+      /** Files with a language server to wait for, and their languages. */
+      const waitFor = new Map<string, string>();
       for (const f of files) {
         since.set(f.path, 0);
         const shown = await call(bridge, "editor.open", { path: f.path, preview: true, preserveFocus: true }, signal);
-        if (!NO_SERVER.has(shown.languageId)) waitFor.add(f.path);
+        if (!NO_SERVER.has(shown.languageId)) waitFor.set(f.path, shown.languageId);
         await check(f.path);
       }
-      const deadline = t0 + this.timing.maxMs;
+      let deadline = t0 + this.timing.maxMs;
       let quietSince = performance.now();
       let currentSince: number | undefined;
+      /** When the language servers of the edited files were up (undefined: not asked yet). */
+      let readyAt: number | undefined;
+      let unsettled: Unsettled | undefined;
       let last = JSON.stringify([...since]);
       let settled = waitFor.size === 0;
       while (!settled && !signal.aborted && performance.now() < deadline) {
@@ -149,12 +188,22 @@ export class LiveEditor implements EditFeedback {
           last = counts;
           quietSince = now;
         }
-        const allCurrent = [...waitFor].every((p) => current.has(p));
+        const allCurrent = [...waitFor.keys()].every((p) => current.has(p));
         if (!allCurrent) currentSince = undefined;
         else currentSince ??= now;
-        if (currentSince !== undefined) {
-          const changed = [...waitFor].some((p) => (since.get(p) ?? 0) > 0);
-          const calm = now - Math.max(quietSince, currentSince);
+        if (currentSince !== undefined && readyAt === undefined) {
+          const starting = await this.ready(bridge, waitFor, signal);
+          if (starting.length > 0) {
+            unsettled = { startingMs: this.timing.startMs, languages: starting };
+            break;
+          }
+          readyAt = performance.now();
+          deadline = Math.max(deadline, readyAt + this.timing.maxMs);
+          continue;
+        }
+        if (currentSince !== undefined && readyAt !== undefined) {
+          const changed = [...waitFor.keys()].some((p) => (since.get(p) ?? 0) > 0);
+          const calm = now - Math.max(quietSince, currentSince, readyAt);
           if (calm >= (changed ? this.timing.quietMs : this.timing.idleMs)) {
             settled = true;
             break;
@@ -170,14 +219,16 @@ export class LiveEditor implements EditFeedback {
           wake = done;
         });
       }
+      if (!settled && !unsettled) unsettled = { busyMs: this.timing.maxMs };
       const ms = Math.round(performance.now() - t0);
       this.log.debug(
-        `diagnostics of ${files.length} edited file(s) ${settled ? "settled" : "not settled"} after ${ms} ms`,
+        `diagnostics of ${files.length} edited file(s) ${settled ? "settled" : "not settled"} after ${ms} ms` +
+          (readyAt === undefined ? "" : ` (language servers up after ${Math.round(readyAt - t0)} ms)`),
       );
       const diagnostics = await Promise.all(
         files.map(async (f) => (await call(bridge, "diagnostics.get", { path: f.path }, signal)).files),
       );
-      return diagnosticsText(diagnostics.flat(), this.cwd, settled ? undefined : this.timing.maxMs);
+      return diagnosticsText(diagnostics.flat(), this.cwd, settled ? undefined : unsettled);
     } finally {
       off();
     }

@@ -47,6 +47,17 @@ function overlay(d: vscode.TextDocument, includeText: boolean): DocumentOverlay 
   };
 }
 
+const noop = () => undefined;
+
+/** Whether an extension's manifest activates it for documents of `languageId` (explicitly, or by contributing the language). */
+function activatesFor(manifest: unknown, languageId: string): boolean {
+  const m = (manifest ?? {}) as { activationEvents?: unknown; contributes?: { languages?: unknown } };
+  const events = Array.isArray(m.activationEvents) ? m.activationEvents : [];
+  if (events.some((e) => e === `onLanguage:${languageId}` || e === "onLanguage")) return true;
+  const languages = Array.isArray(m.contributes?.languages) ? m.contributes.languages : [];
+  return languages.some((l) => (l as { id?: unknown } | null)?.id === languageId);
+}
+
 /** Wait until vscode.extensions changes or `ms` pass (installs land asynchronously). */
 function extensionsChanged(ms: number): Promise<void> {
   return new Promise((resolve) => {
@@ -216,6 +227,24 @@ const base = {
     }
     if (had) await changed;
     return { uninstalled: true };
+  },
+  async "language.ready"(p) {
+    const t0 = Date.now();
+    const doc = await openDoc(p.path);
+    const serving = vscode.extensions.all.filter((e) => !e.isActive && activatesFor(e.packageJSON, doc.languageId));
+    // An extension whose activation failed is the workbench's to report; the file is then served without it.
+    await Promise.all(serving.map((e) => Promise.resolve(e.activate()).then(noop, noop)));
+    let semantic = false;
+    try {
+      semantic =
+        (await vscode.commands.executeCommand<vscode.SemanticTokens | undefined>(
+          "vscode.provideDocumentSemanticTokens",
+          doc.uri,
+        )) != null;
+    } catch {
+      // a provider that failed has answered all the same: nothing more to wait for
+    }
+    return { languageId: doc.languageId, activated: serving.map((e) => e.id), semantic, ms: Date.now() - t0 };
   },
   async "language.documentSymbols"(p) {
     const doc = await openDoc(p.path);
