@@ -4,6 +4,7 @@ import { GitService } from "./git.ts";
 import { type Logger, silentLogger } from "./log.ts";
 import { SearchService } from "./search.ts";
 import { TerminalManager } from "./terminals/manager.ts";
+import { TerminalSlot } from "./terminals/slot.ts";
 import { Workspace } from "./workspace.ts";
 
 export interface CoreOptions {
@@ -21,7 +22,8 @@ export interface Core {
   readonly workspace: Workspace;
   readonly files: FileService;
   readonly search: SearchService;
-  readonly terminals: TerminalManager;
+  /** The workspace's terminals: this process's (`terminals.local`), or the shared workbench's while attached. */
+  readonly terminals: TerminalSlot;
   readonly git: GitService;
   readonly bridge: BridgeSlot;
   readonly log: Logger;
@@ -31,7 +33,7 @@ export interface Core {
 export function createCore(options: CoreOptions): Core {
   const log = options.log ?? silentLogger;
   const workspace = new Workspace(options.roots);
-  const terminals = new TerminalManager(workspace, log.child("terminal"));
+  const terminals = new TerminalSlot(new TerminalManager(workspace, log.child("terminal")));
   return {
     workspace,
     files: new FileService(workspace),
@@ -41,7 +43,7 @@ export function createCore(options: CoreOptions): Core {
     bridge: new BridgeSlot(),
     log,
     async dispose() {
-      await terminals.dispose();
+      await terminals.local.dispose();
     },
   };
 }

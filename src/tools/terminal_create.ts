@@ -41,7 +41,7 @@ export default defineTool({
   async execute(args, ctx) {
     const { input, ...options } = args;
     const info = await ctx.core.terminals.create({ ...options, origin: "tool" });
-    if (input) ctx.core.terminals.write(info.id, input);
+    if (input) await ctx.core.terminals.write(info.id, input);
     const pipeNote = info.isPty
       ? ""
       : "\nNote: no PTY is available here, so this terminal is a pipe: programs see no TTY (no prompt, no line editing) and it cannot be resized.";

@@ -14,7 +14,7 @@ export default defineTool({
   }),
   annotations: READ_ONLY,
   async execute(args, ctx) {
-    const all = ctx.core.terminals.list();
+    const all = await ctx.core.terminals.list();
     const list = args.running === undefined ? all : all.filter((t) => t.running === args.running);
     const text = list.length === 0 ? "No terminals." : list.map(describeTerminal).join("\n");
     return { text, structured: { terminals: list.map(terminalStructured) } };

@@ -15,8 +15,8 @@ export default defineTool({
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async execute(args, ctx) {
-    ctx.core.terminals.resize(args.id, args.cols, args.rows);
-    const info = ctx.core.terminals.get(args.id);
+    await ctx.core.terminals.resize(args.id, args.cols, args.rows);
+    const info = await ctx.core.terminals.get(args.id);
     return { text: `Resized: ${describeTerminal(info)}`, structured: { terminal: terminalStructured(info) } };
   },
 });

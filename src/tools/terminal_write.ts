@@ -49,7 +49,7 @@ export default defineTool({
         hint: "Pass `data` (text to type) and/or `keys`.",
       });
     }
-    const offset = ctx.core.terminals.write(args.id, text);
+    const offset = await ctx.core.terminals.write(args.id, text);
     return {
       text:
         `Wrote ${text.length} characters to ${args.id}.\n` +

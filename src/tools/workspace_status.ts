@@ -16,7 +16,7 @@ export default defineTool({
     const { core } = ctx;
     const search = await core.search.engineInfo();
     const bridge = core.bridge.status();
-    const terminals = core.terminals.list();
+    const terminals = await core.terminals.list();
     const running = terminals.filter((t) => t.running).length;
     const runtime = jsRuntime();
     const roots = core.workspace.roots.map((path, i) => ({

@@ -20,14 +20,14 @@ export class TerminalShare {
     private readonly log: Logger,
   ) {
     this.#offs.push(
-      core.terminals.onEvent((ev) => {
+      core.terminals.local.onEvent((ev) => {
         if (ev.type === "created") void this.#attachToActive(ev.id);
         else if (ev.type === "data" && ev.data !== undefined)
           this.#forEachAttached(ev.id, (c) =>
             bridge.notify({ type: "terminalData", id: ev.id, data: ev.data as string }, c),
           );
         else if (ev.type === "exit") {
-          const info = core.terminals.list().find((t) => t.id === ev.id);
+          const info = core.terminals.local.list().find((t) => t.id === ev.id);
           this.#forEachAttached(ev.id, (c) =>
             bridge.notify({ type: "terminalExit", id: ev.id, exitCode: info?.exitCode ?? null }, c),
           );
@@ -36,7 +36,7 @@ export class TerminalShare {
       bridge.onActiveChange((active) => {
         for (const c of this.#attached.keys()) if (!bridge.connections.includes(c)) this.#attached.delete(c);
         if (!active) return;
-        for (const t of core.terminals.list()) if (t.running) void this.#attach(active, t.id);
+        for (const t of core.terminals.local.list()) if (t.running) void this.#attach(active, t.id);
       }),
     );
   }
@@ -52,7 +52,7 @@ export class TerminalShare {
   }
 
   async #attachToActive(id: string): Promise<void> {
-    const info = this.core.terminals.list().find((t) => t.id === id);
+    const info = this.core.terminals.local.list().find((t) => t.id === id);
     if (!info || info.origin === "workbench") return; // the panel that asked for it is attached already
     const active = this.bridge.active;
     if (active) await this.#attach(active, id);
@@ -63,7 +63,7 @@ export class TerminalShare {
     if (ids.has(id)) return;
     ids.add(id); // from now on its output streams to this connection
     try {
-      const r = await this.core.terminals.read(id, { scrollback: true });
+      const r = await this.core.terminals.local.read(id, { scrollback: true });
       const info = r.info;
       await this.bridge.callOn(conn, "terminal.attach", {
         id,
@@ -79,7 +79,7 @@ export class TerminalShare {
 
   /** Requests from the extension (its terminal panel). */
   async serve(method: ServerMethod, params: unknown, conn: BridgeConnection): Promise<unknown> {
-    const t = this.core.terminals;
+    const t = this.core.terminals.local;
     switch (method) {
       case "terminal.create": {
         const p = params as { cols: number; rows: number; title?: string; cwd?: string };

@@ -253,6 +253,58 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     assert.match(text(st), /a\.ts/);
   });
 
+  it("terminals are the workbench's: one serve's terminal runs under the owner, shows in the panel, and the other serve writes and reads it; it dies with the serve that started it", async () => {
+    const starter = await startServe();
+    try {
+      await eventually("the second serve attached", async () =>
+        /share: attached to the workbench/.test(starter.stderr()) ? true : undefined,
+      );
+      const created = await starter.call("terminal_create", { command: "/bin/sh", title: "shared-term" });
+      assert.notEqual(created.isError, true, text(created));
+      const info = (created.structuredContent as { terminal: { id: string; pid: number } }).terminal;
+      // its process is the owner's child (ccb ide), not the serve's that asked for it
+      const ppid = Number(readFileSync(`/proc/${info.pid}/stat`, "utf8").split(") ")[1]?.split(" ")[1]);
+      assert.equal(ppid, ide!.child.pid, "the terminal runs under the workbench's owner");
+      const other = serves[0] as Serve;
+      const listed = await other.call("terminal_list");
+      const terminals = (listed.structuredContent as { terminals: Array<{ id: string; title: string }> }).terminals;
+      assert.ok(
+        terminals.some((t) => t.id === info.id && t.title === "shared-term"),
+        `the other serve lists it: ${text(listed)}`,
+      );
+      const shown = await eventually(
+        "the terminal shown in the workbench's panel",
+        async () => {
+          const r = await other.call("vscode_execute_command", { command: "ccb.terminals.list" });
+          const list = (r.structuredContent as { result?: Array<{ name: string; coreId?: string }> }).result ?? [];
+          return list.find((t) => t.coreId === info.id);
+        },
+        60_000,
+      );
+      assert.match(shown.name, /shared-term/);
+      const wrote = await other.call("terminal_write", { id: info.id, data: "echo shared-$((6*7))\n" });
+      assert.notEqual(wrote.isError, true, text(wrote));
+      await eventually("the write's output, read through the first serve", async () => {
+        const r = await other.call("terminal_read", { id: info.id, view: "output", offset: 0, waitMs: 2000 });
+        return /shared-42/.test(text(r)) ? true : undefined;
+      });
+      const read = await starter.call("terminal_read", { id: info.id, view: "output", offset: 0 });
+      assert.match(text(read), /shared-42/, "the starter reads the same terminal");
+      // an id the owner never issued is refused over the relay as it is locally
+      const unknown = await other.call("terminal_read", { id: "t999" });
+      assert.equal(unknown.isError, true);
+      assert.match(text(unknown), /TERMINAL_NOT_FOUND/);
+    } finally {
+      await starter.client.close().catch(() => undefined);
+    }
+    await eventually("the terminal killed when its serve left", async () => {
+      const r = await (serves[0] as Serve).call("terminal_list");
+      const list = (r.structuredContent as { terminals: Array<{ title: string; running: boolean }> }).terminals;
+      const t = list.find((x) => x.title === "shared-term");
+      return t && !t.running ? true : undefined;
+    });
+  });
+
   it("ccb workbench status and ccb ide --status list the workbench and who is attached (never the secret)", async () => {
     const rec = record();
     for (const args of [

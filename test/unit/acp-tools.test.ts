@@ -82,12 +82,12 @@ describe("acp tools on the core (no client fs/terminal)", () => {
 
   test("bash runs in the core's terminal (output never on our stdout) and is killed on abort", async () => {
     const seen: string[] = [];
-    const off = core.terminals.onEvent((e) => e.type === "created" && seen.push(e.id));
+    const off = core.terminals.local.onEvent((e) => e.type === "created" && seen.push(e.id));
     const r = await tool("bash").run({ command: "echo out-$((1+1)); echo err >&2; exit 3" }, ctx);
     assert.match(r.text, /out-2/);
     assert.match(r.text, /exit code 3/);
     assert.equal(r.isError, true);
-    assert.equal(core.terminals.list().length, 0, "the finished command's terminal is removed");
+    assert.equal(core.terminals.local.list().length, 0, "the finished command's terminal is removed");
     const ac = new AbortController();
     const running = tool("bash").run({ command: "sleep 30" }, { ...ctx, signal: ac.signal });
     setImmediate(() => ac.abort());

@@ -160,7 +160,7 @@ describe("terminal tools: a shell session", () => {
   it("reports exit codes, refuses writes after exit and bad input", async () => {
     const created = await call("terminal_create", { command: "bash", args: ["-c", "echo out; exit 7"] });
     const id = (created.structured as { terminal: { id: string } }).terminal.id;
-    await core.terminals.waitForExit(id);
+    await core.terminals.local.waitForExit(id);
     const r = await call("terminal_read", { id, view: "both" });
     assert.match(r.text, /exited with code 7/);
     assert.match(r.text, /--- output ---\nout\n/);

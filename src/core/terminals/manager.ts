@@ -16,6 +16,7 @@ import type {
   TerminalManagerOptions,
   TerminalReadOptions,
   TerminalReadResult,
+  TerminalService,
 } from "./types.ts";
 
 export type {
@@ -26,6 +27,7 @@ export type {
   TerminalManagerOptions,
   TerminalReadOptions,
   TerminalReadResult,
+  TerminalService,
 } from "./types.ts";
 
 interface Managed {
@@ -87,7 +89,7 @@ function pause(ms: number, signal?: AbortSignal): Promise<void> {
  * as a declared fallback), each with a bounded raw-output buffer read by offset and a headless
  * emulator that renders its screen.
  */
-export class TerminalManager {
+export class TerminalManager implements TerminalService {
   private readonly terminals = new Map<string, Managed>();
   private readonly listeners = new Set<(event: TerminalEvent) => void>();
   /** Session leaders of every child ever started: dispose sweeps them for orphans. */

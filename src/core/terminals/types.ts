@@ -80,3 +80,20 @@ export interface TerminalManagerOptions {
   /** Running terminals allowed at once (default 32). */
   maxTerminals?: number;
 }
+
+type Awaitable<T> = T | Promise<T>;
+
+/**
+ * What tools use of the workspace's terminals: this process's TerminalManager, or the terminals of
+ * the shared workbench's owner relayed over the attach channel (src/workbench/share/terminals.ts).
+ */
+export interface TerminalService {
+  create(options: CreateTerminalOptions): Promise<TerminalInfo>;
+  list(): Awaitable<TerminalInfo[]>;
+  get(id: string): Awaitable<TerminalInfo>;
+  read(id: string, options?: TerminalReadOptions): Promise<TerminalReadResult>;
+  write(id: string, data: string): Awaitable<number>;
+  resize(id: string, cols: number, rows: number): Awaitable<void>;
+  kill(id: string, signal?: string): Promise<TerminalInfo>;
+  remove(id: string): Promise<TerminalInfo>;
+}

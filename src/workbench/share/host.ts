@@ -20,6 +20,7 @@ import {
   type ShareStatus,
 } from "./protocol.ts";
 import { ATTACH_PATH, STATUS_PATH } from "./record.ts";
+import { isTerminalMethod, killCreated, serveTerminalCall } from "./terminals.ts";
 
 /**
  * The attach channel and the status route on a policy of their own: no browser Origin, the
@@ -39,11 +40,14 @@ export function attachPolicy(secret: string): EdgePolicy {
 interface Peer extends AttachedPeer {
   ws: WebSocket;
   calls: Map<number, AbortController>;
+  /** Terminals this front end started on the owner (killed when it leaves). */
+  terminals: Set<string>;
 }
 
 /**
  * The owner's side of sharing: attached front ends call the owner's editor bridge (core.bridge of
- * the owner, the BridgeServer, which confines every path) and get its events and state.
+ * the owner, the BridgeServer, which confines every path) and its terminals, and get its events
+ * and state.
  */
 export class ShareHost {
   readonly #wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
@@ -126,7 +130,14 @@ export class ShareHost {
       if (!peer) {
         if (frame.type !== "hello") return ws.close(4400, "expected a hello frame");
         clearTimeout(hello);
-        peer = { ws, frontEnd: frame.frontEnd, pid: frame.pid, since: Date.now(), calls: new Map() };
+        peer = {
+          ws,
+          frontEnd: frame.frontEnd,
+          pid: frame.pid,
+          since: Date.now(),
+          calls: new Map(),
+          terminals: new Set(),
+        };
         this.#peers.add(peer);
         this.#send(peer, { type: "welcome", proof: proofOf(this.o.secret, frame.nonce) });
         log.info(`share: ${peer.frontEnd} (pid ${peer.pid}) attached`);
@@ -140,6 +151,7 @@ export class ShareHost {
       clearTimeout(hello);
       if (!peer) return;
       for (const c of peer.calls.values()) c.abort();
+      void killCreated(this.o.core.terminals.local, peer.terminals);
       this.#peers.delete(peer);
       log.info(`share: ${peer.frontEnd} (pid ${peer.pid}) left`);
       this.#emitPeers();
@@ -168,6 +180,11 @@ export class ShareHost {
     const ac = new AbortController();
     peer.calls.set(id, ac);
     try {
+      if (isTerminalMethod(method)) {
+        const result = await serveTerminalCall(this.o.core.terminals.local, method, params, ac.signal, peer.terminals);
+        this.#send(peer, { type: "response", id, result });
+        return;
+      }
       // Validated at this edge: only the contract's editor methods, with the contract's params.
       if (!isExtensionMethod(method)) throw new CcbError("INVALID_ARGUMENT", `Unknown editor method ${method}.`);
       const parsed = extensionMethods[method].params.safeParse(params);

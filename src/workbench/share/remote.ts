@@ -9,6 +9,7 @@ import { tokensEqual } from "../../util/secrets.ts";
 import { extensionMethods, isExtensionMethod, MAX_FRAME_BYTES } from "../contract.ts";
 import { type ClientFrame, type FrontEnd, parse, proofOf, ServerFrame } from "./protocol.ts";
 import { ATTACH_PATH, type ShareRecord } from "./record.ts";
+import { RemoteTerminals } from "./terminals.ts";
 
 interface Pending {
   resolve(v: unknown): void;
@@ -19,7 +20,8 @@ interface Pending {
 /**
  * An attached front end's EditorBridge: every call and event goes over the attach channel to the
  * owner's BridgeServer. It fills this process's core.bridge while the owner's bridge serves and
- * clears it, with the owner's reason, otherwise.
+ * clears it, with the owner's reason, otherwise; while the channel is up, this process's
+ * core.terminals are the owner's (RemoteTerminals).
  */
 export class RemoteBridge implements EditorBridge {
   readonly #listeners = new Set<(event: { type: string; [key: string]: unknown }) => void>();
@@ -59,6 +61,7 @@ export class RemoteBridge implements EditorBridge {
           );
         }
         this.#pending.clear();
+        if (o.core.terminals.shared) o.core.terminals.use(undefined);
         this.#first();
         this.#ready();
         resolve();
@@ -117,6 +120,11 @@ export class RemoteBridge implements EditorBridge {
     if (!this.#welcomed) {
       if (frame.type === "welcome" && tokensEqual(frame.proof, this.#proof)) {
         this.#welcomed = true;
+        core.terminals.use(
+          new RemoteTerminals((method, params, timeoutMs, signal) =>
+            this.#request({ type: "call", id: this.#nextId++, method, params }, signal, timeoutMs),
+          ),
+        );
         return;
       }
       this.o.log.warn("share: the workbench gateway did not prove it knows the secret; not attaching");
