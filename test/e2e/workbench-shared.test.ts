@@ -166,6 +166,7 @@ function upgrade(url: string, headers: Record<string, string>): Promise<number> 
 
 let ide: { child: ChildProcess; out: Output; err: Output } | undefined;
 let ideClient: IdeClient | undefined;
+let ideLock: { file: string; token: string } | undefined;
 const serves: Serve[] = [];
 
 before(() => {
@@ -211,6 +212,7 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     await ide.out.waitFor(/Workbench \(one-time link\): http:\/\/127\.0\.0\.1:\d+\//, 400_000);
     const lockFile = (await ide.err.waitFor(/lock file (\S+\.lock)/))[1] as string;
     const lock = JSON.parse(readFileSync(lockFile, "utf8"));
+    ideLock = { file: lockFile, token: lock.authToken };
     ideClient = await IdeClient.connect(Number(/(\d+)\.lock$/.exec(lockFile)?.[1]), lock.authToken);
     await ideClient.handshake();
 
@@ -290,6 +292,14 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
       });
       const read = await starter.call("terminal_read", { id: info.id, view: "output", offset: 0 });
       assert.match(text(read), /shared-42/, "the starter reads the same terminal");
+      // the owner's secrets (its IDE lock file's token, which the serves never saw) are masked in what it relays
+      await other.call("terminal_write", { id: info.id, data: `cat '${ideLock!.file}'; echo; echo cat-done\n` });
+      const catted = await eventually("the lock file printed in the shared terminal", async () => {
+        const r = text(await other.call("terminal_read", { id: info.id, view: "output", offset: 0, waitMs: 2000 }));
+        return /cat-done\s*$/m.test(r) && /workspaceFolders/.test(r) ? r : undefined;
+      });
+      assert.ok(ideLock!.token.length >= 32);
+      assert.ok(!catted.includes(ideLock!.token), "the owner's IDE token is masked in relayed terminal output");
       // an id the owner never issued is refused over the relay as it is locally
       const unknown = await other.call("terminal_read", { id: "t999" });
       assert.equal(unknown.isError, true);

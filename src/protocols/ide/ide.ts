@@ -1,5 +1,6 @@
 import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
+import { registerSecret } from "../../core/secrets.ts";
 import { CCB_VERSION } from "../../core/version.ts";
 import { BridgeEditor } from "./bridge-editor.ts";
 import { DiffRegistry } from "./diffs.ts";
@@ -69,6 +70,7 @@ export async function startIde(options: StartIdeOptions): Promise<IdeServer> {
   for (const p of cleanStaleLocks(dir)) log.info(`removed a stale ccb IDE lock file: ${p}`);
 
   const authToken = newAuthToken();
+  registerSecret(authToken); // masked wherever it could reach a model (tool results, relayed terminal output, logs)
   const notifier = new Notifier({
     log: log.child("notify"),
     ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),

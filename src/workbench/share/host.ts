@@ -6,6 +6,7 @@ import type { Core } from "../../core/core.ts";
 import { extensionMethods, isExtensionMethod } from "../../core/editor-contract.ts";
 import { CcbError, toCcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
+import { maskDeep } from "../../core/secrets.ts";
 import { type EdgePolicy, TOKEN_QUERY_KEYS } from "../../net/policy.ts";
 import { MAX_FRAME_BYTES } from "../contract.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
@@ -182,7 +183,8 @@ export class ShareHost {
     try {
       if (isTerminalMethod(method)) {
         const result = await serveTerminalCall(this.o.core.terminals.local, method, params, ac.signal, peer.terminals);
-        this.#send(peer, { type: "response", id, result });
+        // terminal output leaves this process: the owner's own secrets are masked in it, as in its own tools' results
+        this.#send(peer, { type: "response", id, result: maskDeep(result) });
         return;
       }
       // Validated at this edge: only the contract's editor methods, with the contract's params.
