@@ -42,13 +42,25 @@ export const runtimeArgs = {
     description: "Node 24 binary for code-server (env CCB_RUNTIME_NODE; default: node from PATH, version-checked).",
     valueHint: "path",
   },
+  share: {
+    type: "boolean",
+    default: true,
+    description:
+      "Share one workbench with the other ccb front ends of the same folders (default). --no-share: a private workbench of this front end's own, started with its own runtime flags.",
+  },
 } as const;
 
 /** The runtime options from `runtimeArgs` (flags first, then CCB_RUNTIME_ROOT / CCB_RUNTIME_NODE). */
-export function runtimeOptions(args: { runtime?: string; "runtime-root"?: string; "runtime-node"?: string }): {
+export function runtimeOptions(args: {
+  runtime?: string;
+  "runtime-root"?: string;
+  "runtime-node"?: string;
+  share?: boolean;
+}): {
   runtime: "openvscode" | "code-server" | undefined;
   runtimeRoot: string | undefined;
   runtimeNode: string | undefined;
+  share: boolean;
 } {
   const runtime = args.runtime || undefined;
   if (runtime !== undefined && runtime !== "openvscode" && runtime !== "code-server") {
@@ -58,6 +70,7 @@ export function runtimeOptions(args: { runtime?: string; "runtime-root"?: string
     runtime,
     runtimeRoot: args["runtime-root"] || process.env.CCB_RUNTIME_ROOT || undefined,
     runtimeNode: args["runtime-node"] || process.env.CCB_RUNTIME_NODE || undefined,
+    share: args.share !== false,
   };
 }
 

@@ -157,6 +157,7 @@ function workbenchArgs(args: {
   runtime?: string;
   "runtime-root"?: string;
   "runtime-node"?: string;
+  share?: boolean;
   "headless-client"?: boolean;
   "render-mode"?: string;
 }) {

@@ -47,7 +47,7 @@ const recordsDir = join(home.path, "state/ccb/workbenches");
 function records(): string[] {
   return existsSync(recordsDir) ? readdirSync(recordsDir).filter((n) => /^[0-9a-f]{32}\.json$/.test(n)) : [];
 }
-function record(): { pid: number; secret: string; gatewayUrl: string; frontEnd: string } {
+function record(): { pid: number; secret: string; gatewayUrl: string; frontEnd: string; instance: string } {
   const [name] = records();
   assert.ok(name, "a discovery record is published");
   return JSON.parse(readFileSync(join(recordsDir, name), "utf8"));
@@ -84,7 +84,7 @@ interface Serve {
   call(name: string, args?: Record<string, unknown>): Promise<ToolResult>;
 }
 
-async function startServe(): Promise<Serve> {
+async function startServe(extra: string[] = []): Promise<Serve> {
   const { command, args } = ccbCommand([
     "serve",
     "--stdio",
@@ -93,6 +93,7 @@ async function startServe(): Promise<Serve> {
     ...runtimeArgs(),
     "--log-level",
     "debug",
+    ...extra,
   ]);
   const transport = new StdioClientTransport({ command, args, env: env(), stderr: "pipe" });
   let err = "";
@@ -313,6 +314,25 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
       const t = list.find((x) => x.title === "shared-term");
       return t && !t.running ? true : undefined;
     });
+  });
+
+  it("--no-share: a serve of the same folders runs a private workbench; the shared one and its record stay as they were", async () => {
+    const rec = record();
+    const own = await startServe(["--no-share", "--no-headless-client"]);
+    try {
+      await eventually(
+        "the private workbench running",
+        async () => (/workbench \(code-server\) running/.test(own.stderr()) ? true : undefined),
+        400_000,
+      );
+      assert.doesNotMatch(own.stderr(), /share: attached/);
+      assert.equal(processes().runtimes.length, 2, "its own runtime beside the shared one");
+      assert.deepEqual(records().length, 1);
+      assert.equal(record().instance, rec.instance, "the shared record is untouched");
+    } finally {
+      await own.client.close().catch(() => undefined);
+    }
+    await eventually("the private runtime gone", async () => (processes().runtimes.length === 1 ? true : undefined));
   });
 
   it("ccb workbench status and ccb ide --status list the workbench and who is attached (never the secret)", async () => {

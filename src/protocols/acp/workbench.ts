@@ -16,6 +16,8 @@ export interface AcpWorkbenchOptions {
   runtimeNode?: string | undefined;
   /** Keep the bridge live in headless Chromium with nobody watching (default true). */
   headlessClient?: boolean | undefined;
+  /** false (`--no-share`): never attach; with `start`, a private workbench. */
+  share?: boolean | undefined;
   env?: NodeJS.ProcessEnv | undefined;
 }
 
@@ -76,6 +78,7 @@ export async function acquireAcpWorkbench(
           runtimeRoot: options.runtimeRoot,
           runtimeNode: options.runtimeNode,
           headlessClient: options.headlessClient,
+          share: options.share,
         },
         env: options.env,
       }),

@@ -35,6 +35,8 @@ export interface WorkbenchRuntimeOptions {
   runtimeRoot?: string | undefined;
   runtimeNode?: string | undefined;
   headlessClient?: boolean | undefined;
+  /** false (`--no-share`): neither attach nor publish; a workbench of this front end's own. */
+  share?: boolean | undefined;
 }
 
 export interface AcquireOptions {
@@ -92,7 +94,8 @@ interface Inner {
 const LOCK_TIMEOUT_MS = 60_000;
 
 export async function acquireWorkbench(o: AcquireOptions): Promise<WorkbenchLease | undefined> {
-  if (o.share === false || o.publicHttp) {
+  if (o.options.share === false && !o.start) return undefined;
+  if (o.share === false || o.options.share === false || o.publicHttp) {
     return leaseOf(await startOwner(o, undefined), o);
   }
   const first = await acquireInner(o);
@@ -194,6 +197,10 @@ async function tryAttach(record: ShareRecord, o: AcquireOptions): Promise<Inner 
       o.log.info(
         `share: attached to the workbench of pid ${record.pid} (${record.frontEnd}) at ${record.gatewayUrl} in ${ms} ms`,
       );
+      if (o.options.runtime || o.options.runtimeRoot || o.options.runtimeNode)
+        o.log.info(
+          "share: this front end's runtime settings apply only to a workbench it starts (--no-share starts one of its own)",
+        );
       return {
         role: "attached",
         url: () => remote.url(),
