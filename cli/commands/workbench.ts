@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { reportFatal } from "../common.ts";
+import { reportFatal, workspaceRoots } from "../common.ts";
 
 const status = defineCommand({
   meta: {
@@ -17,6 +17,33 @@ const status = defineCommand({
   },
 });
 
+const link = defineCommand({
+  meta: {
+    name: "link",
+    description:
+      "Print a fresh one-time browser link to the shared workbench of the workspace folders (after a\n" +
+      "takeover the workbench runs behind another front end's gateway and older links are dead).",
+  },
+  args: {
+    workspace: {
+      type: "string",
+      alias: "w",
+      description:
+        "Workspace folder; repeat for several, as given to the front ends (env CCB_WORKSPACE). Default: cwd.",
+      valueHint: "dir",
+    },
+  },
+  async run({ rawArgs }) {
+    try {
+      const { shareLink } = await import("../../src/workbench/share/status.ts");
+      process.stdout.write(`${await shareLink(workspaceRoots(rawArgs).roots)}\n`);
+      process.exit(0);
+    } catch (err) {
+      reportFatal(err);
+    }
+  },
+});
+
 export default defineCommand({
   meta: {
     name: "workbench",
@@ -24,7 +51,8 @@ export default defineCommand({
       "The workbench shared by ccb's front ends: the first of `ccb ide`, `ccb serve` (loopback)\n" +
       "and `ccb acp` for a set of roots starts it, the others attach to it.\n" +
       "Examples:\n" +
-      "  ccb workbench status              who runs the workbench of each workspace and who is attached",
+      "  ccb workbench status              who runs the workbench of each workspace and who is attached\n" +
+      "  ccb workbench link -w ~/src/app   a fresh one-time browser link to that workspace's workbench",
   },
-  subCommands: { status },
+  subCommands: { status, link },
 });

@@ -165,6 +165,19 @@ function upgrade(url: string, headers: Record<string, string>): Promise<number> 
   });
 }
 
+/** A plain GET (no redirects followed): status and body. */
+function get(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      let body = "";
+      res.on("data", (c: Buffer) => (body += c.toString("utf8")));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 let ide: { child: ChildProcess; out: Output; err: Output } | undefined;
 let ideClient: IdeClient | undefined;
 let ideLock: { file: string; token: string } | undefined;
@@ -443,6 +456,30 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
       403,
       "a foreign Host",
     );
+    // The link route hands out browser credentials: the same rules as the attach channel.
+    const linkRoute = `${rec.gatewayUrl}/workbench/link`;
+    const fromRoute = await get(linkRoute, { authorization: `Bearer ${rec.secret}` });
+    assert.equal(fromRoute.status, 200, "positive control");
+    assert.match(JSON.parse(fromRoute.body).url, /ccb_ott=/);
+    assert.equal(probe(OTHER, { url: linkRoute }).status, 401, "another account");
+    assert.equal((await get(linkRoute, {})).status, 401, "missing secret");
+    assert.equal(
+      (await get(linkRoute, { authorization: `Bearer ${rec.secret}`, origin: "http://evil.example" })).status,
+      403,
+      "a browser Origin",
+    );
+    assert.equal(
+      (await get(linkRoute, { authorization: `Bearer ${rec.secret}`, host: "evil.example" })).status,
+      403,
+      "a foreign Host",
+    );
+    // ccb workbench link: a fresh one-time link to this workspace's workbench, usable once
+    const printed = await runCcb(["workbench", "link", "--workspace", ws.path], { env: env() });
+    assert.equal(printed.code, 0, printed.stderr);
+    const url = printed.stdout.trim();
+    assert.ok(url.startsWith(`${rec.gatewayUrl}/`), url);
+    assert.ok((await get(url, {})).status < 400, "the link opens the workbench");
+    assert.ok((await get(url, {})).status >= 400, "only once");
     // A connected socket that skips the hello is closed (nothing is relayed without one).
     const sock = new WebSocket(attach, { headers: { authorization: `Bearer ${rec.secret}` } });
     await new Promise((r) => sock.once("open", r));
@@ -490,6 +527,10 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     assert.match(r.stdout, new RegExp(`owner\\s+serve\\s+pid ${rec.pid}`));
     const other = serves.find((s) => s.pid !== rec.pid) as Serve;
     assert.match(r.stdout, new RegExp(`attached\\s+serve\\s+pid ${other.pid}`));
+    // Links printed before the takeover are dead (their gateway went with the owner): a fresh one points to the new owner's.
+    const link = await runCcb(["workbench", "link", "--workspace", ws.path], { env: env() });
+    assert.equal(link.code, 0, link.stderr);
+    assert.ok(link.stdout.trim().startsWith(`${rec.gatewayUrl}/`), link.stdout);
     // The file opened before the takeover is a file like any other: the new workbench opens it too.
     const opened = await other.call("editor_open", { path: "a.ts" });
     assert.notEqual(opened.isError, true, text(opened));

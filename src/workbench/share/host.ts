@@ -20,7 +20,7 @@ import {
   type ServerFrame,
   type ShareStatus,
 } from "./protocol.ts";
-import { ATTACH_PATH, STATUS_PATH } from "./record.ts";
+import { ATTACH_PATH, LINK_PATH, STATUS_PATH } from "./record.ts";
 import { isTerminalMethod, killCreated, serveTerminalCall } from "./terminals.ts";
 
 /**
@@ -77,6 +77,16 @@ export class ShareHost {
         res
           .writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
           .end(JSON.stringify(this.status()));
+      },
+      policy,
+    );
+    o.http.gateway.addRoute(
+      "GET",
+      LINK_PATH,
+      (_req, res) => {
+        res
+          .writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
+          .end(JSON.stringify({ url: this.o.workbench.url() ?? null }));
       },
       policy,
     );

@@ -32,6 +32,8 @@ export type ShareRecord = z.infer<typeof ShareRecord>;
 
 export const ATTACH_PATH = "/workbench/attach";
 export const STATUS_PATH = "/workbench/status";
+/** A fresh one-time browser link to the workbench (bearer secret), for `ccb workbench link`. */
+export const LINK_PATH = "/workbench/link";
 
 /** The real paths of the roots (a root that does not exist yet keeps its absolute path). */
 export function realRoots(roots: readonly string[]): string[] {

@@ -1,11 +1,45 @@
 import { request } from "node:http";
+import { CcbError } from "../../core/errors.ts";
 import type { ShareStatus } from "./protocol.ts";
-import { listRecords, ownerAlive, type ShareRecord, STATUS_PATH } from "./record.ts";
+import {
+  LINK_PATH,
+  listRecords,
+  ownerAlive,
+  readRecord,
+  realRoots,
+  type ShareRecord,
+  STATUS_PATH,
+  shareKey,
+} from "./record.ts";
 
 /** Ask the owner of `record` who is attached (undefined when it does not answer). */
 export function fetchStatus(record: ShareRecord, timeoutMs = 3000): Promise<ShareStatus | undefined> {
+  return getJson<ShareStatus>(record, STATUS_PATH, timeoutMs);
+}
+
+/**
+ * `ccb workbench link`: a fresh one-time browser link to the shared workbench of `roots` (after a
+ * takeover the workbench moved to another front end's gateway, and links printed before are dead).
+ */
+export async function shareLink(roots: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const record = await readRecord(shareKey(roots), env);
+  const where = realRoots(roots).join(", ");
+  if (!record || !ownerAlive(record))
+    throw new CcbError("NOT_FOUND", `No shared ccb workbench runs for ${where}.`, {
+      hint: "Start one with `ccb ide` or `ccb serve` in that folder (`ccb workbench status` lists those that run).",
+    });
+  const r = await getJson<{ url: string | null }>(record, LINK_PATH, 5000);
+  if (!r) throw new CcbError("BRIDGE_UNAVAILABLE", `The workbench of ${where} (pid ${record.pid}) did not answer.`);
+  if (!r.url)
+    throw new CcbError("RUNTIME_UNAVAILABLE", `The workbench of ${where} is not running yet.`, {
+      hint: "Retry in a moment.",
+    });
+  return r.url;
+}
+
+function getJson<T>(record: ShareRecord, path: string, timeoutMs: number): Promise<T | undefined> {
   return new Promise((resolve) => {
-    const u = new URL(STATUS_PATH, record.gatewayUrl);
+    const u = new URL(path, record.gatewayUrl);
     const req = request(
       u,
       { method: "GET", headers: { authorization: `Bearer ${record.secret}` }, timeout: timeoutMs },
@@ -15,7 +49,7 @@ export function fetchStatus(record: ShareRecord, timeoutMs = 3000): Promise<Shar
         res.on("end", () => {
           if (res.statusCode !== 200) return resolve(undefined);
           try {
-            resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")) as ShareStatus);
+            resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")) as T);
           } catch {
             resolve(undefined);
           }
