@@ -70,26 +70,20 @@ export class ShareHost {
   ) {
     const policy = attachPolicy(o.secret);
     o.http.gateway.addUpgrade(ATTACH_PATH, (req, socket, head) => this.#upgrade(req, socket, head), policy);
-    o.http.gateway.addRoute(
-      "GET",
-      STATUS_PATH,
-      (_req, res) => {
-        res
-          .writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
-          .end(JSON.stringify(this.status()));
-      },
-      policy,
-    );
-    o.http.gateway.addRoute(
-      "GET",
-      LINK_PATH,
-      (_req, res) => {
-        res
-          .writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
-          .end(JSON.stringify({ url: this.o.workbench.url() ?? null }));
-      },
-      policy,
-    );
+    // Both answer only the owner's user (the secret), never a browser; the link is a credential.
+    const json = (path: string, body: () => unknown) =>
+      o.http.gateway.addRoute(
+        "GET",
+        path,
+        (_req, res) => {
+          res
+            .writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
+            .end(JSON.stringify(body()));
+        },
+        policy,
+      );
+    json(STATUS_PATH, () => this.status());
+    json(LINK_PATH, () => ({ url: this.o.workbench.url() ?? null }));
     this.#offs.push(o.core.bridge.onChange(() => this.#broadcastState()));
     void o.workbench.ready.then(() => {
       this.#ready = true;
