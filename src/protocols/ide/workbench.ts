@@ -17,6 +17,8 @@ export interface IdeWorkbenchOptions {
   runtimeRoot?: string | undefined;
   runtimeNode?: string | undefined;
   headlessClient?: boolean | undefined;
+  /** false (`--no-share`): a private workbench, neither attached to nor published. */
+  share?: boolean | undefined;
   env?: NodeJS.ProcessEnv | undefined;
 }
 
