@@ -121,7 +121,9 @@ export class LiveEditor implements EditFeedback {
         try {
           const r = await call(bridge, "language.ready", { path }, limit);
           if (r.activated.length > 0 || r.ms > 1_000)
-            this.log.debug(`language features of ${r.languageId} ready after ${r.ms} ms (${r.activated.join(", ")})`);
+            this.log.debug(
+              `language features of ${r.languageId} ready after ${r.ms} ms (activated: ${r.activated.join(", ") || "none"}; semantic model: ${r.semantic ? "yes" : "none"})`,
+            );
         } catch (err) {
           if (signal.aborted) throw err;
           if (!limit.aborted) {

@@ -221,11 +221,11 @@ async function startServeWorkbench(o: {
     log: o.log,
     frontEnd: "serve",
     start: true,
-    options: o.options,
+    // the stream mode mounts a route on this process's gateway: its workbench is never shared
+    options: renderMode === "stream" ? { ...o.options, share: false } : o.options,
     http: usable ? served : undefined,
     publicHttp: usable ? undefined : served,
     authToken: o.authToken,
-    share: renderMode !== "stream",
   });
   if (!lease) throw new CcbError("RUNTIME_UNAVAILABLE", "The workbench did not start.");
   const handle = lease.handle();

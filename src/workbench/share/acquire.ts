@@ -54,8 +54,6 @@ export interface AcquireOptions {
   publicHttp?: WorkbenchHttp | undefined;
   /** serve's bearer token for /session.json. */
   authToken?: string | undefined;
-  /** false: a private workbench, no record, nobody attaches (default true). */
-  share?: boolean | undefined;
   /** Told when the role changes after a takeover. */
   onRoleChange?: ((role: WorkbenchLease["role"]) => void) | undefined;
 }
@@ -95,7 +93,7 @@ const LOCK_TIMEOUT_MS = 60_000;
 
 export async function acquireWorkbench(o: AcquireOptions): Promise<WorkbenchLease | undefined> {
   if (o.options.share === false && !o.start) return undefined;
-  if (o.share === false || o.options.share === false || o.publicHttp) {
+  if (o.options.share === false || o.publicHttp) {
     return leaseOf(await startOwner(o, undefined), o);
   }
   const first = await acquireInner(o);

@@ -104,7 +104,9 @@ async function inClientTerminal(i: BashInput, ctx: AgentToolContext, ms: number)
 
 /** The core's PTY (TerminalManager): output never touches our stdout. */
 async function inCoreTerminal(i: BashInput, ctx: AgentToolContext, ms: number): Promise<ToolOutcome> {
-  const info = await ctx.core.terminals.local.create({
+  // this process's own terminals, also when attached to a shared workbench: the agent's commands are its own
+  const terminals = ctx.core.terminals.local;
+  const info = await terminals.create({
     command: "/bin/sh",
     args: ["-c", i.command],
     cwd: ctx.cwd,
@@ -114,16 +116,16 @@ async function inCoreTerminal(i: BashInput, ctx: AgentToolContext, ms: number): 
   const d = deadline(ctx.signal, ms);
   let exit = info;
   try {
-    exit = await ctx.core.terminals.local.waitForExit(info.id, d.signal);
+    exit = await terminals.waitForExit(info.id, d.signal);
   } catch (err) {
     if (!isCcbError(err, "ABORTED") && !d.signal.aborted) throw err;
-    exit = await ctx.core.terminals.local.kill(info.id).catch(() => info);
+    exit = await terminals.kill(info.id).catch(() => info);
   }
   try {
-    const out = await ctx.core.terminals.local.read(info.id, { offset: 0 });
+    const out = await terminals.read(info.id, { offset: 0 });
     return outcome(i.command, out.output, exit.exitCode, exit.signal, d.timedOut(), ctx.signal.aborted);
   } finally {
-    await ctx.core.terminals.local.remove(info.id).catch(() => undefined); // a finished tool command leaves no terminal behind
+    await terminals.remove(info.id).catch(() => undefined); // a finished tool command leaves no terminal behind
   }
 }
 
