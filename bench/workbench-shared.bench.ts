@@ -3,6 +3,8 @@
 //     (it attaches) against the same for the first one (it starts the workbench), in the same round;
 // (2) memory: the sum of RSS of every process (front ends, runtimes, Chromiums) of three front ends on one
 //     workbench against three front ends with a workbench each (three workspaces), measured in the same run.
+// (3) a terminal tool through the attach channel: terminal_read of one terminal, called on the owner
+//     (its own TerminalManager) and on the attached front end (relayed to the owner), alternating.
 // Rounds alternate the two setups; medians are reported. Run: node --import tsx bench/workbench-shared.bench.ts
 // (needs scripts/setup-peers.sh and `npm run build`). BENCH_ROUNDS (default 3) and BENCH_MEM_ROUNDS (default 1).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -115,7 +117,24 @@ function rssKb(pids: number[]): number {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 const settle = () => new Promise((r) => setTimeout(r, 5000));
 
-// (1) attach vs start, same round.
+/** p50 and p99 (ms) of terminal_read on each front end, calls alternating between them. */
+async function relayedTerminal(owner: FrontEnd, attached: FrontEnd, calls = 400) {
+  const created = await owner.client.callTool({ name: "terminal_create", arguments: { command: "/bin/sh" } });
+  const id = (created.structuredContent as { terminal: { id: string } }).terminal.id;
+  const times: [number[], number[]] = [[], []];
+  for (let i = 0; i < calls * 2; i++) {
+    const fe = i % 2 === 0 ? owner : attached;
+    const t0 = performance.now();
+    await fe.client.callTool({ name: "terminal_read", arguments: { id, view: "output" } });
+    if (i >= 20) (i % 2 === 0 ? times[0] : times[1]).push(performance.now() - t0);
+  }
+  await owner.client.callTool({ name: "terminal_kill", arguments: { id, remove: true } });
+  const pct = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * q)] as number;
+  return { owner: [pct(times[0], 0.5), pct(times[0], 0.99)], attached: [pct(times[1], 0.5), pct(times[1], 0.99)] };
+}
+
+// (1) attach vs start, same round; (3) in the first round.
+let relay: Awaited<ReturnType<typeof relayedTerminal>> | undefined;
 const starts: number[] = [];
 const attaches: number[] = [];
 const bares: number[] = [];
@@ -128,6 +147,7 @@ for (let i = 0; i < ROUNDS; i++) {
   attaches.push(b.ms);
   bares.push(c.ms);
   await c.fe.close();
+  relay ??= await relayedTerminal(a.fe, b.fe);
   console.log(
     `round ${i + 1}: first (starts the workbench) ${a.ms.toFixed(0)} ms, second (attaches) ${b.ms.toFixed(0)} ms, baseline --no-workbench ${c.ms.toFixed(0)} ms`,
   );
@@ -171,6 +191,10 @@ console.log(
 console.log(
   `RSS, three front ends: one shared workbench ${(sm / 1024).toFixed(0)} MiB vs three workbenches ${(xm / 1024).toFixed(0)} MiB   ratio ${ratio(sm, xm)}`,
 );
+if (relay)
+  console.log(
+    `terminal_read p50 / p99: on the owner ${relay.owner.map((x) => x.toFixed(2)).join(" / ")} ms, relayed from an attached front end ${relay.attached.map((x) => x.toFixed(2)).join(" / ")} ms   ratio ${ratio(relay.attached[0] as number, relay.owner[0] as number)}`,
+  );
 console.log(
   JSON.stringify({
     bench: "workbench-shared",
@@ -181,5 +205,6 @@ console.log(
     rssSharedMiB: Math.round(sm / 1024),
     rssSeparateMiB: Math.round(xm / 1024),
     rssSharedVsSeparate: +(sm / xm).toFixed(3),
+    ...(relay ? { terminalReadOwnerP50Ms: relay.owner[0], terminalReadRelayedP50Ms: relay.attached[0] } : {}),
   }),
 );
