@@ -7,10 +7,10 @@ import type { EditorMethod, EditorMethods } from "../../src/core/bridge.ts";
 import { type Core, createCore } from "../../src/core/core.ts";
 import { diffTitle } from "../../src/protocols/ide/diffs.ts";
 import { type IdeServer, startIde } from "../../src/protocols/ide/ide.ts";
-import { type IdeWorkbench, startIdeWorkbench } from "../../src/protocols/ide/workbench.ts";
 import { type PtyProcess, startClaude, stopClaude, writeClaudeHome } from "../helpers/claude-session.ts";
 import { type FakeAnthropic, isSideRequest, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { IdeClient, jsonOf, textsOf } from "../helpers/ide-client.ts";
+import { type IdeWorkbench, startIdeWorkbench } from "../helpers/ide-workbench.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 

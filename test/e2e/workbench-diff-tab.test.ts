@@ -8,8 +8,8 @@ import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
 import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { diffTitle } from "../../src/protocols/ide/diffs.ts";
 import { type IdeServer, startIde } from "../../src/protocols/ide/ide.ts";
-import { type IdeWorkbench, startIdeWorkbench } from "../../src/protocols/ide/workbench.ts";
 import { repoRoot } from "../helpers/cli.ts";
+import { type IdeWorkbench, startIdeWorkbench } from "../helpers/ide-workbench.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
