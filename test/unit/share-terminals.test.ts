@@ -111,7 +111,13 @@ describe("terminals relayed to the shared workbench's owner", () => {
       assert.equal(isAlive(t.pid as number), false);
     }
     assert.equal(owner.terminals.local.get(own.id).running, true, "the owner's own terminal is left alone");
-    attached.terminals.use(undefined);
+    // an old attachment closing after a newer one took its place leaves the newer one in use
+    const older = new RemoteTerminals(wire);
+    const newer = new RemoteTerminals(wire);
+    attached.terminals.use(newer);
+    attached.terminals.release(older);
+    assert.equal(attached.terminals.shared, true);
+    attached.terminals.release(newer);
     assert.equal(attached.terminals.shared, false);
     assert.deepEqual(await attached.terminals.list(), [], "back to this process's own terminals");
   });

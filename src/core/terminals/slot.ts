@@ -17,6 +17,11 @@ export class TerminalSlot implements TerminalService {
     this.#remote = remote;
   }
 
+  /** Back to this process's own terminals, if `remote` is still the one in use (a newer attachment may have replaced it). */
+  release(remote: TerminalService): void {
+    if (this.#remote === remote) this.#remote = undefined;
+  }
+
   /** Whether the terminals are the shared workbench owner's. */
   get shared(): boolean {
     return this.#remote !== undefined;

@@ -42,6 +42,8 @@ export class RemoteBridge implements EditorBridge {
 
   #proof: string;
   #welcomed = false;
+  /** The owner's terminals, in this process's core.terminals while the channel is up. */
+  #terminals: RemoteTerminals | undefined;
 
   private constructor(
     ws: WebSocket,
@@ -61,7 +63,7 @@ export class RemoteBridge implements EditorBridge {
           );
         }
         this.#pending.clear();
-        if (o.core.terminals.shared) o.core.terminals.use(undefined);
+        if (this.#terminals) o.core.terminals.release(this.#terminals);
         this.#first();
         this.#ready();
         resolve();
@@ -120,11 +122,10 @@ export class RemoteBridge implements EditorBridge {
     if (!this.#welcomed) {
       if (frame.type === "welcome" && tokensEqual(frame.proof, this.#proof)) {
         this.#welcomed = true;
-        core.terminals.use(
-          new RemoteTerminals((method, params, timeoutMs, signal) =>
-            this.#request({ type: "call", id: this.#nextId++, method, params }, signal, timeoutMs),
-          ),
+        this.#terminals = new RemoteTerminals((method, params, timeoutMs, signal) =>
+          this.#request({ type: "call", id: this.#nextId++, method, params }, signal, timeoutMs),
         );
+        core.terminals.use(this.#terminals);
         return;
       }
       this.o.log.warn("share: the workbench gateway did not prove it knows the secret; not attaching");
