@@ -190,6 +190,58 @@ describe("ccb acp without a workbench", () => {
   });
 });
 
+describe("a workbench started after the ACP session opened", () => {
+  const project = tmpdirFixture({ prefix: "ccb-acp-later-" });
+  const home = tmpdirFixture({ prefix: "ccb-acp-later-home-" });
+  const data = tempDataDir();
+  let api: FakeAnthropic;
+  let wb: Workbench | undefined;
+
+  before(async () => {
+    mkdirSync(join(project.path, "src"), { recursive: true });
+    writeFileSync(join(project.path, "src/app.ts"), GOOD);
+    api = await startFakeAnthropic({ script: editScript() });
+  });
+  after(async () => {
+    await wb?.stop();
+    await api.close();
+    data.cleanup();
+    project.cleanup();
+    home.cleanup();
+  });
+
+  test("is picked up at the session's next prompt: from then on edits return diagnostics", async () => {
+    const h = AgentHarness.start({
+      apiUrl: api.url,
+      dataDir: data.path,
+      onPermission: allowOnce,
+      env: { XDG_STATE_HOME: join(home.path, "state"), CCB_LOG_LEVEL: LOG_LEVEL },
+    });
+    try {
+      await h.initialize();
+      const { sessionId } = await h.newSession(project.path);
+      assert.match(h.stderr, /no workbench for /);
+      assert.equal((await h.prompt(sessionId, "break")).stopReason, "end_turn");
+      assert.doesNotMatch(toolResultText(api, 1), /Diagnostics/, "no workbench yet");
+      // the person starts one (ccb serve here; ccb ide alike) in the same folder
+      wb = await bootWorkbench(project.path, home.path);
+      assert.equal((await h.prompt(sessionId, "fix")).stopReason, "end_turn");
+      assert.match(h.stderr, /live editor: workbench for .* \(started after this session opened\)/);
+      const fixed = toolResultText(api, 2);
+      assert.match(fixed, /^Edited .*app\.ts/);
+      assert.match(fixed, /Diagnostics: none reported for src\/app\.ts\./);
+      assert.equal((await h.prompt(sessionId, "break")).stopReason, "end_turn");
+      assert.match(
+        toolResultText(api, 3),
+        /src\/app\.ts:1:\d+ error: Type 'string' is not assignable to type 'number'\./,
+      );
+      assert.deepEqual(h.strayStdout, []);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
 describe("ccb --acp --workbench starts and publishes the workbench of its folder", () => {
   const ws = tmpdirFixture({ prefix: "ccb-acp-own-ws-" });
   const home = tmpdirFixture({ prefix: "ccb-acp-own-home-" });

@@ -139,7 +139,7 @@ export class Session implements TurnHost {
   }
 
   /** The live editor: the workbench of this session's roots, when there is one (said once in the log when not). */
-  private async attachWorkbench(options: AcpWorkbenchOptions): Promise<void> {
+  private async attachWorkbench(options: AcpWorkbenchOptions, later = false): Promise<void> {
     const roots = this.core.workspace.roots.join(", ");
     try {
       this.workbench = await acquireAcpWorkbench(this.core, this.log, options);
@@ -148,13 +148,22 @@ export class Session implements TurnHost {
     }
     if (this.workbench) {
       this.log.info(
-        `live editor: workbench for ${roots}; edits return the diagnostics of the edited files once it is connected`,
+        `live editor: workbench for ${roots}${later ? " (started after this session opened)" : ""}; edits return the diagnostics of the edited files once it is connected`,
       );
-    } else {
+    } else if (!later) {
       this.log.info(
         `no workbench for ${roots}: edits return no diagnostics (run \`ccb ide\` or \`ccb serve\` in the project, or start ccb acp with --workbench)`,
       );
     }
+  }
+
+  /** Before a turn: a session that found no workbench attaches to one another front end has started since. */
+  private async lookAgainForWorkbench(): Promise<void> {
+    const options = this.deps.workbench ?? { start: false };
+    if (this.workbench || this.closed || options.share === false) return;
+    const { workbenchPublished } = await import("../../workbench/share/record.ts");
+    if (await workbenchPublished(this.core.workspace.roots, options.env).catch(() => false))
+      await this.attachWorkbench({ ...options, start: false }, true);
   }
 
   private restore(records: StoreRecord[]): void {
@@ -388,6 +397,7 @@ export class Session implements TurnHost {
     try {
       await previous;
       if (ac.signal.aborted) return { stopReason: "cancelled" };
+      await this.lookAgainForWorkbench();
       const outlet = new TurnOutlet(this.client, this.id, this.log);
       this.turnTokens = ZERO_TOKENS;
       try {

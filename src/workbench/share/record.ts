@@ -121,6 +121,15 @@ export function ownerAlive(record: ShareRecord): boolean {
   return pidAlive(record.pid);
 }
 
+/** Whether a live front end publishes a workbench for `roots` (one file read; for attach-only front ends that look again). */
+export async function workbenchPublished(
+  roots: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<boolean> {
+  const record = await readRecord(shareKey(roots), env);
+  return record !== undefined && ownerAlive(record);
+}
+
 /** Every readable record (for `ccb workbench status`), with its key. */
 export async function listRecords(
   env: NodeJS.ProcessEnv = process.env,
