@@ -527,6 +527,12 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     assert.match(r.stdout, new RegExp(`owner\\s+serve\\s+pid ${rec.pid}`));
     const other = serves.find((s) => s.pid !== rec.pid) as Serve;
     assert.match(r.stdout, new RegExp(`attached\\s+serve\\s+pid ${other.pid}`));
+    // Both serves' MCP App now asks the host to frame the new owner's gateway (not the dead one's).
+    for (const s of serves) {
+      const read = await s.client.readResource({ uri: "ui://ccb/workbench.html" });
+      const meta = read.contents[0]?._meta as { ui?: { csp?: { frameDomains?: string[] } } } | undefined;
+      assert.deepEqual(meta?.ui?.csp?.frameDomains, [new URL(rec.gatewayUrl).origin], `serve ${s.pid}'s App CSP`);
+    }
     // Links printed before the takeover are dead (their gateway went with the owner): a fresh one points to the new owner's.
     const link = await runCcb(["workbench", "link", "--workspace", ws.path], { env: env() });
     assert.equal(link.code, 0, link.stderr);

@@ -9,6 +9,7 @@ import type { WorkbenchHttp } from "../../workbench/gateway.ts";
 import type { WorkbenchRuntimeOptions } from "../../workbench/share/acquire.ts";
 import type { RenderMode } from "./app/render-mode.ts";
 import { AppState } from "./app/state.ts";
+import type { WorkbenchAppHandle } from "./app/stream-tier.ts";
 import { connectValidated } from "./edge.ts";
 import { DEFAULT_MAX_BODY_BYTES, McpHttpEndpoint } from "./http.ts";
 import { createMcpServer } from "./server.ts";
@@ -216,6 +217,7 @@ async function startServeWorkbench(o: {
       o.http.publicUrl === o.http.gateway.url,
   );
   const renderMode = o.options.renderMode ?? "default";
+  let app: WorkbenchAppHandle | undefined;
   const lease = await acquireWorkbench({
     core: o.core,
     log: o.log,
@@ -226,6 +228,8 @@ async function startServeWorkbench(o: {
     http: usable ? served : undefined,
     publicHttp: usable ? undefined : served,
     authToken: o.authToken,
+    // after a takeover the workbench page is served by another gateway: the App asks the host for that origin
+    onMove: () => app?.moved(lease?.http()?.url ?? lease?.gatewayUrl() ?? ""),
   });
   if (!lease) throw new CcbError("RUNTIME_UNAVAILABLE", "The workbench did not start.");
   const handle = lease.handle();
@@ -237,7 +241,7 @@ async function startServeWorkbench(o: {
       ? own
       : served
     : { gateway: o.http?.gateway as Gateway, url: lease.gatewayUrl() };
-  const app = startWorkbenchApp({
+  app = startWorkbenchApp({
     app: o.app,
     log: o.log.child("app"),
     renderMode,

@@ -54,8 +54,8 @@ export interface AcquireOptions {
   publicHttp?: WorkbenchHttp | undefined;
   /** serve's bearer token for /session.json. */
   authToken?: string | undefined;
-  /** Told when the role changes after a takeover. */
-  onRoleChange?: ((role: WorkbenchLease["role"]) => void) | undefined;
+  /** Told when the lease moved to another workbench (a takeover: this front end's own, or another owner's gateway). */
+  onMove?: (() => void) | undefined;
 }
 
 export interface WorkbenchLease {
@@ -122,10 +122,9 @@ function leaseOf(first: Inner, o: AcquireOptions): WorkbenchLease {
           return;
         }
         if (next) {
-          const changed = next.role !== inner.role;
           inner = next;
           watch(next);
-          if (changed) o.onRoleChange?.(next.role);
+          o.onMove?.();
           return;
         }
       } catch (err) {

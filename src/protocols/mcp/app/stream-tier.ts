@@ -10,6 +10,8 @@ import type { RenderMode } from "./render-mode.ts";
 import type { AppState, WorkbenchAppInfo } from "./state.ts";
 
 export interface WorkbenchAppHandle {
+  /** The workbench moved to another gateway (a takeover): the App's CSP request names the new origin. */
+  moved(gatewayUrl: string): void;
   close(): Promise<void>;
 }
 
@@ -48,6 +50,7 @@ export function startWorkbenchApp(o: {
   );
   if (o.renderMode !== "stream") {
     return {
+      moved: (gatewayUrl) => update({ gatewayUrl }),
       close: async () => {
         closed = true;
         await settled;
@@ -98,6 +101,8 @@ export function startWorkbenchApp(o: {
     update({ streamError: `The stream could not start: ${reason}` });
   });
   return {
+    // a stream-mode workbench is this process's own (never shared): it does not move
+    moved: () => undefined,
     async close() {
       closed = true;
       await settled;
