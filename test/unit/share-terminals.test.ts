@@ -82,6 +82,12 @@ describe("terminals relayed to the shared workbench's owner", () => {
         (e: unknown) => isCcbError(e, "INVALID_ARGUMENT"),
         `${method} ${JSON.stringify(params)}`,
       );
+    // the owner confines a relayed terminal's cwd as it confines its own (positive control: the root itself)
+    await assert.rejects(attached.terminals.create({ command: "/bin/sh", cwd: "/etc" }), (e: unknown) =>
+      isCcbError(e, "PATH_OUTSIDE_WORKSPACE"),
+    );
+    const inRoot = await attached.terminals.create({ command: "/bin/sh", args: ["-c", "true"], cwd: ws.path });
+    assert.equal(inRoot.cwd, ws.path);
     assert.equal(isTerminalMethod("terminals.dispose"), false);
     assert.equal(isTerminalMethod("__proto__"), false);
     await assert.rejects(
