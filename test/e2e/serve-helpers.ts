@@ -20,23 +20,29 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
 export interface StdioPeer {
   client: Client;
   transport: StdioClientTransport;
+  pid: number;
   stderr: () => string;
   close(): Promise<void>;
 }
 
-/** `ccb serve --stdio` spawned by the SDK's StdioClientTransport, connected with the SDK Client. */
-export async function connectStdio(
-  workspace: string,
-  extraArgs: string[] = [],
-  env: Record<string, string> = {},
-): Promise<StdioPeer> {
-  const { command, args } = ccbCommand(["serve", "--no-workbench", "--stdio", "--workspace", workspace, ...extraArgs]);
+/** The real CLI with `cliArgs` (e.g. `serve --stdio ...`) spawned by the SDK's StdioClientTransport, connected with the SDK Client. */
+export async function spawnStdioPeer(cliArgs: string[], env: Record<string, string> = {}): Promise<StdioPeer> {
+  const { command, args } = ccbCommand(cliArgs);
   const transport = new StdioClientTransport({ command, args, env: cleanEnv(env), stderr: "pipe" });
   let err = "";
   transport.stderr?.on("data", (d: Buffer) => (err += d.toString("utf8")));
   const client = new Client({ name: "ccb-e2e", version: "1.0.0" });
   await client.connect(transport);
-  return { client, transport, stderr: () => err, close: () => client.close() };
+  return { client, transport, pid: transport.pid as number, stderr: () => err, close: () => client.close() };
+}
+
+/** `ccb serve --stdio --no-workbench` on `workspace`. */
+export function connectStdio(
+  workspace: string,
+  extraArgs: string[] = [],
+  env: Record<string, string> = {},
+): Promise<StdioPeer> {
+  return spawnStdioPeer(["serve", "--no-workbench", "--stdio", "--workspace", workspace, ...extraArgs], env);
 }
 
 export interface HttpServe {

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { silentLogger } from "../../src/core/log.ts";
 import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
+import { OtherAccount } from "../helpers/other-account.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { bootWorkbench, type Workbench } from "./workbench-helpers.ts";
 
@@ -16,46 +16,16 @@ import { bootWorkbench, type Workbench } from "./workbench-helpers.ts";
  */
 const ws = tmpdirFixture({ prefix: "ccb-owner-ws-" });
 const home = tmpdirFixture({ prefix: "ccb-owner-home-" });
-const OTHER = `ccbprobe${randomBytes(3).toString("hex")}`;
+let other: OtherAccount;
 let wb: Workbench;
 let socketPath = "";
 let base = "";
 let workbenchPath = "";
 let ownerLink = "";
-const probeScript = join("/tmp", `ccb-probe-${randomBytes(4).toString("hex")}.mjs`);
-
-/** An HTTP GET over TCP or a Unix socket, run as `user` (undefined = this test's own account). */
-function probe(
-  user: string | undefined,
-  target: { url?: string; socketPath?: string; path?: string; cookie?: string },
-): { status: number | string; body: string } {
-  const cmd = user ? ["runuser", "-u", user, "--", process.execPath, probeScript] : [process.execPath, probeScript];
-  const r = spawnSync(cmd[0] as string, cmd.slice(1), {
-    input: JSON.stringify(target),
-    encoding: "utf8",
-    timeout: 60_000,
-  });
-  assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout) as { status: number | string; body: string };
-}
 
 before(
   async () => {
-    writeFileSync(
-      probeScript,
-      `import { request } from "node:http";
-     let input = ""; process.stdin.on("data", (d) => (input += d)).on("end", () => {
-       const t = JSON.parse(input);
-       const u = t.url ? new URL(t.url) : undefined;
-       const req = request({ ...(t.socketPath ? { socketPath: t.socketPath } : { host: u.hostname, port: u.port }), path: t.path ?? (u ? u.pathname + u.search : "/"), headers: t.cookie ? { cookie: t.cookie } : {} }, (res) => {
-         let body = ""; res.on("data", (d) => (body += d)); res.on("end", () => console.log(JSON.stringify({ status: res.statusCode, body: body.slice(0, 300), location: res.headers.location, setCookie: res.headers["set-cookie"] })));
-       });
-       req.on("error", (e) => console.log(JSON.stringify({ status: e.code, body: e.message })));
-       req.end();
-     });`,
-    );
-    chmodSync(probeScript, 0o644);
-    execFileSync("useradd", ["--no-create-home", "--shell", "/usr/sbin/nologin", OTHER]);
+    other = OtherAccount.create("ccbprobe");
     wb = await bootWorkbench(ws.path, home.path);
     base = wb.serve.base;
     const stateBase = join(home.path, "state/ccb/workbench");
@@ -70,8 +40,7 @@ before(
 
 after(async () => {
   await wb?.stop();
-  spawnSync("userdel", ["--force", OTHER]);
-  spawnSync("rm", ["-f", probeScript]);
+  other?.remove();
   ws.cleanup();
   home.cleanup();
 });
@@ -98,15 +67,15 @@ describe("the workbench belongs to its owner", { timeout: 600_000 }, () => {
   });
 
   it("another local account cannot open the runtime's socket; its owner can (positive control)", () => {
-    const owner = probe(undefined, { socketPath, path: "/healthz" });
+    const owner = other.probe("self", { socketPath, path: "/healthz" });
     assert.equal(owner.status, 200, JSON.stringify(owner));
-    const other = probe(OTHER, { socketPath, path: "/healthz" });
-    assert.equal(other.status, "EACCES", JSON.stringify(other));
+    const theirs = other.probe("other", { socketPath, path: "/healthz" });
+    assert.equal(theirs.status, "EACCES", JSON.stringify(theirs));
   });
 
   it("another local account gets nothing from the gateway without the secret, even knowing the path", () => {
     for (const path of [workbenchPath, `${workbenchPath.replace(/\/$/, "")}/static/x`, "/session.json", "/app"]) {
-      const r = probe(OTHER, { url: `${base}${path}` });
+      const r = other.probe("other", { url: `${base}${path}` });
       assert.equal(r.status, 401, `${path}: ${JSON.stringify(r)}`);
       assert.doesNotMatch(r.body, /\/ide\/[A-Za-z0-9_-]{20,}/, "no workbench path in a refusal");
     }
@@ -114,7 +83,7 @@ describe("the workbench belongs to its owner", { timeout: 600_000 }, () => {
 
   it("the owner with a one-time link gets the cookie and the workbench (positive control); the link works once", () => {
     const link = new URL(ownerLink);
-    const exchange = probe(undefined, { url: link.toString() }) as {
+    const exchange = other.probe("self", { url: link.toString() }) as {
       status: number;
       body: string;
       location?: string;
@@ -123,10 +92,10 @@ describe("the workbench belongs to its owner", { timeout: 600_000 }, () => {
     assert.equal(exchange.status, 302);
     const cookie = (exchange.setCookie?.[0] ?? "").split(";")[0] as string;
     assert.match((exchange.setCookie ?? []).join("\n"), /HttpOnly; SameSite=Strict/);
-    const page = probe(undefined, { url: `${base}${exchange.location}`, cookie });
+    const page = other.probe("self", { url: `${base}${exchange.location}`, cookie });
     assert.equal(page.status, 200);
     assert.match(page.body, /<html|<!DOCTYPE/i);
-    const replay = probe(OTHER, { url: link.toString() });
+    const replay = other.probe("other", { url: link.toString() });
     assert.equal(replay.status, 401, "a used one-time link gives another account nothing");
   });
 

@@ -4,13 +4,12 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFil
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { WebSocketServer } from "ws";
 import { shareKey } from "../../src/workbench/share/record.ts";
-import { ccbCommand, runCcb } from "../helpers/cli.ts";
+import { runCcb } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { cleanEnv } from "./serve-helpers.ts";
+import { cleanEnv, spawnStdioPeer } from "./serve-helpers.ts";
 
 /**
  * The discovery record's races and lifetime, with the real CLI (`ccb serve --stdio`, MCP SDK
@@ -31,23 +30,11 @@ interface Peer {
   stderr: () => string;
 }
 
-async function serve(workspace: string, extra: string[] = []): Promise<Peer> {
-  const { command, args } = ccbCommand([
-    "serve",
-    "--stdio",
-    "--workspace",
-    workspace,
-    ...NO_RUNTIME,
-    "--log-level",
-    "debug",
-    ...extra,
-  ]);
-  const transport = new StdioClientTransport({ command, args, env: env(), stderr: "pipe" });
-  let err = "";
-  transport.stderr?.on("data", (d: Buffer) => (err += d.toString("utf8")));
-  const client = new Client({ name: "ccb-e2e", version: "1.0.0" });
-  await client.connect(transport);
-  return { client, pid: transport.pid as number, stderr: () => err };
+function serve(workspace: string, extra: string[] = []): Promise<Peer> {
+  return spawnStdioPeer(
+    ["serve", "--stdio", "--workspace", workspace, ...NO_RUNTIME, "--log-level", "debug", ...extra],
+    env(),
+  );
 }
 
 after(() => home.cleanup());

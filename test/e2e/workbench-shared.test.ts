@@ -1,22 +1,23 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, execFileSync, spawnSync } from "node:child_process";
+import { type ChildProcess, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import WebSocket from "ws";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
-import { ccbCommand, runCcb, spawnCcb } from "../helpers/cli.ts";
+import { runCcb, spawnCcb } from "../helpers/cli.ts";
 import { startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { IdeClient, textsOf } from "../helpers/ide-client.ts";
+import { OtherAccount } from "../helpers/other-account.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { exitOf, Output } from "../helpers/proc-output.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { cleanEnv } from "./serve-helpers.ts";
+import { cleanEnv, spawnStdioPeer } from "./serve-helpers.ts";
 import { eventually, type ToolResult, text } from "./workbench-helpers.ts";
 
 /**
@@ -28,8 +29,7 @@ import { eventually, type ToolResult, text } from "./workbench-helpers.ts";
  */
 const ws = tmpdirFixture({ prefix: "ccb-shared-ws-" });
 const home = tmpdirFixture({ prefix: "ccb-shared-home-" });
-const OTHER = `ccbshare${randomBytes(3).toString("hex")}`;
-const probeScript = join("/tmp", `ccb-share-probe-${randomBytes(4).toString("hex")}.mjs`);
+let other: OtherAccount;
 const tmp = join(home.path, "tmp");
 const env = () =>
   cleanEnv({
@@ -85,28 +85,14 @@ interface Serve {
 }
 
 async function startServe(extra: string[] = []): Promise<Serve> {
-  const { command, args } = ccbCommand([
-    "serve",
-    "--stdio",
-    "--workspace",
-    ws.path,
-    ...runtimeArgs(),
-    "--log-level",
-    "debug",
-    ...extra,
-  ]);
-  const transport = new StdioClientTransport({ command, args, env: env(), stderr: "pipe" });
-  let err = "";
-  transport.stderr?.on("data", (d: Buffer) => (err += d.toString("utf8")));
-  const client = new Client({ name: "ccb-e2e", version: "1.0.0" });
-  await client.connect(transport);
+  const peer = await spawnStdioPeer(
+    ["serve", "--stdio", "--workspace", ws.path, ...runtimeArgs(), "--log-level", "debug", ...extra],
+    env(),
+  );
   return {
-    client,
-    transport,
-    pid: transport.pid as number,
-    stderr: () => err,
+    ...peer,
     call: async (name, a = {}) =>
-      (await client.callTool({ name, arguments: a }, undefined, { timeout: 120_000 })) as ToolResult,
+      (await peer.client.callTool({ name, arguments: a }, undefined, { timeout: 120_000 })) as ToolResult,
   };
 }
 
@@ -120,21 +106,6 @@ const editorLive = (s: Serve) =>
     },
     400_000,
   );
-
-/** An HTTP request run as `user` (undefined: this test's account) by a small Node script. */
-function probe(
-  user: string | undefined,
-  target: { url: string; headers?: Record<string, string> },
-): { status: number | string; body: string } {
-  const cmd = user ? ["runuser", "-u", user, "--", process.execPath, probeScript] : [process.execPath, probeScript];
-  const r = spawnSync(cmd[0] as string, cmd.slice(1), {
-    input: JSON.stringify(target),
-    encoding: "utf8",
-    timeout: 60_000,
-  });
-  assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout) as { status: number | string; body: string };
-}
 
 /** A WebSocket upgrade to the attach route: the HTTP status it gets (101 when accepted). */
 function upgrade(url: string, headers: Record<string, string>): Promise<number> {
@@ -190,20 +161,7 @@ before(() => {
   chmodSync(home.path, 0o711);
   chmodSync(tmp, 0o711);
   writeFileSync(join(ws.path, "a.ts"), "export const a: number = 1;\n");
-  writeFileSync(
-    probeScript,
-    `import { request } from "node:http";
-     let input = ""; process.stdin.on("data", (d) => (input += d)).on("end", () => {
-       const t = JSON.parse(input); const u = new URL(t.url);
-       const req = request({ host: u.hostname, port: u.port, path: u.pathname, headers: t.headers ?? {} }, (res) => {
-         let body = ""; res.on("data", (d) => (body += d)); res.on("end", () => console.log(JSON.stringify({ status: res.statusCode, body: body.slice(0, 300) })));
-       });
-       req.on("error", (e) => console.log(JSON.stringify({ status: e.code, body: e.message })));
-       req.end();
-     });`,
-  );
-  chmodSync(probeScript, 0o644);
-  execFileSync("useradd", ["--no-create-home", "--shell", "/usr/sbin/nologin", OTHER]);
+  other = OtherAccount.create("ccbshare");
 });
 
 after(async () => {
@@ -213,8 +171,7 @@ after(async () => {
     ide.child.kill("SIGKILL");
     await exitOf(ide.child);
   }
-  spawnSync("userdel", ["--force", OTHER]);
-  spawnSync("rm", ["-f", probeScript]);
+  other?.remove();
   ws.cleanup();
   home.cleanup();
 });
@@ -420,17 +377,19 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     const host = new URL(rec.gatewayUrl).host;
     // The record: readable by its owner (positive control), not by another account.
     assert.equal(JSON.parse(readFileSync(file, "utf8")).secret, rec.secret);
-    const cat = spawnSync("runuser", ["-u", OTHER, "--", "cat", file], { encoding: "utf8" });
+    const cat = spawnSync("runuser", ["-u", other.name, "--", "cat", file], { encoding: "utf8" });
     assert.notEqual(cat.status, 0);
     assert.match(cat.stderr, /Permission denied/);
     // Status route: the owner's user with the secret gets it; another account (no secret) and a wrong secret get 401.
-    const mine = probe(undefined, { url: status, headers: { authorization: `Bearer ${rec.secret}` } });
+    const mine = other.probe("self", { url: status, headers: { authorization: `Bearer ${rec.secret}` } });
     assert.equal(mine.status, 200);
     assert.equal(JSON.parse(mine.body).owner.frontEnd, "ide");
-    assert.equal(probe(OTHER, { url: status }).status, 401);
+    assert.equal(other.probe("other", { url: status }).status, 401);
     assert.equal(
-      probe(OTHER, { url: status, headers: { authorization: `Bearer ${randomBytes(32).toString("base64url")}` } })
-        .status,
+      other.probe("other", {
+        url: status,
+        headers: { authorization: `Bearer ${randomBytes(32).toString("base64url")}` },
+      }).status,
       401,
     );
     // The attach upgrade: accepted with the secret (positive control), refused otherwise.
@@ -461,7 +420,7 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     const fromRoute = await get(linkRoute, { authorization: `Bearer ${rec.secret}` });
     assert.equal(fromRoute.status, 200, "positive control");
     assert.match(JSON.parse(fromRoute.body).url, /ccb_ott=/);
-    assert.equal(probe(OTHER, { url: linkRoute }).status, 401, "another account");
+    assert.equal(other.probe("other", { url: linkRoute }).status, 401, "another account");
     assert.equal((await get(linkRoute, {})).status, 401, "missing secret");
     assert.equal(
       (await get(linkRoute, { authorization: `Bearer ${rec.secret}`, origin: "http://evil.example" })).status,

@@ -1,12 +1,10 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ccbCommand } from "../helpers/cli.ts";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { cleanEnv } from "./serve-helpers.ts";
+import { spawnStdioPeer } from "./serve-helpers.ts";
 import { eventually, type ToolResult, text } from "./workbench-helpers.ts";
 
 /** `ccb serve --stdio` with the workbench: its gateway runs on a private loopback port; stdout stays protocol-only. */
@@ -17,19 +15,12 @@ after(() => {
   home.cleanup();
 });
 
-async function connect(args: string[]): Promise<{ client: Client; stderr: () => string }> {
-  const { command, args: full } = ccbCommand(["serve", "--stdio", "--workspace", ws.path, ...args]);
-  const env = cleanEnv({
+function connect(args: string[]): Promise<{ client: Client; stderr: () => string }> {
+  return spawnStdioPeer(["serve", "--stdio", "--workspace", ws.path, ...args], {
     HOME: home.path,
     XDG_STATE_HOME: join(home.path, "state"),
     CCB_CACHE_DIR: join(home.path, "cache"),
   });
-  const transport = new StdioClientTransport({ command, args: full, env, stderr: "pipe" });
-  let err = "";
-  transport.stderr?.on("data", (d: Buffer) => (err += d.toString("utf8")));
-  const client = new Client({ name: "ccb-e2e", version: "1.0.0" });
-  await client.connect(transport);
-  return { client, stderr: () => err };
 }
 
 const call = async (c: Client, name: string, args: Record<string, unknown> = {}) =>
