@@ -369,7 +369,7 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     }
   });
 
-  it("the attach channel: only the owner's user, only with the secret, no browser Origin, no foreign Host", async () => {
+  it("the attach channel: only the owner's user, only with the secret, no browser Origin, no foreign Host; relayed calls held to the contract and the workspace", async () => {
     const rec = record();
     const file = join(recordsDir, records()[0] as string);
     const status = `${rec.gatewayUrl}/workbench/status`;
@@ -445,6 +445,29 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     sock.send(JSON.stringify({ type: "call", id: 1, method: "editor.state", params: {} }));
     const closed = await new Promise<number>((r) => sock.once("close", (code) => r(code)));
     assert.equal(closed, 4400);
+    // A peer that holds the secret still gets only the contract: the owner validates each relayed call.
+    const peer = new WebSocket(attach, { headers: { authorization: `Bearer ${rec.secret}` } });
+    const frames: Array<{ type: string; id?: number; result?: unknown; error?: { code: string } }> = [];
+    peer.on("message", (d) => frames.push(JSON.parse(d.toString())));
+    await new Promise((r) => peer.once("open", r));
+    peer.send(
+      JSON.stringify({
+        type: "hello",
+        frontEnd: "serve",
+        pid: process.pid,
+        nonce: randomBytes(24).toString("base64url"),
+      }),
+    );
+    const answer = async (id: number, method: string, params: unknown) => {
+      peer.send(JSON.stringify({ type: "call", id, method, params }));
+      return eventually(`answer ${id}`, () => frames.find((f) => f.type === "response" && f.id === id));
+    };
+    assert.ok(Array.isArray((await answer(1, "terminals.list", {})).result), "positive control");
+    assert.equal((await answer(2, "editor.state", { path: 5 })).error?.code, "INVALID_ARGUMENT");
+    assert.equal((await answer(3, "fs.delete", { path: "/" })).error?.code, "INVALID_ARGUMENT");
+    assert.equal((await answer(4, "terminals.create", { cwd: "/etc" })).error?.code, "PATH_OUTSIDE_WORKSPACE");
+    assert.equal((await answer(5, "editor.open", { path: "/etc/passwd" })).error?.code, "PATH_OUTSIDE_WORKSPACE");
+    peer.close();
   });
 
   it("kill -9 of the owner: an attached serve takes over, the other re-attaches; editor tools answer again", async () => {
