@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 
 /** Small helpers shared by the benchmarks: percentiles and a consistent report. */
@@ -39,4 +39,23 @@ export function rgFixedString(rg: string, root: string, needle: string): Promise
       resolve({ ms: performance.now() - t0, lines: out.split("\n").filter((l) => l.includes(needle)).length }),
     );
   });
+}
+
+/**
+ * Run this benchmark with every process on one CPU (`taskset -c 0`; children inherit it), so a
+ * round trip wakes client and server the same way for every target. On a 2-core machine an
+ * unpinned ping round trip is bimodal (about 50 or about 110 us, by where the scheduler puts the
+ * two processes), which made the same build measure 0.5x and 1.9x of the bare server in
+ * consecutive runs. Re-executes the current process pinned, once; BENCH_PIN=0 leaves it unpinned.
+ * Returns a line saying which way it ran.
+ */
+export function pinToOneCpu(): string {
+  if (process.env.BENCH_PINNED === "1") return "pinned to CPU 0 (taskset): client and servers share one core";
+  if (process.env.BENCH_PIN === "0") return "not pinned (BENCH_PIN=0): p50 ratios of round trips vary with scheduling";
+  if (spawnSync("taskset", ["-c", "0", "true"]).status !== 0) return "not pinned (no taskset)";
+  const r = spawnSync("taskset", ["-c", "0", process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
+    stdio: "inherit",
+    env: { ...process.env, BENCH_PINNED: "1" },
+  });
+  process.exit(r.status ?? 1);
 }

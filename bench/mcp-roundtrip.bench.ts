@@ -15,8 +15,9 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { fmt, ratio, summarize } from "./lib.ts";
+import { fmt, pinToOneCpu, ratio, summarize } from "./lib.ts";
 
+const pinning = pinToOneCpu();
 const root = fileURLToPath(new URL("..", import.meta.url));
 const callsArg = process.argv.indexOf("--calls");
 const CALLS = callsArg > 0 ? Number(process.argv[callsArg + 1]) : 2000;
@@ -175,6 +176,6 @@ console.log(
   `\nload average before/after: ${String(summary.loadavgBefore)} / ${String(summary.loadavgAfter)} (ratios are only meaningful on a quiet machine)`,
 );
 console.log(
-  `\n${JSON.stringify({ bench: "mcp-roundtrip", target: "ping <=1.1x bare ping; fs_read <=1.3x bare echo and below server-filesystem", ...summary })}`,
+  `\n${JSON.stringify({ bench: "mcp-roundtrip", target: "ping <=1.1x bare ping; fs_read <=1.3x bare echo and below server-filesystem", pinning, ...summary })}`,
 );
 process.exit(0);
