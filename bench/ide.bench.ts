@@ -15,7 +15,9 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { WebSocket } from "ws";
+import { pinToOneCpu } from "./lib.ts";
 
+const pinning = pinToOneCpu();
 const root = fileURLToPath(new URL("..", import.meta.url));
 const N = Number(process.env.BENCH_N ?? 3000);
 const WARMUP = 300;
@@ -240,6 +242,7 @@ console.log(
     },
     nodeRatio: { p50: Number((nodeRow.p50 / base.p50).toFixed(3)), p99: Number((nodeRow.p99 / base.p99).toFixed(3)) },
     loadavg: { before: loadBefore, after: loadavg().map((x) => +x.toFixed(1)) },
+    pinning,
     lockFileMs: { compiledMedian: Math.round(pct(compiled, 50)), nodeMedian: Math.round(pct(viaNode, 50)) },
   }),
 );
