@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { codeServerRoot, node24 } from "../test/helpers/peers.ts";
+import { codeServerArgs } from "../test/helpers/peers.ts";
 import { ratio } from "./lib.ts";
 
 const root = new URL("..", import.meta.url).pathname;
@@ -51,21 +51,7 @@ async function serve(ws: string, bare = false): Promise<{ fe: FrontEnd; ms: numb
   const t0 = performance.now();
   const args = bare
     ? [join(root, "bin/ccb.mjs"), "serve", "--stdio", "--no-workbench", "--workspace", ws, "--log-level", "error"]
-    : [
-        join(root, "bin/ccb.mjs"),
-        "serve",
-        "--stdio",
-        "--workspace",
-        ws,
-        "--runtime",
-        "code-server",
-        "--runtime-root",
-        codeServerRoot(),
-        "--runtime-node",
-        node24(),
-        "--log-level",
-        "error",
-      ];
+    : [join(root, "bin/ccb.mjs"), "serve", "--stdio", "--workspace", ws, ...codeServerArgs(), "--log-level", "error"];
   const transport = new StdioClientTransport({ command: process.execPath, args, env, stderr: "ignore" });
   const client = new Client({ name: "bench", version: "1.0.0" });
   await client.connect(transport);

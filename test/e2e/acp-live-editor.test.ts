@@ -6,7 +6,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
 import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
-import { codeServerRoot, node24 } from "../helpers/peers.ts";
+import { codeServerArgs } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { bootWorkbench, eventually, text, type Workbench } from "./workbench-helpers.ts";
 
@@ -274,7 +274,7 @@ describe("ccb --acp --workbench starts and publishes the workbench of its folder
       apiUrl: api.url,
       dataDir: data.path,
       onPermission: allowOnce,
-      argv: ["--acp", "--workbench", "--runtime-root", codeServerRoot(), "--runtime-node", node24()],
+      argv: ["--acp", "--workbench", ...codeServerArgs()],
       env: {
         XDG_STATE_HOME: join(home.path, "state"),
         XDG_CACHE_HOME: join(home.path, "cache"),

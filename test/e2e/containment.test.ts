@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { ccbCommand, spawnCcb } from "../helpers/cli.ts";
-import { codeServerRoot, node24 } from "../helpers/peers.ts";
+import { codeServerArgs } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { cleanEnv } from "./serve-helpers.ts";
 
@@ -158,12 +158,7 @@ describe("containment: nothing ccb started outlives it", { timeout: 600_000 }, (
       "--stdio",
       "--workspace",
       ws.path,
-      "--runtime",
-      "code-server",
-      "--runtime-root",
-      codeServerRoot(),
-      "--runtime-node",
-      node24(),
+      ...codeServerArgs(),
       "--no-headless-client",
     ]);
     const q = (a: string) => `'${a.replace(/'/g, "'\\''")}'`;

@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { runCcb } from "../helpers/cli.ts";
-import { codeServerRoot, node24 } from "../helpers/peers.ts";
+import { codeServerArgs } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { rawRequest } from "./serve-helpers.ts";
 import { type HttpServe, startWorkbenchServe } from "./workbench-helpers.ts";
@@ -148,11 +148,7 @@ describe("ccb serve as a pod runs it", () => {
 
   test("with code-server and headless Chromium: /readyz turns 200 when the bridge is live; SIGTERM stops everything within the grace period", async (t) => {
     const s = sandbox();
-    const serve = await startWorkbenchServe(
-      s.workspace,
-      ["--runtime", "code-server", "--runtime-root", codeServerRoot(), "--runtime-node", node24(), "--headless-client"],
-      s.env,
-    );
+    const serve = await startWorkbenchServe(s.workspace, [...codeServerArgs(), "--headless-client"], s.env);
     let peak = 0;
     try {
       const first = await rawRequest(`${serve.base}/readyz`);

@@ -7,7 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ccbCommand, spawnCcb } from "../helpers/cli.ts";
-import { codeServerRoot, node24 } from "../helpers/peers.ts";
+import { codeServerArgs } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { cleanEnv, waitExit } from "./serve-helpers.ts";
 import { type ToolResult, text } from "./workbench-helpers.ts";
@@ -40,15 +40,7 @@ function env(): Record<string, string> {
   });
 }
 
-const runtimeArgs = () => [
-  "--runtime",
-  "code-server",
-  "--runtime-root",
-  codeServerRoot(),
-  "--runtime-node",
-  node24(),
-  "--no-headless-client",
-];
+const runtimeArgs = () => [...codeServerArgs(), "--no-headless-client"];
 
 async function freePort(): Promise<number> {
   const srv = createServer();

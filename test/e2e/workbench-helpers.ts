@@ -3,7 +3,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { spawnCcb } from "../helpers/cli.ts";
-import { codeServerRoot, node24 } from "../helpers/peers.ts";
+import { codeServerArgs } from "../helpers/peers.ts";
 import { cleanEnv, connectHttp } from "./serve-helpers.ts";
 
 export interface HttpServe {
@@ -87,9 +87,7 @@ export async function bootWorkbench(
   // CI runs the same suite on OpenVSCode Server from the runtime cache (.github/workflows/openvscode-e2e.yml:
   // CCB_E2E_RUNTIME=openvscode, CCB_CACHE_DIR filled by `ccb runtime fetch`).
   const openvscode = process.env.CCB_E2E_RUNTIME === "openvscode";
-  const runtimeArgs = openvscode
-    ? ["--runtime", "openvscode"]
-    : ["--runtime", "code-server", "--runtime-root", codeServerRoot(), "--runtime-node", node24()];
+  const runtimeArgs = openvscode ? ["--runtime", "openvscode"] : codeServerArgs();
   const serve = await startWorkbenchServe(
     workspace,
     [...runtimeArgs, "--headless-client", "--log-level", "debug", ...extraArgs],

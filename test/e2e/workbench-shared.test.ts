@@ -14,7 +14,7 @@ import { runCcb, spawnCcb } from "../helpers/cli.ts";
 import { startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { IdeClient, textsOf } from "../helpers/ide-client.ts";
 import { OtherAccount } from "../helpers/other-account.ts";
-import { codeServerRoot, node24 } from "../helpers/peers.ts";
+import { codeServerArgs } from "../helpers/peers.ts";
 import { exitOf, Output } from "../helpers/proc-output.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { cleanEnv, spawnStdioPeer } from "./serve-helpers.ts";
@@ -41,7 +41,6 @@ const env = () =>
     CLAUDE_CONFIG_DIR: join(home.path, "claude"),
     TMPDIR: tmp,
   });
-const runtimeArgs = () => ["--runtime", "code-server", "--runtime-root", codeServerRoot(), "--runtime-node", node24()];
 const recordsDir = join(home.path, "state/ccb/workbenches");
 
 function records(): string[] {
@@ -86,7 +85,7 @@ interface Serve {
 
 async function startServe(extra: string[] = []): Promise<Serve> {
   const peer = await spawnStdioPeer(
-    ["serve", "--stdio", "--workspace", ws.path, ...runtimeArgs(), "--log-level", "debug", ...extra],
+    ["serve", "--stdio", "--workspace", ws.path, ...codeServerArgs(), "--log-level", "debug", ...extra],
     env(),
   );
   return {
@@ -178,7 +177,7 @@ after(async () => {
 
 describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }, () => {
   it("ccb ide starts the workbench and publishes a 0600 record; ccb serve --stdio attaches: one runtime, one headless Chromium", async () => {
-    const child = spawnCcb(["ide", "--workspace", ws.path, ...runtimeArgs(), "--log-level", "debug"], { env: env() });
+    const child = spawnCcb(["ide", "--workspace", ws.path, ...codeServerArgs(), "--log-level", "debug"], { env: env() });
     ide = { child, out: new Output(child.stdout), err: new Output(child.stderr) };
     await ide.out.waitFor(/Workbench \(one-time link\): http:\/\/127\.0\.0\.1:\d+\//, 400_000);
     const lockFile = (await ide.err.waitFor(/lock file (\S+\.lock)/))[1] as string;

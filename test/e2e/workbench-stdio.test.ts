@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { codeServerRoot, node24 } from "../helpers/peers.ts";
+import { codeServerArgs } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { spawnStdioPeer } from "./serve-helpers.ts";
 import { eventually, type ToolResult, text } from "./workbench-helpers.ts";
@@ -49,16 +49,7 @@ describe("workbench with serve --stdio", { timeout: 600_000 }, () => {
   });
 
   it("with code-server, editor tools work over stdio through the private loopback gateway", async () => {
-    const { client, stderr } = await connect([
-      "--runtime",
-      "code-server",
-      "--runtime-root",
-      codeServerRoot(),
-      "--runtime-node",
-      node24(),
-      "--log-level",
-      "info",
-    ]);
+    const { client, stderr } = await connect([...codeServerArgs(), "--log-level", "info"]);
     try {
       const r = await eventually(
         "editor bridge live",

@@ -25,6 +25,11 @@ export function codeServerRoot(): string {
   return need(join(peersDir, "code-server/node_modules/code-server"), "code-server");
 }
 
+/** The flags that make a ccb front end run code-server from the peers (`--runtime code-server --runtime-root ... --runtime-node ...`). */
+export function codeServerArgs(): string[] {
+  return ["--runtime", "code-server", "--runtime-root", codeServerRoot(), "--runtime-node", node24()];
+}
+
 /** The real Claude Code CLI binary. */
 export function claudeBin(): string {
   const base = join(peersDir, "claude/node_modules/@anthropic-ai/claude-code");
