@@ -60,6 +60,28 @@ export function rangeText(r: RangeInput): string {
     : `${r.start.line}:${r.start.column}-${r.end.line}:${r.end.column}`;
 }
 
+/** The input of the tools that ask about the symbol at a position of a file. */
+export const SymbolAtInput = {
+  path: z.string().describe("File containing the symbol, relative to the workspace root or absolute inside it."),
+  position: PositionInput.describe("A position on the symbol (1-based)."),
+};
+
+/** A location as the tools show it: the workspace-relative path and a 1-based range. */
+export interface LocationView {
+  path: string;
+  range: RangeInput;
+}
+
+/** A location the editor reported, as the tools show it. */
+export function locationView(core: Core, l: { path: string; range: WireRange }): LocationView {
+  return { path: displayPath(core, l.path), range: fromWireRange(l.range) };
+}
+
+/** `path:line:column` of a location's start (1-based). */
+export function locationLine(l: LocationView): string {
+  return `${l.path}:${l.range.start.line}:${l.range.start.column}`;
+}
+
 /** Confine a caller's path (symlinks resolved) and give the absolute real path the editor uses. */
 export async function resolveForEditor(core: Core, path: string, mustExist = true): Promise<string> {
   core.bridge.require(); // say BRIDGE_UNAVAILABLE before any path complaint

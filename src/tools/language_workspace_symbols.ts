@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { callBridge, displayPath, EDITOR_READ, fromWireRange } from "./editor_common.ts";
+import { callBridge, EDITOR_READ, locationLine, locationView } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
 
 export default defineTool({
@@ -21,13 +21,11 @@ export default defineTool({
       name: s.name,
       kind: s.kind,
       ...(s.containerName ? { containerName: s.containerName } : {}),
-      path: displayPath(ctx.core, s.location.path),
-      range: fromWireRange(s.location.range),
+      ...locationView(ctx.core, s.location),
     }));
     const symbols = all.slice(0, args.limit ?? 100);
     const lines = symbols.map(
-      (s) =>
-        `${s.path}:${s.range.start.line}:${s.range.start.column} ${s.kind} ${s.containerName ? `${s.containerName}.` : ""}${s.name}`,
+      (s) => `${locationLine(s)} ${s.kind} ${s.containerName ? `${s.containerName}.` : ""}${s.name}`,
     );
     return {
       text: symbols.length
