@@ -177,7 +177,9 @@ after(async () => {
 
 describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }, () => {
   it("ccb ide starts the workbench and publishes a 0600 record; ccb serve --stdio attaches: one runtime, one headless Chromium", async () => {
-    const child = spawnCcb(["ide", "--workspace", ws.path, ...codeServerArgs(), "--log-level", "debug"], { env: env() });
+    const child = spawnCcb(["ide", "--workspace", ws.path, ...codeServerArgs(), "--log-level", "debug"], {
+      env: env(),
+    });
     ide = { child, out: new Output(child.stdout), err: new Output(child.stderr) };
     await ide.out.waitFor(/Workbench \(one-time link\): http:\/\/127\.0\.0\.1:\d+\//, 400_000);
     const lockFile = (await ide.err.waitFor(/lock file (\S+\.lock)/))[1] as string;
