@@ -146,6 +146,28 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
     sessions.set(id, s);
     return { s, stored };
   };
+  /** session/load and session/resume: a stored session, opened again with the client's cwd, MCP servers and options. */
+  const reopen = (
+    client: acp.AgentContext,
+    params: {
+      sessionId: string;
+      cwd: string;
+      mcpServers?: McpServer[] | null;
+      _meta?: unknown;
+      additionalDirectories?: unknown;
+    },
+  ) => {
+    const cwd = checkCwd(params.cwd);
+    if (!store.exists(params.sessionId)) throw new CcbError("NOT_FOUND", `Session not found: ${params.sessionId}`);
+    return open(
+      client,
+      params.sessionId,
+      cwd,
+      params.mcpServers ?? [],
+      true,
+      sessionOptionsFrom(params._meta, params.additionalDirectories),
+    );
+  };
   const announce = (s: Session) => setImmediate(() => s.announceCommands());
 
   return acp
@@ -205,16 +227,7 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
     )
     .onRequest(acp.methods.agent.session.load, ({ params, client }) =>
       wrap(async () => {
-        const cwd = checkCwd(params.cwd);
-        if (!store.exists(params.sessionId)) throw new CcbError("NOT_FOUND", `Session not found: ${params.sessionId}`);
-        const { s, stored } = await open(
-          client,
-          params.sessionId,
-          cwd,
-          params.mcpServers ?? [],
-          true,
-          sessionOptionsFrom(params._meta, params.additionalDirectories),
-        );
+        const { s, stored } = await reopen(client, params);
         for (const update of replayUpdates(stored?.records ?? [])) s.notify(update);
         if (s.title) s.notify({ sessionUpdate: "session_info_update", title: s.title });
         announce(s);
@@ -223,16 +236,7 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
     )
     .onRequest(acp.methods.agent.session.resume, ({ params, client }) =>
       wrap(async () => {
-        const cwd = checkCwd(params.cwd);
-        if (!store.exists(params.sessionId)) throw new CcbError("NOT_FOUND", `Session not found: ${params.sessionId}`);
-        const { s } = await open(
-          client,
-          params.sessionId,
-          cwd,
-          params.mcpServers ?? [],
-          true,
-          sessionOptionsFrom(params._meta, params.additionalDirectories),
-        );
+        const { s } = await reopen(client, params);
         announce(s);
         return { modes: s.modes(), configOptions: s.configOptions() };
       }, params.sessionId),
