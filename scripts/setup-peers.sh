@@ -9,6 +9,10 @@
 # Debian packages (ripgrep, chromium, libkrb5-dev) are installed by .ci/run; `npm test` checks them.
 # Idempotent: a peer already installed at the pinned version is kept.
 set -euo pipefail
+# Run from `npm test`, this script inherits the parent npm's configuration as npm_config_* variables
+# (npm_config_user_agent names the parent's Node 20, and code-server's postinstall reads its Node
+# version from it). Each nested install here must be configured by its own .npmrc and flags only.
+while IFS= read -r v; do unset "$v"; done < <(env | sed -n 's/^\(npm_[A-Za-z0-9_]*\)=.*/\1/p')
 root="$(cd "$(dirname "$0")/.." && pwd)"
 peers="${CCB_PEERS_DIR:-$root/.cache/peers}"
 CODE_SERVER_VERSION=4.139.1

@@ -11,6 +11,12 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
+
+// `npm test` hands this script the parent npm's configuration as npm_* variables (npm_config_user_agent
+// names the parent's Node, npm_config_* its flags). Nothing started from here inherits them: every nested
+// npm (the peers' installs, the install tests' registries) reads its own .npmrc and flags, as it would
+// in a shell. This is why `npm test` and `node scripts/test.mjs` behave the same.
+const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
 const filters = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 const passThrough = process.argv.slice(2).filter((a) => a.startsWith("-"));
 
@@ -56,7 +62,7 @@ if (missing.length > 0) {
 // The npm-side peers (Node 24, code-server, the Claude Code CLI, verdaccio, pnpm): installed once into
 // CCB_PEERS_DIR (default .cache/peers), kept while their pinned versions match.
 if (!process.env.CCB_SKIP_PEERS) {
-  const p = spawnSync("bash", [join(root, "scripts/setup-peers.sh")], { stdio: "inherit", cwd: root });
+  const p = spawnSync("bash", [join(root, "scripts/setup-peers.sh")], { stdio: "inherit", cwd: root, env: cleanEnv });
   if (p.status !== 0) {
     console.error("scripts/setup-peers.sh failed: the test peers could not be installed (see above).");
     process.exit(p.status ?? 1);
@@ -64,7 +70,7 @@ if (!process.env.CCB_SKIP_PEERS) {
 }
 
 if (!process.env.CCB_SKIP_BUILD) {
-  const b = spawnSync(process.execPath, [join(root, "scripts/build.mjs")], { stdio: "inherit", cwd: root });
+  const b = spawnSync(process.execPath, [join(root, "scripts/build.mjs")], { stdio: "inherit", cwd: root, env: cleanEnv });
   if (b.status !== 0) process.exit(b.status ?? 1);
 }
 
@@ -81,7 +87,7 @@ function runTests(list, env) {
       ...passThrough,
       ...list,
     ],
-    { stdio: "inherit", cwd: root, env: { ...process.env, CCB_REPO_ROOT: root, ...env } },
+    { stdio: "inherit", cwd: root, env: { ...cleanEnv, CCB_REPO_ROOT: root, ...env } },
   );
   return r.status ?? 1;
 }
@@ -89,7 +95,7 @@ function runTests(list, env) {
 // The install tests and the full run's second pass need the compiled binary: compile it first.
 const full = filters.length === 0 && !process.env.CCB_TEST_BIN;
 if ((full || files.some((f) => f.includes("install-"))) && !process.env.CCB_COMPILED_BIN) {
-  const c = spawnSync(process.execPath, [join(root, "scripts/compile.mjs")], { stdio: "inherit", cwd: root });
+  const c = spawnSync(process.execPath, [join(root, "scripts/compile.mjs")], { stdio: "inherit", cwd: root, env: cleanEnv });
   if (c.status !== 0) process.exit(c.status ?? 1);
 }
 
