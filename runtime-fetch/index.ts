@@ -18,6 +18,7 @@ import {
   runtimePaths,
   tempPath,
 } from "./cache.ts";
+import { type CodeServerInstall, cachedCodeServer } from "./code-server.ts";
 import { extractArchive, scanArchive } from "./extract.ts";
 import {
   copyVerified,
@@ -38,8 +39,15 @@ import {
   resolveManifest,
   resolvePlatform,
 } from "./manifest.ts";
+import { findPackagedArchive, type PackagedArchive } from "./packaged.ts";
 
 export { ccbCacheDir, type RuntimePaths, runtimePaths } from "./cache.ts";
+export {
+  CODE_SERVER_PIN,
+  type CodeServerInstall,
+  cachedCodeServer,
+  fetchCodeServer,
+} from "./code-server.ts";
 export type { ProgressEvent } from "./fetch.ts";
 export {
   hostRuntimePlatform,
@@ -52,6 +60,7 @@ export {
   resolveManifest,
   unsupportedPlatformError,
 } from "./manifest.ts";
+export { findPackagedArchive, type PackagedArchive, runtimePackageName } from "./packaged.ts";
 export { createProgress } from "./progress.ts";
 
 export interface RuntimeOptions {
@@ -67,6 +76,8 @@ export interface RuntimeOptions {
 }
 
 export interface FetchRuntimeOptions extends RuntimeOptions {
+  /** Install from the archive that ships with ccb (what `ensureRuntime` found); still hash-checked. */
+  packaged?: PackagedArchive | undefined;
   /** Base URL of a GitHub-releases mirror (default CCB_RUNTIME_MIRROR): `<mirror>/<release tag>/<asset file name>`. */
   mirror?: string | undefined;
   /** An offline copy of the archive; verified like a download. */
@@ -95,7 +106,7 @@ export interface InstalledRuntime {
 
 export interface FetchRuntimeResult extends InstalledRuntime {
   status: "installed" | "already-installed";
-  source: "cache" | "download" | "mirror" | "file";
+  source: "cache" | "download" | "mirror" | "file" | "package";
   /** Where the archive came from (credentials removed); absent for "cache". */
   from?: string;
   bytes?: number;
@@ -141,18 +152,50 @@ export function cachedRuntimePath(platform?: string, o: RuntimeOptions = {}): st
   return cachedRuntime({ ...o, platform: platform ?? o.platform })?.root;
 }
 
+/** Whether OpenVSCode Server can run without a download: installed in the cache, or shipped with ccb. */
+export function openVscodeAvailable(o: RuntimeOptions = {}): boolean {
+  try {
+    const r = resolveAll(o);
+    return isInstalled(r.paths, r.asset) || findPackagedArchive(r.platform, r.asset) !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The runtime to run: the one in the cache, else the one that ships with ccb (npm runtime package or
+ * release tarball), installed into the cache first (SHA-256 checked, no network). Otherwise
+ * RUNTIME_UNAVAILABLE telling the user how to get one.
+ */
+export async function ensureRuntime(o: FetchRuntimeOptions = {}): Promise<FetchRuntimeResult> {
+  const rt = cachedRuntime(o);
+  if (rt) return { ...rt, status: "already-installed", source: "cache" };
+  const r = resolveAll(o);
+  const packaged = findPackagedArchive(r.platform, r.asset);
+  if (packaged) {
+    o.log?.info(
+      `installing the OpenVSCode Server ${r.manifest.version} that ships with ccb (${packaged.via}) into ${r.paths.runtimeDir} (first run only)`,
+    );
+    return fetchRuntime({ ...o, fromFile: undefined, mirror: undefined, packaged });
+  }
+  throw unavailable(r);
+}
+
+function unavailable(r: Resolved): CcbError {
+  return new CcbError(
+    "RUNTIME_UNAVAILABLE",
+    `OpenVSCode Server ${r.manifest.version} (${r.platform}) is not installed in ${r.paths.runtimeDir}, and no runtime package ships with this ccb.`,
+    {
+      hint: "Run `ccb runtime fetch` (behind a firewall: --mirror <url> or --from-file <archive>; with npm but no GitHub: `ccb runtime fetch --runtime code-server`), or use --runtime-root <dir>.",
+    },
+  );
+}
+
 /** The installed runtime, or RUNTIME_UNAVAILABLE telling the user how to get it. */
 export function requireRuntime(o: RuntimeOptions = {}): InstalledRuntime {
   const rt = cachedRuntime(o);
   if (rt) return rt;
-  const r = resolveAll(o);
-  throw new CcbError(
-    "RUNTIME_UNAVAILABLE",
-    `OpenVSCode Server ${r.manifest.version} (${r.platform}) is not installed in ${r.paths.runtimeDir}.`,
-    {
-      hint: "Run `ccb runtime fetch` (behind a firewall: --mirror <url> or --from-file <archive>), or use --runtime code-server / --runtime-root <dir>.",
-    },
-  );
+  throw unavailable(resolveAll(o));
 }
 
 export type RuntimeStatus =
@@ -168,6 +211,12 @@ export type RuntimeStatus =
       archive: { url: string; fileName: string; size: number; sha256: string };
       /** Bytes of an interrupted download waiting to be resumed. */
       partialBytes: number;
+      /** The archive that ships with this ccb (npm runtime package, release tarball), if any. */
+      packaged: PackagedArchive | null;
+      /** The code-server that `ccb runtime fetch --runtime code-server` installed, if any. */
+      codeServer: CodeServerInstall | null;
+      /** What a front end runs without --runtime flags. */
+      inUse: "openvscode-cache" | "openvscode-package" | "code-server-cache" | "none";
     }
   | { supported: false; platform: string; code: string; message: string; hint?: string | undefined };
 
@@ -189,6 +238,9 @@ export async function runtimeStatus(o: RuntimeOptions = {}): Promise<RuntimeStat
     }
     throw err;
   }
+  const installedNow = isInstalled(r.paths, r.asset);
+  const packaged = findPackagedArchive(r.platform, r.asset) ?? null;
+  const codeServer = cachedCodeServer({ cacheDir: r.cacheDir, env: o.env }) ?? null;
   const partialBytes = await stat(r.paths.partialFile).then(
     (s) => s.size,
     () => 0,
@@ -198,12 +250,21 @@ export async function runtimeStatus(o: RuntimeOptions = {}): Promise<RuntimeStat
     name: "openvscode-server",
     version: r.manifest.version,
     platform: r.platform,
-    installed: isInstalled(r.paths, r.asset),
+    installed: installedNow,
     root: r.paths.installDir,
     binary: r.paths.binary,
     cacheDir: r.cacheDir,
     archive: { url: r.asset.url, fileName: r.asset.fileName, size: r.asset.size, sha256: r.asset.sha256 },
     partialBytes,
+    packaged,
+    codeServer,
+    inUse: installedNow
+      ? "openvscode-cache"
+      : packaged
+        ? "openvscode-package"
+        : codeServer
+          ? "code-server-cache"
+          : "none",
   };
 }
 
@@ -262,11 +323,14 @@ async function fetchLocked(
   const mirror = o.mirror ?? env.CCB_RUNTIME_MIRROR;
   let got: DownloadResult;
   let source: FetchRuntimeResult["source"];
+  // The archive that ships with ccb needs no network: it is used unless a source was named.
+  const packaged = o.fromFile || o.mirror ? undefined : (o.packaged ?? findPackagedArchive(r.platform, r.asset));
+  const file = o.fromFile ?? packaged?.path;
   try {
-    if (o.fromFile) {
-      source = "file";
-      log.info(`verifying ${o.fromFile}`);
-      got = await copyVerified(o.fromFile, download, r.asset, o.signal);
+    if (file) {
+      source = o.fromFile ? "file" : "package";
+      log.info(`verifying ${file}${packaged ? ` (from the ${packaged.via})` : ""}`);
+      got = await copyVerified(file, download, r.asset, o.signal);
     } else {
       source = mirror ? "mirror" : "download";
       const url = mirror ? mirrorUrl(mirror, r.manifest, r.asset) : r.asset.url;
@@ -295,7 +359,11 @@ async function fetchLocked(
       ...(await install(r, download, o.force === true)),
       status: "installed",
       source,
-      from: got.finalUrl.startsWith("file://") ? o.fromFile : displayUrl(got.finalUrl),
+      from: got.finalUrl.startsWith("file://")
+        ? packaged
+          ? `${packaged.via} (${file})`
+          : file
+        : displayUrl(got.finalUrl),
       bytes: got.bytes,
       resumedBytes: got.resumedBytes,
     };

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import pinned from "./pinned-manifest.json" with { type: "json" };
 import { z } from "zod";
 import { CcbError } from "../src/core/errors.ts";
 
@@ -47,31 +48,13 @@ export const runtimeManifestSchema = z.object({
 });
 export type RuntimeManifest = z.infer<typeof runtimeManifestSchema>;
 
-const VERSION = "1.109.5";
-const TAG = `openvscode-server-v${VERSION}`;
-const BASE = `https://github.com/gitpod-io/openvscode-server/releases/download/${TAG}`;
-
-function asset(platform: RuntimePlatform, sha256: string, size: number): RuntimeAsset {
-  const dir = `${TAG}-${platform}`;
-  return { url: `${BASE}/${dir}.tar.gz`, fileName: `${dir}.tar.gz`, size, sha256, topLevelDir: dir };
-}
-
 /**
- * The pinned runtime. Digests equal GitHub's own per-asset `digest` (upstream publishes no checksum
- * files); nothing is extracted unless a download matches them byte for byte.
+ * The pinned runtime (pinned-manifest.json: also read by the release scripts in platforms/, which
+ * check the archive they package against it). Digests equal GitHub's own per-asset `digest`
+ * (upstream publishes no checksum files); nothing is extracted unless a download matches them byte
+ * for byte.
  */
-export const PINNED_MANIFEST: RuntimeManifest = {
-  name: "openvscode-server",
-  version: VERSION,
-  releaseTag: TAG,
-  binary: "bin/openvscode-server",
-  maxUnpackedBytes: 2 * 1024 ** 3,
-  assets: {
-    "linux-x64": asset("linux-x64", "b433bf4f0227321a7014d8460d10a8f958adc0f45aa79bd889e84e65e8f88363", 76_686_959),
-    "linux-arm64": asset("linux-arm64", "36d9c14036489b63de84ebace837fcacf7e60e669a0dc715802c5443684ea4dc", 74_488_835),
-    "linux-armhf": asset("linux-armhf", "f84ac0dcea0bdeac07e172e58903b38bc5ef0ac94b0bf2ab2ce4eca325ab98bb", 68_994_573),
-  },
-};
+export const PINNED_MANIFEST: RuntimeManifest = runtimeManifestSchema.parse(pinned);
 
 /** Read and validate a manifest JSON file (CCB_RUNTIME_MANIFEST: a testing / advanced override). */
 export function loadManifest(path: string): RuntimeManifest {

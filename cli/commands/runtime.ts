@@ -1,6 +1,12 @@
 import { defineCommand } from "citty";
-import { formatFetchResult, formatStatus } from "../../runtime-fetch/format.ts";
-import { createProgress, fetchRuntime, runtimeStatus } from "../../runtime-fetch/index.ts";
+import { formatCodeServer, formatFetchResult, formatStatus } from "../../runtime-fetch/format.ts";
+import {
+  cachedCodeServer,
+  createProgress,
+  fetchCodeServer,
+  fetchRuntime,
+  runtimeStatus,
+} from "../../runtime-fetch/index.ts";
 import { CcbError } from "../../src/core/errors.ts";
 import { commonArgs, reportFatal, setupLogging } from "../common.ts";
 
@@ -9,6 +15,19 @@ const platformArg = {
   description: "Runtime platform: linux-x64, linux-arm64 or linux-armhf (default: this machine's)",
   valueHint: "platform",
 } as const;
+const runtimeArg = {
+  type: "string",
+  description:
+    "Which runtime: openvscode (default: the pinned OpenVSCode Server release) or code-server (from the npm registry, with its Node 24)",
+  valueHint: "openvscode|code-server",
+} as const;
+
+function runtimeKind(v: unknown): "openvscode" | "code-server" {
+  if (v === undefined || v === "openvscode" || v === "code-server")
+    return (v ?? "openvscode") as "openvscode" | "code-server";
+  throw new CcbError("INVALID_ARGUMENT", `--runtime takes openvscode or code-server, not ${String(v)}.`);
+}
+
 const jsonArg = { type: "boolean", description: "Print one JSON object on stdout (no progress output)" } as const;
 
 /** With --json, failures are JSON on stdout too; otherwise a message for a person on stderr. */
@@ -29,6 +48,7 @@ const fetchCommand = defineCommand({
       "Download, verify (size + SHA-256) and install the runtime into the cache; nothing is extracted unless the hash matches",
   },
   args: {
+    runtime: runtimeArg,
     platform: platformArg,
     mirror: {
       type: "string",
@@ -54,6 +74,22 @@ const fetchCommand = defineCommand({
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
     try {
+      if (runtimeKind(args.runtime) === "code-server") {
+        if (args.mirror || args["from-file"] || args.platform)
+          throw new CcbError(
+            "INVALID_ARGUMENT",
+            "--mirror, --from-file and --platform are for OpenVSCode; code-server comes from your npm registry (npm's own configuration).",
+          );
+        progress?.done();
+        const r = await fetchCodeServer({
+          force: args.force === true,
+          signal: ac.signal,
+          log: log.child("runtime"),
+          output: json ? undefined : process.stderr,
+        });
+        process.stdout.write(json ? `${JSON.stringify({ ok: true, ...r })}\n` : formatCodeServer(r));
+        return;
+      }
       const r = await fetchRuntime({
         platform: args.platform,
         mirror: args.mirror,
@@ -95,14 +131,31 @@ const pathCommand = defineCommand({
     description: "Print the installed runtime's folder (or --binary: its executable); exit 1 when not installed",
   },
   args: {
+    runtime: runtimeArg,
     platform: platformArg,
-    binary: { type: "boolean", description: "Print the path of bin/openvscode-server instead of the folder" },
+    binary: {
+      type: "boolean",
+      description: "Print the path of bin/openvscode-server (code-server: its Node 24) instead of the folder",
+    },
     json: jsonArg,
     ...commonArgs,
   },
   async run({ args }) {
     const json = args.json === true;
     try {
+      if (runtimeKind(args.runtime) === "code-server") {
+        const cs = cachedCodeServer();
+        if (!cs)
+          throw new CcbError("RUNTIME_UNAVAILABLE", "code-server is not installed in ccb's cache.", {
+            hint: "Run `ccb runtime fetch --runtime code-server` first.",
+          });
+        process.stdout.write(
+          json
+            ? `${JSON.stringify({ ok: true, root: cs.root, binary: cs.node })}\n`
+            : `${args.binary ? cs.node : cs.root}\n`,
+        );
+        return;
+      }
       const s = await runtimeStatus({ platform: args.platform });
       if (!s.supported) throw new CcbError("UNSUPPORTED", s.message, { hint: s.hint });
       if (!s.installed) {
@@ -129,7 +182,8 @@ export default defineCommand({
   meta: {
     name: "runtime",
     description:
-      "Fetch and inspect the pinned OpenVSCode Server runtime (1.109.5; linux-x64, linux-arm64, linux-armhf).\n" +
+      "Fetch and inspect the workbench runtime: the pinned OpenVSCode Server (1.109.5; linux-x64, linux-arm64, linux-armhf),\n" +
+      "which the npm packages and release tarballs already carry, or code-server from the npm registry (--runtime code-server).\n" +
       "Env: CCB_CACHE_DIR (cache root; default $XDG_CACHE_HOME/ccb or ~/.cache/ccb), CCB_RUNTIME_MIRROR (mirror base URL),\n" +
       "CCB_RUNTIME_MANIFEST (testing/advanced: a JSON manifest replacing the pinned one).",
   },

