@@ -73,6 +73,8 @@ export interface RuntimeOptions {
   env?: NodeJS.ProcessEnv | undefined;
   /** For tests: the host to detect the platform of. */
   host?: HostInfo | undefined;
+  /** For tests: the folders a packaged runtime is looked for from (default: where this program runs). */
+  searchFrom?: string[] | undefined;
 }
 
 export interface FetchRuntimeOptions extends RuntimeOptions {
@@ -156,7 +158,7 @@ export function cachedRuntimePath(platform?: string, o: RuntimeOptions = {}): st
 export function openVscodeAvailable(o: RuntimeOptions = {}): boolean {
   try {
     const r = resolveAll(o);
-    return isInstalled(r.paths, r.asset) || findPackagedArchive(r.platform, r.asset) !== undefined;
+    return isInstalled(r.paths, r.asset) || findPackagedArchive(r.platform, r.asset, o.searchFrom) !== undefined;
   } catch {
     return false;
   }
@@ -171,7 +173,7 @@ export async function ensureRuntime(o: FetchRuntimeOptions = {}): Promise<FetchR
   const rt = cachedRuntime(o);
   if (rt) return { ...rt, status: "already-installed", source: "cache" };
   const r = resolveAll(o);
-  const packaged = findPackagedArchive(r.platform, r.asset);
+  const packaged = findPackagedArchive(r.platform, r.asset, o.searchFrom);
   if (packaged) {
     o.log?.info(
       `installing the OpenVSCode Server ${r.manifest.version} that ships with ccb (${packaged.via}) into ${r.paths.runtimeDir} (first run only)`,
@@ -239,7 +241,7 @@ export async function runtimeStatus(o: RuntimeOptions = {}): Promise<RuntimeStat
     throw err;
   }
   const installedNow = isInstalled(r.paths, r.asset);
-  const packaged = findPackagedArchive(r.platform, r.asset) ?? null;
+  const packaged = findPackagedArchive(r.platform, r.asset, o.searchFrom) ?? null;
   const codeServer = cachedCodeServer({ cacheDir: r.cacheDir, env: o.env }) ?? null;
   const partialBytes = await stat(r.paths.partialFile).then(
     (s) => s.size,
@@ -324,7 +326,8 @@ async function fetchLocked(
   let got: DownloadResult;
   let source: FetchRuntimeResult["source"];
   // The archive that ships with ccb needs no network: it is used unless a source was named.
-  const packaged = o.fromFile || o.mirror ? undefined : (o.packaged ?? findPackagedArchive(r.platform, r.asset));
+  const packaged =
+    o.fromFile || o.mirror ? undefined : (o.packaged ?? findPackagedArchive(r.platform, r.asset, o.searchFrom));
   const file = o.fromFile ?? packaged?.path;
   try {
     if (file) {

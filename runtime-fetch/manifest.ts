@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
-import pinned from "./pinned-manifest.json" with { type: "json" };
 import { z } from "zod";
 import { CcbError } from "../src/core/errors.ts";
+import pinned from "./pinned-manifest.json" with { type: "json" };
 
 /** The Linux builds OpenVSCode Server publishes. There is no macOS or Windows build upstream. */
 export const RUNTIME_PLATFORMS = ["linux-x64", "linux-arm64", "linux-armhf"] as const;

@@ -59,8 +59,9 @@ function isFile(p: string): boolean {
 export function findPackagedArchive(
   platform: RuntimePlatform,
   asset: RuntimeAsset,
-  starts: string[] = startDirs(),
+  from?: string[] | undefined,
 ): PackagedArchive | undefined {
+  const starts = from ?? startDirs();
   const name = runtimePackageName(platform);
   for (const start of starts) {
     const beside = join(start, "runtime", asset.fileName);

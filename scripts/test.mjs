@@ -18,6 +18,7 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 // in a shell. This is why `npm test` and `node scripts/test.mjs` behave the same.
 const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
 const filters = process.argv.slice(2).filter((a) => !a.startsWith("-"));
+
 const passThrough = process.argv.slice(2).filter((a) => a.startsWith("-"));
 
 function walk(dir) {
@@ -40,6 +41,7 @@ if (files.length === 0) {
 }
 
 // The Debian packages the suite talks to, checked before any test runs: one line says what to install.
+// `node scripts/test.mjs --debian-packages` prints them all (what .ci/run installs: the same list).
 const SYSTEM = [
   { cmd: "rg", pkg: "ripgrep" },
   { cmd: process.env.CHROME_PATH ?? "chromium", pkg: "chromium" },
@@ -47,14 +49,30 @@ const SYSTEM = [
   { cmd: "script", pkg: "util-linux" },
   { cmd: "zip", pkg: "zip" },
   { cmd: "ps", pkg: "procps" },
+  { cmd: "tmux", pkg: "tmux" },
+  { cmd: "useradd", pkg: "passwd" },
   { file: "/usr/include/krb5.h", pkg: "libkrb5-dev" },
+  // the Kubernetes manifests (kubectl kustomize) and the container image test (podman builds and runs
+  // the image; crun refuses hybrid cgroups, so runc; mmdebstrap makes the Debian base with no registry)
+  { cmd: "kubectl", pkg: "kubectl" },
+  { cmd: "podman", pkg: "podman" },
+  { cmd: "runc", pkg: "runc" },
+  { file: "/usr/lib/cni/bridge", pkg: "containernetworking-plugins" },
+  { cmd: "iptables", pkg: "iptables" },
+  { cmd: "mmdebstrap", pkg: "mmdebstrap" },
 ];
+if (process.argv.includes("--debian-packages")) {
+  process.stdout.write(`${[...new Set(SYSTEM.map((s) => s.pkg))].join(" ")}\n`);
+  process.exit(0);
+}
 const onPath = (cmd) =>
-  cmd.includes("/") ? existsSync(cmd) : (process.env.PATH ?? "").split(":").some((d) => d && existsSync(join(d, cmd)));
+  cmd.includes("/")
+    ? existsSync(cmd)
+    : [...(process.env.PATH ?? "").split(":"), "/usr/sbin", "/sbin"].some((d) => d && existsSync(join(d, cmd)));
 const missing = SYSTEM.filter((s) => (s.file ? !existsSync(s.file) : !onPath(s.cmd))).map((s) => s.pkg);
 if (missing.length > 0) {
   console.error(
-    `npm test needs Debian packages that are missing: run \`apt-get install -y --no-install-recommends ${missing.join(" ")}\` (as root), then npm test again.`,
+    `npm test needs Debian packages that are missing: run \`apt-get update && apt-get install -y --no-install-recommends ${[...new Set(missing)].join(" ")}\` (as root), then npm test again.`,
   );
   process.exit(1);
 }

@@ -1,12 +1,17 @@
-// Installing a release from a registry, as a user would: the generated npm packages (platform
-// packages + dispatcher, platforms/generate.mjs) are published to a local verdaccio on 127.0.0.1 with
-// no uplink, installed with npm, pnpm and bun, and each installed `ccb serve` gets a live bridge.
+// Installing a release from a registry, as a user would: the generated npm packages (runtime package,
+// platform packages, dispatcher: platforms/generate.mjs) are published to a local verdaccio on
+// 127.0.0.1 with no uplink, installed with npm -g, npx, pnpm and bun, and each installed `ccb serve`,
+// given no runtime flag, runs the workbench that came in the runtime package (nothing else reachable
+// but the local registry): a live bridge. The runtime package carries a live OpenVSCode-shaped archive
+// (test/fixtures/runtime/live.ts), checked by generate.mjs as the release checks the real one.
+// A runtime package altered in the registry is refused by npm's integrity check.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { LIVE_FILE, LIVE_VERSION, liveRuntime } from "../fixtures/runtime/live.ts";
 import { repoRoot } from "../helpers/cli.ts";
 import { compiledBinary, homeEnv, liveBridge, peerBin, sha256File } from "../helpers/install.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -24,18 +29,23 @@ function freePort(): Promise<number> {
 }
 
 function run(cmd: string, args: string[], opts: { cwd: string; env: Record<string, string> }): string {
-  const r = spawnSync(cmd, args, { ...opts, encoding: "utf8", timeout: 240_000 });
+  const r = spawnSync(cmd, args, { ...opts, encoding: "utf8", timeout: 400_000 });
   if (r.status !== 0)
     throw new Error(`${cmd} ${args.join(" ")} exited ${r.status ?? r.signal}:\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
 }
 
-describe("install from a registry (verdaccio, npm, pnpm, bun)", { timeout: 900_000 }, () => {
+const runtimePkg = `${pkg.name}-runtime-linux-x64`;
+
+describe("install from a registry (verdaccio, npm, npx, pnpm, bun)", { timeout: 1_800_000 }, () => {
   const dir = tmpdirFixture({ prefix: "ccb-registry-" });
   let registry: ChildProcess | undefined;
   let url = "";
   let env: Record<string, string> = {};
   const binSha = sha256File(compiledBinary());
+  const live = liveRuntime();
+  const manifestFile = join(dir.path, "runtime-manifest.json");
+  writeFileSync(manifestFile, JSON.stringify(live.manifest));
 
   before(async () => {
     const port = await freePort();
@@ -49,7 +59,7 @@ describe("install from a registry (verdaccio, npm, pnpm, bun)", { timeout: 900_0
         "  htpasswd:",
         `    file: ${join(dir.path, "htpasswd")}`,
         "uplinks: {}",
-        "max_body_size: 300mb",
+        "max_body_size: 600mb",
         "packages:",
         "  '**':",
         "    access: $all",
@@ -88,12 +98,22 @@ describe("install from a registry (verdaccio, npm, pnpm, bun)", { timeout: 900_0
       npm_config_registry: url,
       BUN_INSTALL_CACHE_DIR: join(dir.path, "bun-cache"),
       BUN_CONFIG_REGISTRY: url,
+      // The fixture runtime's pins, in place of the real ones (for generate.mjs and the installed ccb).
+      CCB_RUNTIME_MANIFEST: manifestFile,
     };
     // Publish exactly what release.yml publishes: generated packages, platform packages first.
     const out = join(dir.path, "packages");
     run(
       process.execPath,
-      [join(repoRoot, "platforms/generate.mjs"), "--out", out, "--bin", `linux-x64=${compiledBinary()}`],
+      [
+        join(repoRoot, "platforms/generate.mjs"),
+        "--out",
+        out,
+        "--bin",
+        `linux-x64=${compiledBinary()}`,
+        "--runtime",
+        `linux-x64=${live.file}`,
+      ],
       { cwd: repoRoot, env },
     );
     const order = JSON.parse(readFileSync(join(out, "publish-order.json"), "utf8")) as Array<{ dir: string }>;
@@ -114,8 +134,25 @@ describe("install from a registry (verdaccio, npm, pnpm, bun)", { timeout: 900_0
       `${label}: the platform package carries the compiled binary`,
     );
     assert.equal(run(bin, ["--version"], { cwd: project, env }).trim(), pkg.version);
-    const stderr = await liveBridge(bin, project, join(dir.path, `home-${label}`));
+    const home = join(dir.path, `home-${label}`);
+    const userEnv = { ...env, ...homeEnv(home) };
+    const before = JSON.parse(run(bin, ["runtime", "status", "--json"], { cwd: project, env: userEnv }));
+    assert.equal(before.inUse, "openvscode-package", `${label}: ccb finds the runtime package it came with`);
+    assert.equal(before.installed, false, "nothing in the cache yet");
+    assert.match(before.packaged.via, new RegExp(`npm package ${runtimePkg}$`));
+    assert.equal(sha256File(before.packaged.path), live.manifest.assets["linux-x64"]?.sha256);
+    // No runtime flag: ccb installs the packaged runtime into its cache and runs it.
+    const stderr = await liveBridge(bin, project, home, {
+      runtimeArgs: [],
+      env: { CCB_RUNTIME_MANIFEST: manifestFile },
+    });
+    assert.match(
+      stderr,
+      new RegExp(`runtime: OpenVSCode Server ${LIVE_VERSION} \\(linux-x64\\) from npm package ${runtimePkg}`),
+    );
     assert.match(stderr, /bridge: extension host \d+ serves/);
+    const after = JSON.parse(run(bin, ["runtime", "status", "--json"], { cwd: project, env: userEnv }));
+    assert.equal(after.inUse, "openvscode-cache", `${label}: installed into the cache on first use`);
   };
 
   it("npm install -g", async () => {
@@ -132,6 +169,21 @@ describe("install from a registry (verdaccio, npm, pnpm, bun)", { timeout: 900_0
       "and not another platform's",
     );
     await check("npm", join(prefix, "bin/ccb"), dir.path, platformPkg);
+  });
+
+  it("npx", async () => {
+    const home = join(dir.path, "npx-home");
+    const npxEnv = { ...env, ...homeEnv(home) };
+    assert.equal(
+      run("npx", ["-y", `${pkg.name}@${pkg.version}`, "--version"], { cwd: dir.path, env: npxEnv }).trim(),
+      pkg.version,
+    );
+    // What npx ran: the package it installed into npm's cache (_npx/<hash>/node_modules).
+    const npxDir = join(home, "npm-cache/_npx");
+    const hash = readdirSync(npxDir).find((h) => existsSync(join(npxDir, h, "node_modules/.bin/ccb")));
+    assert.ok(hash, "npx installed ccb into its cache");
+    const mods = join(npxDir, hash, "node_modules");
+    await check("npx", join(mods, ".bin/ccb"), dir.path, join(mods, `${pkg.name}-linux-x64/bin/ccb`));
   });
 
   it("pnpm add", async () => {
@@ -173,5 +225,38 @@ describe("install from a registry (verdaccio, npm, pnpm, bun)", { timeout: 900_0
       project,
       join(project, `node_modules/${pkg.name}-linux-x64/bin/ccb`),
     );
+  });
+
+  it("a runtime package altered in the registry never lands: npm's integrity check (the installs above are the control)", () => {
+    const tgz = join(dir.path, "storage", runtimePkg, `${runtimePkg}-${pkg.version}.tgz`);
+    assert.ok(existsSync(tgz), `verdaccio stores ${tgz}`);
+    const buf = readFileSync(tgz);
+    const i = Math.floor(buf.length / 2);
+    buf[i] = (buf[i] as number) ^ 0xff;
+    writeFileSync(tgz, buf);
+    const prefix = join(dir.path, "npm-global-tampered");
+    const home = join(dir.path, "home-tampered");
+    const r = spawnSync(
+      "npm",
+      ["install", "-g", "--prefix", prefix, "--loglevel", "verbose", `${pkg.name}@${pkg.version}`],
+      { cwd: dir.path, env: { ...env, ...homeEnv(home) }, encoding: "utf8", timeout: 400_000 },
+    );
+    assert.match(
+      r.stderr,
+      new RegExp(`EINTEGRITY|tarball data for ${runtimePkg}@\\S+ \\(sha512-[^)]+\\) seems to be corrupted`),
+      "npm checked the tarball against the registry's integrity and refused it",
+    );
+    const everywhere = [
+      join(prefix, "lib/node_modules", runtimePkg),
+      join(prefix, "lib/node_modules", pkg.name, "node_modules", runtimePkg),
+    ];
+    for (const p of everywhere) assert.ok(!existsSync(join(p, LIVE_FILE)), `the altered archive never landed (${p})`);
+    // The platform package is an optional dependency: npm drops the subtree that failed and may exit 0.
+    // Then ccb says its install is incomplete instead of running without its runtime.
+    if (r.status === 0) {
+      const v = spawnSync(join(prefix, "bin/ccb"), ["--version"], { env, encoding: "utf8" });
+      assert.notEqual(v.status, 0);
+      assert.match(v.stderr, /optional/);
+    }
   });
 });

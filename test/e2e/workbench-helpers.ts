@@ -81,13 +81,13 @@ export async function bootWorkbench(
   workspace: string,
   home: string,
   extraArgs: string[] = [],
-  opts: { env?: Record<string, string>; headers?: Record<string, string> } = {},
+  opts: { env?: Record<string, string>; headers?: Record<string, string>; runtimeArgs?: string[] } = {},
 ): Promise<Workbench> {
   for (const d of ["state", "cache", "config", "data"]) mkdirSync(join(home, d), { recursive: true });
   // CI runs the same suite on OpenVSCode Server from the runtime cache (.github/workflows/openvscode-e2e.yml:
   // CCB_E2E_RUNTIME=openvscode, CCB_CACHE_DIR filled by `ccb runtime fetch`).
   const openvscode = process.env.CCB_E2E_RUNTIME === "openvscode";
-  const runtimeArgs = openvscode ? ["--runtime", "openvscode"] : codeServerArgs();
+  const runtimeArgs = opts.runtimeArgs ?? (openvscode ? ["--runtime", "openvscode"] : codeServerArgs());
   const serve = await startWorkbenchServe(
     workspace,
     [...runtimeArgs, "--headless-client", "--log-level", "debug", ...extraArgs],

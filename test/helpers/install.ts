@@ -28,11 +28,16 @@ export function homeEnv(home: string): Record<string, string> {
 }
 
 /**
- * Run `command` (an installed ccb, outside the checkout) as `ccb serve --http` with code-server and
- * headless Chromium, from `cwd`, and prove the bridge is live: a file opened through the editor
+ * Run `command` (an installed ccb, outside the checkout) as `ccb serve --http` with code-server (or
+ * `opts.runtimeArgs`: [] runs what ccb finds itself) and headless Chromium, from `cwd`, and prove the bridge is live: a file opened through the editor
  * tools shows up in the editor state. Returns the stderr of the run.
  */
-export async function liveBridge(command: string, cwd: string, home: string): Promise<string> {
+export async function liveBridge(
+  command: string,
+  cwd: string,
+  home: string,
+  opts: { runtimeArgs?: string[]; env?: Record<string, string> } = {},
+): Promise<string> {
   const workspace = join(home, "ws");
   mkdirSync(workspace, { recursive: true });
   writeFileSync(join(workspace, "hello.txt"), "hello from an installed ccb\n");
@@ -42,7 +47,7 @@ export async function liveBridge(command: string, cwd: string, home: string): Pr
   process.chdir(cwd);
   let wb: Workbench | undefined;
   try {
-    wb = await bootWorkbench(workspace, home);
+    wb = await bootWorkbench(workspace, home, [], opts);
     await wb.ok("editor_open", { path: "hello.txt" });
     const st = text(await wb.ok("editor_state"));
     if (!st.includes("hello.txt")) throw new Error(`editor_state does not show hello.txt:\n${st}`);

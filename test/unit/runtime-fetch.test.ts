@@ -15,8 +15,10 @@ import { after, before, describe, test } from "node:test";
 import {
   cachedRuntime,
   cachedRuntimePath,
+  ensureRuntime,
   type FetchRuntimeOptions,
   fetchRuntime,
+  openVscodeAvailable,
   runtimeStatus,
 } from "../../runtime-fetch/index.ts";
 import { isCcbError } from "../../src/core/errors.ts";
@@ -424,5 +426,64 @@ describe("two real processes fetching at once", () => {
     assert.deepEqual([a.out, b.out].sort(), ["already-installed", "installed"]);
     assert.equal(s.hits().length, 1);
     assert.deepEqual(s.entries(), [FIXTURE_TOP]);
+  });
+});
+
+describe("the runtime that ships with ccb (npm runtime package, release tarball)", () => {
+  /** A fake install: <prefix>/lib/node_modules/ccb/node_modules/{ccb-linux-x64/bin, ccb-runtime-linux-x64/<archive>}. */
+  function installTree(archive: Buffer) {
+    const s = setup();
+    const mods = join(s.dir, "prefix/lib/node_modules/ccb/node_modules");
+    const bin = join(mods, "ccb-linux-x64/bin");
+    mkdirSync(bin, { recursive: true });
+    mkdirSync(join(mods, "ccb-runtime-linux-x64"), { recursive: true });
+    writeFileSync(join(mods, "ccb-runtime-linux-x64", FIXTURE_FILE), archive);
+    const opts: FetchRuntimeOptions = { ...s.opts, mirror: undefined, searchFrom: [bin] };
+    return { s, mods, bin, opts };
+  }
+
+  test("found from the platform package's folder; installed into the cache on first use, with no request", async () => {
+    const t = installTree(fx.good);
+    const st = await runtimeStatus(t.opts);
+    assert.ok(st.supported);
+    assert.equal(st.inUse, "openvscode-package");
+    assert.equal(st.packaged?.via, "npm package ccb-runtime-linux-x64");
+    assert.equal(openVscodeAvailable(t.opts), true);
+    const r = await ensureRuntime(t.opts);
+    assert.equal(r.source, "package");
+    assert.equal(r.root, join(t.s.runtimeDir, FIXTURE_TOP));
+    assert.equal(spawnSync(r.binary, ["x"], { encoding: "utf8" }).stdout.trim(), `${FIXTURE_BANNER} x`);
+    assert.equal(t.s.hits().length, 0, "nothing was downloaded");
+    assert.equal((await ensureRuntime(t.opts)).source, "cache", "the second run uses the cache");
+    const after = await runtimeStatus(t.opts);
+    assert.ok(after.supported && after.inUse === "openvscode-cache");
+  });
+
+  test("the release tarball's runtime/ folder beside the executable", async () => {
+    const s = setup();
+    const x = join(s.dir, "ccb-v1-linux-x64");
+    mkdirSync(join(x, "runtime"), { recursive: true });
+    writeFileSync(join(x, "runtime", FIXTURE_FILE), fx.good);
+    const r = await ensureRuntime({ ...s.opts, mirror: undefined, searchFrom: [x] });
+    assert.equal(r.source, "package");
+    assert.match(r.from ?? "", /^release tarball/);
+  });
+
+  test("an altered packaged archive installs nothing (SHA-256), and says so", async () => {
+    const t = installTree(fx.tampered);
+    await rejectsWith(ensureRuntime(t.opts), "INTEGRITY_FAILED");
+    assert.deepEqual(t.s.entries(), [], "no install, no leftovers");
+    assert.equal(cachedRuntimePath(undefined, t.opts), undefined);
+  });
+
+  test("without a package or cache: RUNTIME_UNAVAILABLE names fetch, the mirror and the code-server way", async () => {
+    const s = setup();
+    const st = await runtimeStatus({ ...s.opts, searchFrom: [s.dir] });
+    assert.ok(st.supported && st.inUse === "none" && st.packaged === null);
+    await assert.rejects(ensureRuntime({ ...s.opts, searchFrom: [s.dir] }), (e: unknown) => {
+      assert.ok(isCcbError(e, "RUNTIME_UNAVAILABLE"));
+      assert.match(`${e.message} ${e.hint}`, /ccb runtime fetch.*--mirror.*--runtime code-server/s);
+      return true;
+    });
   });
 });
