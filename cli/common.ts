@@ -28,7 +28,7 @@ export const runtimeArgs = {
   runtime: {
     type: "string",
     description:
-      "Workbench runtime: openvscode (default; `ccb runtime fetch` installs it) or code-server (detected from --runtime-root).",
+      "Workbench runtime: openvscode (default: from the cache, or the one that ships with ccb; `ccb runtime fetch` installs it) or code-server (detected from --runtime-root; else the one `ccb runtime fetch --runtime code-server` installed).",
     valueHint: "openvscode|code-server",
   },
   "runtime-root": {
@@ -39,7 +39,8 @@ export const runtimeArgs = {
   },
   "runtime-node": {
     type: "string",
-    description: "Node 24 binary for code-server (env CCB_RUNTIME_NODE; default: node from PATH, version-checked).",
+    description:
+      "Node 24 binary for code-server (env CCB_RUNTIME_NODE; default: the cached code-server's, else node from PATH, version-checked).",
     valueHint: "path",
   },
   share: {

@@ -114,10 +114,22 @@ export function cachedCodeServer(o: CodeServerOptions = {}): CodeServerInstall |
   }
 }
 
-/** npm's environment: the user's own configuration, none of a parent npm's `npm_*` variables. */
-function npmEnv(env: NodeJS.ProcessEnv, extra: Record<string, string> = {}): Record<string, string> {
+/**
+ * npm's environment: the user's own, minus what an npm that runs ccb (an npm script) exports to it.
+ * npm_config_user_agent names that npm's Node (code-server's install refuses any but 24 by it); the
+ * lifecycle and package variables describe the parent project. Inside an npm script every
+ * npm_config_* is the parent's configuration flattened, which the nested npm reads from the same
+ * files anyway: all of them go. Typed in a person's shell, npm_config_* are their settings: kept.
+ */
+export function npmEnv(env: NodeJS.ProcessEnv, extra: Record<string, string> = {}): Record<string, string> {
+  const inScript = env.npm_lifecycle_event !== undefined || env.npm_execpath !== undefined;
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined && !/^npm_/i.test(k)) out[k] = v;
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) continue;
+    const key = k.toLowerCase();
+    if (!key.startsWith("npm_")) out[k] = v;
+    else if (key.startsWith("npm_config_") && key !== "npm_config_user_agent" && !inScript) out[k] = v;
+  }
   return { ...out, ...extra };
 }
 
@@ -218,10 +230,17 @@ export async function fetchCodeServer(o: CodeServerOptions = {}): Promise<CodeSe
     //    and refuse another major (they read it from the npm that runs them).
     await runNpm(["install", ...quiet, files[0] as string], tmp, base, o);
     const n24 = join(tmp, "node_modules", node.name);
+    // Run by another Node, npm would look for its global npmrc beside that Node: keep the user's.
+    const globalconfig = (await runNpm(["config", "get", "globalconfig"], tmp, base, o)).trim();
     await runNpm(
       ["install", ...quiet, "--foreground-scripts", "--dangerously-allow-all-scripts", files[1] as string],
       tmp,
-      npmEnv(base, { PATH: `${join(n24, "bin")}:${base.PATH ?? ""}`, npm_config_nodedir: n24 }),
+      {
+        ...base,
+        PATH: `${join(n24, "bin")}:${base.PATH ?? ""}`,
+        npm_config_nodedir: n24,
+        ...(globalconfig ? { npm_config_globalconfig: globalconfig } : {}),
+      },
       o,
     );
     for (const f of files) await rm(f, { force: true });

@@ -11,6 +11,7 @@ import { describe, it } from "node:test";
 import { runCcb } from "../helpers/cli.ts";
 import { homeEnv, peerBin } from "../helpers/install.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
+import { cleanEnv } from "./serve-helpers.ts";
 import { bootWorkbench, text } from "./workbench-helpers.ts";
 
 const CS_VERSION = "4.139.1";
@@ -19,7 +20,13 @@ describe("ccb runtime fetch --runtime code-server", { timeout: 1_500_000 }, () =
   it("installs code-server and its Node 24 from the npm registry; ccb then runs it with no runtime flag", async () => {
     await using d = tmpdirFixture({ prefix: "ccb-cs-npm-" });
     const home = join(d.path, "home");
-    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", ...homeEnv(home) };
+    const env = {
+      ...cleanEnv(), // what the person's shell has (a proxy's CA, say), without the test run's CCB_*
+      ...homeEnv(home),
+      // As when run from an npm script on Node 20: code-server's install reads its Node version from
+      // this variable, so ccb must not pass it on to the npm that installs code-server.
+      npm_config_user_agent: `npm/11.0.0 node/${process.version} linux x64 workspaces/false`,
+    };
     const r = await runCcb(["runtime", "fetch", "--runtime", "code-server", "--json"], {
       env,
       timeoutMs: 1_200_000,
@@ -93,7 +100,7 @@ describe("ccb runtime fetch --runtime code-server", { timeout: 1_500_000 }, () =
       const home = join(d.path, "home");
       const npmrc = join(d.path, "npmrc");
       writeFileSync(npmrc, `registry=${url}\n//127.0.0.1:${port}/:_authToken=${token}\n`);
-      const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", ...homeEnv(home), npm_config_userconfig: npmrc };
+      const env = { ...cleanEnv(), ...homeEnv(home), npm_config_userconfig: npmrc };
       // Look-alikes at the pinned versions, whose install scripts would leave a mark if they ran.
       const mark = join(d.path, "ran");
       for (const [name, version] of [

@@ -12,6 +12,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { npmEnv } from "../../runtime-fetch/code-server.ts";
 import {
   cachedRuntime,
   cachedRuntimePath,
@@ -485,5 +486,24 @@ describe("the runtime that ships with ccb (npm runtime package, release tarball)
       assert.match(`${e.message} ${e.hint}`, /ccb runtime fetch.*--mirror.*--runtime code-server/s);
       return true;
     });
+  });
+});
+
+describe("npm's environment for the code-server install", () => {
+  test("from a shell: the person's npm_config_* stay, the user agent goes; from an npm script: all npm_* go", () => {
+    const shell = npmEnv({
+      PATH: "/bin",
+      npm_config_registry: "https://registry.example/",
+      npm_config_user_agent: "npm/11 node/v20.20.2 linux x64",
+    });
+    assert.deepEqual(shell, { PATH: "/bin", npm_config_registry: "https://registry.example/" });
+    const script = npmEnv({
+      PATH: "/bin",
+      npm_lifecycle_event: "test",
+      npm_config_local_prefix: "/work/parent",
+      npm_config_user_agent: "npm/11 node/v20.20.2 linux x64",
+      npm_package_name: "parent",
+    });
+    assert.deepEqual(script, { PATH: "/bin" });
   });
 });
