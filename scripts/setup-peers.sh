@@ -36,7 +36,9 @@ if [ ! -f "$peers/code-server/node_modules/code-server/package.json" ] || \
   mkdir -p "$peers/code-server" && cd "$peers/code-server"
   echo '{"private":true}' > package.json
   # code-server builds native modules (kerberos, node-pty, ...) against Node 24's headers.
-  PATH="$N24/bin:$PATH" npm_config_nodedir="$N24" npm install --no-audit --no-fund --loglevel=error \
+  # npm run by Node 24 would look for its global npmrc beside that Node: keep the system one (a proxy's
+  # CA or a company registry lives there).
+  PATH="$N24/bin:$PATH" npm_config_nodedir="$N24" npm_config_globalconfig="$(npm config get globalconfig)" npm install --no-audit --no-fund --loglevel=error \
     --dangerously-allow-all-scripts "code-server@$CODE_SERVER_VERSION" >&2
 fi
 
@@ -52,7 +54,7 @@ if [ ! -f "$peers/acpx/node_modules/acpx/package.json" ] || \
    [ "$(node -p "require('$peers/acpx/node_modules/acpx/package.json').version")" != "$ACPX_VERSION" ]; then
   echo "setup-peers: installing acpx $ACPX_VERSION" >&2
   mkdir -p "$peers/acpx" && cd "$peers/acpx" && echo '{"private":true}' > package.json
-  PATH="$N24/bin:$PATH" npm install --no-audit --no-fund --loglevel=error --save-exact "acpx@$ACPX_VERSION" >&2
+  PATH="$N24/bin:$PATH" npm_config_globalconfig="$(npm config get globalconfig)" npm install --no-audit --no-fund --loglevel=error --save-exact "acpx@$ACPX_VERSION" >&2
 fi
 
 # One npm package per folder, installed once at the pinned version.
