@@ -47,13 +47,16 @@ export default defineTool({
     const id = planId(args.newName, r.files);
     const edits = r.files.reduce((n, f) => n + f.edits.length, 0);
     const files = r.files.map((f) => ({ path: displayPath(ctx.core, f.path), edits: f.edits.length }));
-    if (!args.apply)
+    if (!args.apply) {
+      // the diff is in the structured result too: some hosts (the claude CLI) show the model only that
+      const diff = diffsText(ctx.core, r.files);
       return {
         text:
           `Rename to ${args.newName}: ${edits} edit(s) in ${files.length} file(s), not applied. previewId: ${id}\n` +
-          `Apply with apply=true and previewId="${id}".\n${diffsText(ctx.core, r.files)}`,
-        structured: { applied: false, previewId: id, edits, files },
+          `Apply with apply=true and previewId="${id}".\n${diff}`,
+        structured: { applied: false, previewId: id, edits, files, diff },
       };
+    }
     if (args.previewId !== undefined && args.previewId !== id)
       throw new CcbError("VERSION_CONFLICT", "The files changed since that preview; nothing was renamed.", {
         hint: "Preview the rename again, check the new diff, and apply with its previewId.",
