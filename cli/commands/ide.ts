@@ -34,6 +34,12 @@ export default defineCommand({
       description:
         "Also open the workbench in headless Chromium so the editor bridge is live before you open a tab (default on; --no-headless-client to rely on your own tab).",
     },
+    "mcp-tools": {
+      type: "boolean",
+      default: true,
+      description:
+        'With `-- claude`: register ccb\'s editor tools (rename, code actions, format, call hierarchy...) with claude as the MCP server "ccb" (--no-mcp-tools: only the IDE integration).',
+    },
     status: {
       type: "boolean",
       description:
@@ -70,6 +76,7 @@ export default defineCommand({
           headlessClient: args["headless-client"] !== false,
         },
         command,
+        mcpTools: args["mcp-tools"] !== false,
         log,
         announce: (line) => process.stdout.write(`${line}\n`),
       });

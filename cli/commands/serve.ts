@@ -106,6 +106,12 @@ export default defineCommand({
         "How the MCP App shows the workbench: default (an iframe, or an honest browser link when the host refuses frames) or stream (experimental: pixels of a server-side Chromium over /stream). Env CCB_RENDER_MODE; any other value stops startup.",
       valueHint: "default|stream",
     },
+    tools: {
+      type: "string",
+      description:
+        "Which tools to offer: all (default), or editor: the editor's own powers without the files, search, terminal and git tools an agent like claude already has (what `ccb ide -- claude` registers).",
+      valueHint: "all|editor",
+    },
     ...commonArgs,
   },
   async run({ args, rawArgs }) {
@@ -123,6 +129,10 @@ export default defineCommand({
         1024,
         1024 * 1024 * 1024,
       );
+      const { TOOL_PROFILES } = await import("../../src/tools/catalog.ts");
+      const profile = args.tools ?? "all";
+      if (!Object.hasOwn(TOOL_PROFILES, profile))
+        throw new CcbError("INVALID_ARGUMENT", `--tools must be all or editor, got "${profile}".`);
       const { runServe } = await import("../../src/protocols/mcp/serve.ts");
       await runServe({
         roots,
@@ -142,6 +152,7 @@ export default defineCommand({
             }
           : undefined,
         maxFrameBytes: maxBodyBytes,
+        tools: TOOL_PROFILES[profile as keyof typeof TOOL_PROFILES],
         log,
         announce: (line) => announceLine(line),
         workbench: args.workbench === false ? undefined : workbenchArgs(args),

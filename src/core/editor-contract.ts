@@ -172,6 +172,157 @@ export const TabInfo = z.object({
   languageId: z.string().optional(),
 });
 
+// ---------------------------------------------------------------- refactor and deeper navigation
+
+/** A text replacement in one file (zero-based range of the text before any edit). */
+export const TextEdit = z.object({ range: Range, newText: z.string() });
+export type TextEdit = z.infer<typeof TextEdit>;
+
+/** One file of an edit the editor computed: its text now and after the edit, and a hash of the text now. */
+export const PlannedFile = z.object({
+  path: z.string(),
+  /** sha256 (hex) of the text the edit was computed on (the unsaved buffer when the file is dirty). */
+  hash: z.string(),
+  isDirty: z.boolean(),
+  edits: z.array(TextEdit),
+  before: z.string(),
+  after: z.string(),
+});
+export type PlannedFile = z.infer<typeof PlannedFile>;
+
+/** A file an applied edit changed. */
+export const ChangedFile = z.object({
+  path: z.string(),
+  before: z.string(),
+  after: z.string(),
+  /** It had unsaved changes before: the edit stays in its buffer, unsaved (they are the person's). */
+  wasDirty: z.boolean(),
+  saved: z.boolean(),
+});
+export type ChangedFile = z.infer<typeof ChangedFile>;
+
+export const CodeActionInfo = z.object({
+  id: z.string(),
+  title: z.string(),
+  kind: z.string().optional(),
+  isPreferred: z.boolean().optional(),
+  disabled: z.string().optional(),
+  diagnostics: z.array(z.string()),
+  hasEdit: z.boolean(),
+  command: z.string().optional(),
+});
+export type CodeActionInfo = z.infer<typeof CodeActionInfo>;
+
+export interface HierarchyNodeT {
+  name: string;
+  kind: string;
+  detail?: string | undefined;
+  path: string;
+  range: Range;
+  selectionRange: Range;
+  /** Call hierarchy: where the calls are (in the caller for incoming, in this item for outgoing). */
+  fromRanges?: Range[] | undefined;
+  children: HierarchyNodeT[];
+}
+export const HierarchyNode: z.ZodType<HierarchyNodeT> = z.lazy(() =>
+  z.object({
+    name: z.string(),
+    kind: z.string(),
+    detail: z.string().optional(),
+    path: z.string(),
+    range: Range,
+    selectionRange: Range,
+    fromRanges: z.array(Range).optional(),
+    children: z.array(HierarchyNode),
+  }),
+);
+
+const AtParams = z.object({ path: z.string(), position: Position });
+
+/** The refactor and navigation methods (a block of their own; spread into extensionMethods). */
+const powerMethods = {
+  /** The rename provider's edit, not applied. */
+  "refactor.rename": {
+    params: AtParams.extend({ newName: z.string().min(1) }),
+    result: z.object({ files: z.array(PlannedFile) }),
+    timeoutMs: 60_000,
+  },
+  /**
+   * Apply text edits to several files at once: all or none. Refused (VERSION_CONFLICT) when a
+   * file's text no longer has the given hash, and before any change when a file cannot be written.
+   * Files that had no unsaved changes are saved when `save`; a dirty buffer keeps the edit unsaved.
+   */
+  "edits.apply": {
+    params: z.object({
+      files: z.array(z.object({ path: z.string(), hash: z.string().optional(), edits: z.array(TextEdit) })).min(1),
+      save: z.boolean(),
+    }),
+    result: z.object({ files: z.array(ChangedFile) }),
+    timeoutMs: 60_000,
+  },
+  /** Code actions for a range (the whole file when absent), optionally of a kind (prefix, e.g. "quickfix", "source.organizeImports"). */
+  "codeActions.list": {
+    params: z.object({ path: z.string(), range: Range.optional(), kind: z.string().optional() }),
+    result: z.object({ actions: z.array(CodeActionInfo) }),
+    timeoutMs: 60_000,
+  },
+  /** Apply a listed code action: its edit, then its command. Refused when the file changed since the list. */
+  "codeActions.apply": {
+    params: z.object({ id: z.string(), save: z.boolean() }),
+    result: z.object({ title: z.string(), files: z.array(ChangedFile), command: z.string().optional() }),
+    timeoutMs: 60_000,
+  },
+  /** Format a document or a range with the workspace's formatter and its settings for the file. */
+  "format.apply": {
+    params: z.object({ path: z.string(), range: Range.optional(), save: z.boolean() }),
+    result: z.object({
+      files: z.array(ChangedFile),
+      options: z.object({ tabSize: z.number(), insertSpaces: z.boolean() }),
+    }),
+    timeoutMs: 60_000,
+  },
+  "language.implementations": {
+    params: AtParams,
+    result: z.object({ locations: z.array(Location) }),
+    timeoutMs: 60_000,
+  },
+  "language.typeDefinition": {
+    params: AtParams,
+    result: z.object({ locations: z.array(Location) }),
+    timeoutMs: 60_000,
+  },
+  "language.signatureHelp": {
+    params: AtParams,
+    result: z.object({
+      signatures: z.array(
+        z.object({ label: z.string(), documentation: z.string().optional(), parameters: z.array(z.string()) }),
+      ),
+      activeSignature: z.number().int(),
+      activeParameter: z.number().int(),
+    }),
+    timeoutMs: 60_000,
+  },
+  /** Call hierarchy from the symbol at a position, `depth` levels of callers (incoming) or callees (outgoing). */
+  "language.callHierarchy": {
+    params: AtParams.extend({
+      direction: z.enum(["incoming", "outgoing"]),
+      depth: z.number().int().min(1).max(5),
+      maxNodes: z.number().int().min(1).max(2000),
+    }),
+    result: z.object({ roots: z.array(HierarchyNode), truncated: z.boolean() }),
+    timeoutMs: 120_000,
+  },
+  "language.typeHierarchy": {
+    params: AtParams.extend({
+      direction: z.enum(["supertypes", "subtypes"]),
+      depth: z.number().int().min(1).max(5),
+      maxNodes: z.number().int().min(1).max(2000),
+    }),
+    result: z.object({ roots: z.array(HierarchyNode), truncated: z.boolean() }),
+    timeoutMs: 120_000,
+  },
+} as const;
+
 // ---------------------------------------------------------------- methods ccb calls on the extension
 
 const Empty = z.object({});
@@ -179,6 +330,7 @@ const PathParams = z.object({ path: z.string() });
 
 /** Methods served by the extension. Each: params schema, result schema, default timeout (ms; 0 = none, only the caller's signal). */
 export const extensionMethods = {
+  ...powerMethods,
   "editor.open": {
     params: z.object({
       path: z.string(),
@@ -239,7 +391,12 @@ export const extensionMethods = {
     timeoutMs: 15_000,
   },
   "commands.execute": {
-    params: z.object({ command: z.string(), args: z.array(JsonValue) }),
+    params: z.object({
+      command: z.string(),
+      args: z.array(JsonValue),
+      /** Give up after this long (the command may be waiting for input): the picker is closed, COMMAND_TIMEOUT. */
+      waitMs: z.number().int().positive().optional(),
+    }),
     result: z.object({ result: JsonValue }),
     timeoutMs: 120_000,
   },

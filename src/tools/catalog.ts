@@ -16,11 +16,21 @@ import gitDiff from "./git_diff.ts";
 import gitRun from "./git_run.ts";
 import gitStatus from "./git_status.ts";
 import type { AnyToolDef } from "./kernel.ts";
+import languageCallHierarchy from "./language_call_hierarchy.ts";
 import languageDefinition from "./language_definition.ts";
 import languageDocumentSymbols from "./language_document_symbols.ts";
 import languageHover from "./language_hover.ts";
+import languageImplementations from "./language_implementations.ts";
 import languageReferences from "./language_references.ts";
+import languageSignatureHelp from "./language_signature_help.ts";
+import languageTypeDefinition from "./language_type_definition.ts";
+import languageTypeHierarchy from "./language_type_hierarchy.ts";
 import languageWorkspaceSymbols from "./language_workspace_symbols.ts";
+import refactorApplyCodeAction from "./refactor_apply_code_action.ts";
+import refactorCodeActions from "./refactor_code_actions.ts";
+import refactorFormat from "./refactor_format.ts";
+import refactorRename from "./refactor_rename.ts";
+import refactorSourceAction from "./refactor_source_action.ts";
 import terminalCreate from "./terminal_create.ts";
 import terminalKill from "./terminal_kill.ts";
 import terminalList from "./terminal_list.ts";
@@ -55,6 +65,17 @@ export const workspaceTools: readonly AnyToolDef[] = [
   languageDefinition,
   languageReferences,
   languageHover,
+  // refactor and deeper navigation
+  languageImplementations,
+  languageTypeDefinition,
+  languageSignatureHelp,
+  languageCallHierarchy,
+  languageTypeHierarchy,
+  refactorRename,
+  refactorCodeActions,
+  refactorApplyCodeAction,
+  refactorSourceAction,
+  refactorFormat,
   vscodeListCommands,
   vscodeExecuteCommand,
   extensionsList,
@@ -70,3 +91,10 @@ export const workspaceTools: readonly AnyToolDef[] = [
   gitDiff,
   gitRun,
 ];
+
+/** Tool sets a front end can offer. `editor`: without the files, search, terminal and git tools an agent such as `claude` already has. */
+export const TOOL_PROFILES = {
+  all: workspaceTools,
+  editor: workspaceTools.filter((t) => !/^(fs_|terminal_|git_)/.test(t.name)),
+} as const satisfies Record<string, readonly AnyToolDef[]>;
+export type ToolProfile = keyof typeof TOOL_PROFILES;

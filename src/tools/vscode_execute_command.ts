@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Core } from "../core/core.ts";
 import { mapTaggedPaths } from "../core/editor-contract.ts";
 import { CcbError } from "../core/errors.ts";
-import { callBridge } from "./editor_common.ts";
+import { callBridge, displayPath } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
 
 /** Confine every path inside tagged arguments before the command runs (the bridge server checks again). */
@@ -15,6 +15,20 @@ async function confineArgs(core: Core, value: unknown): Promise<unknown> {
   }
 }
 
+/** Tagged paths of a result as workspace paths ({"$type":"uri"|"location","path"}, a workspace edit's files). */
+function workspacePaths(core: Core, value: unknown, depth = 0): unknown {
+  if (depth > 40 || value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((v) => workspacePaths(core, v, depth + 1));
+  const obj = value as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) out[k] = workspacePaths(core, v, depth + 1);
+  const tagged = obj.$type === "uri" || obj.$type === "location" || (obj.$type === undefined && "edits" in obj);
+  if (tagged && typeof obj.path === "string") out.path = displayPath(core, obj.path);
+  return out;
+}
+
+const DEFAULT_WAIT_S = 15;
+
 export default defineTool({
   name: "vscode_execute_command",
   title: "Run an editor command",
@@ -23,7 +37,9 @@ export default defineTool({
     "Arguments that must be VS Code objects are given as tagged JSON, so provider commands work: " +
     '{"$type":"uri","path":"src/a.ts"}, {"$type":"position","line":0,"character":4}, ' +
     '{"$type":"range","start":{...},"end":{...}}, {"$type":"location","path":"...","range":{...}} ' +
-    "(these are VS Code's own zero-based positions). Results come back tagged the same way. " +
+    "(these are VS Code's own zero-based positions). Results come back tagged the same way, paths relative to the workspace; " +
+    'a WorkspaceEdit as {"$type":"workspaceEdit","files":[{"path","edits"}]} (not applied: use refactor_rename or refactor_apply_code_action to change files). ' +
+    "A command that waits for input (a picker, input box or dialog) ends after waitSeconds with TIMEOUT, the picker closed. " +
     'Example: command "vscode.executeDefinitionProvider", args [{"$type":"uri","path":"src/a.ts"},{"$type":"position","line":3,"character":10}]. ' +
     "Commands can change anything the workbench can: prefer the dedicated tools when one exists. Needs the editor bridge.",
   input: z.object({
@@ -32,19 +48,32 @@ export default defineTool({
       .array(z.unknown())
       .optional()
       .describe("Positional arguments: plain JSON or tagged VS Code values ($type uri/position/range/location)."),
+    waitSeconds: z
+      .number()
+      .min(1)
+      .max(110)
+      .optional()
+      .describe(
+        `Give up after this many seconds (default ${DEFAULT_WAIT_S}): a command that opens a picker, input box or dialog waits for a person; it is closed and the call fails with TIMEOUT.`,
+      ),
   }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   needsBridge: true,
   async execute(args, ctx) {
     ctx.core.bridge.require();
     const confined = (await confineArgs(ctx.core, args.args ?? [])) as unknown[];
-    const r = await callBridge(ctx, "commands.execute", { command: args.command, args: confined });
-    const json = JSON.stringify(r.result ?? null, null, 2);
+    const r = await callBridge(ctx, "commands.execute", {
+      command: args.command,
+      args: confined,
+      waitMs: Math.round((args.waitSeconds ?? DEFAULT_WAIT_S) * 1000),
+    });
+    const result = workspacePaths(ctx.core, r.result ?? null);
+    const json = JSON.stringify(result, null, 2);
     const max = 100_000;
     const text = json.length > max ? `${json.slice(0, max)}\n... (result cut at ${max} characters)` : json;
     return {
       text: `Command ${args.command} returned:\n${text}`,
-      structured: { command: args.command, result: r.result ?? null },
+      structured: { command: args.command, result },
     };
   },
 });

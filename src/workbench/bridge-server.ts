@@ -376,6 +376,12 @@ export class BridgeServer implements EditorBridge {
     if (typeof params.path === "string") out.path = (await ws.resolve(params.path)).abs;
     if (typeof params.vsixPath === "string")
       out.vsixPath = (await ws.resolve(params.vsixPath, { mustExist: true })).abs;
+    if (Array.isArray(params.files))
+      out.files = await Promise.all(
+        params.files.map(async (f: { path?: unknown }) =>
+          typeof f?.path === "string" ? { ...f, path: (await ws.resolve(f.path)).abs } : f,
+        ),
+      );
     if (method === "commands.execute") {
       try {
         out.args = await mapTaggedPaths(params.args, async (p) => (await ws.resolve(p)).abs);

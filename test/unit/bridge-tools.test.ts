@@ -37,6 +37,16 @@ const editorToolNames = [
   "language_definition",
   "language_references",
   "language_hover",
+  "language_implementations",
+  "language_type_definition",
+  "language_signature_help",
+  "language_call_hierarchy",
+  "language_type_hierarchy",
+  "refactor_rename",
+  "refactor_code_actions",
+  "refactor_apply_code_action",
+  "refactor_source_action",
+  "refactor_format",
 ];
 
 function tool(name: string): AnyToolDef {
@@ -68,6 +78,16 @@ const minimalArgs: Record<string, unknown> = {
   language_definition: { path: "a.ts", position: { line: 1, column: 14 } },
   language_references: { path: "a.ts", position: { line: 1, column: 14 } },
   language_hover: { path: "a.ts", position: { line: 1, column: 14 } },
+  language_implementations: { path: "a.ts", position: { line: 1, column: 14 } },
+  language_type_definition: { path: "a.ts", position: { line: 1, column: 14 } },
+  language_signature_help: { path: "a.ts", position: { line: 1, column: 14 } },
+  language_call_hierarchy: { path: "a.ts", position: { line: 1, column: 14 } },
+  language_type_hierarchy: { path: "a.ts", position: { line: 1, column: 14 } },
+  refactor_rename: { path: "a.ts", position: { line: 1, column: 14 }, newName: "b" },
+  refactor_code_actions: { path: "a.ts" },
+  refactor_apply_code_action: { id: "a1" },
+  refactor_source_action: { path: "a.ts" },
+  refactor_format: { path: "a.ts" },
 };
 
 describe("editor tools without a workbench", () => {
@@ -153,6 +173,7 @@ describe("editor tools with a bridge", () => {
         { $type: "uri", path: join(ws.path, "a.ts") },
         { $type: "position", line: 0, character: 1 },
       ],
+      waitMs: 15_000,
     });
   });
 

@@ -6,6 +6,7 @@ import type { Logger } from "../../core/log.ts";
 import { LOOPBACK_NAMES } from "../../net/loopback.ts";
 import { type IdeServer, startIde } from "./ide.ts";
 import { lockDir, runningServers } from "./lockfile.ts";
+import { isClaude, writeMcpConfig } from "./mcp-tools.ts";
 
 /**
  * `ccb ide`: the workbench (unless --no-workbench) + the IDE server + the lock file; optionally a
@@ -27,6 +28,8 @@ export interface RunIdeOptions {
   };
   /** The command after `--`, if any. */
   command: string[];
+  /** Register ccb's editor tools with a `claude` command (its --mcp-config); default true. */
+  mcpTools?: boolean;
   log: Logger;
   /** Lines for the person (the workbench URL, the port). */
   announce(line: string): void;
@@ -183,11 +186,18 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
   }
 
   signals.release();
-  const [cmd, ...args] = options.command as [string, ...string[]];
+  const [cmd, ...cmdArgs] = options.command as [string, ...string[]];
+  const mcp =
+    options.workbench && options.mcpTools !== false && isClaude(cmd)
+      ? writeMcpConfig({ roots: options.roots, ...(options.workbenchOptions ?? {}) })
+      : undefined;
+  if (mcp) log.info('claude gets ccb\'s editor tools as the MCP server "ccb" (--no-mcp-tools to leave them out)');
+  const args = mcp ? ["--mcp-config", mcp.path, ...cmdArgs] : cmdArgs;
   let child: ChildProcess;
   try {
     child = spawn(cmd, args, { stdio: "inherit", env: childEnv(process.env, ide.port) });
   } catch (err) {
+    mcp?.remove();
     await shutdown();
     throw new CcbError("NOT_FOUND", `Could not run ${cmd}: ${(err as Error).message}`);
   }
@@ -210,6 +220,7 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
   process.off("SIGINT", ignoreInt);
   process.off("SIGTERM", forward);
   process.off("SIGHUP", forward);
+  mcp?.remove();
   await shutdown();
   return code;
 }

@@ -10,6 +10,7 @@ import { BodyTooLargeError, readBody } from "../../net/body.ts";
 import type { Gateway } from "../../net/gateway.ts";
 import { type EdgePolicy, TOKEN_QUERY_KEYS } from "../../net/policy.ts";
 import { sendJson, sendJsonRpcError } from "../../net/respond.ts";
+import type { AnyToolDef } from "../../tools/kernel.ts";
 import type { AppState } from "./app/state.ts";
 import { connectValidated } from "./edge.ts";
 import { createMcpServer } from "./server.ts";
@@ -32,6 +33,8 @@ export interface McpHttpOptions {
   maxSessions?: number;
   /** The MCP App every session offers (`ccb serve` with a workbench). */
   app?: AppState | undefined;
+  /** The tools to offer (default: every workspace tool). */
+  tools?: readonly AnyToolDef[] | undefined;
 }
 
 interface Session {
@@ -200,7 +203,12 @@ export class McpHttpEndpoint {
 
   async #openSession(req: IncomingMessage, res: ServerResponse, message: unknown): Promise<void> {
     const log = this.#options.log;
-    const server = createMcpServer({ core: this.#options.core, log, app: this.#options.app });
+    const server = createMcpServer({
+      core: this.#options.core,
+      log,
+      app: this.#options.app,
+      ...(this.#options.tools ? { tools: this.#options.tools } : {}),
+    });
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {

@@ -5,6 +5,7 @@ import { CcbError } from "../../core/errors.ts";
 import { type Logger, silentLogger } from "../../core/log.ts";
 import { Gateway } from "../../net/gateway.ts";
 import { isLoopbackHost } from "../../net/loopback.ts";
+import type { AnyToolDef } from "../../tools/kernel.ts";
 import type { WorkbenchHttp } from "../../workbench/gateway.ts";
 import type { WorkbenchRuntimeOptions } from "../../workbench/share/acquire.ts";
 import type { RenderMode } from "./app/render-mode.ts";
@@ -55,6 +56,8 @@ export interface ServeOptions {
   workbench?: ServeWorkbenchOptions | undefined;
   /** Largest stdio frame (default: the HTTP body cap, --max-body-bytes). */
   maxFrameBytes?: number | undefined;
+  /** The tools to offer (default: every workspace tool; `ccb ide -- claude` offers the editor profile). */
+  tools?: readonly AnyToolDef[] | undefined;
 }
 
 export interface ServeHttpHandle {
@@ -137,6 +140,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         authToken: httpOpts.authToken,
         allowOrigins: httpOpts.allowOrigins ?? [],
         app,
+        ...(options.tools ? { tools: options.tools } : {}),
         ...(httpOpts.maxBodyBytes !== undefined ? { maxBodyBytes: httpOpts.maxBodyBytes } : {}),
       });
       closers.push(() => gateway.close());
@@ -167,7 +171,12 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       const transport = new LineStdioTransport(options.stdin, options.stdout, {
         maxFrameBytes: options.maxFrameBytes ?? httpOpts?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       });
-      const server = createMcpServer({ core, log: log.child("mcp"), app });
+      const server = createMcpServer({
+        core,
+        log: log.child("mcp"),
+        app,
+        ...(options.tools ? { tools: options.tools } : {}),
+      });
       stdioClosed = new Promise<void>((resolve) => {
         const prev = server.onclose;
         server.onclose = () => {

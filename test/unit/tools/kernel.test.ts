@@ -171,6 +171,16 @@ describe("tool kernel", () => {
       "language_document_symbols",
       "language_workspace_symbols",
       "diagnostics_get",
+      "language_implementations",
+      "language_type_definition",
+      "language_signature_help",
+      "language_call_hierarchy",
+      "language_type_hierarchy",
+      "refactor_rename",
+      "refactor_code_actions",
+      "refactor_apply_code_action",
+      "refactor_source_action",
+      "refactor_format",
     ];
     assert.deepEqual(
       EDITOR_TOOLS.map((t) => t.name),

@@ -33,6 +33,15 @@ const reads = (kind: AcpPresentation<Args>["kind"], title: (i: Args) => string):
   access: () => ({ category: "read", ruleKey: "language" }),
 });
 
+/** A refactor tool: it changes files through the workbench (an edit, asked for as edits are). */
+const refactors = (title: (i: Args) => string): AcpPresentation<Args> => ({
+  kind: "edit",
+  title,
+  locations: (i, ctx) => fileLocation(i, ctx.cwd),
+  // a rename preview (no `apply`) changes nothing
+  access: (i) => ({ category: "newName" in i && !i.apply ? "read" : "edit", ruleKey: "refactor" }),
+});
+
 /**
  * The editor's language tools for the agent, the same definitions as the MCP tools of the catalog.
  * Each is marked `needsBridge`: offer it to the model only while the editor bridge is connected.
@@ -61,5 +70,49 @@ export const EDITOR_TOOLS: readonly AgentTool[] = [
   fromWorkspaceTool(
     catalogTool("diagnostics_get"),
     reads("read", (i) => (str(i.path) ? `Diagnostics of ${str(i.path)}` : "Diagnostics")),
+  ),
+  // deeper navigation
+  fromWorkspaceTool(
+    catalogTool("language_implementations"),
+    reads("search", (i) => `Find implementations of ${at(i)}`),
+  ),
+  fromWorkspaceTool(
+    catalogTool("language_type_definition"),
+    reads("search", (i) => `Go to type definition at ${at(i)}`),
+  ),
+  fromWorkspaceTool(
+    catalogTool("language_signature_help"),
+    reads("read", (i) => `Signature help at ${at(i)}`),
+  ),
+  fromWorkspaceTool(
+    catalogTool("language_call_hierarchy"),
+    reads("search", (i) => `Call hierarchy of ${at(i)}`),
+  ),
+  fromWorkspaceTool(
+    catalogTool("language_type_hierarchy"),
+    reads("search", (i) => `Type hierarchy of ${at(i)}`),
+  ),
+  // refactor: edits through the workbench
+  fromWorkspaceTool(
+    catalogTool("refactor_rename"),
+    refactors((i) =>
+      i.apply ? `Rename ${at(i)} to ${str(i.newName)}` : `Preview renaming ${at(i)} to ${str(i.newName)}`,
+    ),
+  ),
+  fromWorkspaceTool(
+    catalogTool("refactor_code_actions"),
+    reads("read", (i) => `Code actions for ${str(i.path)}`),
+  ),
+  fromWorkspaceTool(
+    catalogTool("refactor_apply_code_action"),
+    refactors((i) => `Apply code action ${str(i.id)}`),
+  ),
+  fromWorkspaceTool(
+    catalogTool("refactor_source_action"),
+    refactors((i) => `${str(i.kind) || "Organize imports"} in ${str(i.path)}`),
+  ),
+  fromWorkspaceTool(
+    catalogTool("refactor_format"),
+    refactors((i) => `Format ${str(i.path)}`),
   ),
 ];

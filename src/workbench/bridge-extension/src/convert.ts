@@ -130,6 +130,16 @@ export function toTagged(value: unknown, depth = 0, seen = new WeakSet<object>()
   if (value instanceof vscode.Position) return { $type: "position", ...pos(value) };
   if (value instanceof vscode.Location) return { $type: "location", ...location(value) };
   if (value instanceof vscode.MarkdownString) return value.value;
+  if (value instanceof vscode.TextEdit)
+    return { range: { $type: "range", ...range(value.range) }, newText: value.newText };
+  if (value instanceof vscode.WorkspaceEdit)
+    return {
+      $type: "workspaceEdit",
+      files: value.entries().map(([uri, edits]) => ({
+        ...(uri.scheme === "file" ? { path: uri.fsPath } : { uri: uri.toString() }),
+        edits: edits.map((e) => ({ range: range(e.range), newText: e.newText })),
+      })),
+    };
   if (seen.has(value)) return null;
   seen.add(value);
   if (Array.isArray(value)) return value.map((v) => toTagged(v, depth + 1, seen));

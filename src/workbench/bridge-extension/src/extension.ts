@@ -23,6 +23,7 @@ import { BridgeError, range, uriPath } from "./convert.ts";
 import { DiffManager } from "./diff.ts";
 import { baseHandlers, type Handlers, setUserExtensionsDir } from "./handlers.ts";
 import { executeInNotebook } from "./notebook.ts";
+import { powerHandlers } from "./powers.ts";
 import { SharedTerminals } from "./terminals.ts";
 
 /**
@@ -69,6 +70,7 @@ class BridgeClient implements vscode.Disposable {
         attached: this.#terminals.attach(p.id, p.title, p.backlog, p.focus ?? false),
       }),
       "terminal.list": async () => ({ terminals: this.#terminals.list() }),
+      ...powerHandlers(async (path) => (await this.request("workspace.resolve", { path })).path),
     };
     this.#disposables.push(
       this.#out,

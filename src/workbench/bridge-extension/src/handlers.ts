@@ -13,6 +13,7 @@ import {
   toTagged,
   uriPath,
 } from "./convert.ts";
+import { executeBounded } from "./powers.ts";
 
 /** The editor-side implementation of each contract method (params already validated). */
 export type Handlers = { [M in ExtensionMethod]: (params: ParamsOf<M>) => Promise<ResultOf<M>> };
@@ -179,7 +180,7 @@ const base = {
   },
   async "commands.execute"(p) {
     const args = p.args.map(fromTagged);
-    const result: unknown = await vscode.commands.executeCommand(p.command, ...args);
+    const result: unknown = await executeBounded(p.command, args, p.waitMs ?? 110_000);
     return { result: toTagged(result) };
   },
   async "extensions.list"(p) {
