@@ -4,6 +4,7 @@ import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
 import type { EditorBridge } from "../core/bridge.ts";
 import type { Core } from "../core/core.ts";
+import { confineDebugParams } from "../core/debug-confine.ts";
 import { CcbError, ccbErrorFromWire, toCcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { registerSecret } from "../core/secrets.ts";
@@ -376,6 +377,7 @@ export class BridgeServer implements EditorBridge {
     if (typeof params.path === "string") out.path = (await ws.resolve(params.path)).abs;
     if (typeof params.vsixPath === "string")
       out.vsixPath = (await ws.resolve(params.vsixPath, { mustExist: true })).abs;
+    if (method.startsWith("debug.")) Object.assign(out, await confineDebugParams(ws, method, params));
     if (method === "commands.execute") {
       try {
         out.args = await mapTaggedPaths(params.args, async (p) => (await ws.resolve(p)).abs);

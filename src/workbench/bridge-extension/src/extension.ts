@@ -20,6 +20,7 @@ import {
   serverMethods,
 } from "../../contract.ts";
 import { BridgeError, range, uriPath } from "./convert.ts";
+import { DebugBridge } from "./debug.ts";
 import { DiffManager } from "./diff.ts";
 import { baseHandlers, type Handlers, setUserExtensionsDir } from "./handlers.ts";
 import { executeInNotebook } from "./notebook.ts";
@@ -51,6 +52,7 @@ class BridgeClient implements vscode.Disposable {
   readonly #pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   readonly #diffs: DiffManager;
   readonly #terminals: SharedTerminals;
+  readonly #debug = new DebugBridge();
   readonly #handlers: Handlers;
   readonly #disposables: vscode.Disposable[] = [];
   #lastSelection = "";
@@ -69,6 +71,7 @@ class BridgeClient implements vscode.Disposable {
         attached: this.#terminals.attach(p.id, p.title, p.backlog, p.focus ?? false),
       }),
       "terminal.list": async () => ({ terminals: this.#terminals.list() }),
+      ...this.#debug.handlers(),
     };
     this.#disposables.push(
       this.#out,
@@ -290,6 +293,7 @@ class BridgeClient implements vscode.Disposable {
     this.#ws?.close(1000);
     this.#diffs.dispose();
     this.#terminals.dispose();
+    this.#debug.dispose();
     for (const d of this.#disposables) d.dispose();
   }
 }
