@@ -24,7 +24,7 @@ export const BUILTIN_TOOLS: readonly AgentTool[] = [
   exitPlanTool,
 ];
 
-export { EDITOR_TOOLS };
+export { DEBUG_TOOLS, EDITOR_TOOLS };
 
 /**
  * Every tool of the agent: the built-in ones, then the editor's language tools and debug tools. Those have
