@@ -15,6 +15,9 @@
  * Close codes: 4400 bad frame, 4401 bad token, 4408 silence or hello timeout, 4409 replaced.
  */
 import { z } from "zod";
+import { debugMethods } from "./editor-contract-debug.ts";
+
+export * from "./editor-contract-debug.ts";
 
 export const BRIDGE_PROTOCOL_VERSION = 1;
 export const HELLO_TIMEOUT_MS = 5_000;
@@ -498,6 +501,8 @@ export const extensionMethods = {
     result: z.object({ terminals: z.array(z.object({ name: z.string(), coreId: z.string().optional() })) }),
     timeoutMs: 15_000,
   },
+  /** Debugging through the workbench's debugger: editor-contract-debug.ts. */
+  ...debugMethods,
 } as const;
 
 // ---------------------------------------------------------------- methods the extension calls on ccb

@@ -1,3 +1,15 @@
+import debugClearBreakpoints from "./debug_clear_breakpoints.ts";
+import debugConfigurations from "./debug_configurations.ts";
+import debugControl from "./debug_control.ts";
+import debugEvaluate from "./debug_evaluate.ts";
+import debugOutput from "./debug_output.ts";
+import debugSetBreakpoints from "./debug_set_breakpoints.ts";
+import debugStack from "./debug_stack.ts";
+import debugStart from "./debug_start.ts";
+import debugStatus from "./debug_status.ts";
+import debugStop from "./debug_stop.ts";
+import debugVariables from "./debug_variables.ts";
+import debugWait from "./debug_wait.ts";
 import diagnosticsGet from "./diagnostics_get.ts";
 import editorApplyEdits from "./editor_apply_edits.ts";
 import editorOpen from "./editor_open.ts";
@@ -90,6 +102,19 @@ export const workspaceTools: readonly AnyToolDef[] = [
   gitStatus,
   gitDiff,
   gitRun,
+  // Debug (the workbench's debugger)
+  debugConfigurations,
+  debugStart,
+  debugSetBreakpoints,
+  debugClearBreakpoints,
+  debugStatus,
+  debugWait,
+  debugStack,
+  debugVariables,
+  debugEvaluate,
+  debugControl,
+  debugOutput,
+  debugStop,
 ];
 
 /** Tool sets a front end can offer. `editor`: without the files, search, terminal and git tools an agent such as `claude` already has. */

@@ -4,6 +4,7 @@ import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
 import type { EditorBridge } from "../core/bridge.ts";
 import type { Core } from "../core/core.ts";
+import { confineDebugParams } from "../core/debug-confine.ts";
 import { CcbError, ccbErrorFromWire, toCcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { registerSecret } from "../core/secrets.ts";
@@ -382,6 +383,7 @@ export class BridgeServer implements EditorBridge {
           typeof f?.path === "string" ? { ...f, path: (await ws.resolve(f.path)).abs } : f,
         ),
       );
+    if (method.startsWith("debug.")) Object.assign(out, await confineDebugParams(ws, method, params));
     if (method === "commands.execute") {
       try {
         out.args = await mapTaggedPaths(params.args, async (p) => (await ws.resolve(p)).abs);

@@ -9,7 +9,7 @@ import { CcbError, isCcbError } from "../../../src/core/errors.ts";
 import { silentLogger } from "../../../src/core/log.ts";
 import { registerSecret, resetSecretsForTests } from "../../../src/core/secrets.ts";
 import { toolsForModel } from "../../../src/protocols/acp/model-tools.ts";
-import { AGENT_TOOLS, BUILTIN_TOOLS, EDITOR_TOOLS } from "../../../src/protocols/acp/tools/index.ts";
+import { AGENT_TOOLS, BUILTIN_TOOLS, DEBUG_TOOLS, EDITOR_TOOLS } from "../../../src/protocols/acp/tools/index.ts";
 import { type AgentToolContext, defineAcpTool } from "../../../src/protocols/acp/tools/types.ts";
 import { RpcSession, toolList } from "../../../src/protocols/ide/rpc.ts";
 import { IDE_TOOLS } from "../../../src/protocols/ide/tools/index.ts";
@@ -193,7 +193,8 @@ describe("tool kernel", () => {
       assert.equal(t.needsBridge, true);
     }
     assert.ok(BUILTIN_TOOLS.every((t) => t.needsBridge === false));
-    assert.equal(AGENT_TOOLS.length, BUILTIN_TOOLS.length + EDITOR_TOOLS.length);
+    assert.equal(AGENT_TOOLS.length, BUILTIN_TOOLS.length + EDITOR_TOOLS.length + DEBUG_TOOLS.length);
+    for (const t of DEBUG_TOOLS) assert.equal(t.schema, workspaceTools.find((d) => d.name === t.name)?.input);
     assert.equal(new Set(AGENT_TOOLS.map((t) => t.name)).size, AGENT_TOOLS.length);
   });
 

@@ -1,4 +1,5 @@
 import { bashTool } from "./bash.ts";
+import { DEBUG_TOOLS } from "./debug.ts";
 import { editTool } from "./edit.ts";
 import { EDITOR_TOOLS } from "./editor.ts";
 import { gitTool } from "./git.ts";
@@ -23,10 +24,10 @@ export const BUILTIN_TOOLS: readonly AgentTool[] = [
   exitPlanTool,
 ];
 
-export { EDITOR_TOOLS };
+export { DEBUG_TOOLS, EDITOR_TOOLS };
 
 /**
- * Every tool of the agent: the built-in ones, then the editor's language tools. Those have
+ * Every tool of the agent: the built-in ones, then the editor's language tools and debug tools. Those have
  * `needsBridge: true`: a session offers them only while `core.bridge.status().connected`.
  */
-export const AGENT_TOOLS: readonly AgentTool[] = [...BUILTIN_TOOLS, ...EDITOR_TOOLS];
+export const AGENT_TOOLS: readonly AgentTool[] = [...BUILTIN_TOOLS, ...EDITOR_TOOLS, ...DEBUG_TOOLS];

@@ -20,6 +20,7 @@ import {
   serverMethods,
 } from "../../contract.ts";
 import { BridgeError, range, uriPath } from "./convert.ts";
+import { DebugBridge } from "./debug.ts";
 import { DiffManager } from "./diff.ts";
 import { baseHandlers, type Handlers, setUserExtensionsDir } from "./handlers.ts";
 import { executeInNotebook } from "./notebook.ts";
@@ -52,6 +53,7 @@ class BridgeClient implements vscode.Disposable {
   readonly #pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
   readonly #diffs: DiffManager;
   readonly #terminals: SharedTerminals;
+  readonly #debug = new DebugBridge();
   readonly #handlers: Handlers;
   readonly #disposables: vscode.Disposable[] = [];
   #lastSelection = "";
@@ -71,6 +73,7 @@ class BridgeClient implements vscode.Disposable {
       }),
       "terminal.list": async () => ({ terminals: this.#terminals.list() }),
       ...powerHandlers(async (path) => (await this.request("workspace.resolve", { path })).path),
+      ...this.#debug.handlers(),
     };
     this.#disposables.push(
       this.#out,
@@ -292,6 +295,7 @@ class BridgeClient implements vscode.Disposable {
     this.#ws?.close(1000);
     this.#diffs.dispose();
     this.#terminals.dispose();
+    this.#debug.dispose();
     for (const d of this.#disposables) d.dispose();
   }
 }

@@ -1,0 +1,27 @@
+import { z } from "zod";
+import { sessionLine } from "./debug_common.ts";
+import { breakpointLine, breakpointView } from "./debug_set_breakpoints.ts";
+import { callBridge, EDITOR_READ } from "./editor_common.ts";
+import { defineTool } from "./kernel.ts";
+
+export default defineTool({
+  name: "debug_status",
+  title: "Debug sessions and breakpoints",
+  description:
+    "The workbench's debug sessions (the ones ccb started and the ones the person started, with their state: running, " +
+    "stopped, ended) and every breakpoint with its id. Needs the editor bridge.",
+  input: z.object({}),
+  annotations: EDITOR_READ,
+  needsBridge: true,
+  async execute(_args, ctx) {
+    ctx.core.bridge.require();
+    const [s, b] = await Promise.all([callBridge(ctx, "debug.sessions", {}), callBridge(ctx, "debug.breakpoints", {})]);
+    const breakpoints = b.breakpoints.map((x) => breakpointView(ctx.core, x));
+    return {
+      text:
+        `${s.sessions.length ? `Sessions:\n${s.sessions.map((x) => `- ${sessionLine(x)}`).join("\n")}` : "No debug sessions."}\n` +
+        `${breakpoints.length ? `Breakpoints:\n${breakpoints.map((x) => `- ${breakpointLine(x)}`).join("\n")}` : "No breakpoints."}`,
+      structured: { sessions: s.sessions, breakpoints },
+    };
+  },
+});

@@ -1,0 +1,24 @@
+import { z } from "zod";
+import { SessionInput, WaitSecondsInput, waitView } from "./debug_common.ts";
+import { callBridge, EDITOR_READ } from "./editor_common.ts";
+import { defineTool } from "./kernel.ts";
+
+export default defineTool({
+  name: "debug_wait",
+  title: "Wait until the program stops",
+  description:
+    "Wait until the debugged program stops (breakpoint, step, exception, pause) or ends, at most `seconds`. Answers at once " +
+    "when it is already stopped. Says why it stopped and where (the top frame), the exit code when it ended, or that it is " +
+    "still running when the wait ran out. Needs the editor bridge.",
+  input: z.object({ ...SessionInput, seconds: WaitSecondsInput }),
+  annotations: EDITOR_READ,
+  needsBridge: true,
+  async execute(args, ctx) {
+    ctx.core.bridge.require();
+    const r = await callBridge(ctx, "debug.wait", {
+      ...(args.session ? { session: args.session } : {}),
+      timeoutMs: Math.round((args.seconds ?? 10) * 1000),
+    });
+    return waitView(ctx.core, r);
+  },
+});

@@ -1,0 +1,225 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { tmpdirFixture } from "../helpers/tmp.ts";
+import { bootWorkbench, eventually, text, type Workbench } from "./workbench-helpers.ts";
+
+/**
+ * The debug tools against real code-server and its built-in JavaScript debugger (ms-vscode.js-debug),
+ * through `ccb serve` over MCP with a headless browser on the workbench: breakpoints, variables,
+ * evaluate, step, continue to the exit code, conditional breakpoints and logpoints, the bounded
+ * wait, stop, containment (ps) and the debuggee's environment (planted secrets, with a control).
+ */
+const ws = tmpdirFixture({ prefix: "ccb-dbg-ws-" });
+const home = tmpdirFixture({ prefix: "ccb-dbg-home-" });
+const PLANTED_KEY = "sk-ant-planted-debuggee-secret-0123456789";
+const PLANTED_TOKEN = "acp-planted-debuggee-token-9876543210";
+const PLAIN = "plain-debuggee-control-value-4242";
+
+// A program with a bug: the loop runs one past the end, so the average is NaN and it exits 3.
+writeFileSync(
+  join(ws.path, "buggy.js"),
+  [
+    "function average(items) {", // 1
+    "  let total = 0;", // 2
+    "  for (let i = 0; i <= items.length; i++) {", // 3
+    "    total += items[i];", // 4
+    "  }", // 5
+    "  return total / items.length;", // 6
+    "}", // 7
+    "const result = average([2, 4, 6]);", // 8
+    'console.log("average", result);', // 9
+    "process.exitCode = Number.isNaN(result) ? 3 : 0;", // 10
+    "",
+  ].join("\n"),
+);
+writeFileSync(join(ws.path, "forever.js"), 'setInterval(() => console.log("tick"), 500);\n');
+mkdirSync(join(ws.path, ".vscode"));
+writeFileSync(
+  join(ws.path, ".vscode/launch.json"),
+  JSON.stringify({
+    version: "0.2.0",
+    configurations: [{ name: "Run buggy", type: "node", request: "launch", program: "${workspaceFolder}/buggy.js" }],
+  }),
+);
+
+let wb: Workbench;
+const structured = (r: { structuredContent?: Record<string, unknown> }) => r.structuredContent as Record<string, any>;
+
+/**
+ * pids running `file` of the workspace, as `ps` lists them (js-debug starts `node ./file` in the
+ * workspace folder, so the working directory tells the debuggee from other processes).
+ */
+function processesRunning(file: string): number[] {
+  const out = execFileSync("ps", ["-eww", "-o", "pid=,args="], { encoding: "utf8" });
+  return out
+    .split("\n")
+    .filter((l) => l.includes(file))
+    .map((l) => Number(l.trim().split(/\s+/)[0]))
+    .filter((pid) => {
+      try {
+        return realpathSync(`/proc/${pid}/cwd`) === realpathSync(ws.path);
+      } catch {
+        return false;
+      }
+    });
+}
+
+before(
+  async () => {
+    wb = await bootWorkbench(ws.path, home.path, [], {
+      env: { ANTHROPIC_API_KEY: PLANTED_KEY, ACP_PLANTED_TOKEN: PLANTED_TOKEN, DEBUGTEST_PLAIN: PLAIN },
+    });
+  },
+  { timeout: 400_000 },
+);
+
+after(async () => {
+  await wb?.stop();
+  ws.cleanup();
+  home.cleanup();
+});
+
+describe("debug tools on the workbench's JavaScript debugger", { timeout: 900_000 }, () => {
+  it("lists launch.json; a breakpoint stops it; variables, evaluate, step; continue runs to the exit code", async () => {
+    const configs = await wb.ok("debug_configurations");
+    assert.match(text(configs), /"Run buggy" \(node, launch\)/);
+
+    const set = await wb.ok("debug_set_breakpoints", { breakpoints: [{ path: "buggy.js", line: 2 }] });
+    assert.match(text(set), /buggy\.js:2/);
+    const started = await wb.ok("debug_start", { name: "Run buggy" });
+    const session = structured(started).session.id as string;
+    assert.equal(structured(started).session.byCcb, true);
+
+    const stop = await wb.ok("debug_wait", { session, seconds: 60 });
+    assert.equal(structured(stop).state, "stopped", text(stop));
+    assert.equal(structured(stop).reason, "breakpoint");
+    assert.equal(structured(stop).frame.path, "buggy.js");
+    assert.equal(structured(stop).frame.line, 2);
+    assert.match(text(stop), /Stopped \(breakpoint.*\) in (global\.)?average at buggy\.js:2:/);
+
+    const stack = await wb.ok("debug_stack", { session });
+    assert.match(text(stack), /#0 (global\.)?average at buggy\.js:2/);
+    assert.match(text(stack), /#1 .* at buggy\.js:8/);
+
+    const vars = await wb.ok("debug_variables", { session, depth: 2 });
+    assert.match(text(vars), /^Local:/m);
+    assert.match(text(vars), /items: .* = .*\(3\)/, text(vars));
+    assert.match(text(vars), /^\s+0: number = 2$/m, "depth 2 expands the array");
+
+    const ev = await wb.ok("debug_evaluate", { session, expression: "items.length * 10" });
+    assert.equal(structured(ev).result, "30");
+
+    const step = await wb.ok("debug_control", { session, action: "stepOver" });
+    assert.equal(structured(step).state, "stopped");
+    assert.equal(structured(step).reason, "step");
+    assert.equal(structured(step).frame.line, 3);
+
+    await wb.ok("debug_clear_breakpoints", { path: "buggy.js" });
+    const end = await wb.ok("debug_control", { session, action: "continue", seconds: 60 });
+    assert.equal(structured(end).state, "ended", text(end));
+    assert.equal(structured(end).exitCode, 3, text(end));
+    const out = await wb.ok("debug_output", { session });
+    assert.match(text(out), /average NaN/);
+    const again = await wb.ok("debug_output", { session });
+    assert.doesNotMatch(text(again), /average NaN/, "output since the last read only");
+  });
+
+  it("a conditional breakpoint stops only when true; a logpoint logs instead of stopping", async () => {
+    await wb.ok("debug_set_breakpoints", {
+      breakpoints: [
+        { path: "buggy.js", line: 4, condition: "i === 3" },
+        { path: "buggy.js", line: 6, logMessage: "logpoint total={total}" },
+      ],
+    });
+    const started = await wb.ok("debug_start", {
+      configuration: { type: "node", request: "launch", name: "inline buggy", program: "buggy.js" },
+    });
+    const session = structured(started).session.id as string;
+    const stop = await wb.ok("debug_wait", { session, seconds: 60 });
+    assert.equal(structured(stop).frame?.line, 4, text(stop));
+    const vars = await wb.ok("debug_variables", { session, scope: "Block" });
+    assert.match(text(vars), /i: number = 3/, "stopped on the fourth pass only");
+    const item = await wb.ok("debug_evaluate", { session, expression: "items[i]" });
+    assert.equal(structured(item).result, "undefined", "the bug: one past the end");
+
+    const end = await wb.ok("debug_control", { session, action: "continue", seconds: 60 });
+    assert.equal(structured(end).state, "ended", "the logpoint did not stop it");
+    const out = await wb.ok("debug_output", { session });
+    assert.match(text(out), /logpoint total=NaN/);
+    await wb.ok("debug_clear_breakpoints", { all: true });
+  });
+
+  it("a program that never stops: the wait answers within its bound; stop leaves no process behind", async () => {
+    const started = await wb.ok("debug_start", {
+      configuration: { type: "node", request: "launch", name: "forever", program: "forever.js" },
+    });
+    const session = structured(started).session.id as string;
+    const waited = await wb.ok("debug_wait", { session, seconds: 2 });
+    assert.equal(structured(waited).state, "running");
+    assert.equal(structured(waited).timedOut, true);
+    assert.match(text(waited), /Still running/);
+    assert.ok(processesRunning("forever.js").length > 0, "positive control: the debuggee runs");
+
+    const stopped = await wb.ok("debug_stop", { session });
+    assert.equal(structured(stopped).stopped, true);
+    assert.equal(structured(stopped).session.state, "ended");
+    await eventually(
+      "no forever.js process",
+      () => (processesRunning("forever.js").length === 0 ? true : undefined),
+      30_000,
+    );
+  });
+
+  it("paths are confined: a breakpoint or a program outside the workspace is refused", async () => {
+    const bp = await wb.call("debug_set_breakpoints", { breakpoints: [{ path: "/etc/passwd", line: 1 }] });
+    assert.equal(bp.isError, true);
+    assert.match(text(bp), /PATH_OUTSIDE_WORKSPACE/);
+    const prog = await wb.call("debug_start", {
+      configuration: { type: "node", request: "launch", program: "${workspaceFolder}/../x.js" },
+    });
+    assert.equal(prog.isError, true);
+    assert.match(text(prog), /PATH_OUTSIDE_WORKSPACE|NOT_FOUND/);
+    const variable = await wb.call("debug_start", {
+      configuration: { type: "node", request: "launch", program: "${env:HOME}/x.js" },
+    });
+    assert.equal(variable.isError, true);
+    assert.match(text(variable), /variable ccb cannot check/);
+  });
+
+  it("ccb's secrets are not in the debuggee's environment (the plain variable is: control)", async () => {
+    await wb.ok("debug_set_breakpoints", { breakpoints: [{ path: "buggy.js", line: 2 }] });
+    const started = await wb.ok("debug_start", { name: "Run buggy" });
+    const session = structured(started).session.id as string;
+    await wb.ok("debug_wait", { session, seconds: 60 });
+    const plain = await wb.ok("debug_evaluate", { session, expression: "process.env.DEBUGTEST_PLAIN" });
+    assert.equal(structured(plain).result, `'${PLAIN}'`, "control: ccb's ordinary environment reaches the debuggee");
+    const key = await wb.ok("debug_evaluate", { session, expression: "process.env.ANTHROPIC_API_KEY" });
+    assert.equal(structured(key).result, "undefined");
+    const pid = Number(
+      (await wb.ok("debug_evaluate", { session, expression: "process.pid" })).structuredContent?.result,
+    );
+    const environ = readFileSync(`/proc/${pid}/environ`, "latin1");
+    assert.ok(environ.includes(PLAIN), "control: /proc environ of the debuggee is readable and holds the plain value");
+    assert.ok(!environ.includes(PLANTED_KEY), "no model key");
+    assert.ok(!environ.includes(PLANTED_TOKEN), "no ACP token");
+    assert.ok(!environ.includes("ANTHROPIC_API_KEY="));
+    await wb.ok("debug_stop", { session });
+    await wb.ok("debug_clear_breakpoints", { all: true });
+  });
+
+  it("ending ccb ends a debuggee that is still running (no orphan)", async () => {
+    await wb.ok("debug_start", {
+      configuration: { type: "node", request: "launch", name: "forever 2", program: "forever.js" },
+    });
+    await eventually("forever.js runs", () => (processesRunning("forever.js").length > 0 ? true : undefined), 60_000);
+    await wb.stop();
+    await eventually(
+      "no forever.js after ccb ended",
+      () => (processesRunning("forever.js").length === 0 ? true : undefined),
+      30_000,
+    );
+  });
+});
