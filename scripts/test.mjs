@@ -70,7 +70,11 @@ if (!process.env.CCB_SKIP_PEERS) {
 }
 
 if (!process.env.CCB_SKIP_BUILD) {
-  const b = spawnSync(process.execPath, [join(root, "scripts/build.mjs")], { stdio: "inherit", cwd: root, env: cleanEnv });
+  const b = spawnSync(process.execPath, [join(root, "scripts/build.mjs")], {
+    stdio: "inherit",
+    cwd: root,
+    env: cleanEnv,
+  });
   if (b.status !== 0) process.exit(b.status ?? 1);
 }
 
@@ -95,7 +99,11 @@ function runTests(list, env) {
 // The install tests and the full run's second pass need the compiled binary: compile it first.
 const full = filters.length === 0 && !process.env.CCB_TEST_BIN;
 if ((full || files.some((f) => f.includes("install-"))) && !process.env.CCB_COMPILED_BIN) {
-  const c = spawnSync(process.execPath, [join(root, "scripts/compile.mjs")], { stdio: "inherit", cwd: root, env: cleanEnv });
+  const c = spawnSync(process.execPath, [join(root, "scripts/compile.mjs")], {
+    stdio: "inherit",
+    cwd: root,
+    env: cleanEnv,
+  });
   if (c.status !== 0) process.exit(c.status ?? 1);
 }
 
