@@ -76,16 +76,36 @@ export class BridgeSlot {
   #bridge: EditorBridge | undefined;
   #reason = "No workbench is running in this ccb process (start `ccb serve` with the workbench enabled).";
   readonly #listeners = new Set<(status: BridgeStatus) => void>();
-  #workbench: { url: string | (() => string); runtime: string } | undefined;
+  #workbench:
+    | { url: string | (() => string); runtime: string; freshUrl?: () => Promise<string | undefined> }
+    | undefined;
 
   /** The workbench the bridge belongs to (undefined when none runs); a URL function gives a fresh link per call. */
   workbench(): WorkbenchInfo | undefined {
     const w = this.#workbench;
-    return w ? { url: typeof w.url === "function" ? w.url() : w.url, runtime: w.runtime } : undefined;
+    if (!w) return undefined;
+    const url = w.url;
+    // Lazy: a check that a workbench runs spends no one-time link (an attached front end holds one at a time).
+    return {
+      get url() {
+        return typeof url === "function" ? url() : url;
+      },
+      runtime: w.runtime,
+    };
   }
 
-  setWorkbench(info: { url: string | (() => string); runtime: string } | undefined): void {
+  setWorkbench(
+    info: { url: string | (() => string); runtime: string; freshUrl?: () => Promise<string | undefined> } | undefined,
+  ): void {
     this.#workbench = info;
+  }
+
+  /** A fresh one-time link, waiting for it when it must be fetched (an attached front end asks the owner). */
+  async workbenchUrl(): Promise<string | undefined> {
+    const w = this.#workbench;
+    if (!w) return undefined;
+    if (w.freshUrl) return w.freshUrl();
+    return typeof w.url === "function" ? w.url() : w.url;
   }
 
   status(): BridgeStatus {

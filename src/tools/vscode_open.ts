@@ -28,7 +28,9 @@ export default defineTool({
         hint: "File, search, terminal and git tools still work without it.",
       });
     }
-    const meta: Record<string, unknown> = { "ccb/workbench": { url: wb.url, runtime: wb.runtime } };
+    const meta: Record<string, unknown> = {
+      "ccb/workbench": { url: (await ctx.core.bridge.workbenchUrl()) ?? wb.url, runtime: wb.runtime },
+    };
     const status = ctx.core.bridge.status();
     if (args.path === undefined) {
       return {

@@ -3,29 +3,77 @@ import type { Logger } from "../core/log.ts";
 
 /** Served under `/ide/<key>` (same origin as the workbench, so its CSP `script-src 'self'` allows it). */
 export const ALIVE_SCRIPT_PATH = "/__ccb/alive.js";
+/** The runtime's epoch (how many times it came up), beside the script: `{ "epoch": n }`. */
+export const EPOCH_PATH = "/__ccb/epoch";
+/** How often every workbench page asks for the epoch. */
+export const EPOCH_POLL_MS = 2000;
 
 /**
- * Tells the MCP App that framed the workbench that the real workbench has rendered: posts
- * `{type:"ccb:workbench-alive"}` to `window.parent` once `.monaco-workbench` exists after load.
- * Carries nothing secret. Does nothing when the page is not framed.
+ * Injected into every workbench page. Two jobs, carrying nothing secret:
+ * - framed by the MCP App: posts `{type:"ccb:workbench-alive"}` to `window.parent` once
+ *   `.monaco-workbench` exists after load;
+ * - every page: asks for the runtime's epoch every ${EPOCH_POLL_MS / 1000} s and reloads when it
+ *   changed (the runtime restarted: the page's connection cannot resume on a new server, so VS Code
+ *   would otherwise wait for a person to click Reload); when ccb itself is gone (twice no answer),
+ *   it says so at once in a banner, with how to get a fresh link.
  */
 export const ALIVE_SCRIPT = `(function () {
-  if (window.parent === window) return;
-  var sent = false;
-  function check() {
-    if (sent || !document.querySelector(".monaco-workbench")) return false;
-    sent = true;
-    window.parent.postMessage({ type: "ccb:workbench-alive" }, "*");
-    return true;
+  var me = document.currentScript && document.currentScript.src;
+  if (window.parent !== window) {
+    var sent = false;
+    var check = function () {
+      if (sent || !document.querySelector(".monaco-workbench")) return false;
+      sent = true;
+      window.parent.postMessage({ type: "ccb:workbench-alive" }, "*");
+      return true;
+    };
+    var watch = function () {
+      if (check()) return;
+      var mo = new MutationObserver(function () { if (check()) mo.disconnect(); });
+      mo.observe(document.documentElement, { childList: true, subtree: true });
+    };
+    if (document.readyState === "complete") watch(); else window.addEventListener("load", watch);
   }
-  function watch() {
-    if (check()) return;
-    var mo = new MutationObserver(function () { if (check()) mo.disconnect(); });
-    mo.observe(document.documentElement, { childList: true, subtree: true });
+  if (!me) return;
+  var url = me.slice(0, me.indexOf("${ALIVE_SCRIPT_PATH}")) + "${EPOCH_PATH}";
+  var first = null, misses = 0, banner = null;
+  function tell(gone) {
+    if (!gone) { if (banner) { banner.remove(); banner = null; } return; }
+    if (banner) return;
+    banner = document.createElement("div");
+    banner.id = "ccb-gone";
+    banner.setAttribute("role", "alert");
+    banner.style.cssText = "position:fixed;z-index:2147483647;left:0;right:0;top:0;padding:10px 14px;background:#a1260d;color:#fff;font:14px sans-serif";
+    banner.textContent = "This ccb workbench has stopped: what you type here is no longer kept. Get a fresh link with \u0060ccb workbench link\u0060 (or from your agent's vscode_open).";
+    document.documentElement.appendChild(banner);
   }
-  if (document.readyState === "complete") watch(); else window.addEventListener("load", watch);
+  function poll() {
+    fetch(url, { cache: "no-store", credentials: "same-origin" }).then(function (r) {
+      if (!r.ok) throw new Error(String(r.status));
+      return r.json();
+    }).then(function (j) {
+      misses = 0; tell(false);
+      if (first === null) first = j.epoch;
+      else if (j.epoch !== first && j.epoch > 0) { location.reload(); return; }
+      setTimeout(poll, ${EPOCH_POLL_MS});
+    }, function () {
+      if (++misses >= 2) tell(true);
+      setTimeout(poll, ${EPOCH_POLL_MS});
+    });
+  }
+  poll();
 })();
 `;
+
+export function serveEpoch(res: ServerResponse, epoch: number): void {
+  res
+    .writeHead(200, {
+      "content-type": "application/json",
+      "cache-control": "no-store",
+      "x-content-type-options": "nosniff",
+    })
+    .end(JSON.stringify({ epoch }));
+}
 
 export function serveAliveScript(res: ServerResponse): void {
   res

@@ -65,6 +65,8 @@ export class BridgeConnection {
   /** focusAt came from the hello only (the extension host's state before it knew the window's). */
   focusFromHello = false;
   role: Role = "standby";
+  /** The last health probe (a round trip through the extension host to its window) answered in time. */
+  responsive = true;
   readonly pending = new Map<number, Pending>();
   #nextId = 1;
   constructor(
@@ -99,6 +101,7 @@ export class BridgeServer implements EditorBridge {
   readonly #conns = new Set<BridgeConnection>();
   readonly #listeners = new Set<(event: { type: string; [key: string]: unknown }) => void>();
   readonly #roleListeners = new Set<(active: BridgeConnection | undefined) => void>();
+  readonly #connectListeners = new Set<(conn: BridgeConnection) => void>();
   #active: BridgeConnection | undefined;
   #seq = 0;
   #closed = false;
@@ -168,6 +171,7 @@ export class BridgeServer implements EditorBridge {
         log.info(`bridge: extension host ${conn.seq} connected (VS Code ${hello.vscodeVersion})`);
         conn.send({ type: "welcome", role: "standby", serverVersion: CCB_VERSION, pingIntervalMs: PING_INTERVAL_MS });
         this.#elect();
+        for (const l of this.#connectListeners) l(conn);
         return;
       }
       touch();
@@ -256,10 +260,29 @@ export class BridgeServer implements EditorBridge {
     }
   }
 
-  /** The host focused last serves; with no focus ever reported, the first connected. Only a focus gain or a departure moves the role. */
+  /**
+   * Mark a host as answering or not (src/workbench/health.ts probes each one): a host whose window
+   * is gone (its tab closed or its browser killed; the runtime keeps the host for its reconnection
+   * grace) or stuck stops serving until it answers again.
+   */
+  setResponsive(conn: BridgeConnection, responsive: boolean): void {
+    if (conn.responsive === responsive || !this.#conns.has(conn)) return;
+    conn.responsive = responsive;
+    this.#o.log.info(`bridge: extension host ${conn.seq} ${responsive ? "answers again" : "stopped answering"}`);
+    this.#elect();
+  }
+
+  /** Subscribe to hosts connecting (the health probe starts at once). */
+  onConnect(listener: (conn: BridgeConnection) => void): () => void {
+    this.#connectListeners.add(listener);
+    return () => this.#connectListeners.delete(listener);
+  }
+
+  /** Among the hosts that answer, the one focused last serves; with no focus ever reported, the first connected. Only a focus gain or a departure moves the role. */
   #elect(): void {
     let best: BridgeConnection | undefined;
     for (const c of this.#conns) {
+      if (!c.responsive) continue;
       if (!best || c.focusAt > best.focusAt || (c.focusAt === best.focusAt && c.seq < best.seq)) best = c;
     }
     if (best === this.#active) return;

@@ -6,7 +6,7 @@ import type { BrowserSession } from "../net/browser-session.ts";
 import type { Gateway } from "../net/gateway.ts";
 import type { EdgePolicy } from "../net/policy.ts";
 import { refuseUpgrade } from "../net/respond.ts";
-import { ALIVE_SCRIPT_PATH, proxyWorkbenchPage, serveAliveScript } from "./alive.ts";
+import { ALIVE_SCRIPT_PATH, EPOCH_PATH, proxyWorkbenchPage, serveAliveScript, serveEpoch } from "./alive.ts";
 import { MAX_FRAME_BYTES } from "./contract.ts";
 
 /**
@@ -32,6 +32,8 @@ export interface ProxyTarget {
   socketPath(): string | undefined;
   /** Strip `/ide/<key>` before forwarding (code-server) or keep it (OpenVSCode --server-base-path). */
   stripPrefix: boolean;
+  /** How many times the runtime came up (pages reload when it changes); default 0. */
+  epoch?(): number;
 }
 
 /** The workbench pages and sockets: same-origin browsers holding the workbench cookie only. */
@@ -85,6 +87,7 @@ export function mountWorkbenchProxy(
         return;
       }
       if (url.pathname === `${basePath}${ALIVE_SCRIPT_PATH}`) return serveAliveScript(res);
+      if (url.pathname === `${basePath}${EPOCH_PATH}`) return serveEpoch(res, target.epoch?.() ?? 0);
       const socketPath = target.socketPath();
       if (!socketPath) {
         res.writeHead(503, { "content-type": "text/plain", "retry-after": "2" }).end("The workbench is starting.");

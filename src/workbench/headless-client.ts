@@ -22,6 +22,8 @@ export interface HeadlessClient {
   sandbox: boolean;
   /** Evaluate an expression in the page (tests: document.title). */
   evaluate(expression: string): Promise<unknown>;
+  /** Resolves when its browser exited (killed, crashed or closed). */
+  exited: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -50,6 +52,7 @@ export async function startHeadlessClient(o: HeadlessClientOptions): Promise<Hea
       };
       return r.result?.value;
     },
+    exited: chrome.exited,
     close: () => chrome.close(),
   };
 }

@@ -8,6 +8,7 @@ import { BrowserSession } from "../net/browser-session.ts";
 import { BridgeServer } from "./bridge-server.ts";
 import { BRIDGE_POLICY, mountSessionRoutes, mountWorkbenchProxy, type WorkbenchHttp } from "./gateway.ts";
 import { type HeadlessClient, startHeadlessClient } from "./headless-client.ts";
+import { BridgeProbe, HeadlessKeeper, type HeadlessState, type HealthSnapshot } from "./health.ts";
 import { codeServerRuntime, isCodeServerRoot } from "./launcher/code-server.ts";
 import { openVscodeRuntime } from "./launcher/openvscode.ts";
 import { RuntimeSupervisor, type WorkbenchState } from "./launcher/process.ts";
@@ -41,8 +42,11 @@ export interface WorkbenchStatus {
   state: "unavailable" | WorkbenchState;
   runtime: RuntimeKind | null;
   reason: string;
+  /** connected: a host serves and its last round trip through its window answered. */
   bridge: { connected: boolean; hosts: number };
-  headlessClient: "off" | "running" | "failed";
+  /** The probes of src/workbench/health.ts: what answers, not what is connected. */
+  health: HealthSnapshot & { runtimeRestarts: number; headlessRestarts: number };
+  headlessClient: HeadlessState;
   /** Milliseconds since startWorkbench: runtime answering, first bridge connection. */
   timings: { runtimeReadyMs: number | null; runtimeBootMs: number | null; bridgeConnectedMs: number | null };
 }
@@ -65,6 +69,8 @@ export interface WorkbenchHandle {
   bridgeConnected: Promise<void>;
   status(): WorkbenchStatus;
   headless(): HeadlessClient | undefined;
+  /** How many times the runtime came up (a change tells open tabs to reload: src/workbench/alive.ts). */
+  epoch(): number;
   /** Process id of the runtime (its process group leader) while it runs. */
   runtimePid(): number | undefined;
   close(): Promise<void>;
@@ -128,9 +134,8 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
   let runtime: Runtime | undefined;
   let supervisor: RuntimeSupervisor | undefined;
   let dirs: LaunchDirs | undefined;
-  let headless: HeadlessClient | undefined;
-  let headlessState: WorkbenchStatus["headlessClient"] = "off";
-  let headlessError = "";
+  let keeper: HeadlessKeeper | undefined;
+  let runtimeStarts = 0;
   let unavailable = "";
   let closed = false;
 
@@ -144,12 +149,13 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
       case "stopped":
         return "The workbench stopped.";
       case "running":
-        return (
-          "The workbench is running but no workbench tab is open, so there is no extension host: open it (vscode_open gives the host its address)" +
-          (headlessError
-            ? `; the headless client could not start: ${headlessError}`
-            : " or start ccb with --headless-client.")
-        );
+        if (keeper?.error)
+          return `The workbench is running but its headless client could not start (${keeper.error}); ccb retries it. A workbench tab serves too: open it (vscode_open gives the host its address).`;
+        if (keeper)
+          return bridge.connections.length > 0
+            ? "The workbench is running but no editor window answers; ccb is reopening its headless client (usually within 30 s)."
+            : "The workbench is running and its headless client is opening the editor (usually within 30 s).";
+        return "The workbench is running but no workbench tab is open, so there is no extension host: open it (vscode_open gives the host its address) or start ccb with --headless-client.";
     }
   };
   const refreshReason = () => {
@@ -157,6 +163,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
   };
 
   const bridge = new BridgeServer({ core, log: log.child("bridge"), idleReason: reason });
+  const probe = new BridgeProbe(bridge, log.child("health"));
   const terminals = new TerminalShare(core, bridge, log.child("terminals"));
   bridge.setServe((method, params, conn) => terminals.serve(method, params, conn));
   let markConnected!: () => void;
@@ -181,6 +188,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
     get stripPrefix() {
       return runtime?.stripPrefix ?? true;
     },
+    epoch: () => runtimeStarts,
   };
   const servers = o.publicHttp ? [http, o.publicHttp] : [http];
   const closeProxies = servers.map((s) => mountWorkbenchProxy(s, basePath, target, session, log.child("proxy")));
@@ -224,6 +232,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
         env: runtimeEnv(env),
       });
       supervisor.onState((s) => {
+        if (s === "running") runtimeStarts++;
         refreshReason();
         if (s === "running" && runtime)
           core.bridge.setWorkbench({ url: () => session.link(`${publicUrl}${publicPath()}`), runtime: runtime.kind });
@@ -235,20 +244,22 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
       timings.runtimeBootMs = supervisor.bootMs;
       if (closed) return;
       if (o.headlessClient ?? true) {
-        try {
-          headless = await startHeadlessClient({
-            url: session.link(`${http.url}${publicPath()}`),
-            log: log.child("headless"),
-            env,
-          });
-          headlessState = "running";
-          if (closed) await headless.close();
-        } catch (err) {
-          headlessState = "failed";
-          headlessError = toCcbError(err).toUserText().replace(/\n/g, " ");
-          log.warn(`headless client: ${headlessError}`);
-          refreshReason();
-        }
+        const sup = supervisor;
+        keeper = new HeadlessKeeper({
+          open: () =>
+            sup.state === "running"
+              ? startHeadlessClient({
+                  url: session.link(`${http.url}${publicPath()}`),
+                  log: log.child("headless"),
+                  env,
+                })
+              : undefined,
+          running: () => sup.state === "running",
+          probe,
+          log: log.child("headless"),
+          onChange: refreshReason,
+        });
+        await keeper.start();
       }
     } catch (err) {
       const e = toCcbError(err);
@@ -269,24 +280,31 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
     bridge,
     ready,
     bridgeConnected,
-    headless: () => headless,
+    headless: () => keeper?.client(),
+    epoch: () => runtimeStarts,
     runtimePid: () => supervisor?.pid,
     status: () => ({
       state: unavailable ? "unavailable" : (supervisor?.state ?? "starting"),
       runtime: runtime?.kind ?? null,
       reason: bridge.active ? "" : reason(),
       bridge: { connected: Boolean(bridge.active), hosts: bridge.connections.length },
-      headlessClient: headlessState,
+      health: {
+        ...probe.snapshot(),
+        runtimeRestarts: Math.max(0, runtimeStarts - 1),
+        headlessRestarts: keeper?.restarts ?? 0,
+      },
+      headlessClient: keeper?.state ?? "off",
       timings: { ...timings },
     }),
     close() {
       closing ??= (async () => {
         closed = true;
         offActive();
-        await headless?.close().catch(() => undefined);
+        probe.close();
+        await keeper?.close();
         await supervisor?.stop().catch(() => undefined);
         await ready.catch(() => undefined);
-        await headless?.close().catch(() => undefined);
+        await keeper?.close();
         await supervisor?.stop().catch(() => undefined);
         terminals.dispose();
         await bridge.close();

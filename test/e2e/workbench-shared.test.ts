@@ -227,6 +227,22 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     assert.match(text(st), /a\.ts/);
   });
 
+  it("an attached serve's vscode_open gives the MCP host a working one-time link, a fresh one per call", async () => {
+    const serve = serves[0] as Serve;
+    const links: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await serve.call("vscode_open");
+      assert.notEqual(r.isError, true, text(r));
+      links.push(String((r._meta?.["ccb/workbench"] as { url?: string } | undefined)?.url ?? ""));
+    }
+    for (const l of links) assert.match(l, /^http:\/\/127\.0\.0\.1:\d+\/ide\/[A-Za-z0-9_-]{32,}\/.*[?&]ccb_ott=/);
+    assert.equal(new Set(links).size, 3, "each call a fresh link");
+    // The link opens the workbench once (302 with the cookie), then is spent.
+    const first = await get(links[0] as string, {});
+    assert.equal(first.status, 302);
+    assert.equal((await get(links[0] as string, {})).status, 401);
+  });
+
   it("terminals are the workbench's: one serve's terminal runs under the owner, shows in the panel, and the other serve writes and reads it; it dies with the serve that started it", async () => {
     const starter = await startServe();
     try {
@@ -522,7 +538,8 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     assert.ok(link.stdout.trim().startsWith(`${rec.gatewayUrl}/`), link.stdout);
     // The file opened before the takeover is a file like any other: the new workbench opens it too.
     const opened = await other.call("editor_open", { path: "a.ts" });
-    assert.notEqual(opened.isError, true, text(opened));
+    const owner = serves.find((s) => s.pid === rec.pid) as Serve;
+    assert.notEqual(opened.isError, true, `${text(opened)}\nowner's log:\n${owner.stderr().slice(-6000)}`);
   });
 
   it("the last front end leaving stops the workbench: no runtime, no Chromium, no record", async () => {

@@ -29,7 +29,7 @@ let input = ""; process.stdin.on("data", (d) => (input += d)).on("end", () => {
   const where = t.socketPath ? { socketPath: t.socketPath } : { host: u.hostname, port: u.port };
   const req = request({ ...where, path: t.path ?? (u ? u.pathname + u.search : "/"), headers }, (res) => {
     let body = ""; res.on("data", (d) => (body += d));
-    res.on("end", () => console.log(JSON.stringify({ status: res.statusCode, body: body.slice(0, 300), location: res.headers.location, setCookie: res.headers["set-cookie"] })));
+    res.on("end", () => console.log(JSON.stringify({ status: res.statusCode, body: body.slice(0, 4000), location: res.headers.location, setCookie: res.headers["set-cookie"] })));
   });
   req.on("error", (e) => console.log(JSON.stringify({ status: e.code, body: e.message })));
   req.end();

@@ -56,6 +56,14 @@ describe("ide lock files", () => {
     assert.equal(isCcbIdeName("Visual Studio Code"), false);
   });
 
+  it("two front ends in one folder get distinct names (the front end and its pid), still ccb's", () => {
+    const a = ideNameFor(["/home/me/alpha"], { label: "ccb ide -- claude", pid: 101 });
+    const b = ideNameFor(["/home/me/alpha"], { label: "ccb ide", pid: 202 });
+    assert.equal(a, "ccb (alpha) · ccb ide -- claude · pid 101");
+    assert.notEqual(a, b);
+    assert.equal(isCcbIdeName(a) && isCcbIdeName(b), true);
+  });
+
   it("cleans only ccb's own stale locks (dead pid); keeps live ones and other IDEs' locks", () => {
     using_tmp((dir) => {
       const dead = deadPid();

@@ -199,7 +199,7 @@ describe("ide server: lock file", () => {
       ]);
       assert.equal(body.pid, process.pid);
       assert.deepEqual(body.workspaceFolders, [t.workspace]);
-      assert.equal(body.ideName, "ccb (project)");
+      assert.equal(body.ideName, `ccb (project) · ccb ide · pid ${process.pid}`);
       assert.equal(body.transport, "ws");
       assert.equal(body.runningInWindows, false);
       assert.ok(Buffer.from(body.authToken, "base64url").length >= 16);

@@ -35,6 +35,8 @@ export interface StartIdeOptions {
   pingIntervalMs?: number;
   debounceMs?: number;
   readyDelayMs?: number;
+  /** What started this server, for its `ideName` (default `ccb ide`). */
+  frontEndLabel?: string;
 }
 
 export interface IdeServer {
@@ -119,7 +121,7 @@ export async function startIde(options: StartIdeOptions): Promise<IdeServer> {
   });
 
   const workspaceFolders = [...core.workspace.roots];
-  const ideName = ideNameFor(workspaceFolders);
+  const ideName = ideNameFor(workspaceFolders, { label: options.frontEndLabel ?? "ccb ide", pid: process.pid });
   const lockPath = writeLock(dir, sockets.port, {
     pid: process.pid,
     workspaceFolders,

@@ -39,10 +39,15 @@ export function lockPath(dir: string, port: number): string {
   return join(dir, `${port}.lock`);
 }
 
-/** A distinct name per instance: `ccb (<folder names>)`. */
-export function ideNameFor(folders: readonly string[]): string {
+/**
+ * A distinct name per instance, what a person picks from in `claude`'s `/ide`: the folders, then
+ * the front end (`ccb ide -- <command>` names its command) and the pid, so two in one folder differ:
+ * `ccb (<folder names>) · <front end> · pid <pid>`.
+ */
+export function ideNameFor(folders: readonly string[], frontEnd?: { label: string; pid: number }): string {
   const names = folders.map((f) => basename(f) || f);
-  return `${IDE_NAME_PREFIX} (${names.join(", ")})`;
+  const base = `${IDE_NAME_PREFIX} (${names.join(", ")})`;
+  return frontEnd ? `${base} · ${frontEnd.label} · pid ${frontEnd.pid}` : base;
 }
 
 export function isCcbIdeName(name: string): boolean {

@@ -129,7 +129,8 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
   };
   try {
     if (!options.workbench) core.bridge.clear("ccb ide was started with --no-workbench.");
-    ide = await startIde({ core, log: log.child("ide") });
+    const label = options.command.length > 0 ? `ccb ide -- ${(options.command[0] ?? "").split("/").pop()}` : "ccb ide";
+    ide = await startIde({ core, log: log.child("ide"), frontEndLabel: label });
   } catch (err) {
     signals.release();
     await shutdown();

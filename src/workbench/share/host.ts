@@ -113,6 +113,7 @@ export class ShareHost {
       runtimePid: this.o.workbench.runtimePid() ?? null,
       state: wb.state,
       bridge: { connected: b.connected, reason: b.reason },
+      health: { ...wb.health, headlessClient: wb.headlessClient },
     };
   }
 

@@ -77,6 +77,16 @@ export interface ShareStatus {
   runtimePid: number | null;
   state: string;
   bridge: { connected: boolean; reason: string };
+  /** What answers (src/workbench/health.ts): hosts whose window answered the last probe, and the headless client. */
+  health?: {
+    responsive: number;
+    hosts: number;
+    lastProbeMs: number | null;
+    sinceAnswerMs: number | null;
+    runtimeRestarts: number;
+    headlessRestarts: number;
+    headlessClient: string;
+  };
 }
 
 /** The owner's answer to a hello's nonce: HMAC-SHA256(secret, nonce), base64url. */

@@ -140,7 +140,11 @@ export class RemoteBridge implements EditorBridge {
         const was = this.#connected;
         this.#connected = frame.connected;
         if (frame.runtime) {
-          core.bridge.setWorkbench({ url: () => this.url() ?? "", runtime: frame.runtime });
+          core.bridge.setWorkbench({
+            url: () => this.url() ?? "",
+            runtime: frame.runtime,
+            freshUrl: () => this.freshUrl(),
+          });
         } else core.bridge.setWorkbench(undefined);
         if (frame.connected) {
           if (!was) core.bridge.set(this);
@@ -246,6 +250,16 @@ export class RemoteBridge implements EditorBridge {
     this.#link = undefined;
     if (this.#runtime) void this.refreshLink();
     return link;
+  }
+
+  /** A one-time link, fetched from the owner when none is held (calls in a burst each get their own). */
+  async freshUrl(): Promise<string | undefined> {
+    const held = this.url();
+    if (held) return held;
+    const r = (await this.#request({ type: "link", id: this.#nextId++ }, undefined, 5000).catch(() => undefined)) as
+      | { url?: string | null }
+      | undefined;
+    return r?.url ?? undefined;
   }
 
   async refreshLink(): Promise<void> {

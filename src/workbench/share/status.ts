@@ -74,10 +74,20 @@ export async function shareStatusLines(env: NodeJS.ProcessEnv = process.env): Pr
       );
       continue;
     }
-    const bridge = s.bridge.connected ? "editor bridge connected" : "editor bridge not connected";
+    const h = s.health;
+    const bridge = !s.bridge.connected
+      ? "editor not answering"
+      : h
+        ? `editor answers (${h.responsive} of ${h.hosts} windows${h.lastProbeMs !== null ? `, round trip ${h.lastProbeMs} ms` : ""})`
+        : "editor bridge connected";
     lines.push(
       `workbench ${record.roots.join(", ")}  ${s.runtime ?? "no runtime"} ${s.state}${s.runtimePid ? ` (pid ${s.runtimePid})` : ""}  ${bridge}  ${record.gatewayUrl}`,
     );
+    if (!s.bridge.connected && s.bridge.reason) lines.push(`  why       ${s.bridge.reason}`);
+    if (h)
+      lines.push(
+        `  health    headless client ${h.headlessClient}; restarts: runtime ${h.runtimeRestarts}, headless client ${h.headlessRestarts}`,
+      );
     lines.push(`  owner     ${s.owner.frontEnd}  pid ${s.owner.pid}`);
     for (const a of s.attached) lines.push(`  attached  ${a.frontEnd}  pid ${a.pid}`);
   }

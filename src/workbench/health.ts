@@ -1,0 +1,254 @@
+import { toCcbError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
+import type { BridgeConnection, BridgeServer } from "./bridge-server.ts";
+import type { HeadlessClient } from "./headless-client.ts";
+
+/**
+ * Health that means the editor answers, not that a socket is open.
+ *
+ * - Every extension host is probed every `probeIntervalMs` with a round trip through its window
+ *   (`commands.list` asks the workbench page for its commands). A host whose window is gone (its
+ *   tab closed, its browser killed: the runtime keeps the host for its reconnection grace, hours)
+ *   or stuck does not answer within `probeTimeoutMs` and stops serving until it answers again.
+ * - ccb's headless client is replaced when its browser exits, when its page stops answering
+ *   DevTools, and when no host answers for `headlessGraceMs` while the runtime runs (e.g. its page
+ *   is on a runtime that restarted). Replacements back off from 1 s to 30 s while nothing answers.
+ */
+export const HEALTH = {
+  probeIntervalMs: 2_500,
+  probeTimeoutMs: 6_000,
+  headlessGraceMs: 30_000,
+  backoffMinMs: 1_000,
+  backoffMaxMs: 30_000,
+};
+
+/** A filter that matches no command: the probe's answer stays a few bytes. */
+const PROBE_FILTER = "\u0000ccb-health-probe";
+
+export interface HealthSnapshot {
+  /** Hosts whose last probe answered in time / all connected hosts. */
+  responsive: number;
+  hosts: number;
+  /** Milliseconds of the last answered probe (any host); null before the first. */
+  lastProbeMs: number | null;
+  /** Milliseconds since a host last answered; null before the first answer. */
+  sinceAnswerMs: number | null;
+}
+
+/** Probes every connected extension host through its window and marks it answering or not. */
+export class BridgeProbe {
+  readonly #pending = new Set<BridgeConnection>();
+  readonly #timer: NodeJS.Timeout;
+  readonly #offConnect: () => void;
+  #lastProbeMs: number | null = null;
+  #lastAnswerAt = 0;
+  #closed = false;
+
+  constructor(
+    private readonly bridge: BridgeServer,
+    private readonly log: Logger,
+    private readonly o = HEALTH,
+  ) {
+    this.#offConnect = bridge.onConnect((c) => this.#probe(c));
+    this.#timer = setInterval(() => {
+      for (const c of bridge.connections) this.#probe(c);
+    }, o.probeIntervalMs);
+    this.#timer.unref();
+  }
+
+  /** When some host last answered (Date.now() clock; 0 = never). */
+  get lastAnswerAt(): number {
+    return this.#lastAnswerAt;
+  }
+
+  snapshot(): HealthSnapshot {
+    const conns = this.bridge.connections;
+    return {
+      responsive: conns.filter((c) => c.responsive).length,
+      hosts: conns.length,
+      lastProbeMs: this.#lastProbeMs,
+      sinceAnswerMs: this.#lastAnswerAt ? Date.now() - this.#lastAnswerAt : null,
+    };
+  }
+
+  #probe(conn: BridgeConnection): void {
+    if (this.#closed || this.#pending.has(conn)) return;
+    this.#pending.add(conn);
+    const t0 = performance.now();
+    const late = setTimeout(() => this.bridge.setResponsive(conn, false), this.o.probeTimeoutMs);
+    late.unref();
+    const answered = () => {
+      this.#lastProbeMs = Math.round(performance.now() - t0);
+      this.#lastAnswerAt = Date.now();
+      this.bridge.setResponsive(conn, true);
+    };
+    // No timeout of its own: an answer after the deadline still brings the host back.
+    this.bridge
+      .callOn(conn, "commands.list", { filter: PROBE_FILTER }, { timeoutMs: 0 })
+      .then(answered, (err: unknown) => {
+        // An error answer is still an answer; a departure ends the probe.
+        if (toCcbError(err).code !== "BRIDGE_UNAVAILABLE") answered();
+        else this.log.debug(`probe of extension host ${conn.seq}: ${(err as Error).message}`);
+      })
+      .finally(() => {
+        clearTimeout(late);
+        this.#pending.delete(conn);
+      });
+  }
+
+  close(): void {
+    this.#closed = true;
+    clearInterval(this.#timer);
+    this.#offConnect();
+  }
+}
+
+export type HeadlessState = "off" | "starting" | "running" | "restarting" | "failed";
+
+/** Keeps ccb's headless client open: starts it, and replaces it when it dies, hangs, or its page serves nothing. */
+export class HeadlessKeeper {
+  #client: HeadlessClient | undefined;
+  #state: HeadlessState = "starting";
+  #error = "";
+  #restarts = 0;
+  #failures = 0;
+  #cdpMisses = 0;
+  #startedAt = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #watch: NodeJS.Timeout;
+  #busy: Promise<void> = Promise.resolve();
+  #opening = 0;
+  #closed = false;
+
+  constructor(
+    private readonly o: {
+      /** Launch a client on a fresh link (undefined while the runtime does not run). */
+      open: () => Promise<HeadlessClient> | undefined;
+      /** The runtime runs. */
+      running: () => boolean;
+      probe: BridgeProbe;
+      log: Logger;
+      /** Told when the state or error changes (the bridge's idle reason). */
+      onChange: () => void;
+      timing?: typeof HEALTH;
+    },
+  ) {
+    const t = o.timing ?? HEALTH;
+    this.#watch = setInterval(() => void this.#check(t), t.probeIntervalMs);
+    this.#watch.unref();
+  }
+
+  get state(): HeadlessState {
+    return this.#state;
+  }
+  get error(): string {
+    return this.#error;
+  }
+  /** How many times the client was replaced. */
+  get restarts(): number {
+    return this.#restarts;
+  }
+  client(): HeadlessClient | undefined {
+    return this.#client;
+  }
+
+  /** Open the first client (once the runtime runs). */
+  start(): Promise<void> {
+    return this.#replace(undefined);
+  }
+
+  /** Close the current client and open another (serialised; `why` is logged). */
+  #replace(why: string | undefined): Promise<void> {
+    this.#opening++;
+    this.#busy = this.#busy.then(() => this.#open(why)).finally(() => this.#opening--);
+    return this.#busy;
+  }
+
+  async #open(why: string | undefined): Promise<void> {
+    if (this.#closed) return;
+    const old = this.#client;
+    this.#client = undefined;
+    if (old) {
+      this.#restarts++;
+      this.#set("restarting");
+      this.o.log.warn(`headless client: replacing Chromium ${old.pid}: ${why}`);
+      await old.close().catch(() => undefined);
+    }
+    const opening = this.o.open();
+    if (!opening) return; // the runtime is down: the watch opens one once it runs
+    try {
+      const c = await opening;
+      if (this.#closed) {
+        await c.close();
+        return;
+      }
+      this.#client = c;
+      this.#startedAt = Date.now();
+      this.#cdpMisses = 0;
+      this.#error = "";
+      this.#set("running");
+      void c.exited.then(() => {
+        if (this.#client === c && !this.#closed) this.#later(`Chromium ${c.pid} exited`);
+      });
+    } catch (err) {
+      this.#error = toCcbError(err).toUserText().replace(/\n/g, " ");
+      this.o.log.warn(`headless client: ${this.#error}`);
+      this.#set("failed");
+      this.#later("it could not start");
+    }
+  }
+
+  /** Replace after a backoff that grows while nothing answers (1 s .. 30 s). */
+  #later(why: string): void {
+    if (this.#timer || this.#closed) return;
+    const t = this.o.timing ?? HEALTH;
+    const delay = Math.min(t.backoffMinMs * 2 ** this.#failures, t.backoffMaxMs);
+    this.#failures++;
+    this.o.log.info(`headless client: ${why}; a new one in ${Math.round(delay / 1000)} s`);
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.#replace(why);
+    }, delay);
+  }
+
+  async #check(t: typeof HEALTH): Promise<void> {
+    if (this.#closed || this.#timer || !this.o.running()) return;
+    const c = this.#client;
+    if (!c) {
+      if (this.#opening === 0) this.#later("none is open while the runtime runs");
+      return;
+    }
+    const now = Date.now();
+    const answer = this.o.probe.lastAnswerAt;
+    if (answer > this.#startedAt) this.#failures = 0;
+    // The page: DevTools must answer (a hung renderer does not).
+    const alive = await Promise.race([
+      c.evaluate("1").then(
+        () => true,
+        () => false,
+      ),
+      new Promise<boolean>((r) => setTimeout(() => r(false), t.probeTimeoutMs).unref()),
+    ]);
+    if (this.#client !== c) return;
+    this.#cdpMisses = alive ? 0 : this.#cdpMisses + 1;
+    if (this.#cdpMisses >= 2) return this.#later(`its page stopped answering (Chromium ${c.pid})`);
+    // The editor: some host must have answered since this client opened, within the grace.
+    const snap = this.o.probe.snapshot();
+    if (snap.responsive === 0 && now - Math.max(this.#startedAt, answer) > t.headlessGraceMs)
+      this.#later(`no extension host answered for ${Math.round(t.headlessGraceMs / 1000)} s`);
+  }
+
+  #set(s: HeadlessState): void {
+    this.#state = s;
+    this.o.onChange();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#watch);
+    if (this.#timer) clearTimeout(this.#timer);
+    await this.#busy.catch(() => undefined);
+    await this.#client?.close().catch(() => undefined);
+    this.#client = undefined;
+  }
+}
