@@ -3,55 +3,22 @@
 // against the floor of the same run: the same program started with plain `node` to its exit.
 // Run: node --import tsx bench/debug.bench.ts   (needs scripts/setup-peers.sh and the built extension)
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createCore } from "../src/core/core.ts";
-import { silentLogger } from "../src/core/log.ts";
-import { Gateway } from "../src/net/gateway.ts";
 import debugSetBreakpoints from "../src/tools/debug_set_breakpoints.ts";
 import debugStart from "../src/tools/debug_start.ts";
 import debugStop from "../src/tools/debug_stop.ts";
 import debugWait from "../src/tools/debug_wait.ts";
-import { startWorkbench } from "../src/workbench/index.ts";
-import { codeServerRoot, node24 } from "../test/helpers/peers.ts";
+import { node24 } from "../test/helpers/peers.ts";
 import { fmt, ratio, summarize } from "./lib.ts";
+import { benchWorkspace, bootBenchWorkbench } from "./workbench-lib.ts";
 
-const root = new URL("..", import.meta.url).pathname;
 const N = Number(process.env.BENCH_N ?? 10);
-if (!existsSync(join(root, "dist/bridge-extension")))
-  spawnSync(process.execPath, [join(root, "scripts/build-extension.mjs")], { stdio: "inherit" });
 
-const dir = mkdtempSync(join(tmpdir(), "ccb-debug-bench-"));
-const ws = join(dir, "ws");
-mkdirSync(ws);
+const { dir, ws, env } = benchWorkspace("ccb-debug-bench-");
 writeFileSync(join(ws, "prog.js"), "let n = 0;\nfor (let i = 0; i < 3; i++) n += i;\nconsole.log(n);\n");
-const env = {
-  ...process.env,
-  HOME: dir,
-  XDG_STATE_HOME: join(dir, "state"),
-  XDG_CACHE_HOME: join(dir, "cache"),
-  XDG_CONFIG_HOME: join(dir, "config"),
-  ...(process.getuid?.() === 0 ? { CCB_CHROMIUM_NO_SANDBOX: "1" } : {}),
-};
 
-const core = createCore({ roots: [ws], log: silentLogger });
-const gw = new Gateway({ host: "127.0.0.1", port: 0, log: silentLogger });
-const url = await gw.listen();
-const wb = startWorkbench({
-  core,
-  http: { gateway: gw, url },
-  log: silentLogger,
-  runtime: "code-server",
-  runtimeRoot: codeServerRoot(),
-  runtimeNode: node24(),
-  headlessClient: true,
-  env,
-});
-await wb.ready;
-await wb.bridgeConnected;
-
-const ctx = { core, signal: new AbortController().signal, log: silentLogger };
+const { core, gw, wb, ctx } = await bootBenchWorkbench(ws, env);
 await debugSetBreakpoints.execute({ breakpoints: [{ path: "prog.js", line: 3 }] }, ctx);
 const config = { type: "node", request: "launch", name: "bench", program: "prog.js" };
 

@@ -5,27 +5,17 @@
 // Measured for each: tool calls, bytes of model-visible text (the arguments the model writes + the
 // text and structuredContent it reads back) and wall time. Both end with every file renamed (checked).
 // Run: node --import tsx bench/rename.bench.ts   (needs scripts/setup-peers.sh and the built extension)
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createCore } from "../src/core/core.ts";
-import { silentLogger } from "../src/core/log.ts";
-import { Gateway } from "../src/net/gateway.ts";
 import editorApplyEdits from "../src/tools/editor_apply_edits.ts";
 import fsSearch from "../src/tools/fs_search.ts";
 import type { AnyToolDef } from "../src/tools/kernel.ts";
 import refactorRename from "../src/tools/refactor_rename.ts";
-import { startWorkbench } from "../src/workbench/index.ts";
-import { codeServerRoot, node24 } from "../test/helpers/peers.ts";
+import { benchWorkspace, bootBenchWorkbench } from "./workbench-lib.ts";
 
-const root = new URL("..", import.meta.url).pathname;
 const FILES = 50;
-if (!existsSync(join(root, "dist/bridge-extension")))
-  spawnSync(process.execPath, [join(root, "scripts/build-extension.mjs")], { stdio: "inherit" });
 
-const dir = mkdtempSync(join(tmpdir(), "ccb-rename-bench-"));
-const ws = join(dir, "ws");
+const { dir, ws, env } = benchWorkspace("ccb-rename-bench-");
 mkdirSync(join(ws, "src"), { recursive: true });
 writeFileSync(
   join(ws, "tsconfig.json"),
@@ -37,30 +27,8 @@ for (let i = 0; i < FILES; i++)
     join(ws, `src/use${i}.ts`),
     `import { totalArea } from "./shapes";\n\n// module ${i}\nexport function f${i}(): number {\n  return totalArea([${i}]) + totalArea([]);\n}\n`,
   );
-const env = {
-  ...process.env,
-  HOME: dir,
-  XDG_STATE_HOME: join(dir, "state"),
-  XDG_CACHE_HOME: join(dir, "cache"),
-  XDG_CONFIG_HOME: join(dir, "config"),
-  ...(process.getuid?.() === 0 ? { CCB_CHROMIUM_NO_SANDBOX: "1" } : {}),
-};
 
-const core = createCore({ roots: [ws], log: silentLogger });
-const gw = new Gateway({ host: "127.0.0.1", port: 0, log: silentLogger });
-const url = await gw.listen();
-const wb = startWorkbench({
-  core,
-  http: { gateway: gw, url },
-  log: silentLogger,
-  runtime: "code-server",
-  runtimeRoot: codeServerRoot(),
-  runtimeNode: node24(),
-  headlessClient: true,
-  env,
-});
-await wb.bridgeConnected;
-const ctx = { core, signal: new AbortController().signal, log: silentLogger };
+const { core, gw, wb, ctx } = await bootBenchWorkbench(ws, env);
 
 interface Tally {
   calls: number;

@@ -1,11 +1,4 @@
-// Workbench benchmarks, one real code-server + headless Chromium boot per run:
-// (1) start-to-bridge-connected against the runtime's own boot time (spawn -> /healthz 200) in the same run;
-// (2) editor_state round trip through the bridge against a raw WebSocket echo through the same gateway;
-// (3) ccb's own RSS apart from the runtime's process group and Chromium.
-// Run: node --import tsx bench/workbench.bench.ts   (needs scripts/setup-peers.sh and the built extension)
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { WebSocket, WebSocketServer } from "ws";
 import { createCore } from "../src/core/core.ts";
@@ -15,24 +8,12 @@ import editorState from "../src/tools/editor_state.ts";
 import { startWorkbench } from "../src/workbench/index.ts";
 import { codeServerRoot, node24 } from "../test/helpers/peers.ts";
 import { fmt, ratio, summarize } from "./lib.ts";
+import { benchWorkspace } from "./workbench-lib.ts";
 
-const root = new URL("..", import.meta.url).pathname;
 const N = Number(process.env.BENCH_N ?? 200);
-if (!existsSync(join(root, "dist/bridge-extension")))
-  spawnSync(process.execPath, [join(root, "scripts/build-extension.mjs")], { stdio: "inherit" });
 
-const dir = mkdtempSync(join(tmpdir(), "ccb-wb-bench-"));
-const ws = join(dir, "ws");
-mkdirSync(ws);
+const { dir, ws, env } = benchWorkspace("ccb-wb-bench-");
 writeFileSync(join(ws, "a.ts"), "export const a = 1;\n");
-const env = {
-  ...process.env,
-  HOME: dir,
-  XDG_STATE_HOME: join(dir, "state"),
-  XDG_CACHE_HOME: join(dir, "cache"),
-  XDG_CONFIG_HOME: join(dir, "config"),
-  ...(process.getuid?.() === 0 ? { CCB_CHROMIUM_NO_SANDBOX: "1" } : {}),
-};
 
 const core = createCore({ roots: [ws], log: silentLogger });
 const gw = new Gateway({ host: "127.0.0.1", port: 0, log: silentLogger });
