@@ -17,6 +17,24 @@ export function callBridge<M extends EditorMethod>(
   return ctx.core.bridge.call(method, params, { signal: ctx.signal });
 }
 
+/**
+ * Before asking a language service about a file: wait (bounded) until the file's language features
+ * can answer (language.ready: extensions active, the file's project loaded). A server that is still
+ * starting would answer "no symbol here" or "no fixes", which reads as a fact. Best effort: an
+ * editor that cannot tell is asked anyway.
+ */
+export async function languageReady(ctx: ToolContext, path: string, ms = 30_000): Promise<void> {
+  try {
+    await ctx.core.bridge.call(
+      "language.ready",
+      { path },
+      { signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(ms)]) },
+    );
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+  }
+}
+
 export const EDITOR_READ: ToolAnnotations = {
   readOnlyHint: true,
   destructiveHint: false,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { CodeActionInfo } from "../core/editor-contract.ts";
-import { callBridge, EDITOR_READ, RangeInput, resolveForEditor, toWireRange } from "./editor_common.ts";
+import { callBridge, EDITOR_READ, languageReady, RangeInput, resolveForEditor, toWireRange } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
 
 export function actionLine(a: CodeActionInfo): string {
@@ -31,6 +31,7 @@ export default defineTool({
   needsBridge: true,
   async execute(args, ctx) {
     const abs = await resolveForEditor(ctx.core, args.path);
+    await languageReady(ctx, abs);
     const r = await callBridge(ctx, "codeActions.list", {
       path: abs,
       ...(args.range ? { range: toWireRange(args.range) } : {}),

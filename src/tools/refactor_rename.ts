@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { PlannedFile } from "../core/editor-contract.ts";
 import { CcbError } from "../core/errors.ts";
-import { callBridge, displayPath, resolveForEditor, SymbolAtInput, toWirePos } from "./editor_common.ts";
+import { callBridge, displayPath, languageReady, resolveForEditor, SymbolAtInput, toWirePos } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
 import { changedView, changesText, confinePlan, diffsText, REFACTOR_WRITE, SaveInput } from "./refactor_common.ts";
 
@@ -38,6 +38,7 @@ export default defineTool({
   needsBridge: true,
   async execute(args, ctx) {
     const abs = await resolveForEditor(ctx.core, args.path);
+    await languageReady(ctx, abs);
     const r = await callBridge(ctx, "refactor.rename", {
       path: abs,
       position: toWirePos(args.position),

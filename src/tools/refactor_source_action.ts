@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { CcbError } from "../core/errors.ts";
-import { callBridge, resolveForEditor } from "./editor_common.ts";
+import { callBridge, languageReady, resolveForEditor } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
 import { actionLine } from "./refactor_code_actions.ts";
 import { changedView, changesText, REFACTOR_WRITE, SaveInput } from "./refactor_common.ts";
@@ -26,6 +26,7 @@ export default defineTool({
   needsBridge: true,
   async execute(args, ctx) {
     const abs = await resolveForEditor(ctx.core, args.path);
+    await languageReady(ctx, abs);
     const kind = args.kind ?? "source.organizeImports";
     const { actions } = await callBridge(ctx, "codeActions.list", { path: abs, kind });
     const usable = actions.filter((a) => !a.disabled && (a.kind === kind || a.kind?.startsWith(`${kind}.`)));

@@ -51,7 +51,8 @@ describe("ccb ide (CLI)", () => {
     assert.equal(line.np2, line.np);
     assert.equal(line.pid, child.pid, "the lock names ccb's own pid");
     assert.deepEqual(line.folders, [ws]);
-    assert.equal(line.name, "ccb (my project)");
+    // distinct per front end: the folders, the command it runs, and its pid (two in one folder differ)
+    assert.equal(line.name, `ccb (my project) · ccb ide -- node · pid ${child.pid}`);
     assert.deepEqual(locks(), [], "lock removed after the command exited");
   });
 
