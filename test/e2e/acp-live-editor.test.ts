@@ -5,7 +5,7 @@ import { after, before, describe, test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
-import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
+import { type FakeAnthropic, isSideRequest, type Script, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { codeServerArgs } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { bootWorkbench, eventually, text, type Workbench } from "./workbench-helpers.ts";
@@ -50,6 +50,43 @@ function editScript(): ReturnType<typeof toolThenText> {
   });
 }
 
+const resultText = (content: unknown): string =>
+  typeof content === "string"
+    ? content
+    : Array.isArray(content)
+      ? content.map((c: any) => (typeof c?.text === "string" ? c.text : "")).join("")
+      : JSON.stringify(content);
+
+/**
+ * A model that fixes what its own edit broke with the editor's quick fix: it edits src/use.ts to call
+ * `helper()` (exported by src/lib.ts, not imported), reads the diagnostic in the edit's result, lists
+ * the quick fixes for the file, and applies the one that adds the import, by the id it was given.
+ * When a step does not see what it needs, it stops with a text saying so (the test then fails on it).
+ */
+function quickFixScript(): Script {
+  return ({ body }) => {
+    if (isSideRequest(body)) return { text: "Title" };
+    const steps = (body.messages as any[]).filter(
+      (m) => m.role === "assistant" && Array.isArray(m.content) && m.content.some((b: any) => b.type === "tool_use"),
+    ).length;
+    const last = resultText(lastToolResults(body)[0]?.content);
+    if (steps === 0)
+      return {
+        toolUses: [{ name: "edit", input: { path: "src/use.ts", old_string: "= 1;", new_string: "= helper();" } }],
+      };
+    if (steps === 1) {
+      if (!/Cannot find name 'helper'/.test(last)) return { text: `no diagnostic in the edit's result: ${last}` };
+      return { toolUses: [{ name: "refactor_code_actions", input: { path: "src/use.ts", kind: "quickfix" } }] };
+    }
+    if (steps === 2) {
+      const id = /^(\S+) \[quickfix\] Add import from "\.\/lib"/m.exec(last)?.[1];
+      if (!id) return { text: `no import fix offered: ${last}` };
+      return { toolUses: [{ name: "refactor_apply_code_action", input: { id } }] };
+    }
+    return { text: /^Applied "Add import from/.test(last) ? "Done." : `not applied: ${last}` };
+  };
+}
+
 /** The text of the tool_result the model received for the n-th (1-based) model request that carried one. */
 function toolResultText(api: FakeAnthropic, n: number): string {
   const withResults = api.requests.filter((r) => lastToolResults(r.body).length > 0);
@@ -76,6 +113,8 @@ describe("ccb acp with the shared workbench of its folder", () => {
     );
     writeFileSync(join(ws.path, "src/app.ts"), GOOD);
     writeFileSync(join(ws.path, "src/warm.ts"), "export const warm: string = 1;\n");
+    writeFileSync(join(ws.path, "src/lib.ts"), "export function helper(): number {\n  return 1;\n}\n");
+    writeFileSync(join(ws.path, "src/use.ts"), "export const v: number = 1;\n");
     api = await startFakeAnthropic({ script: editScript() });
     wb = await bootWorkbench(ws.path, home.path);
     // the TypeScript server starts with the first TS file a workbench opens: wait until it answers
@@ -141,6 +180,38 @@ describe("ccb acp with the shared workbench of its folder", () => {
       "one attachment per process and folder",
     );
     assert.deepEqual(h.strayStdout, []);
+  });
+
+  test("the model fixes its edit's diagnostic with the editor's quick fix: list by kind, apply by id, the import lands", async () => {
+    const fixer = await startFakeAnthropic({ script: quickFixScript() });
+    const agent = AgentHarness.start({
+      apiUrl: fixer.url,
+      dataDir: data.path,
+      onPermission: allowOnce,
+      env: { XDG_STATE_HOME: join(home.path, "state"), CCB_LOG_LEVEL: LOG_LEVEL },
+    });
+    try {
+      await agent.initialize();
+      const { sessionId } = await agent.newSession(ws.path);
+      await eventually("the attached session's bridge", async () =>
+        /share: attached to the workbench/.test(agent.stderr) ? true : undefined,
+      );
+      assert.equal((await agent.prompt(sessionId, "use helper")).stopReason, "end_turn");
+      const main = fixer.requests.filter((r) => !isSideRequest(r.body));
+      const replies = main.map((r) => resultText(lastToolResults(r.body)[0]?.content));
+      assert.match(replies[1] ?? "", /src\/use\.ts:1:\d+ error: Cannot find name 'helper'/, "the edit's result");
+      assert.match(replies[2] ?? "", /\[quickfix\] Add import from "\.\/lib"/, "the listed quick fixes");
+      assert.match(replies[3] ?? "", /^Applied "Add import from "\.\/lib""/, "the applied fix");
+      assert.match(replies[3] ?? "", /\+import \{ helper \} from "\.\/lib";/, "its diff");
+      const use = readFileSync(join(ws.path, "src/use.ts"), "utf8");
+      assert.match(use, /^import \{ helper \} from "\.\/lib";\n/);
+      assert.match(use, /export const v: number = helper\(\);/);
+      assert.equal(main.length, 4, "edit, list, apply, answer");
+      assert.deepEqual(agent.strayStdout, []);
+    } finally {
+      await agent.close();
+      await fixer.close();
+    }
   });
 });
 

@@ -7,6 +7,7 @@ import type { EditorMethod, EditorMethods } from "../../src/core/bridge.ts";
 import { type Core, createCore } from "../../src/core/core.ts";
 import { diffTitle } from "../../src/protocols/ide/diffs.ts";
 import { type IdeServer, startIde } from "../../src/protocols/ide/ide.ts";
+import { bounded } from "../helpers/bounded.ts";
 import { type PtyProcess, startClaude, stopClaude, writeClaudeHome } from "../helpers/claude-session.ts";
 import { type FakeAnthropic, isSideRequest, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { IdeClient, jsonOf, textsOf } from "../helpers/ide-client.ts";
@@ -34,9 +35,14 @@ function mainRequests() {
         w.resolve(list[w.n]);
       }
     },
+    /** The model request number `n` (0-based), within 3 minutes. */
     wait(n: number): Promise<any> {
       if (list[n]) return Promise.resolve(list[n]);
-      return new Promise((resolve) => waiters.push({ n, resolve }));
+      return bounded(
+        new Promise((resolve) => waiters.push({ n, resolve })),
+        180_000,
+        () => `model request #${n} (${list.length} arrived)`,
+      );
     },
   };
 }
@@ -71,15 +77,23 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
 
   /** Wait (polling the editor's tabs) until a diff tab titled `title` is visible in the workbench. */
   async function diffVisible(title: string): Promise<void> {
-    for (;;) {
+    const deadline = Date.now() + 120_000;
+    let labels: string[] = [];
+    while (Date.now() < deadline) {
       const r = (await bridgeCall("editor.openEditors", {})) as { tabs: { label: string }[] };
-      if (r.tabs.some((t) => t.label === title)) return;
+      labels = r.tabs.map((t) => t.label);
+      if (labels.includes(title)) return;
       await new Promise((res) => setTimeout(res, 200));
     }
+    throw new Error(`no tab titled ${title} within 120 s (tabs: ${JSON.stringify(labels)})`);
   }
   function nextDiff(): Promise<Opened> {
     if (opened.length > 0) return Promise.resolve(opened.shift()!);
-    return new Promise((resolve) => diffWaiters.push(resolve));
+    return bounded(
+      new Promise((resolve) => diffWaiters.push(resolve)),
+      180_000,
+      () => `an openDiff from claude (its screen: ${JSON.stringify(claude?.output.slice(-1200) ?? "")})`,
+    );
   }
 
   before(async () => {
@@ -110,7 +124,7 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
       headlessClient: true,
       env,
     });
-    await wb.workbench.bridgeConnected;
+    await bounded(wb.workbench.bridgeConnected, 180_000, "the workbench bridge connecting");
     ide = await startIde({ core, log, lockDir: join(home, ".claude", "ide") });
     ide.diffs.onOpen((e) => {
       const d = { diffId: e.diffId, tabName: e.tabName };
@@ -139,7 +153,7 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
       });
     });
     await bridgeCall("editor.open", { path: bad });
-    await seen;
+    await bounded(seen, 120_000, "diagnostics for bad.json from the workbench");
   });
 
   it("claude connects and a getDiagnostics turn carries the workbench's diagnostics into the next request", async () => {
@@ -155,7 +169,7 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
       apiUrl: api.url,
       allowedTools: ["mcp__ide__getDiagnostics", "Read"],
     });
-    claudePid = await connected;
+    claudePid = await bounded(connected, 120_000, "claude connecting to the IDE server");
     await claude.waitFor(/for shortcuts/);
     const from = claude.output.length;
     claude.type("please fix main.ts");

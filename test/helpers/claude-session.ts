@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { bounded } from "./bounded.ts";
 import { claudeBin } from "./peers.ts";
 
 /**
@@ -88,11 +89,23 @@ export class PtyProcess {
     this.exited = new Promise((resolve) => this.child.on("close", (code) => resolve(code)));
   }
 
-  /** Resolves when the screen output (ANSI stripped), from `from` on, matches. */
-  waitFor(re: RegExp, from = 0): Promise<string> {
+  /**
+   * Resolves when the screen output (ANSI stripped), from `from` on, matches; rejects after `ms`
+   * (default 3 minutes) with the end of the screen, so a stuck turn names itself.
+   */
+  waitFor(re: RegExp, from = 0, ms = 180_000): Promise<string> {
     const m = stripAnsi(this.output.slice(from)).match(re);
     if (m) return Promise.resolve(m[0]);
-    return new Promise((resolve) => this.#waiters.push({ re, from, resolve }));
+    const waiter = { re, from, resolve: (_: string) => {} };
+    const found = new Promise<string>((resolve) => {
+      waiter.resolve = resolve;
+      this.#waiters.push(waiter);
+    });
+    return bounded(found, ms, () => {
+      const i = this.#waiters.indexOf(waiter);
+      if (i >= 0) this.#waiters.splice(i, 1);
+      return `claude's screen never showed ${re} (its last screen: ${JSON.stringify(stripAnsi(this.output.slice(from)).slice(-1500))})`;
+    });
   }
 
   type(text: string): void {
