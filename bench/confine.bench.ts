@@ -12,9 +12,9 @@ import { tmpdir } from "node:os";
 import { join, sep } from "node:path";
 import { createCore } from "../src/core/core.ts";
 import { silentLogger } from "../src/core/log.ts";
-import type { EngineQuery } from "../src/core/search-common.ts";
-import { searchJs } from "../src/core/search-js.ts";
-import { findRgOnPath, searchRg } from "../src/core/search-rg.ts";
+import type { EngineQuery } from "../src/core/search/common.ts";
+import { searchJs } from "../src/core/search/js.ts";
+import { findRgOnPath, searchRg } from "../src/core/search/rg.ts";
 import { fmt, ratio, summarize } from "./lib.ts";
 import { generateTree } from "./tree.ts";
 

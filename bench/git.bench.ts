@@ -6,7 +6,7 @@ import { execFile, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { GitService } from "../src/core/git.ts";
+import { GitService } from "../src/core/git/git.ts";
 import { Workspace } from "../src/core/workspace.ts";
 import { fmt, ratio, summarize } from "./lib.ts";
 

@@ -10,7 +10,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCore } from "../src/core/core.ts";
 import { silentLogger } from "../src/core/log.ts";
-import { findRgOnPath } from "../src/core/search-rg.ts";
+import { findRgOnPath } from "../src/core/search/rg.ts";
 import { rgFixedString, summarize } from "./lib.ts";
 import { generateTree } from "./tree.ts";
 

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createCore } from "../src/core/core.ts";
 import { silentLogger } from "../src/core/log.ts";
-import { findRgOnPath } from "../src/core/search-rg.ts";
+import { findRgOnPath } from "../src/core/search/rg.ts";
 import fsSearch from "../src/tools/fs_search.ts";
 import { fmt, ratio, rgFixedString, summarize } from "./lib.ts";
 import { generateTree } from "./tree.ts";

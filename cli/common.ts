@@ -1,5 +1,5 @@
 import { CcbError } from "../src/core/errors.ts";
-import { registerSecret, secretValue } from "../src/core/secrets.ts";
+import { registerSecret, secretValue } from "../src/core/secret-vault.ts";
 import { createLogging, fatalLines } from "./logging.ts";
 
 /** Options every subcommand accepts. */

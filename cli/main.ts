@@ -70,7 +70,7 @@ try {
 // Before the command runs: secrets move out of process.env into the vault (no child inherits them),
 // and the supervisor starts, so every process ccb starts from here on is contained.
 const [{ takeSecrets }, { startSupervisor }] = await Promise.all([
-  import("../src/core/secrets.ts"),
+  import("../src/core/secret-vault.ts"),
   import("../src/platform/supervisor.ts"),
 ]);
 try {

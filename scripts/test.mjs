@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // `npm test`: builds, then runs every test/**/*.test.ts with Node's test runner (through tsx).
 // Arguments filter test files by substring: `npm test -- files git`.
+// `--unit` (`npm run test:unit`): the edit-test loop, test/unit only, with no Debian check, no peers,
+// no compiled binary: the quick build (dist/, ~1 s) and the unit tests, which start no peer.
 // Before any test: the Debian packages are checked (one line names the apt-get command) and the npm-side
 // peers are provisioned (scripts/setup-peers.sh, cached; CCB_SKIP_PEERS=1 skips it).
 // CCB_TEST_BIN=/path/to/ccb makes the end-to-end tests spawn that binary (e.g. the Bun build);
@@ -19,7 +21,8 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const cleanEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
 const filters = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 
-const passThrough = process.argv.slice(2).filter((a) => a.startsWith("-"));
+const unit = process.argv.includes("--unit");
+const passThrough = process.argv.slice(2).filter((a) => a.startsWith("-") && a !== "--unit");
 
 function walk(dir) {
   const out = [];
@@ -32,7 +35,7 @@ function walk(dir) {
   return out;
 }
 
-const files = walk(join(root, "test"))
+const files = walk(join(root, unit ? "test/unit" : "test"))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .sort();
 if (files.length === 0) {
@@ -70,7 +73,7 @@ const onPath = (cmd) =>
     ? existsSync(cmd)
     : [...(process.env.PATH ?? "").split(":"), "/usr/sbin", "/sbin"].some((d) => d && existsSync(join(d, cmd)));
 const missing = SYSTEM.filter((s) => (s.file ? !existsSync(s.file) : !onPath(s.cmd))).map((s) => s.pkg);
-if (missing.length > 0) {
+if (missing.length > 0 && !unit) {
   console.error(
     `npm test needs Debian packages that are missing: run \`apt-get update && apt-get install -y --no-install-recommends ${[...new Set(missing)].join(" ")}\` (as root), then npm test again.`,
   );
@@ -79,7 +82,7 @@ if (missing.length > 0) {
 
 // The npm-side peers (Node 24, code-server, the Claude Code CLI, verdaccio, pnpm): installed once into
 // CCB_PEERS_DIR (default .cache/peers), kept while their pinned versions match.
-if (!process.env.CCB_SKIP_PEERS) {
+if (!process.env.CCB_SKIP_PEERS && !unit) {
   const p = spawnSync("bash", [join(root, "scripts/setup-peers.sh")], { stdio: "inherit", cwd: root, env: cleanEnv });
   if (p.status !== 0) {
     console.error("scripts/setup-peers.sh failed: the test peers could not be installed (see above).");
@@ -115,7 +118,7 @@ function runTests(list, env) {
 }
 
 // The install tests and the full run's second pass need the compiled binary: compile it first.
-const full = filters.length === 0 && !process.env.CCB_TEST_BIN;
+const full = filters.length === 0 && !process.env.CCB_TEST_BIN && !unit;
 if ((full || files.some((f) => f.includes("install-"))) && !process.env.CCB_COMPILED_BIN) {
   const c = spawnSync(process.execPath, [join(root, "scripts/compile.mjs")], {
     stdio: "inherit",

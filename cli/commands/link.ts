@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import { withSecrets } from "../../src/core/secrets.ts";
+import { withSecrets } from "../../src/core/secret-vault.ts";
 import { startLink } from "../../src/link/index.ts";
 import { closeOnSignals, commonArgs, reportFatal, setupLogging } from "../common.ts";
 
@@ -68,7 +68,7 @@ export default defineCommand({
         permissionMode: args["permission-mode"],
         allowOrigins,
         agentArgv,
-        // The link's own tokens were moved out of process.env at startup (src/core/secrets.ts).
+        // The link's own tokens were moved out of process.env at startup (src/core/secret-vault.ts).
         env: withSecrets(["ACP_AUTH_TOKEN", "ACP_RCS_TOKEN"]),
         ...(args["max-message-size"] ? { maxMessageBytes: Number(args["max-message-size"]) } : {}),
         log: log.child("link"),

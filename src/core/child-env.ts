@@ -1,4 +1,4 @@
-import { isSecretName, MODEL_KEY_NAMES, modelKeyEnv } from "./secrets.ts";
+import { isSecretName, MODEL_KEY_NAMES, modelKeyEnv } from "./secret-vault.ts";
 
 /**
  * The one environment policy for every process ccb starts (terminals, tool commands, git, rg, link

@@ -1,8 +1,8 @@
-import { BridgeSlot } from "./bridge.ts";
-import { FileService } from "./files.ts";
-import { GitService } from "./git.ts";
+import { BridgeSlot } from "./editor/bridge.ts";
+import { FileService } from "./files/files.ts";
+import { GitService } from "./git/git.ts";
 import { type Logger, silentLogger } from "./log.ts";
-import { SearchService } from "./search.ts";
+import { SearchService } from "./search/search.ts";
 import { TerminalManager } from "./terminals/manager.ts";
 import { TerminalSlot } from "./terminals/slot.ts";
 import { Workspace } from "./workspace.ts";

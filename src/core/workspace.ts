@@ -1,7 +1,7 @@
 import { realpathSync, type Stats, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { CcbError, toCcbError } from "./errors.ts";
-import { type Located, type LocateOptions, locate, type RootSet } from "./fs-safe/locate.ts";
+import { type Located, type LocateOptions, locate, type RootSet } from "./files/safe/locate.ts";
 
 /** A path that has been proven to lie inside one of the workspace roots. */
 export interface ResolvedPath {
@@ -49,7 +49,7 @@ function rootNames(roots: readonly string[]): string[] {
  * Every path of every tool (files, search, terminal cwd, git paths, bridge edits) goes through
  * `locate` (or `resolve`, which locates and lets go of the handles): a lexical check first
  * (`..` and absolute paths), then a walk component by component from a handle on the root
- * (fs-safe/locate.ts), so symlinks, and directories swapped for symlinks while the walk runs,
+ * (files/safe/locate.ts), so symlinks, and directories swapped for symlinks while the walk runs,
  * cannot lead outside. The file tools keep the handles `locate` returns and act through them.
  *
  * With several roots, paths are displayed as `<root name>/<rel>` and relative inputs of that
@@ -134,7 +134,7 @@ export class Workspace implements RootSet {
 
   /**
    * Resolve a caller-supplied path to a verified directory handle and entry name (see
-   * fs-safe/locate.ts); PATH_OUTSIDE_WORKSPACE when it leads outside. The caller closes it.
+   * files/safe/locate.ts); PATH_OUTSIDE_WORKSPACE when it leads outside. The caller closes it.
    */
   locate(input: string, options: Omit<LocateOptions, "input"> = {}): Located {
     const lexical = this.lexical(input);

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { registerSecret } from "../core/secrets.ts";
+import { registerSecret } from "../core/secret-vault.ts";
 import { type EdgePolicy, TOKEN_QUERY_KEYS } from "../net/policy.ts";
 import { configDir } from "../util/paths.ts";
 import { newToken, writeSecretFile } from "../util/secrets.ts";

@@ -1,7 +1,7 @@
 import { basename } from "node:path";
 import { z } from "zod";
 import type { Core } from "../core/core.ts";
-import type { DebugFrame, DebugSessionInfo, DebugVariableT, WaitResult } from "../core/editor-contract.ts";
+import type { DebugFrame, DebugSessionInfo, DebugVariableT, WaitResult } from "../core/editor/contract.ts";
 import { displayPath } from "./editor_common.ts";
 import type { ToolAnnotations } from "./kernel.ts";
 

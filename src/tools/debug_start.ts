@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { confineDebugParams } from "../core/debug-confine.ts";
+import { confineDebugParams } from "../core/editor/debug-confine.ts";
 import { CcbError } from "../core/errors.ts";
 import { DEBUG_RUN, sessionLine } from "./debug_common.ts";
 import { callBridge } from "./editor_common.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { SEVERITIES } from "../core/editor-contract.ts";
+import { SEVERITIES } from "../core/editor/contract.ts";
 import { callBridge, displayPath, EDITOR_READ, fromWireRange, rangeText, resolveForEditor } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
 

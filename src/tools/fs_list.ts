@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { FileEntry } from "../core/files.ts";
+import type { FileEntry } from "../core/files/files.ts";
 import { Globs, PathInput, plural } from "./fs_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
 

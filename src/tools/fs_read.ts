@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ReadResult } from "../core/files.ts";
+import type { ReadResult } from "../core/files/files.ts";
 import { PathInput } from "./fs_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
 

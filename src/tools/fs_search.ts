@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { SearchMatch, SearchResult } from "../core/search.ts";
+import type { SearchMatch, SearchResult } from "../core/search/search.ts";
 import { Globs, PathInput, plural } from "./fs_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { GIT_DIFF_DEFAULT_MAX_BYTES } from "../core/git.ts";
+import { GIT_DIFF_DEFAULT_MAX_BYTES } from "../core/git/git.ts";
 import { GitPaths, RepoDir } from "./git_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
 

@@ -1,5 +1,10 @@
 import { z } from "zod";
-import { GIT_DEFAULT_MAX_BYTES, GIT_DEFAULT_TIMEOUT_MS, GIT_MAX_TIMEOUT_MS, type GitRunResult } from "../core/git.ts";
+import {
+  GIT_DEFAULT_MAX_BYTES,
+  GIT_DEFAULT_TIMEOUT_MS,
+  GIT_MAX_TIMEOUT_MS,
+  type GitRunResult,
+} from "../core/git/git.ts";
 import { RepoDir } from "./git_common.ts";
 import { defineTool } from "./kernel.ts";
 

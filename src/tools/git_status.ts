@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { GitStatus, GitStatusEntry } from "../core/git.ts";
+import type { GitStatus, GitStatusEntry } from "../core/git/git.ts";
 import { GitPaths, RepoDir } from "./git_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
 

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Core } from "../core/core.ts";
 import { CcbError, toCcbError } from "../core/errors.ts";
 import { type Logger, redact } from "../core/log.ts";
-import { maskSecrets } from "../core/secrets.ts";
+import { maskSecrets } from "../core/secret-vault.ts";
 
 /**
  * The tool kernel: the one way to define a tool, and what every front end shares when it runs one:

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { SymbolNodeT } from "../core/editor-contract.ts";
+import type { SymbolNodeT } from "../core/editor/contract.ts";
 import { callBridge, EDITOR_READ, fromWireRange, resolveForEditor } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
 

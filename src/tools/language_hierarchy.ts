@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Core } from "../core/core.ts";
-import type { HierarchyNodeT } from "../core/editor-contract.ts";
+import type { HierarchyNodeT } from "../core/editor/contract.ts";
 import { displayPath, fromWireRange, type RangeInput, SymbolAtInput } from "./editor_common.ts";
 
 /** Shared by the call and type hierarchy tools: the depth and size bounds, and the tree as text. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { CodeActionInfo } from "../core/editor-contract.ts";
+import type { CodeActionInfo } from "../core/editor/contract.ts";
 import { callBridge, EDITOR_READ, languageReady, RangeInput, resolveForEditor, toWireRange } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Core } from "../core/core.ts";
-import type { ChangedFile, PlannedFile } from "../core/editor-contract.ts";
+import type { ChangedFile, PlannedFile } from "../core/editor/contract.ts";
 import { CcbError } from "../core/errors.ts";
 import { unifiedDiff } from "../util/unified-diff.ts";
 import { displayPath } from "./editor_common.ts";

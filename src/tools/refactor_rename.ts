@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import type { PlannedFile } from "../core/editor-contract.ts";
+import type { PlannedFile } from "../core/editor/contract.ts";
 import { CcbError } from "../core/errors.ts";
 import { callBridge, displayPath, languageReady, resolveForEditor, SymbolAtInput, toWirePos } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";

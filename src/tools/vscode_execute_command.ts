@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Core } from "../core/core.ts";
-import { mapTaggedPaths } from "../core/editor-contract.ts";
+import { mapTaggedPaths } from "../core/editor/contract.ts";
 import { CcbError } from "../core/errors.ts";
 import { callBridge, displayPath } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";

@@ -2,12 +2,12 @@ import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
-import type { EditorBridge } from "../core/bridge.ts";
 import type { Core } from "../core/core.ts";
-import { confineDebugParams } from "../core/debug-confine.ts";
+import type { EditorBridge } from "../core/editor/bridge.ts";
+import { confineDebugParams } from "../core/editor/debug-confine.ts";
 import { CcbError, ccbErrorFromWire, toCcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
-import { registerSecret } from "../core/secrets.ts";
+import { registerSecret } from "../core/secret-vault.ts";
 import { CCB_VERSION } from "../core/version.ts";
 import { tokensEqual } from "../util/secrets.ts";
 import {

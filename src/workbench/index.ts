@@ -14,7 +14,7 @@ import { openVscodeRuntime } from "./launcher/openvscode.ts";
 import { RuntimeSupervisor, type WorkbenchState } from "./launcher/process.ts";
 import { createStateDirs, installBridgeExtension, removeStateDirs } from "./launcher/state.ts";
 import type { LaunchDirs, Runtime, RuntimeKind } from "./launcher/types.ts";
-import { TerminalShare } from "./terminal-share.ts";
+import { TerminalShare } from "./panel-terminals.ts";
 
 export type { WorkbenchHttp } from "./gateway.ts";
 

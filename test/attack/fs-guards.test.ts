@@ -6,7 +6,7 @@ import { existsSync, linkSync, mkdirSync, readdirSync, readFileSync, writeFileSy
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { isCcbError } from "../../src/core/errors.ts";
-import { FileService } from "../../src/core/files.ts";
+import { FileService } from "../../src/core/files/files.ts";
 import { Workspace } from "../../src/core/workspace.ts";
 import { repoRoot } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";

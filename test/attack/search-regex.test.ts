@@ -5,8 +5,8 @@ import { after, before, describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { isCcbError } from "../../src/core/errors.ts";
-import { searchJs } from "../../src/core/search-js.ts";
-import { regexWorkersAlive } from "../../src/core/search-regex-worker.ts";
+import { searchJs } from "../../src/core/search/js.ts";
+import { regexWorkersAlive } from "../../src/core/search/regex-worker.ts";
 import { connectHttp, type HttpServe, rawRequest, startHttpServe } from "../e2e/serve-helpers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 

@@ -6,8 +6,8 @@ import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import fc from "fast-check";
-import { FileService } from "../../src/core/files.ts";
-import { SearchService } from "../../src/core/search.ts";
+import { FileService } from "../../src/core/files/files.ts";
+import { SearchService } from "../../src/core/search/search.ts";
 import { Workspace } from "../../src/core/workspace.ts";
 import { startSwapper } from "../helpers/swap.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";

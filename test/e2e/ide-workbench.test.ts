@@ -3,15 +3,15 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createLogging } from "../../cli/logging.ts";
-import type { EditorMethod, EditorMethods } from "../../src/core/bridge.ts";
 import { type Core, createCore } from "../../src/core/core.ts";
+import type { EditorMethod, EditorMethods } from "../../src/core/editor/bridge.ts";
 import { diffTitle } from "../../src/protocols/ide/diffs.ts";
 import { type IdeServer, startIde } from "../../src/protocols/ide/ide.ts";
 import { bounded } from "../helpers/bounded.ts";
 import { type PtyProcess, startClaude, stopClaude, writeClaudeHome } from "../helpers/claude-session.ts";
 import { type FakeAnthropic, isSideRequest, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { IdeClient, jsonOf, textsOf } from "../helpers/ide-client.ts";
-import { type IdeWorkbench, startIdeWorkbench } from "../helpers/ide-workbench.ts";
+import { type IdeWorkbenchFixture, startIdeWorkbench } from "../helpers/ide-workbench.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
@@ -64,7 +64,7 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
   const { log } = createLogging({ level: process.env.CCB_TEST_LOG ?? "warn" });
   let api: FakeAnthropic;
   let core: Core;
-  let wb: IdeWorkbench;
+  let wb: IdeWorkbenchFixture;
   let ide: IdeServer;
   let claude: PtyProcess | undefined;
   let claudePid: number | undefined;

@@ -9,7 +9,7 @@ import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { diffTitle } from "../../src/protocols/ide/diffs.ts";
 import { type IdeServer, startIde } from "../../src/protocols/ide/ide.ts";
 import { repoRoot } from "../helpers/cli.ts";
-import { type IdeWorkbench, startIdeWorkbench } from "../helpers/ide-workbench.ts";
+import { type IdeWorkbenchFixture, startIdeWorkbench } from "../helpers/ide-workbench.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
@@ -28,7 +28,7 @@ describe("the workbench's first screen and a Claude diff tab (real code-server, 
   const ws = join(tmp.path, "proj");
   const file = join(ws, "src", "hello.ts");
   let core: Core;
-  let wb: IdeWorkbench;
+  let wb: IdeWorkbenchFixture;
   let ide: IdeServer;
   let chromium: Chromium;
   let cdp: CdpSession;

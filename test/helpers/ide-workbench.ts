@@ -2,7 +2,7 @@ import type { Core } from "../../src/core/core.ts";
 import { CcbError } from "../../src/core/errors.ts";
 import type { Logger } from "../../src/core/log.ts";
 import { Gateway } from "../../src/net/gateway.ts";
-import type { WorkbenchHandle } from "../../src/protocols/ide/run.ts";
+import type { IdeWorkbench } from "../../src/protocols/ide/run.ts";
 import type { IdeWorkbenchOptions } from "../../src/protocols/ide/workbench.ts";
 import { startWorkbench, type WorkbenchHandle as Workbench } from "../../src/workbench/index.ts";
 
@@ -10,11 +10,15 @@ import { startWorkbench, type WorkbenchHandle as Workbench } from "../../src/wor
  * A private workbench as `ccb ide` mounts one (a loopback Gateway with the workbench on it), with
  * its in-process handle exposed, for tests that wait on the bridge itself.
  */
-export interface IdeWorkbench extends WorkbenchHandle {
+export interface IdeWorkbenchFixture extends IdeWorkbench {
   workbench: Workbench;
 }
 
-export async function startIdeWorkbench(core: Core, log: Logger, options: IdeWorkbenchOptions): Promise<IdeWorkbench> {
+export async function startIdeWorkbench(
+  core: Core,
+  log: Logger,
+  options: IdeWorkbenchOptions,
+): Promise<IdeWorkbenchFixture> {
   const gateway = new Gateway({ host: "127.0.0.1", port: 0, log: log.child("gateway") });
   const base = await gateway.listen();
   const workbench = startWorkbench({

@@ -1,8 +1,8 @@
 import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, resolve } from "node:path";
 import { childEnv } from "../../core/child-env.ts";
-import { isSecretName } from "../../core/secrets.ts";
 import { CcbError } from "../errors.ts";
+import { isSecretName } from "../secret-vault.ts";
 
 /** Whether a variable is never passed to a terminal (the one policy: src/core/child-env.ts). */
 export function isDroppedEnvName(name: string): boolean {

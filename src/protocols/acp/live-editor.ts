@@ -1,6 +1,6 @@
 import { relative, sep } from "node:path";
-import type { EditorBridge } from "../../core/bridge.ts";
 import type { Core } from "../../core/core.ts";
+import type { EditorBridge } from "../../core/editor/bridge.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import {

@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { CcbError } from "../../core/errors.ts";
-import { secretValue } from "../../core/secrets.ts";
+import { secretValue } from "../../core/secret-vault.ts";
 import type { Price } from "./pricing.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { GitStatus } from "../../core/git.ts";
+import type { GitStatus } from "../../core/git/git.ts";
 import type { ModeId } from "./modes.ts";
 
 export interface PromptFacts {

@@ -4,7 +4,7 @@ import type { ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
 import type { Core } from "../../core/core.ts";
 import { isCcbError, toCcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
-import { maskDeep, maskSecrets } from "../../core/secrets.ts";
+import { maskDeep, maskSecrets } from "../../core/secret-vault.ts";
 import { argumentErrorText } from "../../tools/kernel.ts";
 import { type Todo, textContent, toolCallStart } from "./converters.ts";
 import type { ModeId } from "./modes.ts";

@@ -7,7 +7,7 @@ import type {
   ToolUseBlock,
 } from "@anthropic-ai/sdk/resources/messages";
 import { isCcbError } from "../../core/errors.ts";
-import type { GitStatus } from "../../core/git.ts";
+import type { GitStatus } from "../../core/git/git.ts";
 import {
   mapStopReason,
   promptText,

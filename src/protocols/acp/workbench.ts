@@ -1,5 +1,5 @@
-import type { BridgeSlot } from "../../core/bridge.ts";
 import { type Core, createCore } from "../../core/core.ts";
+import type { BridgeSlot } from "../../core/editor/bridge.ts";
 import type { Logger } from "../../core/log.ts";
 import type { RuntimeKind } from "../../workbench/launcher/types.ts";
 import type { WorkbenchLease } from "../../workbench/share/acquire.ts";

@@ -1,6 +1,6 @@
 import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
-import { registerSecret } from "../../core/secrets.ts";
+import { registerSecret } from "../../core/secret-vault.ts";
 import { CCB_VERSION } from "../../core/version.ts";
 import { BridgeEditor } from "./bridge-editor.ts";
 import { DiffRegistry } from "./diffs.ts";

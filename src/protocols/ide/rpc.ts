@@ -1,6 +1,6 @@
 import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { maskDeep } from "../../core/secrets.ts";
+import { maskDeep } from "../../core/secret-vault.ts";
 import { argumentErrorText, inputSchema, toolFailure } from "../../tools/kernel.ts";
 
 /**

@@ -36,7 +36,7 @@ export interface RunIdeOptions {
 }
 
 /** A running workbench as `ccb ide` needs it. */
-export interface WorkbenchHandle {
+export interface IdeWorkbench {
   /** A one-time link to the workbench (exchanged for the workbench cookie by the browser that opens it). */
   url: string;
   /** Another one-time link (for --open, so the printed one stays usable). */
@@ -55,7 +55,7 @@ export function withLoopbackNoProxy(value: string | undefined): string {
 }
 
 /** The environment for the command run by `ccb ide -- <command>`. */
-export function childEnv(base: NodeJS.ProcessEnv, port: number): NodeJS.ProcessEnv {
+export function ideCommandEnv(base: NodeJS.ProcessEnv, port: number): NodeJS.ProcessEnv {
   const noProxy = withLoopbackNoProxy(base.NO_PROXY ?? base.no_proxy);
   // The child policy (src/core/child-env.ts): no ccb secret, but the agent's own model credentials.
   return policyEnv(base, {
@@ -120,7 +120,7 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
   if (options.rootsSource === "cwd")
     log.info(`workspace: ${options.roots[0]} (the current directory; use --workspace to choose)`);
   const core = createCore({ roots: options.roots, log });
-  let workbench: WorkbenchHandle | undefined;
+  let workbench: IdeWorkbench | undefined;
   let ide: IdeServer | undefined;
   const shutdown = async () => {
     await ide?.close().catch((err: Error) => log.warn(`closing the IDE server: ${err.message}`));
@@ -196,7 +196,7 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
   const args = mcp ? ["--mcp-config", mcp.path, ...cmdArgs] : cmdArgs;
   let child: ChildProcess;
   try {
-    child = spawn(cmd, args, { stdio: "inherit", env: childEnv(process.env, ide.port) });
+    child = spawn(cmd, args, { stdio: "inherit", env: ideCommandEnv(process.env, ide.port) });
   } catch (err) {
     mcp?.remove();
     await shutdown();

@@ -2,7 +2,7 @@ import type { Core } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import type { RuntimeKind } from "../../workbench/launcher/types.ts";
-import type { WorkbenchHandle } from "./run.ts";
+import type { IdeWorkbench } from "./run.ts";
 
 /**
  * The workbench of `ccb ide`: one of the shared ones (src/workbench/share), mounted on a loopback
@@ -28,7 +28,7 @@ export async function acquireIdeWorkbench(
   core: Core,
   log: Logger,
   options: IdeWorkbenchOptions,
-): Promise<WorkbenchHandle & { role(): string }> {
+): Promise<IdeWorkbench & { role(): string }> {
   const { acquireWorkbench } = await import("../../workbench/share/acquire.ts");
   const lease = await acquireWorkbench({ core, log, frontEnd: "ide", start: true, options, env: options.env });
   if (!lease) throw new CcbError("RUNTIME_UNAVAILABLE", "The workbench did not start.");

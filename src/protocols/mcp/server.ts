@@ -8,7 +8,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
-import { maskDeep } from "../../core/secrets.ts";
+import { maskDeep } from "../../core/secret-vault.ts";
 import { CCB_VERSION } from "../../core/version.ts";
 import { workspaceTools } from "../../tools/catalog.ts";
 import { type AnyToolDef, catalogOf, inputSchema, parseArguments, runTool } from "../../tools/kernel.ts";

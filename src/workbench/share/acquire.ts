@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
-import { registerSecret } from "../../core/secrets.ts";
+import { registerSecret } from "../../core/secret-vault.ts";
 import { Gateway } from "../../net/gateway.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
 import { startWorkbench, type WorkbenchHandle } from "../index.ts";

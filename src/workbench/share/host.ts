@@ -1,12 +1,12 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
-import type { EditorMethods } from "../../core/bridge.ts";
 import type { Core } from "../../core/core.ts";
-import { extensionMethods, isExtensionMethod } from "../../core/editor-contract.ts";
+import type { EditorMethods } from "../../core/editor/bridge.ts";
+import { extensionMethods, isExtensionMethod } from "../../core/editor/contract.ts";
 import { CcbError, toCcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
-import { maskDeep } from "../../core/secrets.ts";
+import { maskDeep } from "../../core/secret-vault.ts";
 import { type EdgePolicy, TOKEN_QUERY_KEYS } from "../../net/policy.ts";
 import { MAX_FRAME_BYTES } from "../contract.ts";
 import type { WorkbenchHttp } from "../gateway.ts";

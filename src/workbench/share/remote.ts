@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { WebSocket } from "ws";
-import type { EditorBridge } from "../../core/bridge.ts";
 import type { Core } from "../../core/core.ts";
+import type { EditorBridge } from "../../core/editor/bridge.ts";
 import { CcbError, ccbErrorFromWire } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
-import { registerSecret } from "../../core/secrets.ts";
+import { registerSecret } from "../../core/secret-vault.ts";
 import { tokensEqual } from "../../util/secrets.ts";
 import { extensionMethods, isExtensionMethod, MAX_FRAME_BYTES } from "../contract.ts";
 import { type ClientFrame, type FrontEnd, parse, proofOf, ServerFrame } from "./protocol.ts";

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { type Core, createCore } from "../../../src/core/core.ts";
 import { CcbError, isCcbError } from "../../../src/core/errors.ts";
 import { silentLogger } from "../../../src/core/log.ts";
-import { registerSecret, resetSecretsForTests } from "../../../src/core/secrets.ts";
+import { registerSecret, resetSecretsForTests } from "../../../src/core/secret-vault.ts";
 import { toolsForModel } from "../../../src/protocols/acp/model-tools.ts";
 import { AGENT_TOOLS, BUILTIN_TOOLS, DEBUG_TOOLS, EDITOR_TOOLS } from "../../../src/protocols/acp/tools/index.ts";
 import { type AgentToolContext, defineAcpTool } from "../../../src/protocols/acp/tools/types.ts";

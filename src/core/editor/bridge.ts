@@ -1,0 +1,148 @@
+import { CcbError } from "../errors.ts";
+import { type BridgeEvent, type ExtensionMethod, extensionMethods, type ParamsOf, type ResultOf } from "./contract.ts";
+
+/** The editor's methods as the bridge contract (editor/contract.ts) defines them: method -> params and result. */
+export type EditorMethods = { [M in ExtensionMethod]: { params: ParamsOf<M>; result: ResultOf<M> } };
+export type EditorMethod = keyof EditorMethods;
+
+export interface EditorCallOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+/**
+ * The live editor, as the core sees it. Implemented by the workbench's bridge server
+ * (src/workbench); absent when no workbench is attached. Params are typed by the contract; the answer
+ * comes off the wire and is checked against the contract by `callEditor`, the one typed call.
+ */
+export interface EditorBridge {
+  call<M extends EditorMethod>(
+    method: M,
+    params: EditorMethods[M]["params"],
+    options?: EditorCallOptions,
+  ): Promise<unknown>;
+  /** Subscribe to editor events (selection changes, diagnostics, ...). Returns an unsubscribe function. */
+  onEvent(listener: (event: { type: string; [key: string]: unknown }) => void): () => void;
+}
+
+/** An editor event checked against the contract's BridgeEvent schema. */
+export type EditorEvent = BridgeEvent;
+
+/**
+ * The one typed call through an editor bridge: the answer is checked against the method's result
+ * schema (BRIDGE_ERROR when it does not match, e.g. an extension of another ccb version).
+ */
+export async function callEditor<M extends EditorMethod>(
+  bridge: EditorBridge,
+  method: M,
+  params: EditorMethods[M]["params"],
+  options: EditorCallOptions = {},
+): Promise<EditorMethods[M]["result"]> {
+  const raw = await bridge.call(method, params, options);
+  const parsed = extensionMethods[method].result.safeParse(raw);
+  if (!parsed.success) {
+    throw new CcbError("BRIDGE_ERROR", `The editor answered ${method} with an unexpected shape.`, {
+      hint: "The bridge extension and ccb may be different versions; restart ccb.",
+    });
+  }
+  return parsed.data as EditorMethods[M]["result"];
+}
+
+/** The running workbench, when there is one (filled by src/workbench). The URL is host-only: `_meta`, never model-visible text. */
+export interface WorkbenchInfo {
+  /** Browser URL of the workbench, with a one-time token that a browser exchanges for the workbench cookie. */
+  url: string;
+  /** "openvscode" | "code-server". */
+  runtime: string;
+}
+
+export interface BridgeStatus {
+  connected: boolean;
+  /** Why it is not connected, in words a user or model can act on. */
+  reason: string;
+}
+
+/**
+ * A slot the workbench fills in when its extension connects. Tools ask it for the bridge and
+ * get a BRIDGE_UNAVAILABLE error, with the reason, when there is none: never a fake success.
+ */
+export class BridgeSlot {
+  #bridge: EditorBridge | undefined;
+  #reason = "No workbench is running in this ccb process (start `ccb serve` with the workbench enabled).";
+  readonly #listeners = new Set<(status: BridgeStatus) => void>();
+  #workbench:
+    | { url: string | (() => string); runtime: string; freshUrl?: () => Promise<string | undefined> }
+    | undefined;
+
+  /** The workbench the bridge belongs to (undefined when none runs); a URL function gives a fresh link per call. */
+  workbench(): WorkbenchInfo | undefined {
+    const w = this.#workbench;
+    if (!w) return undefined;
+    const url = w.url;
+    // Lazy: a check that a workbench runs spends no one-time link (an attached front end holds one at a time).
+    return {
+      get url() {
+        return typeof url === "function" ? url() : url;
+      },
+      runtime: w.runtime,
+    };
+  }
+
+  setWorkbench(
+    info: { url: string | (() => string); runtime: string; freshUrl?: () => Promise<string | undefined> } | undefined,
+  ): void {
+    this.#workbench = info;
+  }
+
+  /** A fresh one-time link, waiting for it when it must be fetched (an attached front end asks the owner). */
+  async workbenchUrl(): Promise<string | undefined> {
+    const w = this.#workbench;
+    if (!w) return undefined;
+    if (w.freshUrl) return w.freshUrl();
+    return typeof w.url === "function" ? w.url() : w.url;
+  }
+
+  status(): BridgeStatus {
+    return this.#bridge ? { connected: true, reason: "" } : { connected: false, reason: this.#reason };
+  }
+
+  set(bridge: EditorBridge): void {
+    this.#bridge = bridge;
+    this.#emit();
+  }
+
+  clear(reason: string): void {
+    this.#bridge = undefined;
+    this.#reason = reason;
+    this.#emit();
+  }
+
+  /** A typed call through the connected bridge (BRIDGE_UNAVAILABLE with the reason when there is none). */
+  call<M extends EditorMethod>(
+    method: M,
+    params: EditorMethods[M]["params"],
+    options?: EditorCallOptions,
+  ): Promise<EditorMethods[M]["result"]> {
+    return callEditor(this.require(), method, params, options);
+  }
+
+  /** The connected bridge, or BRIDGE_UNAVAILABLE saying why. */
+  require(): EditorBridge {
+    if (!this.#bridge) {
+      throw new CcbError("BRIDGE_UNAVAILABLE", `The live editor bridge is not connected: ${this.#reason}`, {
+        hint: "File, search, terminal and git tools still work. Editor tools need the workbench open (ccb serve starts it; a browser tab or --headless-client keeps it live).",
+      });
+    }
+    return this.#bridge;
+  }
+
+  onChange(listener: (status: BridgeStatus) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #emit(): void {
+    const s = this.status();
+    for (const l of this.#listeners) l(s);
+  }
+}

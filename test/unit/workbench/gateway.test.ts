@@ -1,0 +1,216 @@
+import assert from "node:assert/strict";
+import { createHash, randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { createServer, request, type Server } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { WebSocket, WebSocketServer } from "ws";
+import { silentLogger } from "../../../src/core/log.ts";
+import { BrowserSession, ONE_TIME_QUERY } from "../../../src/net/browser-session.ts";
+import { Gateway } from "../../../src/net/gateway.ts";
+import { mountSessionRoutes, mountWorkbenchProxy } from "../../../src/workbench/gateway.ts";
+
+const KEY = randomBytes(24).toString("base64url");
+const BASE = `/ide/${KEY}`;
+const dir = mkdtempSync(join(tmpdir(), "ccb-gw-"));
+const SOCKET = join(dir, "runtime.sock");
+let upstream: Server;
+let gw: Gateway;
+let url = "";
+let socketPath: () => string | undefined = () => SOCKET;
+const session = new BrowserSession({ paths: () => [BASE, "/app", "/session.json"], secure: () => false });
+let cookie = "";
+
+before(async () => {
+  upstream = createServer((req, res) => {
+    const hash = createHash("sha256");
+    let size = 0;
+    req.on("data", (c: Buffer) => {
+      hash.update(c);
+      size += c.length;
+    });
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify({
+          method: req.method,
+          url: req.url,
+          host: req.headers.host,
+          cookie: req.headers.cookie ?? "",
+          size,
+          sha256: hash.digest("hex"),
+        }),
+      );
+    });
+  });
+  const wss = new WebSocketServer({ server: upstream });
+  wss.on("connection", (s, req) => {
+    s.send(`hello ${req.url}`);
+    s.on("message", (d) => s.send(d.toString()));
+  });
+  upstream.listen(SOCKET);
+  await once(upstream, "listening");
+  gw = new Gateway({ host: "127.0.0.1", port: 0, log: silentLogger });
+  url = await gw.listen();
+  const http = { gateway: gw, url };
+  mountWorkbenchProxy(http, BASE, { socketPath: () => socketPath(), stripPrefix: true }, session, silentLogger);
+  mountSessionRoutes(http, session, "s3cret-token", () => ({
+    runtime: "code-server",
+    state: "running",
+    workbenchPath: `${BASE}/?folder=/w`,
+    bridge: { connected: true, reason: "", hosts: 1 },
+  }));
+  const r = await send(`${BASE}/?folder=/w&${ONE_TIME_QUERY}=${session.mint()}`);
+  cookie = String((r.headers["set-cookie"] as string[])[0]).split(";")[0] as string;
+});
+
+after(async () => {
+  await gw.close();
+  upstream.closeAllConnections();
+  upstream.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function send(
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: Buffer } = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const req = request(
+      { host: u.hostname, port: u.port, path, method: options.method ?? "GET", headers: options.headers },
+      (res) => {
+        let body = "";
+        res.setEncoding("utf8").on("data", (d: string) => (body += d));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.on("error", reject);
+    req.end(options.body);
+  });
+}
+
+describe("workbench gateway", () => {
+  test("a one-time link sets an HttpOnly SameSite=Strict cookie scoped to the workbench path, then redirects without the token", async () => {
+    const token = session.mint();
+    const r = await send(`${BASE}/?folder=/w&${ONE_TIME_QUERY}=${token}`);
+    assert.equal(r.status, 302);
+    assert.equal(r.headers.location, `${BASE}/?folder=%2Fw`);
+    const cookies = r.headers["set-cookie"] as string[];
+    assert.deepEqual(
+      cookies.map((c) => /Path=([^;]+)/.exec(c)?.[1]),
+      [BASE, "/app", "/session.json"],
+    );
+    for (const c of cookies) {
+      assert.match(c, /; HttpOnly/);
+      assert.match(c, /; SameSite=Strict/);
+      assert.doesNotMatch(c, /Secure/, "plain-http loopback: no Secure flag");
+    }
+    const again = await send(`${BASE}/?${ONE_TIME_QUERY}=${token}`);
+    assert.equal(again.status, 401, "a one-time token works once");
+    const forged = await send(`${BASE}/?${ONE_TIME_QUERY}=${token.slice(0, -2)}xx`);
+    assert.equal(forged.status, 401);
+    const sameBrowser = await send(`${BASE}/?${ONE_TIME_QUERY}=${token}`, { headers: { cookie } });
+    assert.equal(sameBrowser.status, 302, "a used link opened again in the browser holding the cookie just redirects");
+  });
+
+  test("without the cookie the workbench is refused (HTTP and WebSocket), even with the right path", async () => {
+    assert.equal((await send(`${BASE}/static/x.js`)).status, 401);
+    assert.equal(
+      (await send(`${BASE}/static/x.js`, { headers: { cookie: `${session.cookieName}=${"A".repeat(43)}` } })).status,
+      401,
+    );
+    const bad = new WebSocket(`${url.replace(/^http/, "ws")}${BASE}/sock`);
+    const [err] = (await once(bad, "error")) as [Error];
+    assert.match(err.message, /401/);
+  });
+
+  test("HTTP is proxied to the runtime's Unix socket with the prefix stripped, query kept, request body intact", async () => {
+    const body = randomBytes(1024 * 1024 + 7);
+    const r = await send(`${BASE}/static/x.js?a=1&b=2`, {
+      method: "POST",
+      body,
+      headers: { "content-type": "application/octet-stream", cookie },
+    });
+    assert.equal(r.status, 200);
+    const j = JSON.parse(r.body) as { method: string; url: string; size: number; sha256: string; host: string };
+    assert.equal(j.method, "POST");
+    assert.equal(j.url, "/static/x.js?a=1&b=2");
+    assert.equal(j.size, body.length);
+    assert.equal(j.sha256, createHash("sha256").update(body).digest("hex"));
+    assert.equal(j.host, new URL(url).host, "the Host header is kept (code-server compares it with Origin)");
+  });
+
+  test("the bare base path redirects to the folder form", async () => {
+    const r = await send(`${BASE}?folder=/w`, { headers: { cookie } });
+    assert.equal(r.status, 302);
+    assert.equal(r.headers.location, `${BASE}/?folder=/w`);
+  });
+
+  test("cross-site Origins and foreign Hosts are refused; same origin passes", async () => {
+    assert.equal((await send(`${BASE}/x`, { headers: { cookie, origin: "https://evil.example" } })).status, 403);
+    assert.equal((await send(`${BASE}/x`, { headers: { cookie, host: "evil.example" } })).status, 403);
+    assert.equal(
+      (await send(`${BASE}/x`, { headers: { cookie, host: `127.0.0.1.evil.example:${new URL(url).port}` } })).status,
+      403,
+    );
+    assert.equal((await send(`${BASE}/x`, { headers: { cookie, origin: url } })).status, 200);
+    assert.equal(
+      (await send(`/ide/${"A".repeat(32)}/x`, { headers: { cookie } })).status,
+      404,
+      "a wrong key finds nothing",
+    );
+  });
+
+  test("WebSockets are proxied both ways with the cookie; a cross-site Origin is refused", async () => {
+    const s = new WebSocket(`${url.replace(/^http/, "ws")}${BASE}/sock?x=1`, { origin: url, headers: { cookie } });
+    const first = await new Promise<string>((resolve, reject) => {
+      s.once("message", (d) => resolve(d.toString()));
+      s.once("error", reject);
+    });
+    assert.equal(first, "hello /sock?x=1");
+    s.send("ping through the proxy");
+    assert.equal((await once(s, "message"))[0].toString(), "ping through the proxy");
+    s.close();
+    const bad = new WebSocket(`${url.replace(/^http/, "ws")}${BASE}/sock`, {
+      origin: "https://evil.example",
+      headers: { cookie },
+    });
+    const [err] = (await once(bad, "error")) as [Error];
+    assert.match(err.message, /403/);
+  });
+
+  test("while the runtime is down the proxy says so (503)", async () => {
+    const saved = socketPath;
+    socketPath = () => undefined;
+    try {
+      assert.equal((await send(`${BASE}/x`, { headers: { cookie } })).status, 503);
+    } finally {
+      socketPath = saved;
+    }
+  });
+
+  test("/session.json and /app need the cookie (browsers) or the bearer token (programs); ?token= is refused", async () => {
+    assert.equal((await send("/session.json")).status, 401);
+    assert.equal((await send("/session.json", { headers: { authorization: "Bearer wrong-token!" } })).status, 401);
+    assert.equal((await send("/session.json?token=s3cret-token")).status, 400);
+    const ok = await send("/session.json", { headers: { cookie } });
+    assert.equal(ok.status, 200);
+    assert.equal((JSON.parse(ok.body) as { workbenchPath: string }).workbenchPath, `${BASE}/?folder=/w`);
+    assert.equal((await send("/session.json", { headers: { authorization: "Bearer s3cret-token" } })).status, 200);
+    assert.equal((await send("/app")).status, 401);
+    const link = await send(`/app?${ONE_TIME_QUERY}=${session.mint()}`);
+    assert.equal(link.status, 302);
+    assert.equal(link.headers.location, "/app");
+    const app = await send("/app", { headers: { cookie } });
+    assert.equal(app.status, 200);
+    assert.match(app.body, /<iframe/);
+    assert.match(String(app.headers["content-security-policy"]), /frame-src 'self'/);
+  });
+
+  test("the test's runtime socket folder is private (0700)", () => {
+    assert.equal(statSync(dir).mode & 0o777, 0o700);
+  });
+});

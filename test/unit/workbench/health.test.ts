@@ -1,0 +1,126 @@
+import assert from "node:assert/strict";
+import { once } from "node:events";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, test } from "node:test";
+import { WebSocket } from "ws";
+import { type Core, createCore } from "../../../src/core/core.ts";
+import { ALIVE_SCRIPT, ALIVE_SCRIPT_PATH, EPOCH_PATH } from "../../../src/workbench/alive.ts";
+import { BridgeServer } from "../../../src/workbench/bridge-server.ts";
+import { BRIDGE_PROTOCOL_VERSION } from "../../../src/workbench/contract.ts";
+import { BridgeProbe, HEALTH } from "../../../src/workbench/health.ts";
+import { tmpdirFixture } from "../../helpers/tmp.ts";
+
+/**
+ * Health means the editor answers: two extension hosts over real WebSockets, one whose window is
+ * gone (it holds its socket but never answers a request, like the host a killed tab leaves behind
+ * in the runtime) and one that answers.
+ */
+const ws = tmpdirFixture();
+let core: Core;
+let bridge: BridgeServer;
+let probe: BridgeProbe;
+let server: Server;
+let url: string;
+
+before(async () => {
+  core = createCore({ roots: [ws.path] });
+  bridge = new BridgeServer({ core, log: core.log });
+  probe = new BridgeProbe(bridge, core.log, { ...HEALTH, probeIntervalMs: 50, probeTimeoutMs: 300 });
+  server = createServer((_req, res) => res.writeHead(404).end());
+  server.on("upgrade", (req, socket, head) => bridge.handleUpgrade(req, socket, head));
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/bridge`;
+});
+
+after(async () => {
+  probe.close();
+  await bridge.close();
+  server.close();
+  await core.dispose();
+  ws.cleanup();
+});
+
+/** A fake extension host: `answer` decides whether it replies to requests (the probe is `commands.list`). */
+async function host(focused: boolean, answer: { on: boolean }) {
+  const sock = new WebSocket(url);
+  const held: Array<{ id: number }> = [];
+  sock.on("message", (d) => {
+    const f = JSON.parse(d.toString()) as { type: string; id: number; method: string };
+    if (f.type !== "request") return;
+    if (answer.on) sock.send(JSON.stringify({ type: "response", id: f.id, result: { commands: [] } }));
+    else held.push(f);
+  });
+  await once(sock, "open");
+  sock.send(
+    JSON.stringify({
+      type: "hello",
+      protocol: BRIDGE_PROTOCOL_VERSION,
+      token: bridge.token,
+      clientId: Math.random().toString(36).slice(2),
+      focused,
+      extensionVersion: "test",
+      vscodeVersion: "test",
+      workspaceFolders: [ws.path],
+    }),
+  );
+  return {
+    sock,
+    /** Answer the requests held so far (the window came back). */
+    release() {
+      answer.on = true;
+      for (const f of held.splice(0))
+        sock.send(JSON.stringify({ type: "response", id: f.id, result: { commands: [] } }));
+    },
+  };
+}
+
+const until = async (what: string, fn: () => boolean) => {
+  for (let i = 0; i < 200 && !fn(); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok(fn(), what);
+};
+
+describe("bridge health probe", () => {
+  test("a host that stops answering stops serving; one that answers takes over; an answer brings it back", async () => {
+    const answering = await host(false, { on: true });
+    await until("the answering host serves", () => bridge.active !== undefined);
+    const answeringConn = bridge.active;
+    const gone = await host(true, { on: false });
+    // The focused one serves at first (it is connected; no probe has failed yet).
+    await until("the focused host serves", () => bridge.active !== answeringConn && bridge.active !== undefined);
+    const goneConn = bridge.active;
+    assert.ok(goneConn);
+    // Its probe gets no answer: it stops serving, the answering host serves.
+    await until("the silent host lost the role", () => bridge.active === answeringConn);
+    assert.equal(goneConn.responsive, false);
+    assert.equal(answeringConn?.responsive, true, "positive control: the answering host stays responsive");
+    assert.deepEqual(
+      { responsive: probe.snapshot().responsive, hosts: probe.snapshot().hosts },
+      { responsive: 1, hosts: 2 },
+    );
+    // Its window comes back: the late answer to the pending probe restores it, and focus puts it first again.
+    gone.release();
+    await until("the host that answers again serves", () => bridge.active === goneConn);
+    assert.equal(goneConn.responsive, true);
+    gone.sock.close();
+    answering.sock.close();
+    await until("nothing connected", () => bridge.connections.length === 0);
+  });
+
+  test("with no host answering, tools say why instead of waiting on a window nobody has", async () => {
+    const gone = await host(false, { on: false });
+    await until("it serves first", () => bridge.active !== undefined);
+    await until("then it does not", () => bridge.active === undefined && bridge.connections.length === 1);
+    assert.equal(core.bridge.status().connected, false);
+    gone.sock.close();
+    await until("nothing connected", () => bridge.connections.length === 0);
+  });
+});
+
+describe("the script every workbench page gets", () => {
+  test("is valid JavaScript and asks for the epoch beside itself", () => {
+    assert.doesNotThrow(() => new Function(ALIVE_SCRIPT));
+    assert.ok(ALIVE_SCRIPT.includes(`me.indexOf("${ALIVE_SCRIPT_PATH}")) + "${EPOCH_PATH}"`));
+  });
+});

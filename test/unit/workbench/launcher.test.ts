@@ -1,0 +1,191 @@
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { after, describe, test } from "node:test";
+import { isCcbError } from "../../../src/core/errors.ts";
+import { silentLogger } from "../../../src/core/log.ts";
+import { resolveRuntime, runtimeEnv } from "../../../src/workbench/index.ts";
+import { findNode24 } from "../../../src/workbench/launcher/code-server.ts";
+import { RuntimeSupervisor, type WorkbenchState } from "../../../src/workbench/launcher/process.ts";
+import { createStateDirs, removeStateDirs } from "../../../src/workbench/launcher/state.ts";
+import type { Runtime } from "../../../src/workbench/launcher/types.ts";
+import { node24 } from "../../helpers/peers.ts";
+import { tmpdirFixture } from "../../helpers/tmp.ts";
+
+const tmp = tmpdirFixture({ prefix: "ccb-launcher-" });
+after(() => tmp.cleanup());
+
+describe("runtime resolution", () => {
+  test("code-server refuses a Node that is not 24, naming the version and the fix", async () => {
+    await assert.rejects(findNode24(process.execPath), (e: unknown) => {
+      assert.ok(isCcbError(e, "RUNTIME_UNAVAILABLE"));
+      assert.match((e as Error).message, new RegExp(`is ${process.version.replace(/\./g, "\\.")}`));
+      assert.match((e as { hint: string }).hint, /--runtime-node|CCB_RUNTIME_NODE/);
+      return true;
+    });
+    assert.match((await findNode24(node24())).version, /^v24\./);
+    const fromEnv = await findNode24(undefined, { ...process.env, CCB_RUNTIME_NODE: node24() });
+    assert.equal(fromEnv.path, node24());
+  });
+
+  test("OpenVSCode missing from the cache says to run `ccb runtime fetch`", async () => {
+    const env = { ...process.env, CCB_CACHE_DIR: join(tmp.path, "cache"), CCB_RUNTIME_ROOT: "" };
+    await assert.rejects(
+      resolveRuntime({ env }),
+      (e: unknown) =>
+        isCcbError(e, "RUNTIME_UNAVAILABLE") &&
+        /ccb runtime fetch/.test(`${(e as Error).message} ${(e as { hint?: string }).hint}`),
+    );
+  });
+
+  test("code-server needs a root, and a wrong root is named", async () => {
+    await assert.rejects(
+      resolveRuntime({ runtime: "code-server", env: {} }),
+      (e: unknown) => isCcbError(e, "RUNTIME_UNAVAILABLE") && /--runtime-root/.test((e as Error).message),
+    );
+    await assert.rejects(
+      resolveRuntime({ runtime: "code-server", runtimeRoot: tmp.path, runtimeNode: node24(), env: {} }),
+      (e: unknown) => isCcbError(e, "RUNTIME_UNAVAILABLE") && /not a code-server package/.test((e as Error).message),
+    );
+  });
+
+  test("ccb's own secrets are not passed to the runtime (its terminals inherit its environment)", () => {
+    const env = runtimeEnv({
+      PATH: "/bin",
+      CCB_AUTH_TOKEN: "x",
+      CCB_BRIDGE_SECRET: "y",
+      FLUJO_MCP_APP_RUNTIME_REGISTER_TOKEN: "z",
+      CCB_LOG_LEVEL: "info",
+    });
+    assert.deepEqual(env, { PATH: "/bin", CCB_LOG_LEVEL: "info" });
+  });
+});
+
+describe("state folders", () => {
+  test("live outside the workspace even when XDG_STATE_HOME is inside it, and are removed", () => {
+    const ws = join(tmp.path, "home-as-workspace");
+    mkdirSync(ws);
+    const dirs = createStateDirs([ws], { XDG_STATE_HOME: join(ws, ".local/state") });
+    assert.ok(!dirs.state.startsWith(ws), `${dirs.state} is outside ${ws}`);
+    assert.ok(existsSync(join(dirs.userData, "User/settings.json")));
+    assert.ok(existsSync(dirs.extensions));
+    removeStateDirs(dirs);
+    assert.ok(!existsSync(dirs.state));
+  });
+});
+
+/** Live (non-zombie) members of a process group, from /proc. */
+function liveInGroup(pgid: number): number {
+  let n = 0;
+  for (const p of readdirSync("/proc").filter((x) => /^\d+$/.test(x))) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(f[2]) === pgid && f[0] !== "Z") n++;
+    } catch {
+      // gone
+    }
+  }
+  return n;
+}
+
+/** SIGKILL was sent; the kernel needs a moment to finish the processes. */
+async function groupGone(pgid: number): Promise<boolean> {
+  for (let i = 0; i < 100; i++) {
+    if (liveInGroup(pgid) === 0) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return false;
+}
+
+describe("runtime supervisor", () => {
+  test("waits for health, restarts a crashed runtime with backoff, stops the process group", async () => {
+    const script = join(tmp.path, "fake-runtime.mjs");
+    writeFileSync(
+      script,
+      `import { createServer } from "node:http";
+       import { spawn } from "node:child_process";
+       const socketPath = process.argv[2];
+       spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" }); // a child in the same group
+       createServer((req, res) => res.writeHead(req.url === "/healthz" ? 200 : 404).end()).listen(socketPath);`,
+    );
+    const runtime: Runtime = {
+      kind: "code-server",
+      describe: "fake runtime",
+      root: tmp.path,
+      stripPrefix: true,
+      healthPath: () => "/healthz",
+      workbenchPath: () => "/",
+      command: (input) => ({ command: process.execPath, args: [script, input.socketPath], env: {} }),
+    };
+    const dirs = createStateDirs([join(tmp.path, "ws")], { XDG_STATE_HOME: join(tmp.path, "state") });
+    const sup = new RuntimeSupervisor({
+      runtime,
+      dirs,
+      basePath: "/ide/x",
+      folder: tmp.path,
+      log: silentLogger,
+      env: process.env,
+      minBackoffMs: 50,
+      maxBackoffMs: 200,
+    });
+    const states: WorkbenchState[] = [];
+    sup.onState((s) => states.push(s));
+    await sup.start();
+    assert.equal(sup.state, "running");
+    const first = sup.pid as number;
+    const back = new Promise<void>((resolve) => {
+      const off = sup.onState((s) => {
+        if (s === "running") {
+          off();
+          resolve();
+        }
+      });
+    });
+    process.kill(first, "SIGKILL");
+    await back;
+    assert.notEqual(sup.pid, first);
+    assert.deepEqual(states, ["starting", "running", "crashed", "starting", "running"]);
+    const second = sup.pid as number;
+    await sup.stop();
+    assert.equal(sup.state, "stopped");
+    assert.equal(await groupGone(second), true, "the whole process group is gone");
+    assert.equal(await groupGone(first), true, "the crashed group was cleaned up too");
+    removeStateDirs(dirs);
+  });
+
+  test("a ccb killed with SIGKILL does not leave its runtime running (watchdog)", async () => {
+    const fake = join(tmp.path, "fake-runtime-2.mjs");
+    writeFileSync(
+      fake,
+      `import { createServer } from "node:http"; createServer((q, r) => r.writeHead(200).end()).listen(process.argv[2]);`,
+    );
+    const host = join(tmp.path, "host.mts");
+    const processTs = new URL("../../../src/workbench/launcher/process.ts", import.meta.url).pathname;
+    const stateTs = new URL("../../../src/workbench/launcher/state.ts", import.meta.url).pathname;
+    writeFileSync(
+      host,
+      `import { RuntimeSupervisor } from ${JSON.stringify(processTs)};
+       import { createStateDirs } from ${JSON.stringify(stateTs)};
+       const log = { debug() {}, info() {}, warn() {}, error() {}, child() { return log; } };
+       const runtime = { kind: "code-server", describe: "fake", root: "/", stripPrefix: true, healthPath: () => "/", workbenchPath: () => "/",
+         command: (i) => ({ command: process.execPath, args: [${JSON.stringify(fake)}, i.socketPath], env: {} }) };
+       const dirs = createStateDirs([${JSON.stringify(join(tmp.path, "ws2"))}], { XDG_STATE_HOME: ${JSON.stringify(join(tmp.path, "state2"))} });
+       const sup = new RuntimeSupervisor({ runtime, dirs, basePath: "/ide/x", folder: "/", log, env: process.env });
+       await sup.start();
+       process.stdout.write(String(sup.pid) + "\\n");
+       setInterval(() => {}, 1000);`,
+    );
+    const child = spawn(process.execPath, ["--import", "tsx", host], { stdio: ["ignore", "pipe", "inherit"] });
+    const [line] = (await once(createInterface({ input: child.stdout as NodeJS.ReadableStream }), "line")) as [string];
+    const runtimePid = Number(line);
+    assert.ok(runtimePid > 0);
+    assert.ok(liveInGroup(runtimePid) > 0, "the runtime runs");
+    child.kill("SIGKILL");
+    await once(child, "exit");
+    assert.equal(await groupGone(runtimePid), true, "the watchdog stopped the runtime's group");
+  });
+});
