@@ -111,7 +111,7 @@ export function setupLogging(args: {
 /** Print an error for a person (no stack trace for expected errors) and set the exit code. */
 export function reportFatal(err: unknown): never {
   if (err instanceof CcbError) {
-    process.stderr.write(fatalLines(err.message, err.hint));
+    process.stderr.write(fatalLines(err.message, err.hintFor()));
     process.exit(1);
   }
   const e = err as Error;

@@ -35,8 +35,45 @@ export const ERROR_CODES = [
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
+/**
+ * What a hint can send the caller to, named by its role: the core does not know which front end
+ * (if any) carries its error, nor its tools' names. A hint writes `{{list}}`; each front end renders
+ * it in its own tools' names (`toUserText(names)`), and a role it has no tool for reads as plain words.
+ */
+export type HintAction =
+  | "list"
+  | "read"
+  | "write"
+  | "git"
+  | "gitStatus"
+  | "gitDiff"
+  | "terminal"
+  | "terminalList"
+  | "terminalRead";
+export type HintNames = Partial<Record<HintAction, string>>;
+
+const PLAIN_NAMES: Record<HintAction, string> = {
+  list: "a directory listing",
+  read: "a file read",
+  write: "a file write",
+  git: "git",
+  gitStatus: "git status",
+  gitDiff: "git diff",
+  terminal: "a terminal",
+  terminalList: "the terminal list",
+  terminalRead: "a terminal read",
+};
+
+/** A hint with its `{{role}}` places filled from `names` (plain words where a name is missing). */
+export function renderHint(hint: string, names: HintNames = {}): string {
+  return hint.replace(
+    /\{\{(\w+)\}\}/g,
+    (m, role: string) => names[role as HintAction] ?? PLAIN_NAMES[role as HintAction] ?? m,
+  );
+}
+
 export interface CcbErrorOptions {
-  /** What the caller can do next; shown to users and models. */
+  /** What the caller can do next; shown to users and models. Tools are named by role (`{{list}}`, see HintAction). */
   hint?: string;
   /** Machine-readable details (never secrets). */
   details?: Record<string, unknown>;
@@ -56,9 +93,15 @@ export class CcbError extends Error {
     this.details = options.details;
   }
 
-  /** One line for a person or a model: message, then what to do. */
-  toUserText(): string {
-    return this.hint ? `${this.code}: ${this.message}\n${this.hint}` : `${this.code}: ${this.message}`;
+  /** What to do, in the names of the front end's tools (plain words for roles it has no tool for). */
+  hintFor(names: HintNames = {}): string | undefined {
+    return this.hint === undefined ? undefined : renderHint(this.hint, names);
+  }
+
+  /** One line for a person or a model: message, then what to do (tools named as `names` says). */
+  toUserText(names: HintNames = {}): string {
+    const hint = this.hintFor(names);
+    return hint ? `${this.code}: ${this.message}\n${hint}` : `${this.code}: ${this.message}`;
   }
 
   toJSON(): Record<string, unknown> {
@@ -87,7 +130,7 @@ export function toCcbError(err: unknown, path?: string): CcbError {
   switch (e?.code) {
     case "ENOENT":
       return new CcbError("NOT_FOUND", `No such file or directory: ${where}`, {
-        hint: "Check the path; fs_list shows what exists.",
+        hint: "Check the path; {{list}} shows what exists.",
         cause: err,
       });
     case "EEXIST":

@@ -123,7 +123,7 @@ export class Workspace implements RootSet {
       const exists = l.st !== undefined || l.self !== undefined;
       if (options.mustExist && !exists) {
         throw new CcbError("NOT_FOUND", `No such file or directory: ${input}`, {
-          hint: "Check the path; fs_list shows what exists.",
+          hint: "Check the path; {{list}} shows what exists.",
         });
       }
       return { abs: l.abs, root: l.root, rel: l.rel, exists };
@@ -218,7 +218,7 @@ export function assertSingleLink(st: Pick<Stats, "isFile" | "nlink">, display: s
       "PATH_OUTSIDE_WORKSPACE",
       `Refusing to read ${display}: it has ${st.nlink} hard links, and the other names may be outside the workspace.`,
       {
-        hint: "A hard-linked file cannot be proven to lie inside the workspace. Replace it with a copy (e.g. `cp --remove-destination` or fs_write of new content) to make it readable.",
+        hint: "A hard-linked file cannot be proven to lie inside the workspace. Replace it with a copy (e.g. `cp --remove-destination` or {{write}} of new content) to make it readable.",
         details: { nlink: st.nlink },
       },
     );

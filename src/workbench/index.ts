@@ -263,7 +263,8 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
       }
     } catch (err) {
       const e = toCcbError(err);
-      unavailable = `${e.message}${e.hint ? ` ${e.hint}` : ""}`;
+      const hint = e.hintFor();
+      unavailable = `${e.message}${hint ? ` ${hint}` : ""}`;
       log.warn(`workbench unavailable: ${unavailable}`);
       refreshReason();
     }

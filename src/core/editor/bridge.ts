@@ -68,7 +68,7 @@ export interface BridgeStatus {
  */
 export class BridgeSlot {
   #bridge: EditorBridge | undefined;
-  #reason = "No workbench is running in this ccb process (start `ccb serve` with the workbench enabled).";
+  #reason = "No workbench is running in this ccb process.";
   readonly #listeners = new Set<(status: BridgeStatus) => void>();
   #workbench:
     | { url: string | (() => string); runtime: string; freshUrl?: () => Promise<string | undefined> }
@@ -130,7 +130,7 @@ export class BridgeSlot {
   require(): EditorBridge {
     if (!this.#bridge) {
       throw new CcbError("BRIDGE_UNAVAILABLE", `The live editor bridge is not connected: ${this.#reason}`, {
-        hint: "File, search, terminal and git tools still work. Editor tools need the workbench open (ccb serve starts it; a browser tab or --headless-client keeps it live).",
+        hint: "File, search, terminal and git tools still work. Editor tools need a running workbench with a window open on it (a browser tab, or ccb's headless client).",
       });
     }
     return this.#bridge;

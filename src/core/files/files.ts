@@ -123,7 +123,7 @@ function refuseGitInternals(input: string, rel: string, display: string): void {
       "PERMISSION_DENIED",
       `${display} is inside a .git folder; the file tools do not change git's own files.`,
       {
-        hint: "Use git_run (e.g. git config, git update-ref) to change the repository.",
+        hint: "Use {{git}} (e.g. git config, git update-ref) to change the repository.",
       },
     );
   }
@@ -144,7 +144,7 @@ async function pool<T>(items: readonly T[], n: number, fn: (item: T) => Promise<
 
 function notFound(input: string): CcbError {
   return new CcbError("NOT_FOUND", `No such file or directory: ${input}`, {
-    hint: "Check the path; fs_list shows what exists.",
+    hint: "Check the path; {{list}} shows what exists.",
   });
 }
 
@@ -289,7 +289,7 @@ export class FileService {
     const display = this.workspace.displayRel(l.root, l.rel);
     return using(l, display, async () => {
       if (l.self || l.st?.isDirectory())
-        throw new CcbError("IS_DIRECTORY", `Is a directory: ${display}`, { hint: "Use fs_list to see its entries." });
+        throw new CcbError("IS_DIRECTORY", `Is a directory: ${display}`, { hint: "Use {{list}} to see its entries." });
       if (!l.st || !l.parent) throw notFound(path);
       throwIfAborted(options.signal);
       // Small files (most reads) in one synchronous step; larger ones through the thread pool.
@@ -559,7 +559,7 @@ export class FileService {
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code === "EXDEV") {
             throw new CcbError("UNSUPPORTED", `${fromDisplay} and ${toDisplay} are on different file systems.`, {
-              hint: "Copy it with fs_read/fs_write (or a terminal) and delete the original.",
+              hint: "Copy its content to a new file ({{read}} then {{write}}, or {{terminal}}) and delete the original.",
             });
           }
           throw err;

@@ -32,7 +32,7 @@ function openRefused(err: unknown, display: string): CcbError {
 /** Throws unless `st` is a regular file with one link. */
 function assertReadable(st: Stats, display: string): void {
   if (st.isDirectory()) {
-    throw new CcbError("IS_DIRECTORY", `Is a directory: ${display}`, { hint: "Use fs_list to see its entries." });
+    throw new CcbError("IS_DIRECTORY", `Is a directory: ${display}`, { hint: "Use {{list}} to see its entries." });
   }
   if (!st.isFile()) {
     throw new CcbError("INVALID_ARGUMENT", `Not a regular file: ${display}`, {

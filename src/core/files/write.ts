@@ -71,7 +71,7 @@ export function versionConflict(display: string, expected: string | null, curren
     hint:
       current === null
         ? "Pass expectedVersion: null to create it, or omit expectedVersion."
-        : "Read the file again (fs_read gives the current version and content), merge your change, and retry with that version.",
+        : "Read the file again ({{read}} gives the current version and content), merge your change, and retry with that version.",
     details: { path: display, expectedVersion: expected, currentVersion: current },
   });
 }

@@ -34,7 +34,7 @@ function refuse(message: string, hint?: string): never {
   throw new CcbError("GIT_REFUSED", message, {
     hint:
       hint ??
-      "Run this in a terminal (terminal_create) if you really need it; git_run keeps hooks, external programs and paths outside the workspace out of reach.",
+      "Run this in a terminal ({{terminal}}) if you really need it; git here keeps hooks, external programs and paths outside the workspace out of reach.",
   });
 }
 
@@ -325,7 +325,7 @@ function checkSubcommand(sub: string, rest: string[], pathTokens: string[]): voi
       if (hasLongOption(rest, interactive) || shortHit) {
         refuse(
           `Refused interactive git ${sub}: it needs a terminal.`,
-          "Name the paths instead, or run it in a terminal (terminal_create).",
+          "Name the paths instead, or run it in a terminal ({{terminal}}).",
         );
       }
       break;
@@ -360,13 +360,13 @@ function checkSubmoduleRecursion(sub: string, rest: readonly string[]): void {
     if (n === "--submodule" && value === "diff") {
       refuse(
         "Refused --submodule=diff: it runs git diff inside each submodule, with that submodule's own config and drivers.",
-        "Use --submodule=log, or run git_diff with path set to the submodule.",
+        "Use --submodule=log, or run {{gitDiff}} with path set to the submodule.",
       );
     }
     if (n.length >= 10 && "--ignore-submodules".startsWith(n) && (value === "none" || value === "untracked")) {
       refuse(
         `Refused --ignore-submodules=${value}: the dirty check runs git status inside each submodule, with that submodule's own config and drivers.`,
-        "Run git_status with path set to the submodule.",
+        "Run {{gitStatus}} with path set to the submodule.",
       );
     }
   }

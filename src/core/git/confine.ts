@@ -54,7 +54,7 @@ export class GitConfinement {
           "GIT_REFUSED",
           `Refused: ${shown} is a hard-linked file; git would read or write the file behind its other names, which may lie outside the workspace.`,
           {
-            hint: "Replace it with a copy (fs_write of its content) first.",
+            hint: "Replace it with a copy ({{write}} of its content) first.",
             cause: err,
           },
         );
@@ -109,7 +109,7 @@ export class GitConfinement {
         "GIT_REFUSED",
         `The repository config sets ${key} (${origin}) to ${value}, which lies outside the workspace or is hard-linked; ccb does not run git while it is set.`,
         {
-          hint: `Remove it, e.g. git_run ["config", "--unset-all", "${key}"], or point it at a file inside the workspace.`,
+          hint: `Remove it, e.g. {{git}} ["config", "--unset-all", "${key}"], or point it at a file inside the workspace.`,
           cause: err,
         },
       );
@@ -131,7 +131,7 @@ export class GitConfinement {
         "PATH_OUTSIDE_WORKSPACE",
         `The repository config sets ${key} to a local path outside the workspace (${url}).`,
         {
-          hint: `Point it inside the workspace or at a remote URL, e.g. git_run ["config", "${key}", "<url>"], or remove it.`,
+          hint: `Point it inside the workspace or at a remote URL, e.g. {{git}} ["config", "${key}", "<url>"], or remove it.`,
           cause: err,
         },
       );

@@ -207,7 +207,7 @@ export class GitService {
     const parsed = parseGitArgs(args);
     if (parsed.sub !== null && !(await this.knownCommands()).has(parsed.sub)) {
       throw new CcbError("GIT_REFUSED", `Not a built-in git subcommand: ${parsed.sub}.`, {
-        hint: "git_run runs git's own subcommands only: aliases and external git-* programs can run anything.",
+        hint: "Only git's own subcommands run here: aliases and external git-* programs can run anything.",
       });
     }
     const prep = await this.prepare(options.cwd, parsed, options.signal);
@@ -284,7 +284,7 @@ export class GitService {
         "GIT_FAILED",
         `Not a git repository: ${this.workspace.display(await this.workspace.resolve(prep.dir))}`,
         {
-          hint: 'Pass the path of a directory inside a repository, or create one with git_run ["init"].',
+          hint: 'Pass the path of a directory inside a repository, or create one with {{git}} ["init"].',
         },
       );
     }

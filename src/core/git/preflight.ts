@@ -97,7 +97,7 @@ function refusalFor(entries: ConfigEntry[], where: string): void {
         "GIT_REFUSED",
         `The ${where} config sets ${e.key} (${e.origin}), which ${why}; ccb does not run git while it is set.`,
         {
-          hint: `Remove it, e.g. git_run ["config", "--unset-all", "${e.key}"]${where === "repository" ? "" : " in that submodule"}, or edit the file named above.`,
+          hint: `Remove it, e.g. {{git}} ["config", "--unset-all", "${e.key}"]${where === "repository" ? "" : " in that submodule"}, or edit the file named above.`,
           details: { key: e.key, origin: e.origin },
         },
       );
@@ -346,7 +346,7 @@ export async function checkSequencerTodo(gitDir: string): Promise<void> {
         "GIT_REFUSED",
         "The in-progress rebase/cherry-pick has `exec` lines in its todo list, which run shell commands.",
         {
-          hint: 'Abort it with git_run ["rebase", "--abort"] (or cherry-pick --abort), or remove the exec lines.',
+          hint: 'Abort it with {{git}} ["rebase", "--abort"] (or cherry-pick --abort), or remove the exec lines.',
         },
       );
     }

@@ -110,7 +110,7 @@ export class SearchService {
       r.close();
       if (!st)
         throw new CcbError("NOT_FOUND", `No such file or directory: ${options.path}`, {
-          hint: "Check the path; fs_list shows what exists.",
+          hint: "Check the path; {{list}} shows what exists.",
         });
       if (!st.isFile() && !st.isDirectory()) {
         throw new CcbError("INVALID_ARGUMENT", `Not a file or directory: ${options.path}`, {

@@ -119,7 +119,7 @@ export class TerminalManager implements TerminalService {
     const max = this.options.maxTerminals ?? 32;
     if (running >= max) {
       throw new CcbError("TOO_LARGE", `Too many running terminals (${running}).`, {
-        hint: "Kill terminals you no longer need (terminal_list shows them).",
+        hint: "Kill terminals you no longer need ({{terminalList}} shows them).",
       });
     }
     const backend = await this.backend();
@@ -382,7 +382,7 @@ export class TerminalManager implements TerminalService {
     const t = this.terminals.get(id);
     if (!t) {
       throw new CcbError("TERMINAL_NOT_FOUND", `No terminal with id ${JSON.stringify(id)}.`, {
-        hint: "terminal_list shows the terminals that exist.",
+        hint: "List the terminals that exist ({{terminalList}}).",
       });
     }
     return t;
@@ -391,7 +391,7 @@ export class TerminalManager implements TerminalService {
   private exitedError(t: Managed): CcbError {
     const how = t.info.signal ? `was killed by ${t.info.signal}` : `exited with code ${t.info.exitCode}`;
     return new CcbError("TERMINAL_EXITED", `Terminal ${t.info.id} ${how}.`, {
-      hint: "Its output can still be read with terminal_read; create a new terminal to run more commands.",
+      hint: "Its output can still be read ({{terminalRead}}); create a new terminal to run more commands.",
     });
   }
 

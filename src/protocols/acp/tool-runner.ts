@@ -2,7 +2,7 @@ import type { ToolCallContent, ToolCallUpdate } from "@agentclientprotocol/sdk/u
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
 import type { Core } from "../../core/core.ts";
-import { isCcbError, toCcbError } from "../../core/errors.ts";
+import { type HintNames, isCcbError, toCcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { maskDeep, maskSecrets } from "../../core/secret-vault.ts";
 import { argumentErrorText } from "../../tools/kernel.ts";
@@ -63,9 +63,19 @@ export interface ToolRunResult {
   cancelled: boolean;
 }
 
+/** The agent's tools that play each role a core hint can name (no terminal list or read: bash returns the output). */
+const ACP_HINT_NAMES: HintNames = {
+  list: "glob",
+  read: "read",
+  write: "write",
+  git: "git",
+  gitStatus: "git",
+  gitDiff: "git",
+  terminal: "bash",
+};
+
 function errorText(err: unknown): string {
-  const e = toCcbError(err);
-  return e.toUserText();
+  return toCcbError(err).toUserText(ACP_HINT_NAMES);
 }
 
 /** The files a finished call changed: the diffs it shows (the last diff of a path wins). */

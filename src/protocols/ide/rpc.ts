@@ -2,6 +2,7 @@ import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from
 import { z } from "zod";
 import { maskDeep } from "../../core/secret-vault.ts";
 import { argumentErrorText, inputSchema, toolFailure } from "../../tools/kernel.ts";
+import { CLAUDE_HINT_NAMES } from "./hint-names.ts";
 
 /**
  * The JSON-RPC 2.0 / MCP subset the Claude Code IDE protocol uses, over one connection:
@@ -171,7 +172,8 @@ export class RpcSession<T extends RpcTool> {
       const result = await this.#h.callTool(tool, args.data, controller.signal);
       if (!controller.signal.aborted) this.#result(id, result);
     } catch (err) {
-      if (!controller.signal.aborted) this.#result(id, this.#h.toolError(toolFailure(tool.name, err).toUserText()));
+      if (!controller.signal.aborted)
+        this.#result(id, this.#h.toolError(toolFailure(tool.name, err).toUserText(CLAUDE_HINT_NAMES)));
     } finally {
       if (this.#inflight.get(id) === controller) this.#inflight.delete(id);
     }

@@ -4,6 +4,7 @@ import { createCore } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { LOOPBACK_NAMES } from "../../net/loopback.ts";
+import { CLAUDE_HINT_NAMES } from "./hint-names.ts";
 import { type IdeServer, startIde } from "./ide.ts";
 import { lockDir, runningServers } from "./lockfile.ts";
 import { isClaude, writeMcpConfig } from "./mcp-tools.ts";
@@ -167,8 +168,9 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
           ? first.err
           : new CcbError("RUNTIME_UNAVAILABLE", (first.err as Error).message, { cause: first.err });
       core.bridge.clear(`the workbench could not start: ${e.message}`);
+      const hint = e.hintFor(CLAUDE_HINT_NAMES);
       options.announce(
-        `Workbench unavailable: ${e.message.replace(/\.$/, "")}${e.hint ? ` (${e.hint})` : ""}. The IDE server runs without it; editor tools will say so.`,
+        `Workbench unavailable: ${e.message.replace(/\.$/, "")}${hint ? ` (${hint})` : ""}. The IDE server runs without it; editor tools will say so.`,
       );
     } else {
       workbench = first.w;

@@ -15,7 +15,7 @@ import { type AnyToolDef, catalogOf, inputSchema, parseArguments, runTool } from
 import { registerWorkbenchApp } from "./app/resource.ts";
 import type { AppState } from "./app/state.ts";
 import { appToolMeta, checkAppToolReady, linkAppTool } from "./app/tool-link.ts";
-import { toolErrorResult } from "./errors.ts";
+import { mcpHintNames, toolErrorResult } from "./errors.ts";
 
 export interface McpServerOptions {
   core: Core;
@@ -45,6 +45,7 @@ export function createMcpServer(options: McpServerOptions): Server {
   const tools = options.tools ?? workspaceTools;
   const log = options.log ?? options.core.log.child("mcp");
   const catalog = toolCatalog(tools);
+  const hintNames = mcpHintNames((name) => catalog.byName.has(name));
   const server = new Server(
     { name: "ccb", title: "ccb workspace", version: CCB_VERSION },
     // logging: the SDK answers logging/setLevel and filters what sendLoggingMessage sends per session.
@@ -79,7 +80,7 @@ export function createMcpServer(options: McpServerOptions): Server {
         ...(meta && Object.keys(meta).length > 0 ? { _meta: meta } : {}),
       });
     } catch (err) {
-      const result = toolErrorResult(err);
+      const result = toolErrorResult(err, name, hintNames);
       const code = (result.structuredContent as { error: { code: string } }).error.code;
       if (code === "INTERNAL") {
         void server

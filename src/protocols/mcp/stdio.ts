@@ -2,6 +2,7 @@ import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
 import { idFromPrefix, idFromSuffix } from "../../util/frame-id.ts";
+import { CappedLineSplitter } from "../../util/ndjson.ts";
 
 export interface StdioTransportOptions {
   /** Longest accepted frame (one line) in bytes; longer lines are dropped with a JSON-RPC error. */
@@ -11,7 +12,7 @@ export interface StdioTransportOptions {
 /** The same cap as an HTTP request body (--max-body-bytes, default 4 MiB). */
 export const DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024;
 /** How much of an oversized frame's start and end is kept to read its id from. */
-const ID_PREFIX_BYTES = 4096;
+const ID_BYTES = 4096;
 
 /**
  * MCP over newline-delimited JSON on a pair of streams (stdin/stdout by default, injectable).
@@ -32,18 +33,31 @@ export class LineStdioTransport implements Transport {
   readonly #in: Readable;
   readonly #out: Writable;
   readonly #max: number;
-  #pending: Buffer[] = [];
-  #pendingBytes = 0;
-  #discarding = false;
-  /** While discarding: whether the error was already sent (id from the start), and the last bytes seen. */
+  readonly #lines: CappedLineSplitter;
+  readonly #decoder = new TextDecoder();
+  /** An oversized frame already answered (its id read from its start). */
   #answered = false;
-  #tail = Buffer.alloc(0);
   #closed = false;
 
   constructor(input: Readable = process.stdin, output: Writable = process.stdout, options: StdioTransportOptions = {}) {
     this.#in = input;
     this.#out = output;
     this.#max = options.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+    this.#lines = new CappedLineSplitter(
+      { maxBytes: this.#max, headBytes: ID_BYTES, tailBytes: ID_BYTES },
+      {
+        line: (bytes) => this.#frame(this.#decoder.decode(bytes)),
+        overflow: (head) => {
+          const id = idFromPrefix(this.#decoder.decode(head));
+          this.#answered = id !== null;
+          if (id !== null) this.#tooLarge(id);
+        },
+        oversized: ({ tail }) => {
+          if (!this.#answered) this.#tooLarge(idFromSuffix(this.#decoder.decode(tail)));
+          this.#answered = false;
+        },
+      },
+    );
   }
 
   async start(): Promise<void> {
@@ -76,7 +90,6 @@ export class LineStdioTransport implements Transport {
     this.#in.off("error", this.#onStreamError);
     this.#out.off("error", this.#onStreamError);
     this.#in.pause();
-    this.#pending = [];
     this.onclose?.();
   }
 
@@ -91,71 +104,8 @@ export class LineStdioTransport implements Transport {
   };
 
   readonly #onData = (chunk: Buffer | string): void => {
-    let buf = typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk;
-    while (!this.#closed) {
-      const nl = buf.indexOf(0x0a);
-      if (nl === -1) {
-        this.#append(buf);
-        return;
-      }
-      const head = buf.subarray(0, nl);
-      buf = buf.subarray(nl + 1);
-      if (this.#discarding) {
-        this.#discarding = false;
-        this.#keepTail(head);
-        if (!this.#answered) this.#tooLarge(idFromSuffix(this.#tail.toString("utf8")));
-        this.#tail = Buffer.alloc(0);
-        continue;
-      }
-      if (this.#pendingBytes + head.length > this.#max) {
-        const id =
-          idFromPrefix(this.#prefix(head)) ??
-          idFromSuffix(head.subarray(Math.max(0, head.length - ID_PREFIX_BYTES)).toString("utf8"));
-        this.#reset();
-        this.#tooLarge(id);
-        continue;
-      }
-      const line = this.#pending.length === 0 ? head : Buffer.concat([...this.#pending, head]);
-      this.#reset();
-      this.#frame(line.toString("utf8"));
-    }
+    if (!this.#closed) this.#lines.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk);
   };
-
-  #append(buf: Buffer): void {
-    if (buf.length === 0) return;
-    if (this.#discarding) {
-      this.#keepTail(buf);
-      return;
-    }
-    if (this.#pendingBytes + buf.length > this.#max) {
-      const id = idFromPrefix(this.#prefix(buf));
-      this.#reset();
-      this.#discarding = true;
-      this.#answered = id !== null;
-      this.#tail = Buffer.alloc(0);
-      this.#keepTail(buf);
-      if (id !== null) this.#tooLarge(id);
-      return;
-    }
-    this.#pending.push(buf);
-    this.#pendingBytes += buf.length;
-  }
-
-  #reset(): void {
-    this.#pending = [];
-    this.#pendingBytes = 0;
-  }
-
-  /** The first bytes of the current frame (what is pending, then `more`). */
-  #prefix(more: Buffer): string {
-    const parts = [...this.#pending, more];
-    return Buffer.concat(parts, Math.min(ID_PREFIX_BYTES, this.#pendingBytes + more.length)).toString("utf8");
-  }
-
-  #keepTail(more: Buffer): void {
-    const joined = Buffer.concat([this.#tail, more]);
-    this.#tail = joined.subarray(Math.max(0, joined.length - ID_PREFIX_BYTES));
-  }
 
   #tooLarge(id: string | number | null): void {
     this.#reply(

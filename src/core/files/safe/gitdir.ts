@@ -21,7 +21,7 @@ export function gitDirRefusal(display: string): CcbError {
     "PERMISSION_DENIED",
     `${display} is inside a git repository's own folder (a .git folder or a directory git uses as one); the file tools do not change git's own files.`,
     {
-      hint: "Use git_run (e.g. git config, git update-ref) to change the repository.",
+      hint: "Use {{git}} (e.g. git config, git update-ref) to change the repository.",
     },
   );
 }

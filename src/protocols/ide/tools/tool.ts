@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { CcbError } from "../../../core/errors.ts";
 import type { Workspace } from "../../../core/workspace.ts";
 import {
   type AnyToolDef,
@@ -11,6 +12,7 @@ import {
 import { errorResult, type IdeToolResult } from "../converters.ts";
 import type { DiffRegistry } from "../diffs.ts";
 import type { IdeEditor } from "../editor.ts";
+import { CLAUDE_HINT_NAMES } from "../hint-names.ts";
 import type { Notifier } from "../notifications.ts";
 
 /** What the 12 Claude Code IDE tools need besides the call context. */
@@ -40,7 +42,7 @@ export async function runIdeTool(tool: AnyIdeTool, args: unknown, ctx: IdeToolCo
   try {
     return await runTool(tool, args, ctx);
   } catch (err) {
-    return errorResult((err as { toUserText(): string }).toUserText());
+    return errorResult((err as CcbError).toUserText(CLAUDE_HINT_NAMES));
   }
 }
 

@@ -202,9 +202,9 @@ describe("FileService.read", () => {
   });
 
   it("refuses directories, FIFOs (without blocking) and missing files with next steps", async () => {
-    await rejectsCode(f.files.read("dir"), "IS_DIRECTORY", /fs_list/);
+    await rejectsCode(f.files.read("dir"), "IS_DIRECTORY", /\{\{list\}\}/);
     await rejectsCode(f.files.read("fifo"), "INVALID_ARGUMENT");
-    await rejectsCode(f.files.read("missing.txt"), "NOT_FOUND", /fs_list/);
+    await rejectsCode(f.files.read("missing.txt"), "NOT_FOUND", /\{\{list\}\}/);
   });
 
   it("refuses symlink and hard-link escapes, follows inside symlinks", async () => {
@@ -245,7 +245,7 @@ describe("FileService.write", () => {
     await assert.rejects(f.files.write("v.txt", "x", { expectedVersion: sha("stale\n") }), (err) => {
       assert.ok(isCcbError(err, "VERSION_CONFLICT"));
       assert.equal(err.details?.currentVersion, sha("current\n"));
-      assert.match(err.hint ?? "", /fs_read/);
+      assert.match(err.hint ?? "", /\{\{read\}\}/);
       return true;
     });
     await assert.rejects(
