@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { pidAlive } from "../pid.ts";
 
 /** pid, state and session id of a process from /proc (Linux), undefined when unknown or gone. */
 function procStat(pid: number): { state: string; sid: number } | undefined {
@@ -45,11 +46,7 @@ export function sessionMembers(sid: number): number[] {
 
 /** Whether `pid` is a live process (a zombie counts as gone). */
 export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
+  if (!pidAlive(pid)) return false;
   if (!hasProc) return true;
   const st = procStat(pid);
   return st !== undefined && st.state !== "Z";

@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync
 import { homedir } from "node:os";
 import { basename, join } from "node:path";
 import { z } from "zod";
+import { pidAlive } from "../../core/pid.ts";
 
 /**
  * The discovery file the Claude Code CLI reads: `${CLAUDE_CONFIG_DIR:-~/.claude}/ide/<port>.lock`.
@@ -59,16 +60,6 @@ export function newAuthToken(): string {
   return randomBytes(32).toString("base64url");
 }
 
-export function isPidAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 export function writeLock(dir: string, port: number, body: LockBody): string {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
@@ -123,7 +114,7 @@ export function readLocks(dir: string): LockEntry[] {
     try {
       const parsed = LockSchema.safeParse(JSON.parse(readFileSync(path, "utf8")));
       if (!parsed.success) continue;
-      out.push({ port: Number(m[1]), path, body: parsed.data, alive: isPidAlive(parsed.data.pid) });
+      out.push({ port: Number(m[1]), path, body: parsed.data, alive: pidAlive(parsed.data.pid) });
     } catch {
       // unreadable or half-written: not ours to judge
     }

@@ -317,10 +317,16 @@ describe("FileService.write", () => {
     await f.files.write("locked.txt", "after stale lock");
     assert.equal(readFileSync(join(f.root, "locked.txt"), "utf8"), "after stale lock");
     assert.ok(!existsSync(lockPath));
-    writeFileSync(lockPath, `${process.pid}\n${hostname()}\n`);
-    const impatient = new FileService(f.ws, { lockTimeoutMs: 100 });
-    await rejectsCode(impatient.write("locked.txt", "blocked"), "TIMEOUT", /ccb-lock/);
-    assert.equal(readFileSync(join(f.root, "locked.txt"), "utf8"), "after stale lock");
+    // a live holder (another process): waited for, then given up on
+    const live = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "ignore" });
+    try {
+      writeFileSync(lockPath, `${live.pid}\n${hostname()}\n`);
+      const impatient = new FileService(f.ws, { lockTimeoutMs: 100 });
+      await rejectsCode(impatient.write("locked.txt", "blocked"), "TIMEOUT", /ccb-lock/);
+      assert.equal(readFileSync(join(f.root, "locked.txt"), "utf8"), "after stale lock");
+    } finally {
+      live.kill();
+    }
     rmSync(lockPath);
   });
 
