@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
 import { registerSecret } from "../../core/secrets.ts";
+import { checkExposure } from "../../net/exposure.ts";
 import { Gateway } from "../../net/gateway.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
 import { startWorkbench, type WorkbenchHandle } from "../index.ts";
@@ -220,7 +221,9 @@ async function startOwner(o: AcquireOptions, key: string | undefined): Promise<I
   let own: Gateway | undefined;
   let http = o.http;
   if (!http) {
-    own = new Gateway({ host: "127.0.0.1", port: 0, log: o.log.child("gateway") });
+    const host = "127.0.0.1";
+    checkExposure({ listener: "workbench", host });
+    own = new Gateway({ host, port: 0, log: o.log.child("gateway") });
     http = { gateway: own, url: await own.listen() };
   }
   const workbench = startWorkbench({
