@@ -208,8 +208,15 @@ export function toolFailure(toolName: string, err: unknown, log?: Logger): CcbEr
   return safe;
 }
 
-/** The failures `toolFailure` made: an adapter that maps one again gets it unchanged. */
+/** The failures `toolFailure` made or a tool vouched for: an adapter that maps one again gets it unchanged. */
 const sanitized = new WeakSet<CcbError>();
+
+/** A failure a tool passes on as it is (a remote MCP server's own error): `toolFailure` leaves it unchanged. */
+export function trustedFailure(err: unknown): CcbError {
+  const e = toCcbError(err);
+  sanitized.add(e);
+  return e;
+}
 
 /** Run a tool with checked arguments; any failure leaves as `toolFailure`'s CcbError. */
 export async function runTool<S extends z.ZodObject, D extends object, R, P>(
