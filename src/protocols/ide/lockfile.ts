@@ -54,11 +54,6 @@ export function isCcbIdeName(name: string): boolean {
   return name === IDE_NAME_PREFIX || name.startsWith(`${IDE_NAME_PREFIX} (`);
 }
 
-/** A fresh 256-bit token from the OS CSPRNG. */
-export function newAuthToken(): string {
-  return randomBytes(32).toString("base64url");
-}
-
 export function isPidAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {

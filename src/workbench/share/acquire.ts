@@ -4,6 +4,7 @@ import type { Logger } from "../../core/log.ts";
 import { registerSecret } from "../../core/secrets.ts";
 import { checkExposure } from "../../net/exposure.ts";
 import { Gateway } from "../../net/gateway.ts";
+import { newToken } from "../../util/secrets.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
 import { startWorkbench, type WorkbenchHandle } from "../index.ts";
 import type { RuntimeKind } from "../launcher/types.ts";
@@ -241,7 +242,7 @@ async function startOwner(o: AcquireOptions, key: string | undefined): Promise<I
   let host: ShareHost | undefined;
   let record: ShareRecord | undefined;
   if (key) {
-    const secret = randomBytes(32).toString("base64url");
+    const secret = newToken();
     registerSecret(secret);
     const since = Date.now();
     host = new ShareHost({
