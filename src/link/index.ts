@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { CcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
-import { isLoopbackHost } from "../net/loopback.ts";
+import { checkExposure } from "../net/exposure.ts";
 import { stateDir } from "../util/paths.ts";
 import { selfCommand } from "../util/self.ts";
 import type { AgentCommand } from "./agent-process.ts";
@@ -43,11 +43,7 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
 /** `ccb link`: the WebSocket server, plus the remote control upstream when ACP_RCS_URL is set. */
 export async function startLink(o: LinkOptions): Promise<LinkHandle> {
   const env = o.env ?? process.env;
-  if (o.noAuth && !isLoopbackHost(o.host)) {
-    throw new CcbError("INVALID_ARGUMENT", `--no-auth is only allowed on a loopback host, not ${o.host}.`, {
-      hint: "Drop --no-auth (a token is generated for you), or bind --host 127.0.0.1.",
-    });
-  }
+  checkExposure({ listener: "link", host: o.host, token: !o.noAuth });
   const localMode: PermissionMode = localPermissionMode(o.permissionMode, env);
   const maxMessageBytes = o.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const agentFor = (mode: PermissionMode): AgentCommand => {

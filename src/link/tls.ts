@@ -4,12 +4,13 @@ import { isIP } from "node:net";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { generate } from "selfsigned";
+import { readTlsFiles } from "../net/exposure.ts";
 import { configDir } from "../util/paths.ts";
 import { writeSecretFile } from "../util/secrets.ts";
 
 export interface TlsMaterial {
-  cert: string;
-  key: string;
+  cert: string | Buffer;
+  key: string | Buffer;
   /** Where it came from: the user's files, the cache, or freshly generated. */
   source: "files" | "cache" | "generated";
   certPath: string;
@@ -35,15 +36,8 @@ export async function loadTls(opts: {
   env?: NodeJS.ProcessEnv;
   now?: Date;
 }): Promise<TlsMaterial> {
-  if (opts.cert || opts.key) {
-    if (!opts.cert || !opts.key) throw new Error("--cert and --key go together.");
-    return {
-      cert: readFileSync(opts.cert, "utf8"),
-      key: readFileSync(opts.key, "utf8"),
-      source: "files",
-      certPath: opts.cert,
-    };
-  }
+  const files = await readTlsFiles(opts.cert, opts.key);
+  if (files) return { ...files, source: "files", certPath: opts.cert as string };
   const dir = join(configDir(opts.env), "tls");
   const certPath = join(dir, "link-cert.pem");
   const keyPath = join(dir, "link-key.pem");

@@ -1,7 +1,7 @@
-import { CcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
+import { checkExposure } from "../net/exposure.ts";
 import { Gateway } from "../net/gateway.ts";
-import { hostForUrl, isLoopbackHost } from "../net/loopback.ts";
+import { hostForUrl } from "../net/loopback.ts";
 import type { EdgePolicy } from "../net/policy.ts";
 import { type Chromium, launchChromium } from "../platform/chromium.ts";
 import { newToken } from "../util/secrets.ts";
@@ -37,11 +37,7 @@ export interface StreamHandle {
 
 /** `ccb stream`: headless Chromium on `url`, its screencast and input over `/stream`. */
 export async function startStream(o: StreamOptions): Promise<StreamHandle> {
-  if (!isLoopbackHost(o.host)) {
-    throw new CcbError("INVALID_ARGUMENT", `ccb stream binds loopback only, not ${o.host}.`, {
-      hint: "Put a TLS-terminating reverse proxy in front of it to reach it from elsewhere.",
-    });
-  }
+  checkExposure({ listener: "stream", host: o.host });
   const token = o.token ?? newToken(32);
   const chromium = await launchChromium({
     url: o.url,

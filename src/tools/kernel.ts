@@ -154,18 +154,29 @@ export function catalogOf<T extends { name: string }>(tools: readonly T[]): Tool
 
 // ---------------------------------------------------------------- arguments
 
-/** "path: expected string, received number; limit: too big": what is wrong, field by field. */
-export function formatIssues(error: z.ZodError): string {
-  return error.issues
-    .slice(0, 10)
-    .map((i) => `${i.path.length > 0 ? i.path.map(String).join(".") : "(arguments)"}: ${i.message}`)
+/**
+ * "path: expected string, received number; limit: too big": what is wrong, field by field; the one
+ * formatter of schema issues (tool arguments, MCP params, IDE JSON-RPC). `root` names an issue of the
+ * whole value, `under` is a leading path key left out, `max` caps how many are listed.
+ */
+export function formatIssues(
+  issues: readonly { path: readonly PropertyKey[]; message: string }[],
+  o: { root?: string; under?: string; max?: number } = {},
+): string {
+  return issues
+    .slice(0, o.max ?? 10)
+    .map((i) => {
+      const path = i.path.map(String);
+      const where = o.under !== undefined && path[0] === o.under ? path.slice(1) : path;
+      return `${where.length > 0 ? where.join(".") : (o.root ?? "(arguments)")}: ${i.message}`;
+    })
     .join("; ");
 }
 
 /** The one text of an argument error, on every protocol. */
 export function argumentErrorText(toolName: string, error: z.ZodError): string {
   return (
-    `Invalid arguments for tool ${toolName}: ${formatIssues(error)}. ` +
+    `Invalid arguments for tool ${toolName}: ${formatIssues(error.issues)}. ` +
     "Fix them (the tool's input schema describes every field) and call it again."
   );
 }
@@ -208,8 +219,15 @@ export function toolFailure(toolName: string, err: unknown, log?: Logger): CcbEr
   return safe;
 }
 
-/** The failures `toolFailure` made: an adapter that maps one again gets it unchanged. */
+/** The failures `toolFailure` made or a tool vouched for: an adapter that maps one again gets it unchanged. */
 const sanitized = new WeakSet<CcbError>();
+
+/** A failure a tool passes on as it is (a remote MCP server's own error): `toolFailure` leaves it unchanged. */
+export function trustedFailure(err: unknown): CcbError {
+  const e = toCcbError(err);
+  sanitized.add(e);
+  return e;
+}
 
 /** Run a tool with checked arguments; any failure leaves as `toolFailure`'s CcbError. */
 export async function runTool<S extends z.ZodObject, D extends object, R, P>(

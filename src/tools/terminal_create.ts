@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { TERMINAL_LIMITS as L } from "../core/terminals/types.ts";
 import { defineTool } from "./kernel.ts";
 import { describeTerminal, terminalStructured } from "./terminal_common.ts";
 
@@ -17,7 +18,7 @@ export default defineTool({
       .min(1)
       .optional()
       .describe("Program to run (looked up on PATH); default the user's shell ($SHELL, else bash, else sh)."),
-    args: z.array(z.string()).max(1000).optional().describe("Arguments for the program."),
+    args: z.array(z.string()).max(L.maxArgs).optional().describe("Arguments for the program."),
     cwd: z
       .string()
       .min(1)
@@ -29,9 +30,13 @@ export default defineTool({
       .record(z.string(), z.string())
       .optional()
       .describe("Extra environment variables, merged over ccb's own environment (ccb's tokens are never passed on)."),
-    cols: z.number().int().min(2).max(1000).optional().describe("Width in columns (default 120)."),
-    rows: z.number().int().min(1).max(500).optional().describe("Height in rows (default 30)."),
-    title: z.string().max(200).optional().describe("A name to show in terminal_list (default the program name)."),
+    cols: z.number().int().min(L.minCols).max(L.maxCols).optional().describe("Width in columns (default 120)."),
+    rows: z.number().int().min(L.minRows).max(L.maxRows).optional().describe("Height in rows (default 30)."),
+    title: z
+      .string()
+      .max(L.maxTitle)
+      .optional()
+      .describe("A name to show in terminal_list (default the program name)."),
     input: z
       .string()
       .optional()

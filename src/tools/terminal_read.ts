@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { TERMINAL_LIMITS as L } from "../core/terminals/types.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
 import { describeTerminal, plainOutput, TerminalId, terminalStructured } from "./terminal_common.ts";
 
@@ -28,7 +29,7 @@ export default defineTool({
       .number()
       .int()
       .min(0)
-      .max(4 * 1024 * 1024)
+      .max(L.maxReadBytes)
       .optional()
       .describe("Cap on the raw output returned, in characters (default 262144)."),
     scrollback: z
@@ -39,7 +40,7 @@ export default defineTool({
       .number()
       .int()
       .min(0)
-      .max(60_000)
+      .max(L.maxWaitMs)
       .optional()
       .describe(
         "If there is no output after offset yet, wait up to this many milliseconds for some (or for the exit). Default 0.",

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { TERMINAL_LIMITS as L } from "../core/terminals/types.ts";
 import { defineTool } from "./kernel.ts";
 import { describeTerminal, TerminalId, terminalStructured } from "./terminal_common.ts";
 
@@ -10,8 +11,8 @@ export default defineTool({
     "rendered screen. Pipe terminals (isPty=false) have no size and refuse with UNSUPPORTED.",
   input: z.object({
     id: TerminalId,
-    cols: z.number().int().min(2).max(1000).describe("New width in columns."),
-    rows: z.number().int().min(1).max(500).describe("New height in rows."),
+    cols: z.number().int().min(L.minCols).max(L.maxCols).describe("New width in columns."),
+    rows: z.number().int().min(L.minRows).max(L.maxRows).describe("New height in rows."),
   }),
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async execute(args, ctx) {

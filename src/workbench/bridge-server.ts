@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
@@ -9,7 +8,7 @@ import { CcbError, ccbErrorFromWire, toCcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { registerSecret } from "../core/secret-vault.ts";
 import { CCB_VERSION } from "../core/version.ts";
-import { tokensEqual } from "../util/secrets.ts";
+import { newToken, tokensEqual } from "../util/secrets.ts";
 import {
   BRIDGE_PROTOCOL_VERSION,
   type BridgeEvent,
@@ -109,7 +108,7 @@ export class BridgeServer implements EditorBridge {
 
   constructor(options: BridgeServerOptions) {
     this.#o = { ...options };
-    this.token = options.token ?? randomBytes(32).toString("base64url");
+    this.token = options.token ?? newToken();
     registerSecret(this.token);
   }
 

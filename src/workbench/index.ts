@@ -1,10 +1,10 @@
-import { randomBytes } from "node:crypto";
 import { resolve as resolvePath } from "node:path";
 import { childEnv } from "../core/child-env.ts";
 import type { Core } from "../core/core.ts";
 import { CcbError, toCcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { BrowserSession } from "../net/browser-session.ts";
+import { newToken } from "../util/secrets.ts";
 import { BridgeServer } from "./bridge-server.ts";
 import { BRIDGE_POLICY, mountSessionRoutes, mountWorkbenchProxy, type WorkbenchHttp } from "./gateway.ts";
 import { type HeadlessClient, startHeadlessClient } from "./headless-client.ts";
@@ -129,7 +129,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
   const log = o.log;
   const env = o.env ?? process.env;
   const t0 = performance.now();
-  const basePath = `/ide/${randomBytes(24).toString("base64url")}`;
+  const basePath = `/ide/${newToken(24)}`;
   const timings: WorkbenchStatus["timings"] = { runtimeReadyMs: null, runtimeBootMs: null, bridgeConnectedMs: null };
   let runtime: Runtime | undefined;
   let supervisor: RuntimeSupervisor | undefined;

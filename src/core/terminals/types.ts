@@ -24,6 +24,18 @@ export interface TerminalInfo {
   origin: "tool" | "workbench";
 }
 
+/** The bounds of a terminal call, the same for a tool's arguments and a call relayed to the workbench's owner. */
+export const TERMINAL_LIMITS = {
+  maxArgs: 1000,
+  minCols: 2,
+  maxCols: 1000,
+  minRows: 1,
+  maxRows: 500,
+  maxTitle: 200,
+  maxReadBytes: 4 * 1024 * 1024,
+  maxWaitMs: 60_000,
+} as const;
+
 export interface CreateTerminalOptions {
   /** Program to run; default the user's shell. */
   command?: string;

@@ -7,20 +7,21 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { z } from "zod";
 import type { Logger } from "../../core/log.ts";
 import { CCB_VERSION } from "../../core/version.ts";
+import { trustedFailure } from "../../tools/kernel.ts";
 import { shortTitle, textContent } from "./converters.ts";
-import { type AgentTool, defineAgentTool, truncateForModel } from "./tools/types.ts";
+import { type AcpTool, defineAcpTool, truncateForModel } from "./tools/types.ts";
 
 /** MCP servers passed in session/new, connected with the MCP SDK client; their tools are offered to the model as mcp__<server>__<tool>. */
 export class McpConnections {
   private constructor(
     private readonly clients: { name: string; client: Client }[],
-    readonly tools: AgentTool[],
+    readonly tools: AcpTool[],
     readonly failures: string[],
   ) {}
 
   static async connect(servers: McpServer[], cwd: string, log: Logger, signal?: AbortSignal): Promise<McpConnections> {
     const clients: { name: string; client: Client }[] = [];
-    const tools: AgentTool[] = [];
+    const tools: AcpTool[] = [];
     const failures: string[] = [];
     await Promise.all(
       servers.map(async (server) => {
@@ -84,22 +85,30 @@ function mcpTool(
     annotations?: { readOnlyHint?: boolean | undefined } | undefined;
   },
   client: Client,
-): AgentTool {
+): AcpTool {
   const name = mcpToolName(server, t.name);
-  return defineAgentTool<Record<string, unknown>>({
+  const readOnly = t.annotations?.readOnlyHint === true;
+  return defineAcpTool({
     name,
+    title: t.name,
     description: t.description ?? `Tool ${t.name} of MCP server ${server}.`,
-    schema: z.record(z.string(), z.unknown()),
-    jsonSchema: t.inputSchema,
-    kind: t.annotations?.readOnlyHint ? "read" : "other",
-    title: (i) => shortTitle(`${server}: ${t.name} ${JSON.stringify(i)}`),
-    locations: () => [],
-    access: () => ({ category: t.annotations?.readOnlyHint ? "read" : "other", ruleKey: name }),
-    async run(input, ctx) {
-      const r = await client.callTool({ name: t.name, arguments: input }, undefined, {
-        signal: ctx.signal,
-        timeout: 600_000,
-      });
+    input: z.looseObject({}),
+    annotations: { readOnlyHint: readOnly, destructiveHint: !readOnly, idempotentHint: false, openWorldHint: true },
+    acp: {
+      // the server's own schema is what the model is offered; any object is passed on for it to check
+      jsonSchema: t.inputSchema,
+      kind: readOnly ? "read" : "other",
+      title: (i) => shortTitle(`${server}: ${t.name} ${JSON.stringify(i)}`),
+      locations: () => [],
+      access: () => ({ category: readOnly ? "read" : "other", ruleKey: name }),
+    },
+    async execute(input, ctx) {
+      const r = await client
+        .callTool({ name: t.name, arguments: input }, undefined, { signal: ctx.signal, timeout: 600_000 })
+        .catch((err: unknown) => {
+          // the server's own failure, as it said it (not one of ccb's to sanitize)
+          throw trustedFailure(err);
+        });
       const parts = (r.content as { type: string; text?: string }[] | undefined) ?? [];
       const text =
         parts.map((p) => (p.type === "text" ? (p.text ?? "") : `[${p.type} content]`)).join("\n") ||

@@ -41,8 +41,8 @@ import { systemPrompt } from "./system-prompt.ts";
 import type { EditFeedback } from "./tool-runner.ts";
 import { AGENT_TOOLS } from "./tools/index.ts";
 import { type ClientIO, createClientIO } from "./tools/io.ts";
+import { type AcpTool, offeredTools } from "./tools/types.ts";
 import { type LocalRun, Turn, type TurnHost } from "./turn.ts";
-import { offeredTools, type TurnTool, withGates } from "./turn-tools.ts";
 import { type AcpWorkbench, type AcpWorkbenchOptions, acquireAcpWorkbench } from "./workbench.ts";
 
 export interface SessionDeps {
@@ -55,8 +55,6 @@ export interface SessionDeps {
   /** How sessions get a workbench (default: attach only, never start one). */
   workbench?: AcpWorkbenchOptions | undefined;
 }
-
-const BUILTINS: readonly TurnTool[] = withGates(AGENT_TOOLS);
 
 /** One ACP session: its workspace core, config, conversation, store, MCP clients and FIFO prompt queue. */
 export class Session implements TurnHost {
@@ -178,8 +176,8 @@ export class Session implements TurnHost {
   }
 
   /** The tools of the next model request: bridge-needing ones only while the workbench's bridge is connected. */
-  tools(): TurnTool[] {
-    return offeredTools([...BUILTINS, ...(this.mcp?.tools ?? [])], this.core.bridge.status().connected);
+  tools(): AcpTool[] {
+    return offeredTools([...AGENT_TOOLS, ...(this.mcp?.tools ?? [])], this.core.bridge.status().connected);
   }
 
   editFeedback(): EditFeedback | undefined {
@@ -261,7 +259,7 @@ export class Session implements TurnHost {
   }
 
   /** The system prompt of the next model request (after the client's replace/append option). */
-  systemPrompt(git: GitStatus | undefined, tools: readonly TurnTool[]): string {
+  systemPrompt(git: GitStatus | undefined, tools: readonly AcpTool[]): string {
     const base = systemPrompt({
       cwd: this.cwd,
       extraRoots: this.options.additionalDirectories ?? [],

@@ -5,15 +5,14 @@ import type { Core } from "../../core/core.ts";
 import { type HintNames, isCcbError, toCcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { maskDeep, maskSecrets } from "../../core/secret-vault.ts";
-import { argumentErrorText } from "../../tools/kernel.ts";
+import { parseArguments, runTool } from "../../tools/kernel.ts";
 import { type Todo, textContent, toolCallStart } from "./converters.ts";
 import type { ModeId } from "./modes.ts";
 import type { TurnOutlet } from "./outlet.ts";
 import { decide, optionKind, PERMISSION_OPTIONS, type PermissionRules } from "./permissions.ts";
 import type { StoreRecord } from "./store.ts";
 import type { ClientIO } from "./tools/io.ts";
-import type { AgentToolContext, ToolOutcome } from "./tools/types.ts";
-import type { GateContext, TurnTool } from "./turn-tools.ts";
+import { type AcpTool, type AgentToolContext, type GateContext, previewOf, type ToolOutcome } from "./tools/types.ts";
 
 /** A file a tool call changed: its absolute path and its new text. */
 export interface EditedFile {
@@ -49,7 +48,7 @@ export interface ToolHost {
 /** One tool_use of a turn: the host, the tools offered in this request, where updates go. */
 export interface ToolCall {
   host: ToolHost;
-  tools: readonly TurnTool[];
+  tools: readonly AcpTool[];
   outlet: TurnOutlet;
   turn: number;
   signal: AbortSignal;
@@ -144,7 +143,7 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
     });
     return fail(`Unknown tool "${use.name}". Available tools: ${call.tools.map((t) => t.name).join(", ")}.`);
   }
-  const parsed = tool.schema.safeParse(use.input);
+  const parsed = parseArguments(tool, use.input);
   const ctx: AgentToolContext = {
     sessionId: host.id,
     cwd: host.cwd,
@@ -155,36 +154,32 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
     progress: (fields) => send(fields),
     setPlan: (todos) => host.setPlan(outlet, turn, todos),
   };
-  const title = parsed.success ? tool.title(parsed.data) : use.name;
-  const locations = parsed.success ? tool.locations(parsed.data, ctx) : [];
-  final = { ...final, title, kind: tool.kind, locations };
-  outlet.emit(toolCallStart(id, title, tool.kind, use.input, locations));
-  if (!parsed.success) {
-    return fail(argumentErrorText(tool.name, parsed.error));
-  }
-  const input = parsed.data;
+  const presentation = tool.acp;
+  const title = parsed.ok ? presentation.title(parsed.args) : use.name;
+  const locations = parsed.ok ? presentation.locations(parsed.args, ctx) : [];
+  final = { ...final, title, kind: presentation.kind, locations };
+  outlet.emit(toolCallStart(id, title, presentation.kind, use.input, locations));
+  if (!parsed.ok) return fail(parsed.message);
+  const input = parsed.args;
 
   // content shown while asking (the diff of an edit); a failing preview fails the call with its reason
-  let preview: ToolCallContent[] = [];
-  if (tool.preview) {
-    try {
-      preview = await tool.preview(input, ctx);
-      if (preview.length > 0) send({ content: preview });
-    } catch (err) {
-      if (signal.aborted) return fail("Cancelled.", true);
-      return fail(errorText(err));
-    }
+  try {
+    const preview = await previewOf(tool, input, ctx);
+    if (preview.length > 0) send({ content: preview });
+  } catch (err) {
+    if (signal.aborted) return fail("Cancelled.", true);
+    return fail(errorText(err));
   }
 
-  const access = tool.access(input);
-  if (tool.gate) {
+  const access = presentation.access(input);
+  if (presentation.gate) {
     const gate: GateContext = {
       mode: host.config.mode,
       show: (content) => send({ content }),
       ask: (options) => askPermission(host, outlet, final, options, signal),
       setMode: (mode) => host.setMode(mode, outlet),
     };
-    const r = await tool.gate(input, gate);
+    const r = await presentation.gate(input, gate);
     if (r.kind === "cancelled") return fail("Cancelled.", true);
     if (r.kind === "reject") return fail(r.text);
     if (r.kind === "done") return complete(r.outcome);
@@ -208,7 +203,7 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
   send({ status: "in_progress" });
   if (access.category !== "read") host.markChanged();
   try {
-    const out = await tool.run(input, ctx);
+    const out = await runTool(tool, input, ctx);
     if (signal.aborted) {
       send({ status: "failed", ...(out.content ? { content: out.content } : {}), rawOutput: out.rawOutput });
       store();

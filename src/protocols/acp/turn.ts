@@ -26,7 +26,7 @@ import type { TurnOutlet } from "./outlet.ts";
 import { countsOf, type TokenCounts } from "./pricing.ts";
 import type { ModelSettings } from "./settings.ts";
 import { runToolUse, type ToolHost } from "./tool-runner.ts";
-import type { TurnTool } from "./turn-tools.ts";
+import type { AcpTool } from "./tools/types.ts";
 
 /** A prompt the session answers itself (a local slash command such as /compact). */
 export type LocalRun = (outlet: TurnOutlet, turn: number, signal: AbortSignal) => Promise<StopReason>;
@@ -47,9 +47,9 @@ export interface TurnHost extends ToolHost {
   /** A prompt-template command expanded, if `text` invokes one. */
   expandCommand(text: string): string | undefined;
   /** The tools offered to the model for the next request. */
-  tools(): TurnTool[];
+  tools(): AcpTool[];
   gitState(signal: AbortSignal): Promise<GitStatus | undefined>;
-  systemPrompt(git: GitStatus | undefined, tools: readonly TurnTool[]): string;
+  systemPrompt(git: GitStatus | undefined, tools: readonly AcpTool[]): string;
   modelClient(): Promise<ModelClient>;
   recordUsage(turn: number, model: string, tokens: TokenCounts, outlet: TurnOutlet): void;
 }
@@ -162,7 +162,7 @@ export class Turn {
   }
 
   /** The tool_uses of one response, in order; true when the turn was cancelled meanwhile. */
-  private async runTools(uses: ToolUseBlock[], tools: readonly TurnTool[]): Promise<boolean> {
+  private async runTools(uses: ToolUseBlock[], tools: readonly AcpTool[]): Promise<boolean> {
     const { host, outlet, signal, turn } = this;
     const results: ToolResultBlockParam[] = [];
     let cancelled = false;

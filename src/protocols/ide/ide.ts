@@ -2,17 +2,11 @@ import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
 import { registerSecret } from "../../core/secret-vault.ts";
 import { CCB_VERSION } from "../../core/version.ts";
+import { newToken } from "../../util/secrets.ts";
 import { BridgeEditor } from "./bridge-editor.ts";
 import { DiffRegistry } from "./diffs.ts";
 import type { IdeEditor } from "./editor.ts";
-import {
-  cleanStaleLocks,
-  lockDir as defaultLockDir,
-  ideNameFor,
-  newAuthToken,
-  removeLock,
-  writeLock,
-} from "./lockfile.ts";
+import { cleanStaleLocks, lockDir as defaultLockDir, ideNameFor, removeLock, writeLock } from "./lockfile.ts";
 import { Notifier } from "./notifications.ts";
 import { startSocketServer } from "./server.ts";
 import { attachSession } from "./session.ts";
@@ -71,7 +65,7 @@ export async function startIde(options: StartIdeOptions): Promise<IdeServer> {
 
   for (const p of cleanStaleLocks(dir)) log.info(`removed a stale ccb IDE lock file: ${p}`);
 
-  const authToken = newAuthToken();
+  const authToken = newToken();
   registerSecret(authToken); // masked wherever it could reach a model (tool results, relayed terminal output, logs)
   const notifier = new Notifier({
     log: log.child("notify"),

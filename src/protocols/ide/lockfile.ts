@@ -55,11 +55,6 @@ export function isCcbIdeName(name: string): boolean {
   return name === IDE_NAME_PREFIX || name.startsWith(`${IDE_NAME_PREFIX} (`);
 }
 
-/** A fresh 256-bit token from the OS CSPRNG. */
-export function newAuthToken(): string {
-  return randomBytes(32).toString("base64url");
-}
-
 export function writeLock(dir: string, port: number, body: LockBody): string {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);

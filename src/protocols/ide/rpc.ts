@@ -1,7 +1,7 @@
 import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { maskDeep } from "../../core/secret-vault.ts";
-import { argumentErrorText, inputSchema, toolFailure } from "../../tools/kernel.ts";
+import { argumentErrorText, formatIssues, inputSchema, toolFailure } from "../../tools/kernel.ts";
 import { CLAUDE_HINT_NAMES } from "./hint-names.ts";
 
 /**
@@ -71,9 +71,8 @@ export function toolList(tools: readonly RpcTool[]): unknown[] {
   return list;
 }
 
-function zodMessage(err: z.ZodError): string {
-  return err.issues.map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`).join("; ");
-}
+/** Issues of a JSON-RPC envelope or params: every one, the whole value named "(root)". */
+const ROOT = { root: "(root)", max: Number.POSITIVE_INFINITY };
 
 export class RpcSession<T extends RpcTool> {
   readonly #send: (text: string) => void;
@@ -103,7 +102,7 @@ export class RpcSession<T extends RpcTool> {
       this.#error(
         typeof id === "string" || typeof id === "number" ? id : null,
         INVALID_REQUEST,
-        `Invalid JSON-RPC message: ${zodMessage(env.error)}`,
+        `Invalid JSON-RPC message: ${formatIssues(env.error.issues, ROOT)}`,
       );
       return;
     }
@@ -141,7 +140,8 @@ export class RpcSession<T extends RpcTool> {
       case "initialize": {
         this.#h.onRequest?.(method, undefined);
         const p = InitializeParams.safeParse(params ?? {});
-        if (!p.success) return this.#error(id, INVALID_PARAMS, `Invalid initialize params: ${zodMessage(p.error)}`);
+        if (!p.success)
+          return this.#error(id, INVALID_PARAMS, `Invalid initialize params: ${formatIssues(p.error.issues, ROOT)}`);
         const v = p.data.protocolVersion;
         const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(v) ? v : DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
         return this.#result(id, { protocolVersion, capabilities: { tools: {} }, serverInfo: this.#h.serverInfo });
@@ -160,7 +160,8 @@ export class RpcSession<T extends RpcTool> {
 
   async #call(id: string | number, params: Record<string, unknown> | undefined): Promise<void> {
     const p = CallParams.safeParse(params ?? {});
-    if (!p.success) return this.#error(id, INVALID_PARAMS, `Invalid tools/call params: ${zodMessage(p.error)}`);
+    if (!p.success)
+      return this.#error(id, INVALID_PARAMS, `Invalid tools/call params: ${formatIssues(p.error.issues, ROOT)}`);
     this.#h.onRequest?.("tools/call", p.data.name);
     const tool = this.#byName.get(p.data.name);
     if (!tool) return this.#error(id, INVALID_PARAMS, `Tool ${p.data.name} not found`);

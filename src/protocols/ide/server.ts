@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import { type WebSocket, WebSocketServer } from "ws";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
+import { checkExposure } from "../../net/exposure.ts";
 import { Gateway } from "../../net/gateway.ts";
 import { idePolicy } from "./auth.ts";
 
@@ -49,8 +50,10 @@ export async function startSocketServer(options: SocketServerOptions): Promise<S
   });
 
   const policy = idePolicy(options.authToken, options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD);
+  const host = "127.0.0.1";
+  checkExposure({ listener: "ide", host });
   const gateway = new Gateway({
-    host: "127.0.0.1",
+    host,
     port: options.port ?? randomPort,
     log,
     fallback: {

@@ -10,6 +10,7 @@ import {
   PingRequestSchema,
   SetLevelRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { formatIssues } from "../../tools/kernel.ts";
 
 interface Issue {
   path: readonly PropertyKey[];
@@ -49,7 +50,7 @@ export async function connectValidated(server: Server, transport: Transport): Pr
           id: message.id,
           error: {
             code: ErrorCode.InvalidParams,
-            message: `Invalid params for ${message.method}: ${describeIssues(parsed.error.issues)}`,
+            message: `Invalid params for ${message.method}: ${formatIssues(parsed.error.issues, { root: "params", under: "params", max: 5 })}`,
           },
         };
         void transport.send(reply, { relatedRequestId: message.id }).catch(() => {});
@@ -62,15 +63,4 @@ export async function connectValidated(server: Server, transport: Transport): Pr
 
 function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
   return "method" in message && "id" in message;
-}
-
-function describeIssues(issues: readonly Issue[]): string {
-  return issues
-    .slice(0, 5)
-    .map((i) => {
-      const path = i.path.map(String);
-      const where = path[0] === "params" ? path.slice(1) : path;
-      return `${where.length > 0 ? where.join(".") : "params"}: ${i.message}`;
-    })
-    .join("; ");
 }

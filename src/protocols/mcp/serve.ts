@@ -1,10 +1,9 @@
-import { readFile } from "node:fs/promises";
 import type { Readable, Writable } from "node:stream";
 import { type Core, createCore } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import { type Logger, silentLogger } from "../../core/log.ts";
+import { admitPublicUrl, isPrivateLoopback, openExposure } from "../../net/exposure.ts";
 import { Gateway } from "../../net/gateway.ts";
-import { isLoopbackHost } from "../../net/loopback.ts";
 import type { AnyToolDef } from "../../tools/kernel.ts";
 import type { WorkbenchHttp } from "../../workbench/gateway.ts";
 import type { WorkbenchRuntimeOptions } from "../../workbench/share/acquire.ts";
@@ -84,13 +83,14 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const announce = options.announce ?? ((line: string) => log.info(line));
   const httpOpts = options.http;
   const useStdio = options.stdio ?? !httpOpts;
-  const tls = httpOpts ? await loadTls(httpOpts) : undefined;
-  const publicUrl = httpOpts?.publicUrl ? checkPublicUrl(httpOpts.publicUrl, httpOpts.authToken) : undefined;
-  if (httpOpts)
-    checkExposure(httpOpts.host ?? "127.0.0.1", Boolean(tls), httpOpts.authToken, {
-      publicUrl,
-      trustProxy: httpOpts.trustProxy,
-    });
+  const { tls, publicUrl } = httpOpts
+    ? await openExposure({
+        listener: "serve",
+        ...httpOpts,
+        host: httpOpts.host ?? "127.0.0.1",
+        token: Boolean(httpOpts.authToken),
+      })
+    : {};
 
   const ownsCore = !options.core;
   const core = options.core ?? createCore({ roots: options.roots, log });
@@ -126,14 +126,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         log: log.child("http"),
         publicScheme: publicUrl ? (publicUrl.protocol === "https:" ? "https" : "http") : undefined,
       });
-      gateway.hosts.allowMachineNames();
-      if (publicUrl) {
-        gateway.hosts.allowExact(publicUrl.host);
-        gateway.allowHost(
-          `${publicUrl.hostname}:${publicUrl.port || (publicUrl.protocol === "https:" ? "443" : "80")}`,
-        );
-        gateway.allowOwnOrigin(publicUrl.origin);
-      }
+      admitPublicUrl(gateway, publicUrl);
       const endpoint = new McpHttpEndpoint(gateway, {
         core,
         log: log.child("mcp-http"),
@@ -219,12 +212,7 @@ async function startServeWorkbench(o: {
   const { acquireWorkbench } = await import("../../workbench/share/acquire.ts");
   const { startWorkbenchApp } = await import("./app/stream-tier.ts");
   const served: WorkbenchHttp | undefined = o.http ? { gateway: o.http.gateway, url: o.http.publicUrl } : undefined;
-  const usable = Boolean(
-    o.http &&
-      o.http.gateway.scheme === "http" &&
-      isLoopbackHost(o.http.host) &&
-      o.http.publicUrl === o.http.gateway.url,
-  );
+  const usable = o.http ? isPrivateLoopback(o.http.gateway, o.http.host, o.http.publicUrl) : false;
   const renderMode = o.options.renderMode ?? "default";
   let app: WorkbenchAppHandle | undefined;
   const lease = await acquireWorkbench({
@@ -305,105 +293,4 @@ export async function runServe(options: ServeOptions): Promise<void> {
   void handle.stdioClosed.then(() => stop("stdin closed"));
   await stopped;
   await handle.close();
-}
-
-/**
- * A non-loopback listener needs both TLS and a bearer token; behind a TLS-terminating proxy
- * (--trust-proxy) plain HTTP is allowed when the public URL is https and a token is set.
- */
-export function checkExposure(
-  host: string,
-  tls: boolean,
-  authToken: string | undefined,
-  proxy: { publicUrl?: URL | undefined; trustProxy?: boolean | undefined } = {},
-): void {
-  if (isLoopbackHost(host)) return;
-  if (tls && authToken) return;
-  if (proxy.trustProxy) {
-    if (proxy.publicUrl?.protocol === "https:" && authToken) return;
-    throw new CcbError(
-      "CONFIG_INVALID",
-      `Refusing to listen on ${host} behind a proxy: --trust-proxy needs an https --public-url and a bearer token (--auth-token or CCB_AUTH_TOKEN).`,
-      {
-        hint: "The proxy terminates TLS for the public URL; ccb then serves plain HTTP to it only.",
-      },
-    );
-  }
-  const missing = [
-    !tls ? "TLS (--cert and --key)" : "",
-    !authToken ? "a bearer token (--auth-token or CCB_AUTH_TOKEN)" : "",
-  ]
-    .filter(Boolean)
-    .join(" and ");
-  throw new CcbError("CONFIG_INVALID", `Refusing to listen on ${host}: a non-loopback address needs ${missing}.`, {
-    hint: "Anyone who can reach this address could read and change the workspace and run commands. Use --host 127.0.0.1, or set both TLS and a token.",
-  });
-}
-
-/**
- * --public-url: an origin (no path) that browsers use to reach this server. It must be https:,
- * or point at loopback; a non-loopback one needs the bearer token too.
- */
-export function checkPublicUrl(value: string, authToken: string | undefined): URL {
-  let u: URL;
-  try {
-    u = new URL(value);
-  } catch {
-    throw new CcbError("CONFIG_INVALID", `--public-url ${JSON.stringify(value)} is not a URL.`, {
-      hint: "Give the origin browsers use, e.g. https://ccb.example.com",
-    });
-  }
-  if (
-    (u.protocol !== "https:" && u.protocol !== "http:") ||
-    (u.pathname !== "/" && u.pathname !== "") ||
-    u.search ||
-    u.hash ||
-    u.username ||
-    u.password
-  ) {
-    throw new CcbError(
-      "CONFIG_INVALID",
-      `--public-url must be an origin (scheme://host[:port], no path or query), got ${u.protocol}//${u.host}${u.pathname}.`,
-      {
-        hint: "Route the paths of the gateway at the root of that origin (see the README's reverse-proxy example).",
-      },
-    );
-  }
-  const loopback = isLoopbackHost(u.hostname);
-  if (u.protocol !== "https:" && !loopback) {
-    throw new CcbError(
-      "CONFIG_INVALID",
-      `Refusing --public-url ${u.origin}: a non-loopback public URL must be https.`,
-      {
-        hint: "Terminate TLS at the proxy and give its https:// origin.",
-      },
-    );
-  }
-  if (!loopback && !authToken) {
-    throw new CcbError(
-      "CONFIG_INVALID",
-      `Refusing --public-url ${u.origin} without a bearer token (--auth-token or CCB_AUTH_TOKEN).`,
-      {
-        hint: "Anyone who can reach that origin could use /mcp.",
-      },
-    );
-  }
-  return u;
-}
-
-async function loadTls(o: ServeHttpOptions): Promise<{ cert: Buffer; key: Buffer } | undefined> {
-  if (!o.certFile && !o.keyFile) return undefined;
-  if (!o.certFile || !o.keyFile) {
-    throw new CcbError("CONFIG_INVALID", "--cert and --key must be given together.", {
-      hint: "Pass both PEM files to serve HTTPS.",
-    });
-  }
-  const read = async (file: string, what: string) => {
-    try {
-      return await readFile(file);
-    } catch (err) {
-      throw new CcbError("CONFIG_INVALID", `Cannot read the TLS ${what} file ${file}: ${(err as Error).message}`);
-    }
-  };
-  return { cert: await read(o.certFile, "certificate"), key: await read(o.keyFile, "key") };
 }

@@ -2,7 +2,9 @@ import { randomBytes } from "node:crypto";
 import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
 import { registerSecret } from "../../core/secret-vault.ts";
+import { checkExposure } from "../../net/exposure.ts";
 import { Gateway } from "../../net/gateway.ts";
+import { newToken } from "../../util/secrets.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
 import { startWorkbench, type WorkbenchHandle } from "../index.ts";
 import type { RuntimeKind } from "../launcher/types.ts";
@@ -220,7 +222,9 @@ async function startOwner(o: AcquireOptions, key: string | undefined): Promise<I
   let own: Gateway | undefined;
   let http = o.http;
   if (!http) {
-    own = new Gateway({ host: "127.0.0.1", port: 0, log: o.log.child("gateway") });
+    const host = "127.0.0.1";
+    checkExposure({ listener: "workbench", host });
+    own = new Gateway({ host, port: 0, log: o.log.child("gateway") });
     http = { gateway: own, url: await own.listen() };
   }
   const workbench = startWorkbench({
@@ -238,7 +242,7 @@ async function startOwner(o: AcquireOptions, key: string | undefined): Promise<I
   let host: ShareHost | undefined;
   let record: ShareRecord | undefined;
   if (key) {
-    const secret = randomBytes(32).toString("base64url");
+    const secret = newToken();
     registerSecret(secret);
     const since = Date.now();
     host = new ShareHost({

@@ -1,11 +1,10 @@
-import { randomBytes } from "node:crypto";
 import { WebSocket } from "ws";
 import type { Core } from "../../core/core.ts";
 import type { EditorBridge } from "../../core/editor/bridge.ts";
 import { CcbError, ccbErrorFromWire } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { registerSecret } from "../../core/secret-vault.ts";
-import { tokensEqual } from "../../util/secrets.ts";
+import { newToken, tokensEqual } from "../../util/secrets.ts";
 import { extensionMethods, isExtensionMethod, MAX_FRAME_BYTES } from "../contract.ts";
 import { type ClientFrame, type FrontEnd, parse, proofOf, ServerFrame } from "./protocol.ts";
 import { ATTACH_PATH, type ShareRecord } from "./record.ts";
@@ -108,7 +107,7 @@ export class RemoteBridge implements EditorBridge {
       ws.once("open", () => {
         ws.off("error", fail);
         ws.on("error", (err) => o.log.debug(`share socket: ${err.message}`));
-        const nonce = randomBytes(24).toString("base64url");
+        const nonce = newToken(24);
         const rb = new RemoteBridge(ws, o, proofOf(record.secret, nonce));
         rb.#send({ type: "hello", frontEnd: o.frontEnd, pid: process.pid, nonce });
         resolve(rb);

@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { CcbError } from "../../core/errors.ts";
 import type { TerminalManager } from "../../core/terminals/manager.ts";
-import type {
-  CreateTerminalOptions,
-  TerminalInfo,
-  TerminalReadOptions,
-  TerminalReadResult,
-  TerminalService,
+import {
+  type CreateTerminalOptions,
+  TERMINAL_LIMITS as L,
+  type TerminalInfo,
+  type TerminalReadOptions,
+  type TerminalReadResult,
+  type TerminalService,
 } from "../../core/terminals/types.ts";
 
 /**
@@ -23,12 +24,12 @@ export const terminalMethods = {
   "terminals.create": {
     params: z.object({
       command: z.string().min(1).optional(),
-      args: z.array(z.string()).max(1000).optional(),
+      args: z.array(z.string()).max(L.maxArgs).optional(),
       cwd: z.string().min(1).optional(),
       env: z.record(z.string(), z.string()).optional(),
-      cols: z.number().int().min(2).max(1000).optional(),
-      rows: z.number().int().min(1).max(500).optional(),
-      title: z.string().max(200).optional(),
+      cols: z.number().int().min(L.minCols).max(L.maxCols).optional(),
+      rows: z.number().int().min(L.minRows).max(L.maxRows).optional(),
+      title: z.string().max(L.maxTitle).optional(),
     }),
     timeoutMs: 30_000,
   },
@@ -39,13 +40,8 @@ export const terminalMethods = {
       id: Id,
       offset: z.number().int().min(0).optional(),
       scrollback: z.boolean().optional(),
-      maxBytes: z
-        .number()
-        .int()
-        .min(0)
-        .max(4 * 1024 * 1024)
-        .optional(),
-      waitMs: z.number().int().min(0).max(60_000).optional(),
+      maxBytes: z.number().int().min(0).max(L.maxReadBytes).optional(),
+      waitMs: z.number().int().min(0).max(L.maxWaitMs).optional(),
     }),
     timeoutMs: 15_000,
   },

@@ -39,15 +39,15 @@ describe("debug tools: safety", () => {
       assert.ok(t, name);
       return t;
     };
-    const start = acp("debug_start").access({ name: "Run" });
+    const start = acp("debug_start").acp.access({ name: "Run" });
     assert.equal(start.category, "execute");
-    assert.equal(acp("debug_start").kind, "execute");
+    assert.equal(acp("debug_start").acp.kind, "execute");
     for (const mode of ["default", "auto", "acceptEdits"] as const)
       assert.equal(decide(mode, start, rules).kind, "ask", mode);
     assert.equal(decide("plan", start, rules).kind, "deny");
-    assert.equal(acp("debug_evaluate").access({ expression: "x" }).category, "execute");
-    assert.equal(decide("default", acp("debug_control").access({ action: "continue" }), rules).kind, "ask");
-    assert.equal(decide("default", acp("debug_stack").access({}), rules).kind, "allow", "control: reads run");
+    assert.equal(acp("debug_evaluate").acp.access({ expression: "x" }).category, "execute");
+    assert.equal(decide("default", acp("debug_control").acp.access({ action: "continue" }), rules).kind, "ask");
+    assert.equal(decide("default", acp("debug_stack").acp.access({}), rules).kind, "allow", "control: reads run");
   });
 
   it("confines breakpoint files and an inline configuration's program, cwd and envFile", async () => {

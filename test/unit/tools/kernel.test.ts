@@ -10,7 +10,7 @@ import { silentLogger } from "../../../src/core/log.ts";
 import { registerSecret, resetSecretsForTests } from "../../../src/core/secret-vault.ts";
 import { toolsForModel } from "../../../src/protocols/acp/model-tools.ts";
 import { AGENT_TOOLS, BUILTIN_TOOLS, DEBUG_TOOLS, EDITOR_TOOLS } from "../../../src/protocols/acp/tools/index.ts";
-import { type AgentToolContext, defineAcpTool } from "../../../src/protocols/acp/tools/types.ts";
+import { type AgentToolContext, defineAcpTool, previewOf } from "../../../src/protocols/acp/tools/types.ts";
 import { RpcSession, toolList } from "../../../src/protocols/ide/rpc.ts";
 import { IDE_TOOLS } from "../../../src/protocols/ide/tools/index.ts";
 import {
@@ -27,8 +27,10 @@ import {
   defineTool,
   inputSchema,
   READ_ONLY,
+  runTool,
   sanitizeMessage,
   toolFailure,
+  trustedFailure,
 } from "../../../src/tools/kernel.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
 
@@ -159,7 +161,7 @@ describe("tool kernel", () => {
       assert.equal(ide.inputSchema, inputSchema(t.input), `IDE tools/list ${t.name}`);
     }
     for (const t of BUILTIN_TOOLS) {
-      assert.equal(toolsForModel([t])[0]!.input_schema, inputSchema(t.schema), `ACP ${t.name}`);
+      assert.equal(toolsForModel([t])[0]!.input_schema, inputSchema(t.input), `ACP ${t.name}`);
     }
   });
 
@@ -188,13 +190,13 @@ describe("tool kernel", () => {
     );
     for (const t of EDITOR_TOOLS) {
       const def = workspaceTools.find((d) => d.name === t.name)!;
-      assert.equal(t.schema, def.input);
+      assert.equal(t.input, def.input);
       assert.equal(def.needsBridge, true);
       assert.equal(t.needsBridge, true);
     }
-    assert.ok(BUILTIN_TOOLS.every((t) => t.needsBridge === false));
+    assert.ok(BUILTIN_TOOLS.every((t) => t.needsBridge !== true));
     assert.equal(AGENT_TOOLS.length, BUILTIN_TOOLS.length + EDITOR_TOOLS.length + DEBUG_TOOLS.length);
-    for (const t of DEBUG_TOOLS) assert.equal(t.schema, workspaceTools.find((d) => d.name === t.name)?.input);
+    for (const t of DEBUG_TOOLS) assert.equal(t.input, workspaceTools.find((d) => d.name === t.name)?.input);
     assert.equal(new Set(AGENT_TOOLS.map((t) => t.name)).size, AGENT_TOOLS.length);
   });
 
@@ -205,7 +207,7 @@ describe("tool kernel", () => {
         assert.equal(typeof t.annotations[k], "boolean");
     }
     for (const t of AGENT_TOOLS) {
-      const props = (inputSchema(t.schema).properties ?? {}) as Record<string, { description?: string }>;
+      const props = (inputSchema(t.input).properties ?? {}) as Record<string, { description?: string }>;
       for (const [field, p] of Object.entries(props)) assert.ok(p.description, `${t.name}.${field} is described`);
     }
   });
@@ -225,7 +227,7 @@ describe("tool kernel", () => {
     const ide = await ideCall(BAD_ARGS);
     assert.equal(ide.isError, true);
     assert.deepEqual(ide.content, [{ type: "text", text: expected }]);
-    const acp = acpTool.schema.safeParse(BAD_ARGS);
+    const acp = acpTool.input.safeParse(BAD_ARGS);
     assert.equal(acp.success, false);
     assert.equal(argumentErrorText(acpTool.name, acp.error!), expected);
   });
@@ -252,7 +254,7 @@ describe("tool kernel", () => {
     seen.push(JSON.stringify(ide));
 
     const ctx = acpContext(core);
-    for (const p of [acpTool.run({ word: "x" }, ctx), acpTool.preview!({ word: "x" }, ctx)]) {
+    for (const p of [runTool(acpTool, { word: "x" }, ctx), previewOf(acpTool, { word: "x" }, ctx)]) {
       await assert.rejects(p, (err: unknown) => {
         assert.ok(isCcbError(err, "INTERNAL"));
         seen.push(err.toUserText(), JSON.stringify(err.toJSON()));
@@ -265,6 +267,14 @@ describe("tool kernel", () => {
       assert.ok(s.includes(expected), s);
     }
     assert.equal(seen.length, 6);
+  });
+
+  it("a failure a tool vouches for (a remote MCP server's own) passes unchanged; the same raw error is sanitized", () => {
+    const remote = new Error(`remote says ${PRIVATE_PATH} is missing`);
+    const trusted = trustedFailure(remote);
+    assert.equal(toolFailure("mcp__x__y", trusted), trusted);
+    assert.equal(trusted.toUserText(), `INTERNAL: remote says ${PRIVATE_PATH} is missing`);
+    assert.doesNotMatch(toolFailure("mcp__x__y", remote).message, /alice/);
   });
 
   it("a token-like word is redacted even when it is not a registered secret; typed errors pass unchanged", () => {

@@ -1,7 +1,6 @@
 import type { ToolCallLocation } from "@agentclientprotocol/sdk/unstable";
 import { workspaceTools } from "../../../tools/catalog.ts";
-import { absPath } from "./paths.ts";
-import { type AcpPresentation, type AgentTool, fromWorkspaceTool } from "./types.ts";
+import { type AcpPresentation, type AcpTool, absPath, fromWorkspaceTool } from "./types.ts";
 
 type Args = Record<string, unknown>;
 type Category = ReturnType<AcpPresentation<Args>["access"]>["category"];
@@ -41,7 +40,7 @@ const PRESENTATION: Record<
   debug_stop: { kind: "execute", category: "other", title: () => "Stop debugging" },
 };
 
-export const DEBUG_TOOLS: readonly AgentTool[] = workspaceTools
+export const DEBUG_TOOLS: readonly AcpTool[] = workspaceTools
   .filter((t) => t.name.startsWith("debug_"))
   .map((def) => {
     const p = PRESENTATION[def.name];

@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { CcbError } from "../../../core/errors.ts";
 import { diffContent } from "../converters.ts";
-import { absPath } from "./paths.ts";
-import { type AgentToolContext, defineAcpTool } from "./types.ts";
+import { type AgentToolContext, absPath, defineAcpTool } from "./types.ts";
 
 const Input = z.object({
   path: z.string().describe("File to edit: absolute, or relative to the project directory."),

@@ -1,8 +1,7 @@
 import type { ToolCallLocation } from "@agentclientprotocol/sdk/unstable";
 import { workspaceTools } from "../../../tools/catalog.ts";
 import type { AnyToolDef } from "../../../tools/kernel.ts";
-import { absPath } from "./paths.ts";
-import { type AcpPresentation, type AgentTool, fromWorkspaceTool } from "./types.ts";
+import { type AcpPresentation, type AcpTool, absPath, fromWorkspaceTool } from "./types.ts";
 
 type Args = Record<string, unknown>;
 
@@ -46,7 +45,7 @@ const refactors = (title: (i: Args) => string): AcpPresentation<Args> => ({
  * The editor's language tools for the agent, the same definitions as the MCP tools of the catalog.
  * Each is marked `needsBridge`: offer it to the model only while the editor bridge is connected.
  */
-export const EDITOR_TOOLS: readonly AgentTool[] = [
+export const EDITOR_TOOLS: readonly AcpTool[] = [
   fromWorkspaceTool(
     catalogTool("language_definition"),
     reads("search", (i) => `Go to definition at ${at(i)}`),

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { READ_ONLY } from "../../../tools/kernel.ts";
-import { absPath } from "./paths.ts";
-import { defineAcpTool, truncateForModel } from "./types.ts";
+import { absPath, defineAcpTool, truncateForModel } from "./types.ts";
 
 const Input = z.object({
   pattern: z.string().describe('Glob pattern, e.g. "**/*.ts" or "src/**/test_*.py".'),

@@ -1,8 +1,7 @@
 import type { ToolCallLocation } from "@agentclientprotocol/sdk/unstable";
 import { z } from "zod";
 import { READ_ONLY } from "../../../tools/kernel.ts";
-import { absPath } from "./paths.ts";
-import { defineAcpTool, truncateForModel } from "./types.ts";
+import { absPath, defineAcpTool, truncateForModel } from "./types.ts";
 
 const Input = z.object({
   pattern: z.string().describe("Regular expression to search for."),
@@ -41,14 +40,10 @@ export const grepTool = defineAcpTool({
     });
     if (r.matches.length === 0) return { text: `No matches for ${i.pattern}.` };
     const lines = r.matches.map((m) => `${m.path}:${m.line}:${m.text}`);
-    const locations: ToolCallLocation[] = [];
-    for (const m of r.matches.slice(0, MAX_HIT_LOCATIONS)) {
-      const abs = await ctx.core.workspace.resolve(m.path).then(
-        (p) => p.abs,
-        () => undefined,
-      );
-      if (abs) locations.push({ path: abs, line: m.line });
-    }
+    // a hit's path is a workspace display path: its absolute form is lexical
+    const locations: ToolCallLocation[] = r.matches
+      .slice(0, MAX_HIT_LOCATIONS)
+      .map((m) => ({ path: ctx.core.workspace.lexical(m.path), line: m.line }));
     return {
       locations,
       text: truncateForModel(

@@ -8,11 +8,11 @@ import { grepTool } from "./grep.ts";
 import { exitPlanTool } from "./plan.ts";
 import { readTool } from "./read.ts";
 import { todoTool } from "./todo.ts";
-import type { AgentTool } from "./types.ts";
+import type { AcpTool } from "./types.ts";
 import { writeTool } from "./write.ts";
 
 /** The agent's built-in tools, in the order offered to the model. */
-export const BUILTIN_TOOLS: readonly AgentTool[] = [
+export const BUILTIN_TOOLS: readonly AcpTool[] = [
   readTool,
   writeTool,
   editTool,
@@ -28,6 +28,6 @@ export { DEBUG_TOOLS, EDITOR_TOOLS };
 
 /**
  * Every tool of the agent: the built-in ones, then the editor's language tools and debug tools. Those have
- * `needsBridge: true`: a session offers them only while `core.bridge.status().connected`.
+ * `needsBridge: true` (the catalog's): a session offers them only while `core.bridge.status().connected`.
  */
-export const AGENT_TOOLS: readonly AgentTool[] = [...BUILTIN_TOOLS, ...EDITOR_TOOLS, ...DEBUG_TOOLS];
+export const AGENT_TOOLS: readonly AcpTool[] = [...BUILTIN_TOOLS, ...EDITOR_TOOLS, ...DEBUG_TOOLS];

@@ -2,8 +2,7 @@ import { z } from "zod";
 import { CcbError } from "../../../core/errors.ts";
 import { READ_ONLY } from "../../../tools/kernel.ts";
 import { textContent } from "../converters.ts";
-import { absPath } from "./paths.ts";
-import { defineAcpTool, truncateForModel } from "./types.ts";
+import { absPath, defineAcpTool, truncateForModel } from "./types.ts";
 
 const Input = z.object({
   path: z.string().describe("File to read: absolute, or relative to the project directory."),

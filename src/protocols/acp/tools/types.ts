@@ -1,16 +1,10 @@
-import type { ToolCallContent, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk/unstable";
+import { isAbsolute, resolve } from "node:path";
+import type { PermissionOption, ToolCallContent, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk/unstable";
 import type { z } from "zod";
 import type { Core } from "../../../core/core.ts";
-import {
-  type AnyToolDef,
-  defineTool,
-  inputSchema,
-  runTool,
-  type ToolContext,
-  type ToolDef,
-  toolFailure,
-} from "../../../tools/kernel.ts";
+import { type AnyToolDef, type ToolContext, type ToolDef, toolFailure } from "../../../tools/kernel.ts";
 import type { Todo } from "../converters.ts";
+import type { ModeId } from "../modes.ts";
 import type { ToolAccess } from "../permissions.ts";
 import type { ClientIO } from "./io.ts";
 
@@ -44,7 +38,28 @@ export interface ToolOutcome {
   rawOutput?: unknown;
 }
 
-/** How the ACP client shows a call of a tool, and what permission it needs. */
+/** What a gate may do while the call waits: read the mode, show content, ask the user, switch the mode. */
+export interface GateContext {
+  mode: ModeId;
+  show(content: ToolCallContent[]): void;
+  /** The chosen optionId, "cancelled" when the turn was cancelled, or undefined for an unknown answer. */
+  ask(options: PermissionOption[]): Promise<string | "cancelled" | undefined>;
+  setMode(mode: ModeId): void;
+}
+
+export type GateResult =
+  /** Go on as if permission was granted: the tool runs. */
+  | { kind: "run" }
+  /** The call ends here, completed, with this text for the model (and content for the client when given). */
+  | { kind: "done"; outcome: ToolOutcome }
+  /** The call fails with this text for the model. */
+  | { kind: "reject"; text: string }
+  | { kind: "cancelled" };
+
+/**
+ * How the ACP client shows a call of a tool (kind, title, locations, the diff of a pending edit) and
+ * what permission it needs; the runner honours these without knowing any tool by name.
+ */
 export interface AcpPresentation<I> {
   kind: ToolKind;
   /** Title of the tool call, from its input. */
@@ -54,94 +69,56 @@ export interface AcpPresentation<I> {
   access(input: I): ToolAccess;
   /** Content shown with the pending tool call (before permission), e.g. the diff of an edit. */
   preview?(input: I, ctx: AgentToolContext): Promise<ToolCallContent[]>;
+  /** Replaces the mode/rule permission step (and may end the call without running it). */
+  gate?(input: I, ctx: GateContext): Promise<GateResult>;
+  /** The JSON Schema offered to the model when it is not the kernel's (a remote MCP tool's own). */
+  jsonSchema?: Record<string, unknown>;
 }
 
-/** A kernel tool of the agent, with its ACP presentation. */
-export type AcpToolDef<S extends z.ZodObject> = ToolDef<S, AcpToolDeps, ToolOutcome, AcpProgress> & {
+/** The one shape of an agent tool: a kernel tool definition plus its ACP presentation. */
+// biome-ignore lint/suspicious/noExplicitAny: erased schema type in heterogeneous tool lists
+export type AcpTool<S extends z.ZodObject = any> = ToolDef<S, AcpToolDeps, ToolOutcome, AcpProgress> & {
   acp: AcpPresentation<z.infer<S>>;
 };
 
-/**
- * A tool as the ACP turn runs it (the adapter's form): built from a kernel definition by
- * `defineAcpTool` / `fromWorkspaceTool`, or by hand for a remote MCP server's tool (JSON Schema).
- */
-// biome-ignore lint/suspicious/noExplicitAny: erased input type in heterogeneous tool lists
-export interface AgentTool<I = any> {
-  name: string;
-  description: string;
-  schema: z.ZodType<I>;
-  /** JSON Schema offered to the model (the kernel's, or a remote MCP tool's own). */
-  jsonSchema?: Record<string, unknown>;
-  /** Offer it only while the editor bridge is connected (it fails with BRIDGE_UNAVAILABLE without it). */
-  needsBridge?: boolean;
-  kind: ToolKind;
-  title(input: I): string;
-  /** Absolute paths the call touches. */
-  locations(input: I, ctx: Pick<AgentToolContext, "cwd">): ToolCallLocation[];
-  access(input: I): ToolAccess;
-  /** Content shown with the pending tool call (before permission), e.g. the diff of an edit. */
-  preview?(input: I, ctx: AgentToolContext): Promise<ToolCallContent[]>;
-  run(input: I, ctx: AgentToolContext): Promise<ToolOutcome>;
+/** Identity helper that keeps the schema's type attached to `execute` and the presentation. */
+export function defineAcpTool<S extends z.ZodObject>(def: AcpTool<S>): AcpTool<S> {
+  return def;
 }
 
-/** The ACP form of a hand-built tool (a remote MCP server's): identity, for the types. */
-export function defineAgentTool<I>(tool: AgentTool<I>): AgentTool<I> {
-  return tool;
+/** The content shown with a pending call; a failing preview is sanitized as a failing run is. */
+export async function previewOf<I>(tool: AcpTool, input: I, ctx: AgentToolContext): Promise<ToolCallContent[]> {
+  if (!tool.acp.preview) return [];
+  try {
+    return await tool.acp.preview(input, ctx);
+  } catch (err) {
+    throw toolFailure(tool.name, err, ctx.log);
+  }
 }
 
-/**
- * The ACP adapter of a kernel tool: the kernel's schema and failure sanitizing (a failing preview
- * too), the definition's ACP presentation.
- */
-export function defineAcpTool<S extends z.ZodObject>(def: AcpToolDef<S>): AgentTool<z.infer<S>> {
-  const { acp } = defineTool(def) as AcpToolDef<S>;
-  const preview = acp.preview;
-  return {
-    name: def.name,
-    description: def.description,
-    schema: def.input as unknown as z.ZodType<z.infer<S>>,
-    jsonSchema: inputSchema(def.input),
-    needsBridge: def.needsBridge === true,
-    kind: acp.kind,
-    title: (i) => acp.title(i),
-    locations: (i, ctx) => acp.locations(i, ctx),
-    access: (i) => acp.access(i),
-    ...(preview
-      ? {
-          async preview(i: z.infer<S>, ctx: AgentToolContext) {
-            try {
-              return await preview(i, ctx);
-            } catch (err) {
-              throw toolFailure(def.name, err, ctx.log);
-            }
-          },
-        }
-      : {}),
-    run: (i, ctx) => runTool(def, i, ctx),
-  };
+/** The tools of one model request: bridge-needing ones only while the bridge is connected. */
+export function offeredTools(tools: readonly AcpTool[], bridgeConnected: boolean): AcpTool[] {
+  return tools.filter((t) => !t.needsBridge || bridgeConnected);
+}
+
+/** The absolute form of a tool's path argument (for locations; confinement happens in ClientIO.resolve). */
+export function absPath(cwd: string, p: string): string {
+  return isAbsolute(p) ? resolve(p) : resolve(cwd, p);
 }
 
 /**
  * A workspace tool of the catalog (src/tools) for the agent: the same definition and handler, run
  * with the session's core; its text is what the model sees, its structured result the raw output.
  */
-export function fromWorkspaceTool(
-  def: AnyToolDef,
-  acp: AcpPresentation<Record<string, unknown>>,
-): AgentTool<Record<string, unknown>> {
-  return defineAcpTool({
-    name: def.name,
-    title: def.title,
-    description: def.description,
-    input: def.input,
-    annotations: def.annotations,
-    needsBridge: def.needsBridge === true,
+export function fromWorkspaceTool(def: AnyToolDef, acp: AcpPresentation<Record<string, unknown>>): AcpTool {
+  return {
+    ...def,
     acp,
     async execute(args, ctx) {
       const r = await def.execute(args, { core: ctx.core, signal: ctx.signal, log: ctx.log });
       return { text: truncateForModel(r.text), rawOutput: r.structured ?? { output: r.text } };
     },
-  });
+  };
 }
 
 const MAX_TOOL_TEXT = 40_000;

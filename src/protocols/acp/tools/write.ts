@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { diffContent } from "../converters.ts";
-import { absPath } from "./paths.ts";
-import { defineAcpTool } from "./types.ts";
+import { absPath, defineAcpTool } from "./types.ts";
 
 const Input = z.object({
   path: z.string().describe("File to create or overwrite: absolute, or relative to the project directory."),

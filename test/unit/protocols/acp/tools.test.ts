@@ -8,10 +8,11 @@ import { type Core, createCore } from "../../../../src/core/core.ts";
 import { toolsForModel } from "../../../../src/protocols/acp/model-tools.ts";
 import { BUILTIN_TOOLS } from "../../../../src/protocols/acp/tools/index.ts";
 import { createClientIO } from "../../../../src/protocols/acp/tools/io.ts";
-import type { AgentTool, AgentToolContext as ToolContext } from "../../../../src/protocols/acp/tools/types.ts";
+import type { AcpTool, AgentToolContext as ToolContext } from "../../../../src/protocols/acp/tools/types.ts";
+import { runTool } from "../../../../src/tools/kernel.ts";
 import { tmpdirFixture } from "../../../helpers/tmp.ts";
 
-const tool = (name: string): AgentTool => BUILTIN_TOOLS.find((t) => t.name === name)!;
+const tool = (name: string): AcpTool => BUILTIN_TOOLS.find((t) => t.name === name)!;
 
 describe("acp tools on the core (no client fs/terminal)", () => {
   const dir = tmpdirFixture({ git: true });
@@ -53,9 +54,9 @@ describe("acp tools on the core (no client fs/terminal)", () => {
   });
 
   test("read numbers lines; edit and write change files through the core with full diffs", async () => {
-    const r = await tool("read").run({ path: "a.ts" }, ctx);
+    const r = await runTool(tool("read"), { path: "a.ts" }, ctx);
     assert.match(r.text, /^\s+1\texport const alpha = 1;\n\s+2\texport const beta = 2;/);
-    const e = await tool("edit").run({ path: "a.ts", old_string: "beta = 2", new_string: "beta = 3" }, ctx);
+    const e = await runTool(tool("edit"), { path: "a.ts", old_string: "beta = 2", new_string: "beta = 3" }, ctx);
     assert.deepEqual(e.content, [
       {
         type: "diff",
@@ -65,31 +66,39 @@ describe("acp tools on the core (no client fs/terminal)", () => {
       },
     ]);
     assert.equal(readFileSync(join(dir.path, "a.ts"), "utf8"), "export const alpha = 1;\nexport const beta = 3;\n");
-    await tool("write").run({ path: "sub/new.txt", content: "n\n" }, ctx);
+    await runTool(tool("write"), { path: "sub/new.txt", content: "n\n" }, ctx);
     assert.equal(readFileSync(join(dir.path, "sub/new.txt"), "utf8"), "n\n");
-    await assert.rejects(tool("read").run({ path: "../outside" }, ctx), /outside the workspace/);
-    assert.deepEqual(tool("edit").locations({ path: "a.ts" } as never, ctx), [{ path: join(dir.path, "a.ts") }]);
+    await assert.rejects(runTool(tool("read"), { path: "../outside" }, ctx), /outside the workspace/);
+    assert.deepEqual(tool("edit").acp.locations({ path: "a.ts" } as never, ctx), [{ path: join(dir.path, "a.ts") }]);
   });
 
   test("glob and grep use the core's file list and search", async () => {
-    const g = await tool("glob").run({ pattern: "**/*.ts" }, ctx);
+    const g = await runTool(tool("glob"), { pattern: "**/*.ts" }, ctx);
     assert.match(g.text, /a\.ts/);
     assert.doesNotMatch(g.text, /b\.md/);
-    const s = await tool("grep").run({ pattern: "alph[a]" }, ctx);
+    const s = await runTool(tool("grep"), { pattern: "alph[a]" }, ctx);
     assert.match(s.text, /a\.ts:1:export const alpha/);
     assert.match(s.text, /b\.md:2:alpha here/);
+    // hits carry their absolute paths (a display path mapped lexically), with lines
+    assert.deepEqual(
+      [...(s.locations ?? [])].sort((x, y) => x.path.localeCompare(y.path)),
+      [
+        { path: join(dir.path, "a.ts"), line: 1 },
+        { path: join(dir.path, "b.md"), line: 2 },
+      ],
+    );
   });
 
   test("bash runs in the core's terminal (output never on our stdout) and is killed on abort", async () => {
     const seen: string[] = [];
     const off = core.terminals.local.onEvent((e) => e.type === "created" && seen.push(e.id));
-    const r = await tool("bash").run({ command: "echo out-$((1+1)); echo err >&2; exit 3" }, ctx);
+    const r = await runTool(tool("bash"), { command: "echo out-$((1+1)); echo err >&2; exit 3" }, ctx);
     assert.match(r.text, /out-2/);
     assert.match(r.text, /exit code 3/);
     assert.equal(r.isError, true);
     assert.equal(core.terminals.local.list().length, 0, "the finished command's terminal is removed");
     const ac = new AbortController();
-    const running = tool("bash").run({ command: "sleep 30" }, { ...ctx, signal: ac.signal });
+    const running = runTool(tool("bash"), { command: "sleep 30" }, { ...ctx, signal: ac.signal });
     setImmediate(() => ac.abort());
     const killed = await running;
     assert.match(killed.text, /cancelled/);
@@ -98,11 +107,11 @@ describe("acp tools on the core (no client fs/terminal)", () => {
   });
 
   test("git runs read-only subcommands without asking, others need permission; todo_write sets the plan", async () => {
-    assert.equal(tool("git").access({ args: ["status"] }).category, "read");
-    assert.equal(tool("git").access({ args: ["push"] }).category, "execute");
-    const r = await tool("git").run({ args: ["log", "--oneline"] }, ctx);
+    assert.equal(tool("git").acp.access({ args: ["status"] }).category, "read");
+    assert.equal(tool("git").acp.access({ args: ["push"] }).category, "execute");
+    const r = await runTool(tool("git"), { args: ["log", "--oneline"] }, ctx);
     assert.match(r.text, /init/);
-    await tool("todo_write").run({ todos: [{ content: "x", status: "pending" }] }, ctx);
+    await runTool(tool("todo_write"), { todos: [{ content: "x", status: "pending" }] }, ctx);
     assert.deepEqual(plans.at(-1), [{ content: "x", status: "pending" }]);
   });
 });

@@ -17,8 +17,8 @@ import type { StoreRecord } from "../../../../src/protocols/acp/store.ts";
 import type { EditFeedback } from "../../../../src/protocols/acp/tool-runner.ts";
 import { BUILTIN_TOOLS } from "../../../../src/protocols/acp/tools/index.ts";
 import { createClientIO } from "../../../../src/protocols/acp/tools/io.ts";
+import { type AcpTool, defineAcpTool, offeredTools } from "../../../../src/protocols/acp/tools/types.ts";
 import { Turn, type TurnHost } from "../../../../src/protocols/acp/turn.ts";
-import { offeredTools, type TurnTool, withGates } from "../../../../src/protocols/acp/turn-tools.ts";
 import { lastToolResults } from "../../../helpers/acp-scripts.ts";
 import { repoRoot } from "../../../helpers/cli.ts";
 import { type Reply, startFakeAnthropic } from "../../../helpers/fake-anthropic.ts";
@@ -48,7 +48,7 @@ function reachable(start: string): Set<string> {
 
 test("no circle: the turn, the tool runner, the gates and the live editor never reach session.ts", () => {
   const session = join(ACP, "session.ts");
-  for (const name of ["turn.ts", "tool-runner.ts", "turn-tools.ts", "live-editor.ts", "outlet.ts", "workbench.ts"]) {
+  for (const name of ["turn.ts", "tool-runner.ts", "tools/plan.ts", "live-editor.ts", "outlet.ts", "workbench.ts"]) {
     const from = join(ACP, name);
     assert.ok(reachable(from).size > 1, `${name} has imports to follow`);
     assert.ok(!reachable(from).has(session), `${name} must not import session.ts, directly or not`);
@@ -67,7 +67,7 @@ test("the generic runner and the turn name no tool", () => {
     assert.doesNotMatch(src, /\.name\s*[!=]==?\s*["'`]/, `${name} compares a tool name with a literal`);
     assert.ok(!src.includes('"exit_plan_mode"'), `${name} names exit_plan_mode`);
   }
-  const gated = withGates(BUILTIN_TOOLS).filter((t) => t.gate);
+  const gated = BUILTIN_TOOLS.filter((t) => t.acp.gate);
   assert.deepEqual(
     gated.map((t) => t.name),
     ["exit_plan_mode"],
@@ -75,8 +75,8 @@ test("the generic runner and the turn name no tool", () => {
 });
 
 test("tools that need the bridge are offered only while it is connected", () => {
-  const plain = { name: "plain" } as TurnTool;
-  const editor = { name: "language_hover", needsBridge: true } as TurnTool;
+  const plain = { name: "plain" } as AcpTool;
+  const editor = { name: "language_hover", needsBridge: true } as AcpTool;
   assert.deepEqual(
     offeredTools([plain, editor], false).map((t) => t.name),
     ["plain"],
@@ -131,7 +131,7 @@ function fakeHost(o: {
   cwd: string;
   dataDir: string;
   apiUrl: string;
-  tools: TurnTool[];
+  tools: AcpTool[];
   feedback?: EditFeedback;
   answer?: string;
 }) {
@@ -207,20 +207,24 @@ test("a Turn driven through TurnHost: a gated tool switches the mode; an edit's 
   let i = 0;
   const api = await startFakeAnthropic({ script: () => replies[i++] ?? { text: "extra" } });
   const seen: string[][] = [];
-  const touch: TurnTool<{ path: string }> = {
+  const touch = defineAcpTool({
     name: "touch",
+    title: "Touch",
     description: "writes a file",
-    schema: z.object({ path: z.string() }),
-    kind: "edit",
-    title: (x) => `Touch ${x.path}`,
-    locations: () => [],
-    access: () => ({ category: "edit", ruleKey: "edit" }),
-    async run(x, ctx) {
+    input: z.object({ path: z.string() }),
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    acp: {
+      kind: "edit",
+      title: (x) => `Touch ${x.path}`,
+      locations: () => [],
+      access: () => ({ category: "edit", ruleKey: "edit" }),
+    },
+    async execute(x, ctx) {
       const abs = await ctx.io.resolve(x.path);
       await ctx.io.writeText(abs, "new\n", ctx.signal);
       return { text: `Touched ${abs}.`, content: [diffContent(abs, null, "new\n")] };
     },
-  };
+  });
   const feedback: EditFeedback = {
     async afterEdit(files) {
       seen.push(files.map((f) => `${f.path}=${f.text}`));
@@ -231,7 +235,7 @@ test("a Turn driven through TurnHost: a gated tool switches the mode; an edit's 
     cwd: dir.path,
     dataDir: data.path,
     apiUrl: api.url,
-    tools: [...withGates(BUILTIN_TOOLS), touch],
+    tools: [...BUILTIN_TOOLS, touch],
     feedback,
     answer: "acceptEdits",
   });
@@ -271,7 +275,7 @@ test("a Turn without a live editor: the edit result is the tool's own text; keep
     cwd: dir.path,
     dataDir: data.path,
     apiUrl: api.url,
-    tools: withGates(BUILTIN_TOOLS),
+    tools: [...BUILTIN_TOOLS],
     answer: "plan",
   });
   try {

@@ -8,12 +8,12 @@ import {
   ideNameFor,
   isCcbIdeName,
   lockDir,
-  newAuthToken,
   readLocks,
   removeLock,
   runningServers,
   writeLock,
 } from "../../../../src/protocols/ide/lockfile.ts";
+import { newToken } from "../../../../src/util/secrets.ts";
 import { tmpdirFixture } from "../../../helpers/tmp.ts";
 
 function deadPid(): number {
@@ -26,7 +26,7 @@ const body = (pid: number, ideName = "ccb (p)") => ({
   workspaceFolders: ["/w"],
   ideName,
   transport: "ws" as const,
-  authToken: newAuthToken(),
+  authToken: newToken(),
   runningInWindows: false,
 });
 
@@ -44,8 +44,8 @@ describe("ide lock files", () => {
       assert.equal(statSync(d).mode & 0o777, 0o700);
       assert.equal(statSync(path).mode & 0o777, 0o600);
       assert.deepEqual(readdirSync(d), ["12345.lock"]);
-      assert.ok(Buffer.from(newAuthToken(), "base64url").length >= 16);
-      assert.notEqual(newAuthToken(), newAuthToken());
+      assert.ok(Buffer.from(newToken(), "base64url").length >= 16);
+      assert.notEqual(newToken(), newToken());
     });
   });
 
