@@ -458,3 +458,77 @@ describe("the MCP App in an ext-apps AppBridge host (real Chromium, real workben
     await screenshot("mcp-app-host-control-cookie-refused.png");
   });
 });
+
+describe("default render mode, a host that refuses frames but allows connections (stream on demand)", {
+  timeout: 900_000,
+}, () => {
+  const ws2 = tmpdirFixture({ prefix: "ccb-apphost2-ws-" });
+  const home2 = tmpdirFixture({ prefix: "ccb-apphost2-home-" });
+  writeFileSync(join(ws2.path, "hello.txt"), "hello\n");
+  let wb2: Workbench | undefined;
+  let origin2 = "";
+  const started = /stream: server-side Chromium \(pid \d+\) streams the workbench/;
+
+  before(
+    async () => {
+      wb2 = await bootWorkbench(ws2.path, home2.path);
+      await wb2.waitLog(/ccb serve: workbench \([a-z-]+\) running/);
+      origin2 = new URL(wb2.serve.base).origin;
+    },
+    { timeout: 300_000 },
+  );
+  after(async () => {
+    await wb2?.stop();
+    ws2.cleanup();
+    home2.cleanup();
+  });
+
+  it("the browser card offers the stream only when connections are allowed; choosing it starts the stream and paints frames", async () => {
+    const w = wb2 as Workbench;
+    const r = await w.ok("vscode_open");
+    const s = r._meta?.["ccb/stream"] as { url: string; token: string; onDemand?: boolean };
+    assert.equal(s.onDemand, true, "the default mode offers the stream on demand");
+    assert.equal(w.countLog(started), 0, "nothing streams before it is asked for");
+    // Same token rules as --render-mode stream: a wrong token is refused, and starts nothing.
+    assert.equal(await viewerStatus({ url: s.url, token: "x".repeat(43) }), 401);
+    assert.equal(w.countLog(started), 0);
+    const wsOrigin = origin2.replace(/^http/, "ws");
+
+    // A host that allows no connection to the gateway: the card without the offer.
+    await loadHost({ result: r, csp: {}, declared: { frameDomains: [], connectDomains: [] } });
+    assert.equal((await settled()).state, "browser");
+    assert.equal(await probe<boolean>("doc.getElementById('offer').classList.contains('hidden')"), true);
+
+    // Frames refused, connections allowed: the card offers "Show it here".
+    const connect = { connectDomains: [origin2, wsOrigin] };
+    await loadHost({ result: r, csp: connect, declared: { frameDomains: [], ...connect } });
+    const card = await settled();
+    assert.equal(card.state, "browser");
+    assert.match(card.detail, /frameDomains/);
+    assert.equal(await probe<boolean>("doc.getElementById('offer').classList.contains('hidden')"), false);
+    await screenshot("mcp-app-host-card-stream-offer.png");
+    await probe("doc.getElementById('stream-here').click()");
+    await until(
+      "the on-demand stream's first frame",
+      "doc.documentElement.dataset.state",
+      (v: string) => v === "stream",
+    );
+    await until(
+      "frames drawn on the canvas",
+      "Number(doc.getElementById('wrap').dataset.frames || 0)",
+      (n: number) => n >= 1,
+    );
+    // The workbench itself is painted (not only the blank page of a browser that is still loading it).
+    await until(
+      "the streamed picture shows the workbench (more than a blank page)",
+      "(() => { const c = doc.querySelector('canvas'), x = c.getContext('2d'), d = x.getImageData(0, 0, c.width, c.height).data, seen = new Set(); " +
+        "for (let i = 0; i < d.length; i += 4 * 997) seen.add(d[i] + ',' + d[i + 1] + ',' + d[i + 2]); return seen.size; })()",
+      (n: number) => n >= 4,
+    );
+    assert.equal(w.countLog(started), 1, "the click started the server-side Chromium");
+    assert.equal(await probe<boolean>("doc.getElementById('card').classList.contains('hidden')"), true);
+    await screenshot("mcp-app-host-stream-on-demand.png");
+    assert.deepEqual(await evaluate("ccbHost.bridge.teardownResource({})"), {});
+    assert.equal(await probe<number>("doc.querySelectorAll('canvas').length"), 0);
+  });
+});
