@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { WebSocket, WebSocketServer } from "ws";
 import { silentLogger } from "../../src/core/log.ts";
 import { BrowserSession, ONE_TIME_QUERY } from "../../src/net/browser-session.ts";
-import { Gateway } from "../../src/net/gateway.ts";
+import { Gateway, redactPath } from "../../src/net/gateway.ts";
 import { mountSessionRoutes, mountWorkbenchProxy } from "../../src/workbench/gateway.ts";
 
 const KEY = randomBytes(24).toString("base64url");
@@ -39,6 +39,7 @@ before(async () => {
           url: req.url,
           host: req.headers.host,
           cookie: req.headers.cookie ?? "",
+          prefix: req.headers["x-forwarded-prefix"] ?? "",
           size,
           sha256: hash.digest("hex"),
         }),
@@ -263,6 +264,44 @@ describe("workbench gateway", () => {
     // Ended with the session's workbench: the capability no longer opens anything.
     session.revokeFrames();
     assert.equal((await send(`${cap}${BASE}/static/x.js`)).status, 401);
+  });
+
+  test("a runtime that keeps its base path (OpenVSCode) is told the browser-facing prefix under a capability; log lines redact it", async () => {
+    const gw2 = new Gateway({ host: "127.0.0.1", port: 0, log: silentLogger });
+    const url2 = await gw2.listen();
+    const own = new BrowserSession({ paths: () => [BASE], secure: () => false });
+    mountWorkbenchProxy(
+      { gateway: gw2, url: url2 },
+      BASE,
+      { socketPath: () => SOCKET, stripPrefix: false },
+      own,
+      silentLogger,
+    );
+    try {
+      const get = (path: string, headers: Record<string, string> = {}) =>
+        new Promise<{ status: number; location?: string; body: string }>((resolve, reject) => {
+          const u = new URL(url2);
+          request({ host: u.hostname, port: u.port, path, headers }, (res) => {
+            let body = "";
+            res.setEncoding("utf8").on("data", (d: string) => (body += d));
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, location: res.headers.location, body }));
+          })
+            .on("error", reject)
+            .end();
+        });
+      const ex = await get(`${BASE}/?${ONE_TIME_QUERY}=${own.mint()}`, { "sec-fetch-dest": "iframe" });
+      const cap = /^\/s\/[^/]+/.exec(ex.location ?? "")?.[0] as string;
+      assert.ok(cap);
+      const j = JSON.parse((await get(`${cap}${BASE}/static/x.js`)).body) as { url: string; prefix: string };
+      assert.equal(j.url, `${BASE}/static/x.js`, "only the capability is stripped");
+      assert.equal(j.prefix, `${cap}${BASE}`);
+      assert.equal(redactPath(`${cap}${BASE}/x`), `/s/<capability>${BASE}/x`);
+      assert.equal(redactPath(`${BASE}/x`), `${BASE}/x`);
+      // The other session's capability opens nothing here, and this one nothing on the first gateway.
+      assert.equal((await send(`${cap}${BASE}/static/x.js`)).status, 401);
+    } finally {
+      await gw2.close();
+    }
   });
 
   test("the test's runtime socket folder is private (0700)", () => {
