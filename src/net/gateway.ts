@@ -205,9 +205,8 @@ export class Gateway {
     const rest = url.pathname.slice(prefix.length) || "/";
     const session = policyOf(rest)?.session;
     if (!session?.frameAllowed(m[1] as string)) return false;
-    const raw = req.url ?? "/";
-    req.url = raw.startsWith(prefix) ? raw.slice(prefix.length) || "/" : `${rest}${url.search}`;
-    if (req.url.startsWith("?")) req.url = `/${req.url}`;
+    // What is routed is what is forwarded: the normalised path below the prefix.
+    req.url = `${rest}${url.search}`;
     mountedUnder.set(req, prefix);
     return new URL(`${rest}${url.search}`, "http://gateway.invalid");
   }
