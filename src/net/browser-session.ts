@@ -6,6 +6,15 @@ import { type Credential, credentialMatches } from "./credentials.ts";
 /** The query parameter of a one-time link. */
 export const ONE_TIME_QUERY = "ccb_ott";
 
+/**
+ * The first path segment of an address that carries a frame capability: `/s/<capability>/<path>`
+ * (the gateway checks and strips it: src/net/gateway.ts).
+ */
+export const CAPABILITY_SEGMENT = "s";
+
+/** Frame capabilities kept at most per session (the oldest goes first). */
+const MAX_FRAMES = 256;
+
 export interface BrowserSessionOptions {
   /** Cookie paths: the cookie is sent only below these (e.g. `/ide/<key>`, `/app`, `/session.json`). */
   paths: () => readonly string[];
@@ -17,16 +26,30 @@ export interface BrowserSessionOptions {
   maxPending?: number;
 }
 
+/** Whether a request is the navigation of a frame (fetch metadata: Chromium, Firefox, Safari send it to trustworthy origins). */
+function isFrameNavigation(req: IncomingMessage): boolean {
+  const dest = req.headers["sec-fetch-dest"];
+  return dest === "iframe" || dest === "frame";
+}
+
 /**
  * A browser's way in: a one-time token in a printed link is exchanged (once) for an `HttpOnly`,
  * `SameSite=Strict` cookie holding this session's 256-bit secret, scoped to the given paths. The
  * cookie then authenticates every request below them, WebSocket upgrades included.
+ *
+ * A frame gets no cookie: a browser does not send a `SameSite=Strict` cookie in a frame whose
+ * ancestors are another site (every MCP host frames the App from its own site), and third-party
+ * cookies are blocked more and more. When the exchange is a frame's navigation, it mints a frame
+ * capability instead (256 bits, compared in constant time, valid while this session lives) and
+ * redirects to the same address below `/s/<capability>`: the workbench's relative URLs carry it on
+ * every subresource and WebSocket. It exists only after a valid one-time token was used up.
  */
 export class BrowserSession {
   /** Per-listener name: cookies ignore ports, so two ccb instances on one host must not collide. */
   readonly cookieName = `ccb_${randomBytes(4).toString("hex")}`;
   readonly #secret = newToken(32);
   readonly #pending: Array<{ token: string; expires: number }> = [];
+  #frames: string[] = [];
   readonly #o: BrowserSessionOptions;
 
   constructor(options: BrowserSessionOptions) {
@@ -66,6 +89,23 @@ export class BrowserSession {
     return true;
   }
 
+  /** Whether `capability` is one this session minted for a frame (compared in constant time with each). */
+  frameAllowed(capability: string): boolean {
+    let ok = false;
+    for (const f of this.#frames) if (tokensEqual(capability, f)) ok = true;
+    return ok;
+  }
+
+  /** How many frame capabilities are valid. */
+  get frames(): number {
+    return this.#frames.length;
+  }
+
+  /** End every frame capability (the workbench they open is gone). */
+  revokeFrames(): void {
+    this.#frames = [];
+  }
+
   get pending(): number {
     this.#prune();
     return this.#pending.length;
@@ -74,7 +114,8 @@ export class BrowserSession {
   /**
    * Answer a GET carrying `?ccb_ott=`: a valid token sets the cookie and redirects to the same URL
    * without it (so the token leaves the address bar and history); an invalid one gets 401, unless
-   * the browser already holds the cookie (a link opened twice in the same browser).
+   * the browser already holds the cookie (a link opened twice in the same browser). A frame's
+   * navigation gets a frame capability in the path instead of the cookie (see the class).
    */
   exchange(req: IncomingMessage, res: ServerResponse, url: URL): void {
     const token = url.searchParams.get(ONE_TIME_QUERY) ?? "";
@@ -99,6 +140,19 @@ export class BrowserSession {
       return;
     }
     url.searchParams.delete(ONE_TIME_QUERY);
+    if (isFrameNavigation(req)) {
+      const capability = newToken(32);
+      this.#frames.push(capability);
+      while (this.#frames.length > MAX_FRAMES) this.#frames.shift();
+      res
+        .writeHead(302, {
+          location: `/${CAPABILITY_SEGMENT}/${capability}${url.pathname}${url.search}`,
+          "cache-control": "no-store",
+          "referrer-policy": "no-referrer",
+        })
+        .end();
+      return;
+    }
     const flags = `HttpOnly; SameSite=Strict${this.#o.secure() ? "; Secure" : ""}`;
     const cookies = this.#o.paths().map((p) => `${this.cookieName}=${this.#secret}; Path=${p}; ${flags}`);
     res

@@ -7,7 +7,7 @@ import {
 import { createServer as createHttpsServer } from "node:https";
 import type { Duplex } from "node:stream";
 import type { Logger } from "../core/log.ts";
-import { ONE_TIME_QUERY } from "./browser-session.ts";
+import { CAPABILITY_SEGMENT, ONE_TIME_QUERY } from "./browser-session.ts";
 import { HostAllowList } from "./hosts.ts";
 import { hostForUrl, isWildcardHost } from "./loopback.ts";
 import { checkEdge, type EdgePolicy, type EdgeVerdict } from "./policy.ts";
@@ -50,6 +50,25 @@ interface Upgrade {
 }
 
 const OPEN: EdgePolicy = { name: "unrouted", origin: { kind: "same" }, auth: [] };
+
+const CAPABILITY_PATH = new RegExp(`^/${CAPABILITY_SEGMENT}/([^/]*)(?=/|$)`);
+
+/** The `/s/<capability>` a request came in under (stripped by the gateway), or "" (src/net/browser-session.ts). */
+const mountedUnder = new WeakMap<IncomingMessage, string>();
+
+/**
+ * The path prefix the browser addressed this request under and that the gateway stripped
+ * (`/s/<capability>` of a frame session), or "". A handler that writes absolute paths into a page or
+ * a redirect puts it in front, so the frame keeps its way in. Secret: never log it.
+ */
+export function capabilityPrefix(req: IncomingMessage): string {
+  return mountedUnder.get(req) ?? "";
+}
+
+/** A path fit for a log line: a frame capability in it is replaced. */
+export function redactPath(pathname: string): string {
+  return pathname.replace(CAPABILITY_PATH, `/${CAPABILITY_SEGMENT}/<capability>`);
+}
 
 /**
  * The one HTTP(S) listener type of ccb: every server (serve --http, the workbench gateway, the IDE
@@ -160,12 +179,49 @@ export class Gateway {
     });
   }
 
-  #check(req: IncomingMessage, url: URL, policy: EdgePolicy): EdgeVerdict {
+  #check(req: IncomingMessage, url: URL, policy: EdgePolicy, authenticated = false): EdgeVerdict {
     return checkEdge(req, url, policy, {
       hosts: this.hosts,
       scheme: this.#options.publicScheme ?? this.scheme,
       ownOrigins: this.#ownOrigins,
+      authenticated,
     });
+  }
+
+  /**
+   * A path under `/s/<capability>`: valid only when the route of the rest of the path has a browser
+   * session that minted this capability; then the prefix is stripped (req.url, and `url` returned)
+   * and remembered for capabilityPrefix(). `undefined` = no capability in the path; `false` = refused.
+   */
+  #capability(
+    req: IncomingMessage,
+    url: URL,
+    policyOf: (pathname: string) => EdgePolicy | undefined,
+  ): URL | false | undefined {
+    const m = CAPABILITY_PATH.exec(url.pathname);
+    // A refused Host is refused as such (DNS rebinding) by the usual checks, capability or not.
+    if (!m || !this.hosts.check(single(req.headers.host))) return undefined;
+    const prefix = m[0];
+    const rest = url.pathname.slice(prefix.length) || "/";
+    const session = policyOf(rest)?.session;
+    if (!session?.frameAllowed(m[1] as string)) return false;
+    // What is routed is what is forwarded: the normalised path below the prefix.
+    req.url = `${rest}${url.search}`;
+    mountedUnder.set(req, prefix);
+    return new URL(`${rest}${url.search}`, "http://gateway.invalid");
+  }
+
+  #routePolicy(pathname: string): EdgePolicy | undefined {
+    const candidates = this.#routes.filter((r) => matches(pathname, r.prefix));
+    if (candidates.length === 0) return undefined;
+    const longest = Math.max(...candidates.map((r) => r.prefix.length));
+    return candidates.find((r) => r.prefix.length === longest)?.policy;
+  }
+
+  #upgradePolicy(pathname: string): EdgePolicy | undefined {
+    return this.#upgrades
+      .filter((u) => matches(pathname, u.prefix))
+      .sort((a, b) => b.prefix.length - a.prefix.length)[0]?.policy;
   }
 
   async #dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -175,6 +231,13 @@ export class Gateway {
     } catch {
       sendJson(res, 400, { error: "Bad request URL." });
       return;
+    }
+    const stripped = this.#capability(req, url, (p) => this.#routePolicy(p));
+    if (stripped === false) return refuseCapability(res);
+    const authenticated = stripped !== undefined;
+    if (stripped) {
+      url = stripped;
+      res.setHeader("referrer-policy", "no-referrer");
     }
     const candidates = this.#routes.filter((r) => matches(url.pathname, r.prefix));
     if (candidates.length === 0) {
@@ -189,13 +252,13 @@ export class Gateway {
     const atPrefix = candidates.filter((r) => r.prefix.length === longest);
     const route = atPrefix.find((r) => r.method === req.method || r.method === "*");
     const policy = route?.policy ?? (atPrefix[0] as Route).policy;
-    if (policy.session && req.method === "GET" && url.searchParams.has(ONE_TIME_QUERY)) {
+    if (!authenticated && policy.session && req.method === "GET" && url.searchParams.has(ONE_TIME_QUERY)) {
       // The one-time link is the credential here; the Host is still checked first.
       const verdict = this.hosts.check(single(req.headers.host)) ? undefined : this.#check(req, url, policy);
       if (verdict && !verdict.ok) return writeRefusal(res, verdict, policy);
       return policy.session.exchange(req, res, url);
     }
-    const verdict = this.#check(req, url, policy);
+    const verdict = this.#check(req, url, policy, authenticated);
     if (!verdict.ok) return writeRefusal(res, verdict, policy);
     if (!route) {
       const allow = [...new Set(atPrefix.map((r) => r.method))].join(", ");
@@ -219,12 +282,19 @@ export class Gateway {
     } catch {
       return refuseUpgrade(socket, 400, "Bad request URL.");
     }
+    const stripped = this.#capability(req, url, (p) => this.#upgradePolicy(p));
+    if (stripped === false) {
+      this.#options.log.debug(`refused an upgrade of ${redactPath(url.pathname).slice(0, 60)}: frame capability`);
+      return refuseUpgrade(socket, 401, CAPABILITY_REFUSED);
+    }
+    const authenticated = stripped !== undefined;
+    if (stripped) url = stripped;
     const found = this.#upgrades
       .filter((u) => matches(url.pathname, u.prefix))
       .sort((a, b) => b.prefix.length - a.prefix.length)[0];
-    const verdict = this.#check(req, url, found?.policy ?? this.#options.fallback?.policy ?? OPEN);
+    const verdict = this.#check(req, url, found?.policy ?? this.#options.fallback?.policy ?? OPEN, authenticated);
     if (!verdict.ok) {
-      this.#options.log.debug(`refused an upgrade of ${url.pathname.slice(0, 40)}: ${verdict.code}`);
+      this.#options.log.debug(`refused an upgrade of ${redactPath(url.pathname).slice(0, 60)}: ${verdict.code}`);
       this.onRefusedUpgrade?.(req, verdict.message);
       return refuseUpgrade(
         socket,
@@ -241,6 +311,19 @@ export class Gateway {
       socket.destroy();
     }
   }
+}
+
+const CAPABILITY_REFUSED =
+  "This workbench address is not valid (any more): it belongs to an embedded workbench of an earlier session. Ask ccb for a new one (vscode_open).";
+
+function refuseCapability(res: ServerResponse): void {
+  res
+    .writeHead(401, {
+      "content-type": "text/plain; charset=utf-8",
+      "cache-control": "no-store",
+      "referrer-policy": "no-referrer",
+    })
+    .end(`${CAPABILITY_REFUSED}\n`);
 }
 
 function writeRefusal(res: ServerResponse, verdict: Extract<EdgeVerdict, { ok: false }>, policy: EdgePolicy): void {

@@ -49,6 +49,8 @@ export interface EdgeContext {
   scheme: "http" | "https";
   /** Origins that are this listener besides its Host names (e.g. the public URL). */
   ownOrigins?: readonly string[];
+  /** The request already proved a credential of the route (a browser session's frame capability in its path). */
+  authenticated?: boolean;
 }
 
 const DEFAULT_QUERY_KEYS = ["token", "access_token", "auth", "authorization", "key"];
@@ -96,7 +98,7 @@ function rawCheck(req: IncomingMessage, url: URL, policy: EdgePolicy, ctx: EdgeC
     );
   }
   const credentials = [...policy.auth, ...(policy.session ? [policy.session.credential] : [])];
-  const match = credentialMatches(req, url, credentials);
+  const match = ctx.authenticated ? true : credentialMatches(req, url, credentials);
   if (policy.origin.kind === "any" && match === undefined) {
     return refuse(
       401,

@@ -45,6 +45,8 @@ export interface Chromium {
   readonly userDataDir: string;
   /** The DevTools session of the page. */
   readonly page: CdpSession;
+  /** The session of a target attached with `flatten` (e.g. an out-of-process frame from `Target.attachedToTarget`). */
+  session(sessionId: string): CdpSession;
   /** Resolves when the browser process has exited. */
   readonly exited: Promise<void>;
   /** Stop the browser (its whole process group) and remove its profile. Idempotent. */
@@ -207,6 +209,7 @@ export async function launchChromium(o: ChromiumOptions): Promise<Chromium> {
       sandbox: !noSandbox,
       userDataDir: profile,
       page,
+      session: (sessionId) => cdp.session(sessionId),
       exited,
       close: stop,
     };

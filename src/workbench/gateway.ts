@@ -1,9 +1,9 @@
-import type { ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import httpProxy from "http-proxy";
 import type { Logger } from "../core/log.ts";
 import type { BrowserSession } from "../net/browser-session.ts";
-import type { Gateway } from "../net/gateway.ts";
+import { capabilityPrefix, type Gateway } from "../net/gateway.ts";
 import type { EdgePolicy } from "../net/policy.ts";
 import { refuseUpgrade } from "../net/respond.ts";
 import { ALIVE_SCRIPT_PATH, EPOCH_PATH, proxyWorkbenchPage, serveAliveScript, serveEpoch } from "./alive.ts";
@@ -82,8 +82,10 @@ export function mountWorkbenchProxy(
     "*",
     basePath,
     (req, res, url) => {
+      // Under a frame capability (`/s/<capability>`, stripped by the gateway) absolute paths keep it.
+      const under = capabilityPrefix(req);
       if (url.pathname === basePath) {
-        res.writeHead(302, { location: `${basePath}/${url.search}` }).end();
+        res.writeHead(302, { location: `${under}${basePath}/${url.search}` }).end();
         return;
       }
       if (url.pathname === `${basePath}${ALIVE_SCRIPT_PATH}`) return serveAliveScript(res);
@@ -94,9 +96,16 @@ export function mountWorkbenchProxy(
         return;
       }
       req.url = forward(req.url ?? "/");
+      announcePrefix(req, target, basePath);
       // The top-level workbench page gets the MCP App's liveness script (src/workbench/alive.ts).
       if (req.method === "GET" && url.pathname === `${basePath}/`) {
-        return proxyWorkbenchPage(req, res, { socketPath, path: req.url }, `${basePath}${ALIVE_SCRIPT_PATH}`, log);
+        return proxyWorkbenchPage(
+          req,
+          res,
+          { socketPath, path: req.url },
+          `${under}${basePath}${ALIVE_SCRIPT_PATH}`,
+          log,
+        );
       }
       proxy.web(req, res, { target: { socketPath } as unknown as string });
     },
@@ -108,11 +117,23 @@ export function mountWorkbenchProxy(
       const socketPath = target.socketPath();
       if (!socketPath) return refuseUpgrade(socket, 503, "The workbench is starting.");
       req.url = forward(req.url ?? "/");
+      announcePrefix(req, target, basePath);
       proxy.ws(req, socket, head, { target: { socketPath } as unknown as string });
     },
     policy,
   );
   return () => proxy.close();
+}
+
+/**
+ * A runtime that keeps its base path (OpenVSCode, `--server-base-path`) writes absolute URLs into
+ * its pages: under a frame capability it is told the browser-facing prefix (`X-Forwarded-Prefix`,
+ * which VS Code's server honours), so those URLs carry the capability too. code-server gets the
+ * path stripped and answers with relative URLs.
+ */
+function announcePrefix(req: IncomingMessage, target: ProxyTarget, basePath: string): void {
+  const under = capabilityPrefix(req);
+  if (under && !target.stripPrefix) req.headers["x-forwarded-prefix"] = `${under}${basePath}`;
 }
 
 export interface SessionInfo {
@@ -153,8 +174,8 @@ export function mountSessionRoutes(
   http.gateway.addRoute(
     "GET",
     "/app",
-    (_req, res) => {
-      const src = JSON.stringify(info().workbenchPath).replace(/</g, "\\u003c");
+    (req, res) => {
+      const src = JSON.stringify(`${capabilityPrefix(req)}${info().workbenchPath}`).replace(/</g, "\\u003c");
       const html = `<!doctype html><html><head><meta charset="utf-8"><title>ccb workbench</title>
 <meta name="referrer" content="no-referrer">
 <style>html,body{margin:0;height:100%;overflow:hidden;background:#1e1e1e;color:#ccc;font:14px sans-serif}iframe{display:block;border:0;width:100%;height:100%}</style></head>

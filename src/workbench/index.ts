@@ -310,6 +310,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
         terminals.dispose();
         await bridge.close();
         for (const c of closeProxies) c();
+        session.revokeFrames();
         core.bridge.setWorkbench(undefined);
         if (dirs) removeStateDirs(dirs);
       })();

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -21,6 +21,11 @@ import { bootWorkbench, type ToolResult, type Workbench } from "./workbench-help
  * SDK's basic host: an outer page, a sandbox proxy on a second origin that applies the CSP the host
  * grants, the App document inside; an MCP SDK client connected to the serve reads the resource and
  * calls vscode_open. Each tier is screenshotted into test-artifacts/ (kept by CI).
+ *
+ * As with every real host, the host page and its sandbox are on another site than ccb's gateway
+ * (`localhost` vs `127.0.0.1`), and Chromium runs with third-party cookie restriction on: a
+ * workbench cookie is never sent in the App's frame (a positive control below shows the cookie way
+ * in fails there and works in a same-site frame), so embedding rests on the frame capability.
  */
 const ARTIFACTS = join(repoRoot, "test-artifacts");
 const APP_URI = "ui://ccb/workbench.html";
@@ -70,14 +75,31 @@ let sandboxUrl = "";
 let hostScript = "";
 let origin = "";
 let html = "";
+let sameSiteUrl = "";
 
-async function listen(handler: Parameters<typeof createServer>[1]): Promise<string> {
+/** A test server on 127.0.0.1, addressed as `name` (`localhost`: another site than the gateway's 127.0.0.1). */
+async function listen(handler: Parameters<typeof createServer>[1], name = "localhost"): Promise<string> {
   const s = createServer(handler);
   servers.push(s);
   s.listen(0, "127.0.0.1");
   await once(s, "listening");
-  return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+  return `http://${name}:${(s.address() as AddressInfo).port}`;
 }
+
+/** `/frame?src=<url>`: a page that frames `src` (the controls' cross-site and same-site framers). */
+function framePage(req: IncomingMessage, res: ServerResponse): boolean {
+  const u = new URL(req.url ?? "/", "http://x");
+  if (u.pathname !== "/frame") return false;
+  const src = JSON.stringify(u.searchParams.get("src") ?? "about:blank").replace(/</g, "\\u003c");
+  res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+  res.end(
+    `<!doctype html><html><body><iframe id="f"></iframe><script>document.getElementById("f").src = ${src};</script></body></html>`,
+  );
+  return true;
+}
+
+/** The HTTP statuses Chromium got, by URL (Network.responseReceived). */
+const statuses = new Map<string, number[]>();
 
 async function evaluate<T>(expression: string): Promise<T> {
   const r = (await cdp.send("Runtime.evaluate", { expression, awaitPromise: true, returnByValue: true })) as {
@@ -105,6 +127,23 @@ async function until<T>(what: string, expr: string, ok: (v: T) => boolean, timeo
 async function screenshot(name: string): Promise<void> {
   const shot = (await cdp.send("Page.captureScreenshot", { format: "png" })) as { data: string };
   writeFileSync(join(ARTIFACTS, name), Buffer.from(shot.data, "base64"));
+}
+
+/** Navigate the page and wait for its load event. */
+async function navigate(url: string): Promise<void> {
+  const loaded = new Promise<void>((resolve) => cdp.on("Page.loadEventFired", () => resolve()));
+  await cdp.send("Page.navigate", { url });
+  await loaded;
+}
+
+/** The statuses Chromium got for `url`, waited for (bounded). */
+async function statusOf(url: string, what: string): Promise<number> {
+  const deadline = Date.now() + 30_000;
+  while (!statuses.get(url)?.length) {
+    if (Date.now() > deadline) assert.fail(`no response seen for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return (statuses.get(url) as number[]).at(-1) as number;
 }
 
 /** A fresh host page with one App: `csp` is what the host grants, `declared` what it tells the App. */
@@ -174,6 +213,7 @@ before(
     });
     hostScript = bundle.outputFiles[0]?.text ?? "";
     hostUrl = await listen((req, res) => {
+      if (framePage(req, res)) return;
       if (req.url === "/host.js") return void res.writeHead(200, { "content-type": "text/javascript" }).end(hostScript);
       if (req.url !== "/") return void res.writeHead(404).end();
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
@@ -183,6 +223,8 @@ before(
     });
     // A second origin (another port) for the sandbox proxy, as real hosts do.
     sandboxUrl = `${await listen((_req, res) => void res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(SANDBOX_PAGE))}/sandbox.html`;
+    // The same-site framer of the positive control: 127.0.0.1, the gateway's site (ports do not make sites).
+    sameSiteUrl = await listen((req, res) => void (framePage(req, res) || res.writeHead(404).end()), "127.0.0.1");
     wb = await bootWorkbench(ws.path, home.path, ["--render-mode", "stream"]);
     await wb.waitLog(/stream: server-side Chromium \(pid \d+\) streams the workbench/);
     origin = new URL(wb.serve.base).origin;
@@ -192,6 +234,30 @@ before(
     cdp = chromium.page;
     await cdp.send("Page.enable");
     await cdp.send("Runtime.enable");
+    // Responses seen by the page and by its out-of-process frames (the workbench is on another site).
+    const record = (p: Record<string, unknown>) => {
+      const r = p.response as { url: string; status: number };
+      statuses.set(r.url, [...(statuses.get(r.url) ?? []), r.status]);
+    };
+    const browser = chromium;
+    cdp.on("Network.responseReceived", record);
+    cdp.on("Target.attachedToTarget", (p) => {
+      const child = browser.session(String(p.sessionId));
+      child.on("Network.responseReceived", record);
+      void child
+        .send("Network.enable")
+        .catch(() => undefined)
+        .then(() => child.send("Runtime.runIfWaitingForDebugger"))
+        .catch(() => undefined);
+    });
+    await cdp.send("Network.enable");
+    await cdp.send("Target.setAutoAttach", { autoAttach: true, waitForDebuggerOnStart: true, flatten: true });
+    // Third-party cookies blocked, the way browsers and Electron hosts are heading.
+    await cdp.send("Network.setCookieControls", {
+      enableThirdPartyCookieRestriction: true,
+      disableThirdPartyCookieMetadata: true,
+      disableThirdPartyCookieHeuristics: true,
+    });
   },
   { timeout: 300_000 },
 );
@@ -210,6 +276,7 @@ after(async () => {
 describe("the MCP App in an ext-apps AppBridge host (real Chromium, real workbench)", { timeout: 900_000 }, () => {
   it("the host grants frameDomains: the workbench is embedded and its extension host connects; fullscreen on request; teardown answered", async () => {
     const r = withoutStream(await wb.ok("vscode_open"));
+    statuses.clear();
     const connected = wb.countLog(/bridge: extension host \d+ connected/);
     const grant = { frameDomains: [origin], connectDomains: [origin, origin.replace(/^http/, "ws")] };
     await loadHost({ result: r, csp: grant, declared: grant });
@@ -224,6 +291,33 @@ describe("the MCP App in an ext-apps AppBridge host (real Chromium, real workben
     assert.equal(
       await probe<string>("doc.querySelector('iframe').src"),
       (r._meta as { "ccb/workbench": { url: string } })["ccb/workbench"].url,
+    );
+    assert.notEqual(
+      new URL(hostUrl).hostname,
+      new URL(origin).hostname,
+      "the host is on another site than the gateway",
+    );
+    // The frame is in through its capability path (every workbench request under it, none refused;
+    // code-server's own 404s for optional files are its answers),
+    // and no workbench cookie exists in this browser.
+    const seen = [...statuses.entries()].filter(([u]) => u.startsWith(`${origin}/`));
+    const under = new RegExp(`^${origin}/s/[A-Za-z0-9_-]{43}/ide/`);
+    assert.ok(
+      seen.some(([u, st]) => under.test(u) && st.includes(200)),
+      "the workbench page was answered below /s/<capability>",
+    );
+    assert.deepEqual(
+      seen
+        .filter(([u, st]) => !under.test(u) || st.some((x) => x === 401 || x === 403))
+        .map(([u, st]) => `${u.replace(/\/s\/[^/]+/, "/s/<cap>").slice(0, 120)} ${st}`),
+      [],
+      "every workbench request of the frame went below the capability, none was refused",
+    );
+    const { cookies } = (await cdp.send("Network.getAllCookies")) as { cookies: Array<{ name: string }> };
+    assert.deepEqual(
+      cookies.filter((c) => c.name.startsWith("ccb_")).map((c) => c.name),
+      [],
+      "the frame got no cookie",
     );
     // The host context was applied: theme, and the container width with a capped height.
     assert.equal(await probe<string>("doc.documentElement.dataset.theme"), "dark");
@@ -332,5 +426,109 @@ describe("the MCP App in an ext-apps AppBridge host (real Chromium, real workben
       status = await viewerStatus(stream);
     }
     assert.equal(status, 101, "the stream is free after teardown");
+  });
+
+  it("positive control: a browser holding the workbench cookie is refused in a cross-site frame without the capability, let in at top level and in a same-site frame", async () => {
+    const link = new URL(
+      (withoutStream(await wb.ok("vscode_open"))._meta as { "ccb/workbench": { url: string } })["ccb/workbench"].url,
+    );
+    const basePath = link.pathname.replace(/\/$/, "");
+    // Top level: the one-time link gives this browser the cookie (the person's-tab way in, unchanged).
+    link.pathname = `${basePath}/__ccb/epoch`;
+    await navigate(link.toString());
+    link.searchParams.delete("ccb_ott");
+    const epoch = link.toString();
+    assert.equal(await evaluate<string>("location.href"), epoch, "the token left the address bar");
+    assert.equal(await statusOf(epoch, "the top-level epoch"), 200);
+    const { cookies } = (await cdp.send("Network.getAllCookies")) as {
+      cookies: Array<{ name: string; sameSite?: string }>;
+    };
+    assert.ok(
+      cookies.some((c) => c.name.startsWith("ccb_") && c.sameSite === "Strict"),
+      "the browser holds the cookie",
+    );
+    // The same address framed by a page of the gateway's own site: the cookie is sent.
+    statuses.delete(epoch);
+    await navigate(`${sameSiteUrl}/frame?src=${encodeURIComponent(epoch)}`);
+    assert.equal(await statusOf(epoch, "the same-site frame"), 200);
+    // Framed by the host's site (localhost): no cookie, refused. This is what embedding met before.
+    statuses.delete(epoch);
+    await navigate(`${hostUrl}/frame?src=${encodeURIComponent(epoch)}`);
+    assert.equal(await statusOf(epoch, "the cross-site frame"), 401);
+    await screenshot("mcp-app-host-control-cookie-refused.png");
+  });
+});
+
+describe("default render mode, a host that refuses frames but allows connections (stream on demand)", {
+  timeout: 900_000,
+}, () => {
+  const ws2 = tmpdirFixture({ prefix: "ccb-apphost2-ws-" });
+  const home2 = tmpdirFixture({ prefix: "ccb-apphost2-home-" });
+  writeFileSync(join(ws2.path, "hello.txt"), "hello\n");
+  let wb2: Workbench | undefined;
+  let origin2 = "";
+  const started = /stream: server-side Chromium \(pid \d+\) streams the workbench/;
+
+  before(
+    async () => {
+      wb2 = await bootWorkbench(ws2.path, home2.path);
+      await wb2.waitLog(/ccb serve: workbench \([a-z-]+\) running/);
+      origin2 = new URL(wb2.serve.base).origin;
+    },
+    { timeout: 300_000 },
+  );
+  after(async () => {
+    await wb2?.stop();
+    ws2.cleanup();
+    home2.cleanup();
+  });
+
+  it("the browser card offers the stream only when connections are allowed; choosing it starts the stream and paints frames", async () => {
+    const w = wb2 as Workbench;
+    const r = await w.ok("vscode_open");
+    const s = r._meta?.["ccb/stream"] as { url: string; token: string; onDemand?: boolean };
+    assert.equal(s.onDemand, true, "the default mode offers the stream on demand");
+    assert.equal(w.countLog(started), 0, "nothing streams before it is asked for");
+    // Same token rules as --render-mode stream: a wrong token is refused, and starts nothing.
+    assert.equal(await viewerStatus({ url: s.url, token: "x".repeat(43) }), 401);
+    assert.equal(w.countLog(started), 0);
+    const wsOrigin = origin2.replace(/^http/, "ws");
+
+    // A host that allows no connection to the gateway: the card without the offer.
+    await loadHost({ result: r, csp: {}, declared: { frameDomains: [], connectDomains: [] } });
+    assert.equal((await settled()).state, "browser");
+    assert.equal(await probe<boolean>("doc.getElementById('offer').classList.contains('hidden')"), true);
+
+    // Frames refused, connections allowed: the card offers "Show it here".
+    const connect = { connectDomains: [origin2, wsOrigin] };
+    await loadHost({ result: r, csp: connect, declared: { frameDomains: [], ...connect } });
+    const card = await settled();
+    assert.equal(card.state, "browser");
+    assert.match(card.detail, /frameDomains/);
+    assert.equal(await probe<boolean>("doc.getElementById('offer').classList.contains('hidden')"), false);
+    await screenshot("mcp-app-host-card-stream-offer.png");
+    await probe("doc.getElementById('stream-here').click()");
+    await until(
+      "the on-demand stream's first frame",
+      "doc.documentElement.dataset.state",
+      (v: string) => v === "stream",
+    );
+    await until(
+      "frames drawn on the canvas",
+      "Number(doc.getElementById('wrap').dataset.frames || 0)",
+      (n: number) => n >= 1,
+    );
+    // The workbench itself is painted (not only the blank page of a browser that is still loading it).
+    await until(
+      "the streamed picture shows the workbench (more than a blank page)",
+      "(() => { const c = doc.querySelector('canvas'), x = c.getContext('2d'), d = x.getImageData(0, 0, c.width, c.height).data, seen = new Set(); " +
+        "for (let i = 0; i < d.length; i += 4 * 997) seen.add(d[i] + ',' + d[i + 1] + ',' + d[i + 2]); return seen.size; })()",
+      (n: number) => n >= 4,
+    );
+    assert.equal(w.countLog(started), 1, "the click started the server-side Chromium");
+    assert.equal(await probe<boolean>("doc.getElementById('card').classList.contains('hidden')"), true);
+    await screenshot("mcp-app-host-stream-on-demand.png");
+    assert.deepEqual(await evaluate("ccbHost.bridge.teardownResource({})"), {});
+    assert.equal(await probe<number>("doc.querySelectorAll('canvas').length"), 0);
   });
 });

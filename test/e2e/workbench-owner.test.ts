@@ -22,6 +22,7 @@ let socketPath = "";
 let base = "";
 let workbenchPath = "";
 let ownerLink = "";
+let frameLink = "";
 
 before(
   async () => {
@@ -34,6 +35,7 @@ before(
     const r = await wb.ok("vscode_open");
     workbenchPath = new URL((r._meta?.["ccb/workbench"] as { url: string }).url).pathname;
     ownerLink = ((await wb.ok("vscode_open"))._meta?.["ccb/workbench"] as { url: string }).url;
+    frameLink = ((await wb.ok("vscode_open"))._meta?.["ccb/workbench"] as { url: string }).url;
   },
   { timeout: 400_000 },
 );
@@ -97,6 +99,40 @@ describe("the workbench belongs to its owner", { timeout: 600_000 }, () => {
     assert.match(page.body, /<html|<!DOCTYPE/i);
     const replay = other.probe("other", { url: link.toString() });
     assert.equal(replay.status, 401, "a used one-time link gives another account nothing");
+  });
+
+  it("a frame's capability path exists only after a used one-time link; another local account gets nothing from a made-up, altered or replayed one", () => {
+    const frame = { "sec-fetch-dest": "iframe", "sec-fetch-site": "cross-site" };
+    // Before any exchange, a capability-shaped path opens nothing (the path alone).
+    const made = `/s/${"A".repeat(43)}${workbenchPath}`;
+    const early = other.probe("other", { url: `${base}${made}`, headers: frame });
+    assert.equal(early.status, 401, JSON.stringify(early));
+    assert.doesNotMatch(early.body, /\/ide\/[A-Za-z0-9_-]{20,}/, "no workbench path in a refusal");
+    // The owner's frame exchanges its one-time link: a capability in the path, no cookie (positive control).
+    const exchange = other.probe("self", { url: frameLink, headers: frame }) as {
+      status: number;
+      location?: string;
+      setCookie?: string[];
+    };
+    assert.equal(exchange.status, 302);
+    assert.equal(exchange.setCookie, undefined, "a frame gets no cookie");
+    const m = /^(\/s\/[A-Za-z0-9_-]{43})(\/ide\/.+)$/.exec(exchange.location ?? "");
+    assert.ok(m, "redirected below /s/<capability>");
+    const [, cap, rest] = m as unknown as [string, string, string];
+    const page = other.probe("self", { url: `${base}${cap}${rest}` });
+    assert.equal(page.status, 200, "the capability path opens the workbench");
+    assert.match(page.body, /<html|<!DOCTYPE/i);
+    // Another account: a made-up capability, the owner's altered by one character, the used link replayed.
+    const altered = `${cap.slice(0, -1)}${cap.endsWith("A") ? "B" : "A"}`;
+    for (const path of [made, `${altered}${rest}`, `/s/${rest}`, `/s/x/session.json`]) {
+      const r = other.probe("other", { url: `${base}${path}`, headers: frame });
+      assert.equal(r.status, 401, `${path.replace(cap, "/s/<cap>")}: ${r.status}`);
+      assert.doesNotMatch(r.body, /\/ide\/[A-Za-z0-9_-]{20,}/, "no workbench path in a refusal");
+    }
+    const replay = other.probe("other", { url: frameLink, headers: frame });
+    assert.equal(replay.status, 401, "a used one-time link gives another account no capability");
+    assert.equal(replay.location, undefined);
+    assert.doesNotMatch(wb.serve.stderr(), new RegExp(cap.slice(3)), "the capability is in no log line");
   });
 
   it("real Chromium with the printed link gets a working workbench (cookie, WebSocket, extension host)", {

@@ -231,7 +231,8 @@ async function startServeWorkbench(o: {
   if (!lease) throw new CcbError("RUNTIME_UNAVAILABLE", "The workbench did not start.");
   const handle = lease.handle();
   // The App's CSP names the gateway that serves the workbench page: the owner's when attached. Only
-  // the stream mode mounts a route on the App's gateway, and that mode is never attached.
+  // the stream tier mounts a route on the App's gateway: always in stream mode (never attached), on
+  // demand in the default mode when this process owns the workbench.
   const own = lease.http();
   const appGateway: WorkbenchHttp = own
     ? usable || !served
@@ -245,6 +246,7 @@ async function startServeWorkbench(o: {
     gateway: appGateway,
     ready: lease.ready(),
     localUrl: () => lease.handle()?.localUrl(),
+    onDemandStream: own !== undefined,
   });
   void lease.ready().then(() => {
     if (handle) {

@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { WebSocket, WebSocketServer } from "ws";
 import { silentLogger } from "../../../src/core/log.ts";
 import { BrowserSession, ONE_TIME_QUERY } from "../../../src/net/browser-session.ts";
-import { Gateway } from "../../../src/net/gateway.ts";
+import { Gateway, redactPath } from "../../../src/net/gateway.ts";
 import { mountSessionRoutes, mountWorkbenchProxy } from "../../../src/workbench/gateway.ts";
 
 const KEY = randomBytes(24).toString("base64url");
@@ -39,6 +39,7 @@ before(async () => {
           url: req.url,
           host: req.headers.host,
           cookie: req.headers.cookie ?? "",
+          prefix: req.headers["x-forwarded-prefix"] ?? "",
           size,
           sha256: hash.digest("hex"),
         }),
@@ -208,6 +209,99 @@ describe("workbench gateway", () => {
     assert.equal(app.status, 200);
     assert.match(app.body, /<iframe/);
     assert.match(String(app.headers["content-security-policy"]), /frame-src 'self'/);
+  });
+
+  test("a frame's one-time link gets a frame capability in the path, no cookie; the path opens HTTP and WebSocket", async () => {
+    const frames = session.frames;
+    const r = await send(`${BASE}/?folder=/w&${ONE_TIME_QUERY}=${session.mint()}`, {
+      headers: { "sec-fetch-dest": "iframe", "sec-fetch-site": "cross-site" },
+    });
+    assert.equal(r.status, 302);
+    assert.equal(r.headers["set-cookie"], undefined, "a frame gets no cookie");
+    assert.equal(r.headers["referrer-policy"], "no-referrer");
+    const m = /^\/s\/([A-Za-z0-9_-]{43})(\/ide\/.*)$/.exec(String(r.headers.location));
+    assert.ok(m, String(r.headers.location).replace(/\/s\/[^/]+/, "/s/<cap>"));
+    assert.equal(m[2], `${BASE}/?folder=%2Fw`);
+    assert.equal(session.frames, frames + 1);
+    const cap = `/s/${m[1]}`;
+    // Without any cookie: the capability path is the credential; the runtime sees the path stripped of both prefixes.
+    const page = await send(`${cap}${BASE}/static/x.js?a=1`, { headers: { origin: url } });
+    assert.equal(page.status, 200);
+    assert.equal((JSON.parse(page.body) as { url: string }).url, "/static/x.js?a=1");
+    assert.equal(page.headers["referrer-policy"], "no-referrer");
+    const bare = await send(`${cap}${BASE}?folder=/w`);
+    assert.equal(bare.status, 302);
+    assert.equal(bare.headers.location, `${cap}${BASE}/?folder=/w`, "absolute redirects keep the capability");
+    const app = await send(`${cap}/app`);
+    assert.equal(app.status, 200);
+    assert.ok(app.body.includes(JSON.stringify(`${cap}${BASE}/?folder=/w`)), "/app frames the workbench under it");
+    const s = new WebSocket(`${url.replace(/^http/, "ws")}${cap}${BASE}/sock?x=1`, { origin: url });
+    const first = await new Promise<string>((resolve, reject) => {
+      s.once("message", (d) => resolve(d.toString()));
+      s.once("error", reject);
+    });
+    assert.equal(first, "hello /sock?x=1");
+    s.close();
+    // Still refused: another site's Origin, a foreign Host, a route without the session, a made-up or altered capability.
+    assert.equal((await send(`${cap}${BASE}/x`, { headers: { origin: "https://evil.example" } })).status, 403);
+    assert.equal((await send(`${cap}${BASE}/x`, { headers: { host: "evil.example" } })).status, 403);
+    assert.equal((await send(`${cap}/bridge`)).status, 401);
+    for (const forged of [`/s/${"A".repeat(43)}`, `${cap.slice(0, -1)}x`, `${cap}x`, "/s/"]) {
+      const f = await send(`${forged}${BASE}/static/x.js`);
+      assert.equal(f.status, 401, `${forged.length}`);
+      assert.doesNotMatch(f.body, /\/ide\//, "a refusal names no workbench path");
+    }
+    const bad = new WebSocket(`${url.replace(/^http/, "ws")}/s/${"A".repeat(43)}${BASE}/sock`, { origin: url });
+    const [err] = (await once(bad, "error")) as [Error];
+    assert.match(err.message, /401/);
+    // A top-level navigation (a person's tab) still gets the cookie, not a capability.
+    const tab = await send(`${BASE}/?${ONE_TIME_QUERY}=${session.mint()}`, {
+      headers: { "sec-fetch-dest": "document" },
+    });
+    assert.equal(tab.status, 302);
+    assert.equal(tab.headers.location, `${BASE}/`);
+    assert.ok(Array.isArray(tab.headers["set-cookie"]));
+    // Ended with the session's workbench: the capability no longer opens anything.
+    session.revokeFrames();
+    assert.equal((await send(`${cap}${BASE}/static/x.js`)).status, 401);
+  });
+
+  test("a runtime that keeps its base path (OpenVSCode) is told the browser-facing prefix under a capability; log lines redact it", async () => {
+    const gw2 = new Gateway({ host: "127.0.0.1", port: 0, log: silentLogger });
+    const url2 = await gw2.listen();
+    const own = new BrowserSession({ paths: () => [BASE], secure: () => false });
+    mountWorkbenchProxy(
+      { gateway: gw2, url: url2 },
+      BASE,
+      { socketPath: () => SOCKET, stripPrefix: false },
+      own,
+      silentLogger,
+    );
+    try {
+      const get = (path: string, headers: Record<string, string> = {}) =>
+        new Promise<{ status: number; location?: string; body: string }>((resolve, reject) => {
+          const u = new URL(url2);
+          request({ host: u.hostname, port: u.port, path, headers }, (res) => {
+            let body = "";
+            res.setEncoding("utf8").on("data", (d: string) => (body += d));
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, location: res.headers.location, body }));
+          })
+            .on("error", reject)
+            .end();
+        });
+      const ex = await get(`${BASE}/?${ONE_TIME_QUERY}=${own.mint()}`, { "sec-fetch-dest": "iframe" });
+      const cap = /^\/s\/[^/]+/.exec(ex.location ?? "")?.[0] as string;
+      assert.ok(cap);
+      const j = JSON.parse((await get(`${cap}${BASE}/static/x.js`)).body) as { url: string; prefix: string };
+      assert.equal(j.url, `${BASE}/static/x.js`, "only the capability is stripped");
+      assert.equal(j.prefix, `${cap}${BASE}`);
+      assert.equal(redactPath(`${cap}${BASE}/x`), `/s/<capability>${BASE}/x`);
+      assert.equal(redactPath(`${BASE}/x`), `${BASE}/x`);
+      // The other session's capability opens nothing here, and this one nothing on the first gateway.
+      assert.equal((await send(`${cap}${BASE}/static/x.js`)).status, 401);
+    } finally {
+      await gw2.close();
+    }
   });
 
   test("the test's runtime socket folder is private (0700)", () => {

@@ -36,7 +36,7 @@ a{color:#3794ff}
 .hidden{display:none!important}
 </style></head>
 <body><div id="app"><div id="bar" class="hidden"><button id="fullscreen">Full screen</button></div><div id="wrap">
-<div id="card"><div><h2 id="title">Waiting for the workbench…</h2><p id="reason"></p><p id="actions" class="hidden"><button id="open">Open in browser</button><a id="link" target="_blank" rel="noopener noreferrer">open the workbench in a new tab</a></p></div></div>
+<div id="card"><div><h2 id="title">Waiting for the workbench…</h2><p id="reason"></p><p id="actions" class="hidden"><button id="open">Open in browser</button><a id="link" target="_blank" rel="noopener noreferrer">open the workbench in a new tab</a></p><p id="offer" class="hidden"><button id="stream-here">Show it here</button>as a live picture streamed from ccb (a server-side browser shows the workbench).</p></div></div>
 </div></div>
 <script>var CCB_APP = ${config};
 ${inline(STREAM_CLIENT_JS)}</script>

@@ -10,8 +10,11 @@ export interface WorkbenchAppInfo {
   renderMode: RenderMode;
   /** True until the workbench has started or failed to (vscode_open then says to retry). */
   starting: boolean;
-  /** The /stream WebSocket (stream mode, once running). Secret: App-only `_meta`, never text or logs. */
-  stream?: { url: string; token: string } | undefined;
+  /**
+   * The /stream WebSocket (stream mode, once running; default mode: `onDemand`, started by the first
+   * viewer). Secret: App-only `_meta`, never text or logs.
+   */
+  stream?: { url: string; token: string; onDemand?: boolean } | undefined;
   /** Stream mode only: why the stream is not (yet) available; the App shows it instead of silently embedding. */
   streamError?: string | undefined;
 }

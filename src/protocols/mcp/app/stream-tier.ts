@@ -20,7 +20,9 @@ export interface WorkbenchAppHandle {
  * told through resources/list_changed when its configuration changes) and, in stream mode, run
  * the stream tier: a server-side Chromium on the INTERNAL loopback workbench URL, its screencast
  * on `/stream` of the browser-facing gateway, authenticated by its own 256-bit token. The token
- * and stream URL go only into vscode_open's result `_meta`.
+ * and stream URL go only into vscode_open's result `_meta`. In the default mode the same tier is
+ * offered on demand (`onDemand: true`): nothing starts until a viewer with the token connects (the
+ * App's browser card, when the host refuses frames but allows connections).
  */
 export function startWorkbenchApp(o: {
   /** The App state of the MCP server assembly, filled in here. */
@@ -31,6 +33,8 @@ export function startWorkbenchApp(o: {
   gateway: WorkbenchHttp;
   /** Resolves once the runtime answers (or could not start). */
   ready: Promise<void>;
+  /** Default render mode: offer the stream tier, started when the App's first viewer connects (a workbench this process owns). */
+  onDemandStream?: boolean;
   /** The workbench page on the loopback server, once running. */
   localUrl: () => string | undefined;
   env?: NodeJS.ProcessEnv;
@@ -48,7 +52,9 @@ export function startWorkbenchApp(o: {
     () => update({ starting: false }),
     () => update({ starting: false }),
   );
-  if (o.renderMode !== "stream") {
+  // The stream tier: always in stream mode; otherwise on demand (the App's browser card offers it
+  // when the host refuses frames), only for a workbench this process owns (its loopback page).
+  if (o.renderMode !== "stream" && !o.onDemandStream) {
     return {
       moved: (gatewayUrl) => update({ gatewayUrl }),
       close: async () => {
@@ -61,48 +67,57 @@ export function startWorkbenchApp(o: {
 
   const env = o.env ?? process.env;
   const token = newToken(32);
+  const wsUrl = `${o.gateway.url.replace(/^http/, "ws")}/stream`;
   let endpoint: StreamEndpoint | undefined;
   let screencast: Screencast | undefined;
   let chromium: Chromium | undefined;
+  let started: Promise<void> | undefined;
+  const start = (): Promise<void> =>
+    (started ??= (async () => {
+      await o.ready;
+      const url = o.localUrl();
+      if (closed) return;
+      if (!url) throw new Error("the workbench is not running, so there is nothing to stream");
+      const width = 1280;
+      const height = 800;
+      chromium = await launchChromium({
+        url,
+        chromePath: env.CCB_STREAM_BROWSER || undefined,
+        width,
+        height,
+        env,
+        log: log.child("chromium"),
+      });
+      if (closed) return;
+      screencast = new Screencast({ page: chromium.page, width, height, quality: 60, maxFps: 12, log });
+      await screencast.attach();
+      if (closed) return;
+      endpoint = createStreamEndpoint({ screencast, token, maxFps: 12, log });
+      if (o.renderMode === "stream") update({ stream: { url: wsUrl, token } });
+      log.info(`stream: server-side Chromium (pid ${chromium.pid}) streams the workbench on /stream`);
+    })().catch((err: unknown) => {
+      const reason = toCcbError(err).toUserText().replace(/\n/g, " ");
+      log.warn(`stream unavailable: ${reason}`);
+      update({ streamError: `The stream could not start: ${reason}` });
+    }));
   o.gateway.gateway.addUpgrade(
     "/stream",
-    (req, socket, head) => {
-      if (!endpoint) return refuseUpgrade(socket, 503, "The stream is starting.");
+    async (req, socket, head) => {
+      // On demand, the first viewer with the token starts the server-side Chromium and waits for it.
+      if (!endpoint && o.renderMode !== "stream") await start();
+      if (!endpoint) return refuseUpgrade(socket, 503, info.streamError ?? "The stream is starting.");
       endpoint.handleUpgrade(req, socket, head);
     },
     streamPolicy(token),
   );
-  const started = (async () => {
-    await o.ready;
-    const url = o.localUrl();
-    if (closed) return;
-    if (!url) throw new Error("the workbench is not running, so there is nothing to stream");
-    const width = 1280;
-    const height = 800;
-    chromium = await launchChromium({
-      url,
-      chromePath: env.CCB_STREAM_BROWSER || undefined,
-      width,
-      height,
-      env,
-      log: log.child("chromium"),
-    });
-    if (closed) return;
-    screencast = new Screencast({ page: chromium.page, width, height, quality: 60, maxFps: 12, log });
-    await screencast.attach();
-    if (closed) return;
-    endpoint = createStreamEndpoint({ screencast, token, maxFps: 12, log });
-    const wsUrl = `${o.gateway.url.replace(/^http/, "ws")}/stream`;
-    update({ stream: { url: wsUrl, token } });
-    log.info(`stream: server-side Chromium (pid ${chromium.pid}) streams the workbench on /stream`);
-  })().catch((err: unknown) => {
-    const reason = toCcbError(err).toUserText().replace(/\n/g, " ");
-    log.warn(`stream unavailable: ${reason}`);
-    update({ streamError: `The stream could not start: ${reason}` });
-  });
+  if (o.renderMode === "stream") void start();
+  else update({ stream: { url: wsUrl, token, onDemand: true } });
   return {
-    // a stream-mode workbench is this process's own (never shared): it does not move
-    moved: () => undefined,
+    // a stream-mode workbench is this process's own (never shared): it does not move; an owned
+    // workbench that moved (a takeover) is no longer on this loopback gateway: no stream to offer
+    moved: (gatewayUrl) => {
+      if (o.renderMode !== "stream") update({ gatewayUrl, stream: undefined });
+    },
     async close() {
       closed = true;
       await settled;

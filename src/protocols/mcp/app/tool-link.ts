@@ -42,11 +42,17 @@ export function checkAppToolReady(name: string, app: AppState, core: Core): void
 
 /**
  * The App-only `_meta` the App's tool result carries besides the tool's own (the workbench
- * address): in stream mode the /stream address and token, or why the stream is not there.
+ * address): in stream mode the /stream address and token, or why the stream is not there; in the
+ * default mode the same marked `onDemand` (the App offers it when the host refuses frames).
  */
 export function appToolMeta(name: string, app: AppState): Record<string, unknown> {
   const info = app.current();
-  if (name !== APP_TOOL || info?.renderMode !== "stream") return {};
+  if (name !== APP_TOOL || !info) return {};
+  if (info.renderMode !== "stream") {
+    return info.stream?.onDemand
+      ? { "ccb/stream": { url: info.stream.url, token: info.stream.token, onDemand: true } }
+      : {};
+  }
   return {
     "ccb/stream": info.stream
       ? { url: info.stream.url, token: info.stream.token }

@@ -249,6 +249,16 @@ describe("vscode_open result metadata", () => {
     app.set({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "stream", starting: false });
     assert.match(((await run())._meta?.["ccb/stream"] as { error: string }).error, /still starting/);
   });
+
+  it("default mode with the stream on demand: offered to the App only, marked onDemand; not offered, nothing", async () => {
+    const stream = { url: "ws://127.0.0.1:4000/stream", token: "TOKEN456", onDemand: true };
+    app.set({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default", starting: false, stream });
+    const r = await run();
+    assert.deepEqual(r._meta?.["ccb/stream"], stream);
+    assert.ok(!visible(r).includes("TOKEN456"));
+    app.set({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default", starting: false });
+    assert.equal((await run())._meta?.["ccb/stream"], undefined);
+  });
 });
 
 describe("liveness script injection", () => {

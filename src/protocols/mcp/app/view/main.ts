@@ -10,7 +10,9 @@
  *   `sandbox.csp.frameDomains` leaves the origin out gets the card at once;
  * - stream (`_meta["ccb/stream"]`, only when the server runs with --render-mode stream): JPEG
  *   frames of a server-side Chromium drawn on a canvas (`ccbStream`, defined by the document);
- * - browser: an honest card with the reason, an `ui/open-link` request to the host and a plain link.
+ * - browser: an honest card with the reason, an `ui/open-link` request to the host and a plain link;
+ *   when the server offers the stream tier on demand (`_meta["ccb/stream"].onDemand`, default render
+ *   mode) and the host allows connections to it, also "Show it here", which starts that stream.
  *
  * It follows the host context (theme, style variables, container size, display mode), asks for
  * fullscreen with `ui/request-display-mode` when the host offers it, and tears down (frame, stream)
@@ -63,6 +65,17 @@ function setState(state: State, detail = ""): void {
     .catch(() => {});
 }
 
+/** The stream tier offered on demand (default render mode), while the card is up. */
+let streamOffer: { url: string; token: string } | undefined;
+
+/** Whether the host lets this App connect to the stream's origin (a host that does not say may). */
+function connectAllowed(wsUrl: string): boolean {
+  const domains = app.getHostCapabilities()?.sandbox?.csp?.connectDomains;
+  if (!Array.isArray(domains)) return true;
+  const u = new URL(wsUrl);
+  return domains.includes(u.origin) || domains.includes(`${u.protocol === "wss:" ? "https:" : "http:"}//${u.host}`);
+}
+
 function showCard(title: string, reason: string, url: string): void {
   byId("title").textContent = title;
   const reasonEl = byId("reason");
@@ -82,6 +95,16 @@ function showCard(title: string, reason: string, url: string): void {
     };
     actions.classList.remove("hidden");
   } else actions.classList.add("hidden");
+  const offer = byId("offer");
+  const s = streamOffer;
+  if (s && url && connectAllowed(s.url)) {
+    byId<HTMLButtonElement>("stream-here").onclick = () => {
+      streamOffer = undefined;
+      offer.classList.add("hidden");
+      stream(s, url);
+    };
+    offer.classList.remove("hidden");
+  } else offer.classList.add("hidden");
   card.classList.remove("hidden");
 }
 
@@ -177,7 +200,7 @@ function stream(s: { url: string; token: string }, workbenchUrl: string): void {
 
 interface ToolResultMeta {
   "ccb/workbench"?: { url?: unknown };
-  "ccb/stream"?: { url?: unknown; token?: unknown; error?: unknown };
+  "ccb/stream"?: { url?: unknown; token?: unknown; error?: unknown; onDemand?: unknown };
 }
 
 function onToolResult(result: { isError?: boolean; _meta?: Record<string, unknown> }): void {
@@ -195,7 +218,10 @@ function onToolResult(result: { isError?: boolean; _meta?: Record<string, unknow
   shown = true;
   if (typeof s?.error === "string")
     browser(`Stream mode is on, but ${s.error.charAt(0).toLowerCase()}${s.error.slice(1)}`, wb.url);
-  else if (typeof s?.url === "string" && typeof s.token === "string") stream({ url: s.url, token: s.token }, wb.url);
+  else if (typeof s?.url === "string" && typeof s.token === "string" && s.onDemand === true) {
+    streamOffer = { url: s.url, token: s.token };
+    embed(wb.url);
+  } else if (typeof s?.url === "string" && typeof s.token === "string") stream({ url: s.url, token: s.token }, wb.url);
   else embed(wb.url);
 }
 
