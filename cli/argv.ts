@@ -1,4 +1,6 @@
+import { parseArgs } from "node:util";
 import type { ArgDef, CommandDef, CommandMeta, Resolvable } from "citty";
+import { CcbError } from "../src/core/errors.ts";
 
 /**
  * The layer over citty that every command goes through (cli/main.ts): it resolves the subcommand,
@@ -67,51 +69,79 @@ const aliases = (d: ArgDef): string[] => {
 };
 const takesValue = (d: ArgDef): boolean => d.type === "string" || d.type === "enum";
 
+/**
+ * The tokens of ccb's own arguments as node's parser reads them (`--x v`, `--x=v`, `-x v`, `--no-x`):
+ * `strings` take a value, every other option is a switch; nothing is refused here.
+ */
+function tokensOf(args: readonly string[], strings: Record<string, string | undefined>) {
+  const options = Object.fromEntries(
+    Object.entries(strings).map(([name, short]) => [name, { type: "string" as const, ...(short ? { short } : {}) }]),
+  );
+  return parseArgs({ args: [...args], options, strict: false, allowPositionals: true, tokens: true }).tokens;
+}
+
 /** Refuse flags the command does not define, and stray words where it takes none. */
 export async function checkFlags(r: Resolved, isRoot: boolean): Promise<void> {
   const specs = await flagSpecs(r.cmd);
   const where = ["ccb", ...r.path].join(" ");
-  const long = new Map<string, ArgDef>();
-  const short = new Map<string, ArgDef>();
-  for (const s of specs) {
-    long.set(s.name, s.def);
-    for (const a of aliases(s.def)) (a.length === 1 ? short : long).set(a, s.def);
-    if (s.def.type === "boolean" && !s.name.startsWith("no-")) long.set(`no-${s.name}`, s.def);
-  }
-  long.set("help", { type: "boolean" });
-  short.set("h", { type: "boolean" });
+  const known = new Map<string, ArgDef>([["help", { type: "boolean" }]]);
+  const shortOf: Record<string, string> = { h: "help" };
   if (isRoot) {
-    long.set("version", { type: "boolean" });
-    short.set("v", { type: "boolean" });
+    known.set("version", { type: "boolean" });
+    shortOf.v = "version";
   }
-  const positional = specs.length !== Object.keys(((await resolve(r.cmd.args)) ?? {}) as object).length;
-  for (let i = 0; i < r.own.length; i++) {
-    const a = r.own[i] as string;
-    if (a.startsWith("--")) {
-      const eq = a.indexOf("=");
-      const name = a.slice(2, eq === -1 ? undefined : eq);
-      const def = long.get(name);
-      if (!def)
-        throw new UsageError(
-          `${where}: unknown flag --${name}.${suggest(name, [...long.keys()], "--")} Run \`${where} --help\` for its flags.`,
-        );
-      if (takesValue(def) && eq === -1) {
-        if (r.own[i + 1] === undefined)
-          throw new UsageError(`${where}: --${name} needs a value${def.valueHint ? ` (<${def.valueHint}>)` : ""}.`);
-        i++;
-      }
-    } else if (a.startsWith("-") && a.length > 1) {
-      const name = a.slice(1, 2);
-      const def = short.get(name);
-      if (!def) throw new UsageError(`${where}: unknown flag ${a}. Run \`${where} --help\` for its flags.`);
-      if (takesValue(def) && a.length === 2) {
-        if (r.own[i + 1] === undefined) throw new UsageError(`${where}: -${name} needs a value.`);
-        i++;
-      }
-    } else if (!positional) {
-      throw new UsageError(`${where}: unexpected argument "${a}". Run \`${where} --help\` for usage.`);
+  for (const s of specs) {
+    known.set(s.name, s.def);
+    for (const a of aliases(s.def)) {
+      if (a.length === 1) shortOf[a] = s.name;
+      else known.set(a, s.def);
     }
+    if (s.def.type === "boolean" && !s.name.startsWith("no-")) known.set(`no-${s.name}`, s.def);
   }
+  const strings: Record<string, string | undefined> = {};
+  for (const [name, def] of known) if (takesValue(def)) strings[name] = undefined;
+  for (const [short, name] of Object.entries(shortOf)) if (name in strings) strings[name] = short;
+  const positional = specs.length !== Object.keys(((await resolve(r.cmd.args)) ?? {}) as object).length;
+  for (const t of tokensOf(r.own, strings)) {
+    if (t.kind === "positional") {
+      if (!positional)
+        throw new UsageError(`${where}: unexpected argument "${t.value}". Run \`${where} --help\` for usage.`);
+      continue;
+    }
+    if (t.kind !== "option") continue;
+    // a short flag of a string option arrives under its long name; other short flags as themselves
+    const name = t.rawName.startsWith("--") || t.name in strings ? t.name : shortOf[t.name];
+    const def = name === undefined ? undefined : known.get(name);
+    if (!def)
+      throw new UsageError(
+        t.rawName.startsWith("--")
+          ? `${where}: unknown flag --${t.name}.${suggest(t.name, [...known.keys()], "--")} Run \`${where} --help\` for its flags.`
+          : `${where}: unknown flag ${t.rawName}. Run \`${where} --help\` for its flags.`,
+      );
+    if (takesValue(def) && t.value === undefined)
+      throw new UsageError(
+        t.rawName.startsWith("--")
+          ? `${where}: --${name} needs a value${def.valueHint ? ` (<${def.valueHint}>)` : ""}.`
+          : `${where}: ${t.rawName} needs a value.`,
+      );
+  }
+}
+
+/**
+ * Every value of a repeatable flag before `--` (citty keeps only the last one): `--flag v`,
+ * `--flag=v`, and `-s v` for its short name. A value that looks like a flag is refused with `needs`.
+ */
+export function repeatedFlag(rawArgs: readonly string[], name: string, needs: string, short?: string): string[] {
+  const dash = rawArgs.indexOf("--");
+  const own = dash === -1 ? rawArgs : rawArgs.slice(0, dash);
+  const out: string[] = [];
+  for (const t of tokensOf(own, { [name]: short })) {
+    if (t.kind !== "option" || t.name !== name) continue;
+    if (t.value === undefined || (!t.inlineValue && t.value.startsWith("-")))
+      throw new CcbError("INVALID_ARGUMENT", needs);
+    out.push(t.value);
+  }
+  return out;
 }
 
 function distance(a: string, b: string): number {

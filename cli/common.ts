@@ -1,5 +1,6 @@
 import { CcbError } from "../src/core/errors.ts";
 import { registerSecret, secretValue } from "../src/core/secret-vault.ts";
+import { repeatedFlag } from "./argv.ts";
 import { createLogging, fatalLines } from "./logging.ts";
 
 /** Options every subcommand accepts. */
@@ -80,20 +81,7 @@ export function workspaceRoots(
   rawArgs: string[],
   envValue = process.env.CCB_WORKSPACE,
 ): { roots: string[]; source: "flag" | "env" | "cwd" } {
-  const roots: string[] = [];
-  for (let i = 0; i < rawArgs.length; i++) {
-    const a = rawArgs[i] as string;
-    if (a === "--") break;
-    if (a === "--workspace" || a === "-w") {
-      const v = rawArgs[i + 1];
-      if (v === undefined || v.startsWith("-"))
-        throw new CcbError("INVALID_ARGUMENT", "--workspace needs a directory.");
-      roots.push(v);
-      i++;
-    } else if (a.startsWith("--workspace=")) {
-      roots.push(a.slice("--workspace=".length));
-    }
-  }
+  const roots = repeatedFlag(rawArgs, "workspace", "--workspace needs a directory.", "w");
   if (roots.length > 0) return { roots, source: "flag" };
   if (envValue)
     return { roots: envValue.split(process.platform === "win32" ? ";" : ":").filter(Boolean), source: "env" };

@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { withSecrets } from "../../src/core/secret-vault.ts";
 import { startLink } from "../../src/link/index.ts";
+import { repeatedFlag } from "../argv.ts";
 import { closeOnSignals, commonArgs, reportFatal, setupLogging } from "../common.ts";
 
 export default defineCommand({
@@ -50,7 +51,7 @@ export default defineCommand({
     const { log } = setupLogging(args);
     const dash = rawArgs.indexOf("--");
     const agentArgv = dash === -1 ? [] : rawArgs.slice(dash + 1);
-    const allowOrigins = collect(rawArgs.slice(0, dash === -1 ? undefined : dash), "--allow-origin");
+    const allowOrigins = repeatedFlag(rawArgs, "allow-origin", "--allow-origin needs a value.");
     // citty turns --no-auth into auth=false
     const noAuth = args["no-auth"] === true || (args as Record<string, unknown>).auth === false;
     const port = Number(args.port);
@@ -80,13 +81,3 @@ export default defineCommand({
     }
   },
 });
-
-function collect(argv: string[], flag: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i] as string;
-    if (a === flag && argv[i + 1] !== undefined) out.push(argv[++i] as string);
-    else if (a.startsWith(`${flag}=`)) out.push(a.slice(flag.length + 1));
-  }
-  return out;
-}

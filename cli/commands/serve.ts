@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { CcbError } from "../../src/core/errors.ts";
 import { parseRenderMode } from "../../src/protocols/mcp/app/render-mode.ts";
+import { repeatedFlag } from "../argv.ts";
 import {
   commonArgs,
   reportFatal,
@@ -145,7 +146,7 @@ export default defineCommand({
               authToken,
               certFile: args.cert,
               keyFile: args.key,
-              allowOrigins: repeated(rawArgs, "--allow-origin"),
+              allowOrigins: repeatedFlag(rawArgs, "allow-origin", "--allow-origin needs a value."),
               maxBodyBytes,
               publicUrl: args["public-url"] || process.env.CCB_PUBLIC_URL || undefined,
               trustProxy: Boolean(args["trust-proxy"]) || /^(1|true|yes)$/i.test(process.env.CCB_TRUST_PROXY ?? ""),
@@ -186,22 +187,4 @@ function intArg(flag: string, value: string | undefined, fallback: number, min: 
     throw new CcbError("INVALID_ARGUMENT", `${flag} must be an integer from ${min} to ${max}, got "${value}".`);
   }
   return n;
-}
-
-/** All values of a repeatable flag (`--flag v` or `--flag=v`). */
-function repeated(rawArgs: string[], flag: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < rawArgs.length; i++) {
-    const a = rawArgs[i] as string;
-    if (a === "--") break;
-    if (a === flag) {
-      const v = rawArgs[i + 1];
-      if (v === undefined || v.startsWith("-")) throw new CcbError("INVALID_ARGUMENT", `${flag} needs a value.`);
-      out.push(v);
-      i++;
-    } else if (a.startsWith(`${flag}=`)) {
-      out.push(a.slice(flag.length + 1));
-    }
-  }
-  return out;
 }
