@@ -13,26 +13,18 @@ import { codeServerRuntime, isCodeServerRoot } from "./launcher/code-server.ts";
 import { openVscodeRuntime } from "./launcher/openvscode.ts";
 import { RuntimeSupervisor, type WorkbenchState } from "./launcher/process.ts";
 import { createStateDirs, installBridgeExtension, removeStateDirs } from "./launcher/state.ts";
-import type { LaunchDirs, Runtime, RuntimeKind } from "./launcher/types.ts";
+import type { LaunchDirs, Runtime, RuntimeKind, RuntimeOptions } from "./launcher/types.ts";
 import { TerminalShare } from "./panel-terminals.ts";
 
 export type { WorkbenchHttp } from "./gateway.ts";
 
-export interface WorkbenchOptions {
+export interface WorkbenchOptions extends RuntimeOptions {
   core: Core;
   /** A loopback plain-HTTP gateway (the one beside /mcp) for /bridge, /ide/<key>, /session.json and /app. */
   http: WorkbenchHttp;
   /** The browser-facing gateway when it is another one (TLS, a public address, a public URL): /ide/<key>, /session.json and /app are mounted there too, and URLs given to hosts use its `url`. */
   publicHttp?: WorkbenchHttp | undefined;
   log: Logger;
-  /** Default: code-server when runtimeRoot is a code-server package, else OpenVSCode. */
-  runtime?: RuntimeKind | undefined;
-  /** An existing install (OpenVSCode folder or the code-server package); default CCB_RUNTIME_ROOT, else the runtime cache. */
-  runtimeRoot?: string | undefined;
-  /** Node 24 for code-server; default CCB_RUNTIME_NODE, else `node` from PATH. */
-  runtimeNode?: string | undefined;
-  /** Open the workbench in headless Chromium so the bridge is live with nobody watching (default true). */
-  headlessClient?: boolean | undefined;
   /** When set, programs may read /session.json with `Authorization: Bearer <it>` (browsers use the cookie). */
   authToken?: string | undefined;
   env?: NodeJS.ProcessEnv | undefined;

@@ -1,23 +1,12 @@
 import { type Core, createCore } from "../../core/core.ts";
 import type { BridgeSlot } from "../../core/editor/bridge.ts";
 import type { Logger } from "../../core/log.ts";
-import type { RuntimeKind } from "../../workbench/launcher/types.ts";
-import type { WorkbenchLease } from "../../workbench/share/acquire.ts";
+import type { WorkbenchLease, WorkbenchRuntimeOptions } from "../../workbench/share/acquire.ts";
 
 /** How `ccb acp` gets a workbench for a session (from `ccb acp --workbench` and its runtime options). */
-export interface AcpWorkbenchOptions {
-  /** Start a workbench when none is there (`ccb acp --workbench`); default: only attach to one. */
+export interface AcpWorkbenchOptions extends WorkbenchRuntimeOptions {
+  /** Start a workbench when none is there (`ccb acp --workbench`); default: only attach to one (`share: false` and `start`: a private one). */
   start: boolean;
-  /** Which runtime a started workbench runs (default: code-server when runtimeRoot is one, else OpenVSCode). */
-  runtime?: RuntimeKind | undefined;
-  /** An existing runtime install (code-server package folder or OpenVSCode); default CCB_RUNTIME_ROOT. */
-  runtimeRoot?: string | undefined;
-  /** Node 24 for code-server; default CCB_RUNTIME_NODE. */
-  runtimeNode?: string | undefined;
-  /** Keep the bridge live in headless Chromium with nobody watching (default true). */
-  headlessClient?: boolean | undefined;
-  /** false (`--no-share`): never attach; with `start`, a private workbench. */
-  share?: boolean | undefined;
   env?: NodeJS.ProcessEnv | undefined;
 }
 

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { selfCommand } from "../../util/self.ts";
+import type { RuntimeOptions } from "../../workbench/launcher/types.ts";
 
 /**
  * `ccb ide -- claude` hands claude ccb's editor tools: an MCP configuration (a 0600 file in a
@@ -11,11 +12,8 @@ import { selfCommand } from "../../util/self.ts";
  * per-user state.
  */
 
-export interface McpToolsOptions {
+export interface McpToolsOptions extends Pick<RuntimeOptions, "runtime" | "runtimeRoot" | "runtimeNode"> {
   roots: readonly string[];
-  runtime?: string | undefined;
-  runtimeRoot?: string | undefined;
-  runtimeNode?: string | undefined;
 }
 
 /** Whether a `-- <command>` is the Claude Code CLI (the only command that takes --mcp-config). */

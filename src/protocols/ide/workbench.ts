@@ -1,7 +1,7 @@
 import type { Core } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
-import type { RuntimeKind } from "../../workbench/launcher/types.ts";
+import type { WorkbenchRuntimeOptions } from "../../workbench/share/acquire.ts";
 import type { IdeWorkbench } from "./run.ts";
 
 /**
@@ -10,13 +10,7 @@ import type { IdeWorkbench } from "./run.ts";
  * through a one-time link that sets the workbench cookie).
  */
 
-export interface IdeWorkbenchOptions {
-  runtime?: RuntimeKind | undefined;
-  runtimeRoot?: string | undefined;
-  runtimeNode?: string | undefined;
-  headlessClient?: boolean | undefined;
-  /** false (`--no-share`): a private workbench, neither attached to nor published. */
-  share?: boolean | undefined;
+export interface IdeWorkbenchOptions extends WorkbenchRuntimeOptions {
   env?: NodeJS.ProcessEnv | undefined;
 }
 

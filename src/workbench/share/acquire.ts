@@ -7,7 +7,7 @@ import { Gateway } from "../../net/gateway.ts";
 import { newToken } from "../../util/secrets.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
 import { startWorkbench, type WorkbenchHandle } from "../index.ts";
-import type { RuntimeKind } from "../launcher/types.ts";
+import type { RuntimeOptions } from "../launcher/types.ts";
 import { ShareHost } from "./host.ts";
 import type { FrontEnd, ShareStatus } from "./protocol.ts";
 import {
@@ -32,11 +32,7 @@ import { fetchStatus } from "./status.ts";
  * record lock) starts a new workbench and republishes, the others attach to it.
  */
 
-export interface WorkbenchRuntimeOptions {
-  runtime?: RuntimeKind | undefined;
-  runtimeRoot?: string | undefined;
-  runtimeNode?: string | undefined;
-  headlessClient?: boolean | undefined;
+export interface WorkbenchRuntimeOptions extends RuntimeOptions {
   /** false (`--no-share`): neither attach nor publish; a workbench of this front end's own. */
   share?: boolean | undefined;
 }
