@@ -25,6 +25,8 @@ export interface WorkbenchOptions extends RuntimeOptions {
   /** The browser-facing gateway when it is another one (TLS, a public address, a public URL): /ide/<key>, /session.json and /app are mounted there too, and URLs given to hosts use its `url`. */
   publicHttp?: WorkbenchHttp | undefined;
   log: Logger;
+  /** Keep the workbench's user data (unsaved buffers' backups, window state) under this key across restarts and owners (the shared workbench's key). */
+  keepUserData?: string | undefined;
   /** When set, programs may read /session.json with `Authorization: Bearer <it>` (browsers use the cookie). */
   authToken?: string | undefined;
   env?: NodeJS.ProcessEnv | undefined;
@@ -205,7 +207,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
   const ready = (async () => {
     try {
       runtime = await resolveRuntime({ ...o, env });
-      dirs = createStateDirs(core.workspace.roots, env);
+      dirs = createStateDirs(core.workspace.roots, env, o.keepUserData);
       installBridgeExtension(
         dirs,
         {

@@ -42,6 +42,18 @@ const env = () =>
     TMPDIR: tmp,
   });
 const recordsDir = join(home.path, "state/ccb/workbenches");
+/** The backups of unsaved buffers the workbench keeps across owners (its user data, outside the per-instance state). */
+function backupsHolding(needle: string): string[] {
+  const walk = (d: string): string[] =>
+    existsSync(d)
+      ? readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+          e.isDirectory() ? walk(join(d, e.name)) : [join(d, e.name)],
+        )
+      : [];
+  return walk(join(home.path, "state/ccb/workbench-data")).filter(
+    (f) => f.includes("/Backups/") && readFileSync(f, "utf8").includes(needle),
+  );
+}
 
 function records(): string[] {
   return existsSync(recordsDir) ? readdirSync(recordsDir).filter((n) => /^[0-9a-f]{32}\.json$/.test(n)) : [];
@@ -160,6 +172,10 @@ before(() => {
   chmodSync(home.path, 0o711);
   chmodSync(tmp, 0o711);
   writeFileSync(join(ws.path, "a.ts"), "export const a: number = 1;\n");
+  // A person who saves by hand (auto save off, VS Code's desktop default): unsaved text lives in the workbench only.
+  mkdirSync(join(ws.path, ".vscode"));
+  writeFileSync(join(ws.path, ".vscode/settings.json"), JSON.stringify({ "files.autoSave": "off" }));
+  writeFileSync(join(ws.path, "draft.md"), "# Draft\n");
   other = OtherAccount.create("ccbshare");
 });
 
@@ -494,6 +510,17 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     assert.match(second.stderr(), /share: attached to the workbench of pid \d+ \(ide\)/);
     const before = processes();
     assert.equal(before.runtimes.length, 1);
+    const ownerUrlBefore = record().gatewayUrl;
+    // Text typed and not saved (through the editor: an unsaved change in the workbench's window), backed up by it.
+    const typed = await second.call("editor_apply_edits", {
+      path: "draft.md",
+      edits: [{ range: { start: { line: 2, column: 1 }, end: { line: 2, column: 1 } }, newText: "typed, not saved\n" }],
+    });
+    assert.notEqual(typed.isError, true, text(typed));
+    assert.equal(readFileSync(join(ws.path, "draft.md"), "utf8"), "# Draft\n", "not on disk");
+    await eventually("the workbench backed the unsaved buffer up", () =>
+      backupsHolding("typed, not saved").length > 0 ? true : undefined,
+    );
 
     ide!.child.kill("SIGKILL");
     await exitOf(ide!.child);
@@ -540,6 +567,21 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     const opened = await other.call("editor_open", { path: "a.ts" });
     const owner = serves.find((s) => s.pid === rec.pid) as Serve;
     assert.notEqual(opened.isError, true, `${text(opened)}\nowner's log:\n${owner.stderr().slice(-6000)}`);
+    // Nothing typed is lost: the new owner's workbench (same port, the kept user data) restores the unsaved buffer.
+    assert.equal(
+      new URL(rec.gatewayUrl).port,
+      new URL(ownerUrlBefore).port,
+      "the new owner listens where the old one did",
+    );
+    await eventually(
+      "the unsaved text back in the new workbench",
+      async () => {
+        const st = await other.call("editor_state", { path: "draft.md" });
+        return /Unsaved buffer draft\.md[^:]*:\n# Draft\ntyped, not saved\n/.test(text(st)) ? true : undefined;
+      },
+      120_000,
+    );
+    assert.equal(readFileSync(join(ws.path, "draft.md"), "utf8"), "# Draft\n", "still the person's to save");
   });
 
   it("the last front end leaving stops the workbench: no runtime, no Chromium, no record", async () => {

@@ -1,5 +1,16 @@
 import { randomBytes } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,13 +32,59 @@ function real(p: string): string {
   }
 }
 
+/** ccb's own settings in the workbench's user settings (the person's other settings are kept). */
+const CCB_SETTINGS: Record<string, unknown> = {
+  "telemetry.telemetryLevel": "off",
+  "security.workspace.trust.enabled": false,
+  "workbench.startupEditor": "none",
+  "workbench.enableExperiments": false,
+  "extensions.autoCheckUpdates": false,
+  "extensions.autoUpdate": false,
+  "update.mode": "none",
+  "workbench.tips.enabled": false,
+  // A clean first screen: the workspace's files, no runtime-bundled AI chat panel (Claude is the agent here).
+  "chat.disableAIFeatures": true,
+  "workbench.secondarySideBar.defaultVisibility": "hidden",
+};
+
+/** Write ccb's settings into `file`, over a settings file that is there (one with comments is left as it is). */
+function writeSettings(file: string): void {
+  let current: Record<string, unknown> = {};
+  if (existsSync(file)) {
+    try {
+      current = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+    } catch {
+      return; // the person's own (JSON with comments): ccb's flags still turn off telemetry and trust
+    }
+  }
+  writeFileSync(file, `${JSON.stringify({ ...current, ...CCB_SETTINGS }, null, 2)}\n`, { mode: 0o600 });
+}
+
+/** A folder of this user's with mode 0700 (made if missing), never through a symlink; false when it is not. */
+function ownedPrivateDir(p: string): boolean {
+  mkdirSync(p, { recursive: true, mode: 0o700 });
+  const st = lstatSync(p);
+  const uid = process.getuid?.();
+  return st.isDirectory() && (uid === undefined || st.uid === uid) && (st.mode & 0o077) === 0;
+}
+
 /**
  * A fresh per-instance state folder OUTSIDE every workspace root (so file tools cannot plant
  * extension code or read the bridge token through it): $XDG_STATE_HOME/ccb/workbench/<id>, else the
  * temp dir when that would fall inside the workspace (e.g. the workspace is $HOME). Removed on close,
  * by the supervisor however ccb ends, and (owner gone) at the next start.
+ *
+ * With `keepUserData` (a key per set of roots: the shared workbench's), the workbench's user data
+ * (settings, window state and the backups of unsaved buffers that VS Code's hot exit restores) lives
+ * in `<parent>-data/<key>/user-data` instead, kept across restarts of the runtime and across owners,
+ * so a workbench started after its owner died restores what a person had typed and not saved. It
+ * holds no ccb secret (the bridge token is in the per-instance extensions folder).
  */
-export function createStateDirs(roots: readonly string[], env: NodeJS.ProcessEnv = process.env): LaunchDirs {
+export function createStateDirs(
+  roots: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+  keepUserData?: string,
+): LaunchDirs {
   const base = env.XDG_STATE_HOME || join(homedir(), ".local/state");
   const candidates = [join(base, "ccb/workbench"), join(tmpdir(), `ccb-workbench-${process.getuid?.() ?? "u"}`)];
   for (const parent of candidates) {
@@ -38,35 +95,17 @@ export function createStateDirs(roots: readonly string[], env: NodeJS.ProcessEnv
     removeStale(parent); // folders of ccb processes that are gone
     const state = mkdtempSync(join(parent, `${randomBytes(4).toString("hex")}-`));
     claimDir(state);
+    const kept = keepUserData ? join(`${parent}-data`, keepUserData) : undefined;
+    const keep = kept !== undefined && ownedPrivateDir(`${parent}-data`) && ownedPrivateDir(kept);
     const dirs: LaunchDirs = {
       state,
-      userData: join(state, "user-data"),
+      userData: keep ? join(kept, "user-data") : join(state, "user-data"),
       extensions: join(state, "extensions"),
       serverData: join(state, "server-data"),
     };
     for (const d of [dirs.userData, dirs.extensions, dirs.serverData, join(dirs.userData, "User")])
       mkdirSync(d, { recursive: true, mode: 0o700 });
-    writeFileSync(
-      join(dirs.userData, "User/settings.json"),
-      `${JSON.stringify(
-        {
-          "telemetry.telemetryLevel": "off",
-          "security.workspace.trust.enabled": false,
-          "workbench.startupEditor": "none",
-          "workbench.enableExperiments": false,
-          "extensions.autoCheckUpdates": false,
-          "extensions.autoUpdate": false,
-          "update.mode": "none",
-          "workbench.tips.enabled": false,
-          // A clean first screen: the workspace's files, no runtime-bundled AI chat panel (Claude is the agent here).
-          "chat.disableAIFeatures": true,
-          "workbench.secondarySideBar.defaultVisibility": "hidden",
-        },
-        null,
-        2,
-      )}\n`,
-      { mode: 0o600 },
-    );
+    writeSettings(join(dirs.userData, "User/settings.json"));
     writeFileSync(join(state, "code-server.yaml"), "auth: none\ncert: false\n", { mode: 0o600 });
     return dirs;
   }

@@ -168,7 +168,7 @@ async function acquireInner(o: AcquireOptions): Promise<Inner | undefined> {
       // Someone published meanwhile (or the record we could not reach was replaced): attach to it.
       if (cur && cur.instance !== seen?.instance) continue;
       if (cur) o.log.info(`share: replacing the stale workbench record of pid ${cur.pid}`);
-      return await startOwner(o, key);
+      return await startOwner(o, key, cur?.gatewayUrl);
     } finally {
       await unlock();
     }
@@ -212,16 +212,34 @@ async function tryAttach(record: ShareRecord, o: AcquireOptions): Promise<Inner 
   return undefined;
 }
 
-/** Start the workbench in this process; with a key, publish it and accept attaches. */
-async function startOwner(o: AcquireOptions, key: string | undefined): Promise<Inner> {
+/**
+ * Start the workbench in this process; with a key, publish it and accept attaches. A takeover
+ * (`previousUrl`: the gateway of the owner that died) listens on the same port when it is free:
+ * the workbench's documents are `vscode-remote://127.0.0.1:<port>/...` to VS Code, so only there
+ * does hot exit find the backups of what a person had not saved.
+ */
+async function startOwner(o: AcquireOptions, key: string | undefined, previousUrl?: string): Promise<Inner> {
   const env = o.env ?? process.env;
   let own: Gateway | undefined;
   let http = o.http;
   if (!http) {
     const host = "127.0.0.1";
     checkExposure({ listener: "workbench", host });
-    own = new Gateway({ host, port: 0, log: o.log.child("gateway") });
-    http = { gateway: own, url: await own.listen() };
+    const previous = previousUrl ? Number(new URL(previousUrl).port) : 0;
+    for (const port of previous ? [previous, 0] : [0]) {
+      own = new Gateway({ host, port, log: o.log.child("gateway") });
+      try {
+        http = { gateway: own, url: await own.listen() };
+        break;
+      } catch (err) {
+        if (port === 0) throw err;
+        o.log.info(
+          `share: port ${port} of the previous owner is taken (${(err as Error).message}); unsaved buffers it backed up stay in its user data`,
+        );
+        await own.close().catch(() => undefined);
+      }
+    }
+    if (!http) throw new Error("unreachable: no gateway");
   }
   const workbench = startWorkbench({
     core: o.core,
@@ -233,6 +251,7 @@ async function startOwner(o: AcquireOptions, key: string | undefined): Promise<I
     runtimeNode: o.options.runtimeNode,
     headlessClient: o.options.headlessClient,
     authToken: o.authToken,
+    keepUserData: key,
     env,
   });
   let host: ShareHost | undefined;

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { after, describe, test } from "node:test";
 import { isCcbError } from "../../../src/core/errors.ts";
@@ -74,6 +74,39 @@ describe("state folders", () => {
     assert.ok(existsSync(dirs.extensions));
     removeStateDirs(dirs);
     assert.ok(!existsSync(dirs.state));
+  });
+
+  test("the shared workbench's user data is kept per key across instances (the person's settings too); never in a folder not the user's own 0700", () => {
+    const ws = join(tmp.path, "kept-ws");
+    mkdirSync(ws);
+    const env = { XDG_STATE_HOME: join(tmp.path, "kept-state") };
+    const first = createStateDirs([ws], env, "k1");
+    assert.ok(!first.userData.startsWith(first.state), "outside the per-instance folder");
+    const settings = join(first.userData, "User/settings.json");
+    writeFileSync(settings, JSON.stringify({ "editor.fontSize": 19, "telemetry.telemetryLevel": "all" }));
+    mkdirSync(join(first.userData, "User/Backups"), { recursive: true });
+    writeFileSync(join(first.userData, "User/Backups/unsaved"), "typed");
+    removeStateDirs(first);
+    const second = createStateDirs([ws], env, "k1");
+    assert.equal(second.userData, first.userData);
+    assert.notEqual(second.state, first.state);
+    assert.equal(readFileSync(join(second.userData, "User/Backups/unsaved"), "utf8"), "typed");
+    const merged = JSON.parse(readFileSync(join(second.userData, "User/settings.json"), "utf8"));
+    assert.equal(merged["editor.fontSize"], 19, "the person's setting kept");
+    assert.equal(merged["telemetry.telemetryLevel"], "off", "ccb's setting enforced");
+    assert.equal(statSync(dirname(second.userData)).mode & 0o777, 0o700);
+    const other = createStateDirs([ws], env, "k2");
+    assert.notEqual(other.userData, first.userData, "another set of roots, other user data");
+    // a kept folder someone loosened (or planted) is not used: the instance gets its own
+    const loose = join(`${dirname(dirname(first.userData))}`, "k3");
+    mkdirSync(loose, { mode: 0o755 });
+    chmodSync(loose, 0o755);
+    const fallback = createStateDirs([ws], env, "k3");
+    assert.ok(
+      fallback.userData.startsWith(fallback.state),
+      "per-instance user data when the kept folder is not private",
+    );
+    for (const d of [second, other, fallback]) removeStateDirs(d);
   });
 });
 
