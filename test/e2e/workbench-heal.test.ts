@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { silentLogger } from "../../src/core/log.ts";
@@ -18,6 +18,9 @@ import { bootWorkbench, eventually, text, type Workbench } from "./workbench-hel
 const ws = tmpdirFixture({ prefix: "ccb-heal-ws-" });
 const home = tmpdirFixture({ prefix: "ccb-heal-home-" });
 writeFileSync(join(ws.path, "notes.txt"), "first line\nsecond line\n");
+// A person who saves by hand (auto save off): what they typed lives only in the workbench until they save.
+mkdirSync(join(ws.path, ".vscode"));
+writeFileSync(join(ws.path, ".vscode/settings.json"), JSON.stringify({ "files.autoSave": "off" }));
 const BOUND_MS = 120_000;
 let wb: Workbench;
 let person: Chromium | undefined;
@@ -104,6 +107,21 @@ describe("the workbench heals itself", { timeout: 900_000 }, () => {
       (await evaluate(person as Chromium, "Boolean(document.querySelector('.monaco-workbench'))")) ? true : undefined,
     );
     await evaluate(person, "window.__ccbMark = 1");
+    // Unsaved text in the editor (the serving window's), backed up by the workbench before the crash.
+    await wb.ok("editor_apply_edits", {
+      path: "notes.txt",
+      edits: [{ range: { start: { line: 3, column: 1 }, end: { line: 3, column: 1 } }, newText: "typed, not saved\n" }],
+    });
+    const backups = () =>
+      readdirSync(join(home.path, "state/ccb"), { recursive: true, encoding: "utf8" }).filter((f) => {
+        if (!f.includes("Backups/")) return false;
+        try {
+          return readFileSync(join(home.path, "state/ccb", f), "utf8").includes("typed, not saved");
+        } catch {
+          return false;
+        }
+      });
+    await eventually("the unsaved buffer backed up", () => (backups().length > 0 ? true : undefined), 30_000);
 
     const [pid] = runtimePids();
     assert.ok(pid, "the runtime runs");
@@ -119,6 +137,18 @@ describe("the workbench heals itself", { timeout: 900_000 }, () => {
 
     const ms = await toolsBack();
     t.diagnostic(`tools back ${ms} ms after the runtime was killed`);
+    // Nothing typed is lost: the restarted workbench reopens the unsaved buffer (hot exit), still unsaved.
+    await eventually(
+      "the unsaved text back after the crash",
+      async () => {
+        const st = await wb.call("editor_state", { path: "notes.txt" });
+        return /Unsaved buffer notes\.txt[^:]*:\nfirst line\nsecond line\ntyped, not saved\n/.test(text(st))
+          ? true
+          : undefined;
+      },
+      BOUND_MS,
+    );
+    assert.equal(readFileSync(join(ws.path, "notes.txt"), "utf8"), "first line\nsecond line\n", "not on disk");
     const [next] = runtimePids();
     assert.ok(next && next !== pid, "a new runtime runs");
 
