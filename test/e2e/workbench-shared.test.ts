@@ -503,7 +503,7 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     peer.close();
   });
 
-  it("kill -9 of the owner: an attached serve takes over, the other re-attaches; editor tools answer again", async () => {
+  it("kill -9 of the owner: an attached serve takes over, the other re-attaches; editor tools answer again", async (t) => {
     const second = await startServe();
     serves.push(second);
     await editorLive(second);
@@ -522,9 +522,13 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
       backupsHolding("typed, not saved").length > 0 ? true : undefined,
     );
 
+    const killedAt = performance.now();
     ide!.child.kill("SIGKILL");
     await exitOf(ide!.child);
     for (const s of serves) await editorLive(s);
+    t.diagnostic(
+      `editor tools back on every serve ${Math.round(performance.now() - killedAt)} ms after kill -9 of the owner`,
+    );
     const rec = await eventually(
       "a new record",
       () => {
@@ -581,6 +585,7 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
       },
       120_000,
     );
+    t.diagnostic(`the unsaved buffer back ${Math.round(performance.now() - killedAt)} ms after kill -9 of the owner`);
     assert.equal(readFileSync(join(ws.path, "draft.md"), "utf8"), "# Draft\n", "still the person's to save");
   });
 
