@@ -211,17 +211,19 @@ export class Gateway {
     return new URL(`${rest}${url.search}`, "http://gateway.invalid");
   }
 
-  #routePolicy(pathname: string): EdgePolicy | undefined {
+  /** The routes of the longest prefix that matches `pathname` (one per method), or none. */
+  #routesAt(pathname: string): Route[] {
     const candidates = this.#routes.filter((r) => matches(pathname, r.prefix));
-    if (candidates.length === 0) return undefined;
+    if (candidates.length === 0) return [];
     const longest = Math.max(...candidates.map((r) => r.prefix.length));
-    return candidates.find((r) => r.prefix.length === longest)?.policy;
+    return candidates.filter((r) => r.prefix.length === longest);
   }
 
-  #upgradePolicy(pathname: string): EdgePolicy | undefined {
+  /** The upgrade of the longest prefix that matches `pathname`. */
+  #upgradeAt(pathname: string): Upgrade | undefined {
     return this.#upgrades
       .filter((u) => matches(pathname, u.prefix))
-      .sort((a, b) => b.prefix.length - a.prefix.length)[0]?.policy;
+      .sort((a, b) => b.prefix.length - a.prefix.length)[0];
   }
 
   async #dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -232,15 +234,15 @@ export class Gateway {
       sendJson(res, 400, { error: "Bad request URL." });
       return;
     }
-    const stripped = this.#capability(req, url, (p) => this.#routePolicy(p));
+    const stripped = this.#capability(req, url, (p) => this.#routesAt(p)[0]?.policy);
     if (stripped === false) return refuseCapability(res);
     const authenticated = stripped !== undefined;
     if (stripped) {
       url = stripped;
       res.setHeader("referrer-policy", "no-referrer");
     }
-    const candidates = this.#routes.filter((r) => matches(url.pathname, r.prefix));
-    if (candidates.length === 0) {
+    const atPrefix = this.#routesAt(url.pathname);
+    if (atPrefix.length === 0) {
       const fb = this.#options.fallback;
       const verdict = this.#check(req, url, fb?.policy ?? OPEN);
       if (!verdict.ok) return writeRefusal(res, verdict, fb?.policy ?? OPEN);
@@ -248,8 +250,6 @@ export class Gateway {
       else sendJson(res, 404, { error: `Not found: ${url.pathname.slice(0, 200)}` });
       return;
     }
-    const longest = Math.max(...candidates.map((r) => r.prefix.length));
-    const atPrefix = candidates.filter((r) => r.prefix.length === longest);
     const route = atPrefix.find((r) => r.method === req.method || r.method === "*");
     const policy = route?.policy ?? (atPrefix[0] as Route).policy;
     if (!authenticated && policy.session && req.method === "GET" && url.searchParams.has(ONE_TIME_QUERY)) {
@@ -282,16 +282,14 @@ export class Gateway {
     } catch {
       return refuseUpgrade(socket, 400, "Bad request URL.");
     }
-    const stripped = this.#capability(req, url, (p) => this.#upgradePolicy(p));
+    const stripped = this.#capability(req, url, (p) => this.#upgradeAt(p)?.policy);
     if (stripped === false) {
       this.#options.log.debug(`refused an upgrade of ${redactPath(url.pathname).slice(0, 60)}: frame capability`);
       return refuseUpgrade(socket, 401, CAPABILITY_REFUSED);
     }
     const authenticated = stripped !== undefined;
     if (stripped) url = stripped;
-    const found = this.#upgrades
-      .filter((u) => matches(url.pathname, u.prefix))
-      .sort((a, b) => b.prefix.length - a.prefix.length)[0];
+    const found = this.#upgradeAt(url.pathname);
     const verdict = this.#check(req, url, found?.policy ?? this.#options.fallback?.policy ?? OPEN, authenticated);
     if (!verdict.ok) {
       this.#options.log.debug(`refused an upgrade of ${redactPath(url.pathname).slice(0, 60)}: ${verdict.code}`);
