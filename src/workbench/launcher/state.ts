@@ -2,7 +2,6 @@ import { randomBytes } from "node:crypto";
 import {
   cpSync,
   existsSync,
-  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -15,6 +14,7 @@ import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CcbError } from "../../core/errors.ts";
+import { ownedPrivateDir } from "../../core/files/safe/private.ts";
 import { claimDir, removeStale } from "../../platform/state.ts";
 import { embeddedAssetDir } from "../../util/assets.ts";
 import { BRIDGE_CONFIG_FILE, type BridgeConfig, EXTENSION_ID } from "../contract.ts";
@@ -58,14 +58,6 @@ function writeSettings(file: string): void {
     }
   }
   writeFileSync(file, `${JSON.stringify({ ...current, ...CCB_SETTINGS }, null, 2)}\n`, { mode: 0o600 });
-}
-
-/** A folder of this user's with mode 0700 (made if missing), never through a symlink; false when it is not. */
-function ownedPrivateDir(p: string): boolean {
-  mkdirSync(p, { recursive: true, mode: 0o700 });
-  const st = lstatSync(p);
-  const uid = process.getuid?.();
-  return st.isDirectory() && (uid === undefined || st.uid === uid) && (st.mode & 0o077) === 0;
 }
 
 /**

@@ -17,11 +17,16 @@ import { pidAlive } from "../../pid.ts";
 const HOST = createHash("sha256").update(hostname()).digest("hex").slice(0, 8);
 const made = new Map<string, string>();
 
-function ensureOwnedDir(p: string): void {
+/** Make `p` (0700) if missing; whether it is a directory of this user's with no access for others, not a symlink. */
+export function ownedPrivateDir(p: string): boolean {
   mkdirSync(p, { recursive: true, mode: 0o700 });
   const st = lstatSync(p);
   const uid = process.getuid?.();
-  if (!st.isDirectory() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o077) !== 0) {
+  return st.isDirectory() && (uid === undefined || st.uid === uid) && (st.mode & 0o077) === 0;
+}
+
+function ensureOwnedDir(p: string): void {
+  if (!ownedPrivateDir(p)) {
     throw new CcbError(
       "PERMISSION_DENIED",
       `ccb's private folder ${p} is not a directory owned by you with mode 0700.`,
