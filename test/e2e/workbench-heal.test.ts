@@ -7,7 +7,7 @@ import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { runCcb } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { cleanEnv } from "./serve-helpers.ts";
-import { bootWorkbench, eventually, text, type Workbench } from "./workbench-helpers.ts";
+import { backupsHolding, bootWorkbench, eventually, text, type Workbench } from "./workbench-helpers.ts";
 
 /**
  * The workbench heals itself: real code-server behind `ccb serve --http --headless-client`, a
@@ -112,16 +112,11 @@ describe("the workbench heals itself", { timeout: 900_000 }, () => {
       path: "notes.txt",
       edits: [{ range: { start: { line: 3, column: 1 }, end: { line: 3, column: 1 } }, newText: "typed, not saved\n" }],
     });
-    const backups = () =>
-      readdirSync(join(home.path, "state/ccb"), { recursive: true, encoding: "utf8" }).filter((f) => {
-        if (!f.includes("Backups/")) return false;
-        try {
-          return readFileSync(join(home.path, "state/ccb", f), "utf8").includes("typed, not saved");
-        } catch {
-          return false;
-        }
-      });
-    await eventually("the unsaved buffer backed up", () => (backups().length > 0 ? true : undefined), 30_000);
+    await eventually(
+      "the unsaved buffer backed up",
+      () => (backupsHolding(join(home.path, "state/ccb"), "typed, not saved").length > 0 ? true : undefined),
+      30_000,
+    );
 
     const [pid] = runtimePids();
     assert.ok(pid, "the runtime runs");

@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { spawnCcb } from "../helpers/cli.ts";
@@ -208,4 +208,25 @@ export function bridgeConfigs(home: string): Array<{ path: string; mode: number;
     }
   }
   return out;
+}
+
+/**
+ * The backups of unsaved buffers holding `needle` that VS Code wrote into the workbench's user data,
+ * anywhere below ccb's state folder `stateDir` ($XDG_STATE_HOME/ccb).
+ */
+export function backupsHolding(stateDir: string, needle: string): string[] {
+  const walk = (d: string): string[] =>
+    existsSync(d)
+      ? readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+          e.isDirectory() ? walk(join(d, e.name)) : [join(d, e.name)],
+        )
+      : [];
+  return walk(stateDir).filter((f) => {
+    if (!f.includes("/Backups/")) return false;
+    try {
+      return readFileSync(f, "utf8").includes(needle);
+    } catch {
+      return false; // replaced meanwhile
+    }
+  });
 }

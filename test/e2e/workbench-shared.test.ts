@@ -18,7 +18,7 @@ import { codeServerArgs } from "../helpers/peers.ts";
 import { exitOf, Output } from "../helpers/proc-output.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { cleanEnv, spawnStdioPeer } from "./serve-helpers.ts";
-import { eventually, type ToolResult, text } from "./workbench-helpers.ts";
+import { backupsHolding, eventually, type ToolResult, text } from "./workbench-helpers.ts";
 
 /**
  * One workbench per workspace, shared by every ccb front end: the real CLI from dist/ (`ccb ide`,
@@ -42,18 +42,6 @@ const env = () =>
     TMPDIR: tmp,
   });
 const recordsDir = join(home.path, "state/ccb/workbenches");
-/** The backups of unsaved buffers the workbench keeps across owners (its user data, outside the per-instance state). */
-function backupsHolding(needle: string): string[] {
-  const walk = (d: string): string[] =>
-    existsSync(d)
-      ? readdirSync(d, { withFileTypes: true }).flatMap((e) =>
-          e.isDirectory() ? walk(join(d, e.name)) : [join(d, e.name)],
-        )
-      : [];
-  return walk(join(home.path, "state/ccb/workbench-data")).filter(
-    (f) => f.includes("/Backups/") && readFileSync(f, "utf8").includes(needle),
-  );
-}
 
 function records(): string[] {
   return existsSync(recordsDir) ? readdirSync(recordsDir).filter((n) => /^[0-9a-f]{32}\.json$/.test(n)) : [];
@@ -519,7 +507,7 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     assert.notEqual(typed.isError, true, text(typed));
     assert.equal(readFileSync(join(ws.path, "draft.md"), "utf8"), "# Draft\n", "not on disk");
     await eventually("the workbench backed the unsaved buffer up", () =>
-      backupsHolding("typed, not saved").length > 0 ? true : undefined,
+      backupsHolding(join(home.path, "state/ccb/workbench-data"), "typed, not saved").length > 0 ? true : undefined,
     );
 
     const killedAt = performance.now();

@@ -225,21 +225,19 @@ async function startOwner(o: AcquireOptions, key: string | undefined, previousUr
   if (!http) {
     const host = "127.0.0.1";
     checkExposure({ listener: "workbench", host });
+    // The gateway retries a port picker on EADDRINUSE: the previous owner's port first, then any.
     const previous = previousUrl ? Number(new URL(previousUrl).port) : 0;
-    for (const port of previous ? [previous, 0] : [0]) {
-      own = new Gateway({ host, port, log: o.log.child("gateway") });
-      try {
-        http = { gateway: own, url: await own.listen() };
-        break;
-      } catch (err) {
-        if (port === 0) throw err;
+    let picks = 0;
+    const port = () => {
+      if (picks++ === 0 && previous) return previous;
+      if (previous && picks === 2)
         o.log.info(
-          `share: port ${port} of the previous owner is taken (${(err as Error).message}); unsaved buffers it backed up stay in its user data`,
+          `share: port ${previous} of the previous owner is taken; unsaved buffers it backed up stay in its user data`,
         );
-        await own.close().catch(() => undefined);
-      }
-    }
-    if (!http) throw new Error("unreachable: no gateway");
+      return 0;
+    };
+    own = new Gateway({ host, port, log: o.log.child("gateway") });
+    http = { gateway: own, url: await own.listen() };
   }
   const workbench = startWorkbench({
     core: o.core,
