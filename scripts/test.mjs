@@ -112,7 +112,13 @@ function runTests(list, env) {
       ...passThrough,
       ...list,
     ],
-    { stdio: "inherit", cwd: root, env: { ...cleanEnv, CCB_REPO_ROOT: root, ...env } },
+    {
+      stdio: "inherit",
+      cwd: root,
+      // A workbench host stops as soon as its last front end leaves (not 600 s later), so hosts do not
+      // pile up between tests; the tests of the grace period set their own.
+      env: { CCB_WORKBENCH_GRACE: "0", ...cleanEnv, CCB_REPO_ROOT: root, ...env },
+    },
   );
   return r.status ?? 1;
 }

@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
-import { reportFatal, workspaceRoots } from "../common.ts";
+import { CcbError } from "../../src/core/errors.ts";
+import { commonArgs, reportFatal, runtimeArgs, runtimeOptions, setupLogging, workspaceRoots } from "../common.ts";
 
 const status = defineCommand({
   meta: {
@@ -44,15 +45,89 @@ const link = defineCommand({
   },
 });
 
+const FRONT_ENDS = ["ide", "serve", "acp"] as const;
+
+const host = defineCommand({
+  meta: {
+    name: "host",
+    description:
+      "Run the shared workbench of the workspace folders in a process of its own, which the front ends\n" +
+      "attach to. The first front end that needs a workbench starts this for you; run it yourself to keep\n" +
+      "a workbench up between sessions. It stops CCB_WORKBENCH_GRACE seconds (default 600) after the last\n" +
+      "front end left, or on SIGTERM/SIGINT.",
+  },
+  args: {
+    workspace: {
+      type: "string",
+      alias: "w",
+      description: "Workspace folder; repeat for several (env CCB_WORKSPACE). Default: cwd.",
+      valueHint: "dir",
+    },
+    runtime: runtimeArgs.runtime,
+    "runtime-root": runtimeArgs["runtime-root"],
+    "runtime-node": runtimeArgs["runtime-node"],
+    "headless-client": {
+      type: "boolean",
+      default: true,
+      description:
+        "Open the workbench in headless Chromium so the editor bridge is live with no tab open (default on).",
+    },
+    "started-by": {
+      type: "string",
+      description: "The front end that started it (shown by `ccb workbench status`): ide, serve or acp.",
+      valueHint: "front end",
+    },
+    "previous-url": {
+      type: "string",
+      description: "The gateway of a workbench that died (its port is asked for first, so VS Code finds its backups).",
+      valueHint: "url",
+    },
+    ...commonArgs,
+  },
+  async run({ args, rawArgs }) {
+    try {
+      const { log } = setupLogging(args);
+      const { hostGraceMs, runHost } = await import("../../src/workbench/share/host-process.ts");
+      const startedBy = args["started-by"] ?? "ide";
+      if (!(FRONT_ENDS as readonly string[]).includes(startedBy))
+        throw new CcbError(
+          "INVALID_ARGUMENT",
+          `--started-by must be one of ${FRONT_ENDS.join(", ")}, got "${startedBy}".`,
+        );
+      const previousUrl = args["previous-url"];
+      if (previousUrl !== undefined && !/^http:\/\/127\.0\.0\.1:\d+$/.test(previousUrl))
+        throw new CcbError(
+          "INVALID_ARGUMENT",
+          `--previous-url must be a loopback gateway such as http://127.0.0.1:43123, got "${previousUrl}".`,
+        );
+      const { share: _share, ...options } = runtimeOptions(args);
+      const code = await runHost(
+        {
+          roots: workspaceRoots(rawArgs).roots,
+          startedBy: startedBy as (typeof FRONT_ENDS)[number],
+          options: { ...options, headlessClient: args["headless-client"] !== false },
+          previousUrl,
+        },
+        { log, graceMs: hostGraceMs(), announce: (line) => process.stdout.write(`${line}\n`) },
+      );
+      process.exit(code);
+    } catch (err) {
+      reportFatal(err);
+    }
+  },
+});
+
 export default defineCommand({
   meta: {
     name: "workbench",
     description:
-      "The workbench shared by ccb's front ends: the first of `ccb ide`, `ccb serve` (loopback)\n" +
-      "and `ccb acp` for a set of roots starts it, the others attach to it.\n" +
+      "The workbench shared by ccb's front ends: the first of `ccb ide`, `ccb serve` and `ccb acp`\n" +
+      "for a set of roots starts it in a host process of its own (`ccb workbench host`), and every\n" +
+      "front end attaches to it; it outlives them by a grace period (CCB_WORKBENCH_GRACE seconds).\n" +
       "Examples:\n" +
       "  ccb workbench status              who runs the workbench of each workspace and who is attached\n" +
-      "  ccb workbench link -w ~/src/app   a fresh one-time browser link to that workspace's workbench",
+      "  ccb workbench link -w ~/src/app   a fresh one-time browser link to that workspace's workbench\n" +
+      "  ccb workbench host -w ~/src/app   keep that workspace's workbench running in this terminal",
   },
-  subCommands: { status, link },
+  subCommands: { status, link, host },
 });

@@ -11,7 +11,7 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
   for (const [k, v] of Object.entries(process.env)) {
     if (v === undefined) continue;
     // The server's own settings come from each test, never from the environment of the test run.
-    if (k.startsWith("CCB_") && k !== "CCB_TEST_BIN" && k !== "CCB_REPO_ROOT") continue;
+    if (k.startsWith("CCB_") && !["CCB_TEST_BIN", "CCB_REPO_ROOT", "CCB_WORKBENCH_GRACE"].includes(k)) continue;
     env[k] = v;
   }
   return { ...env, ...extra };

@@ -170,7 +170,15 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
       );
     } else {
       workbench = first.w;
-      const shared = first.w.role() === "attached" ? " (shared: another ccb front end runs it for this workspace)" : "";
+      const by = first.w.runBy();
+      const shared =
+        by.kind === "host"
+          ? by.startedHere
+            ? ` (in the workbench host, pid ${by.pid}: it outlives this session; \`ccb workbench status\`)`
+            : ` (shared: the workbench host, pid ${by.pid}, runs it for this workspace)`
+          : by.startedHere
+            ? ""
+            : ` (shared: ccb ${by.kind}, pid ${by.pid}, runs it for this workspace)`;
       options.announce(`Workbench (one-time link)${shared}: ${workbench.url}`);
       if (options.open) openBrowser(workbench.link(), options.announce);
     }

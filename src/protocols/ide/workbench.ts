@@ -1,7 +1,7 @@
 import type { Core } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
-import type { WorkbenchRuntimeOptions } from "../../workbench/share/acquire.ts";
+import type { WorkbenchLease, WorkbenchRuntimeOptions } from "../../workbench/share/acquire.ts";
 import type { IdeWorkbench } from "./run.ts";
 
 /**
@@ -22,7 +22,7 @@ export async function acquireIdeWorkbench(
   core: Core,
   log: Logger,
   options: IdeWorkbenchOptions,
-): Promise<IdeWorkbench & { role(): string }> {
+): Promise<IdeWorkbench & { runBy: WorkbenchLease["runBy"] }> {
   const { acquireWorkbench } = await import("../../workbench/share/acquire.ts");
   const lease = await acquireWorkbench({ core, log, frontEnd: "ide", start: true, options, env: options.env });
   if (!lease) throw new CcbError("RUNTIME_UNAVAILABLE", "The workbench did not start.");
@@ -33,5 +33,5 @@ export async function acquireIdeWorkbench(
     await lease.release();
     throw new CcbError("RUNTIME_UNAVAILABLE", reason || "The workbench did not start.");
   }
-  return { url, link: () => lease.url() ?? url, role: () => lease.role, close: () => lease.release() };
+  return { url, link: () => lease.url() ?? url, runBy: () => lease.runBy(), close: () => lease.release() };
 }

@@ -1,35 +1,24 @@
-import { randomBytes } from "node:crypto";
 import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
-import { registerSecret } from "../../core/secret-vault.ts";
-import { checkExposure } from "../../net/exposure.ts";
-import { Gateway } from "../../net/gateway.ts";
-import { newToken } from "../../util/secrets.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
-import { startWorkbench, type WorkbenchHandle } from "../index.ts";
+import type { WorkbenchHandle } from "../index.ts";
 import type { RuntimeOptions } from "../launcher/types.ts";
-import { ShareHost } from "./host.ts";
+import { spawnHost } from "./host-process.ts";
+import { type HeldWorkbench, startOwner } from "./owner.ts";
 import type { FrontEnd, ShareStatus } from "./protocol.ts";
-import {
-  lockRecord,
-  ownerAlive,
-  readRecord,
-  realRoots,
-  removeRecord,
-  type ShareRecord,
-  shareKey,
-  writeRecord,
-} from "./record.ts";
+import { lockRecord, ownerAlive, readRecord, type ShareRecord, shareKey } from "./record.ts";
 import { RemoteBridge } from "./remote.ts";
 import { fetchStatus } from "./status.ts";
 
 /**
  * One workbench per set of roots, shared by every ccb front end of the user. The first front end
- * that needs one starts it in its own process (the owner) and publishes a discovery record
- * (record.ts); the others attach over the owner's loopback gateway (host.ts, remote.ts) and get an
- * EditorBridge in their own core.bridge, so every tool works unchanged. When the owner leaves or
- * dies, the attach channel closes and the attached front ends take over: one of them (under the
- * record lock) starts a new workbench and republishes, the others attach to it.
+ * that needs one spawns the detached workbench host (host-process.ts), which runs it and publishes
+ * a discovery record (record.ts); every front end, that one too, attaches over the host's loopback
+ * gateway (host.ts, remote.ts) and gets an EditorBridge in its own core.bridge, so every tool works
+ * unchanged, and no front end's exit moves the workbench. Only `ccb serve --http` on a private
+ * loopback gateway runs the workbench in its own process (the owner), mounted on its own gateway
+ * beside /mcp and the App. When the owner or host dies, the attach channel closes and the attached
+ * front ends take over: one of them (under the record lock) starts a new host and the others attach.
  */
 
 export interface WorkbenchRuntimeOptions extends RuntimeOptions {
@@ -58,6 +47,8 @@ export interface AcquireOptions {
 
 export interface WorkbenchLease {
   readonly role: "owner" | "attached";
+  /** Who runs the workbench now (the detached host, or a front end), and whether this process started it. */
+  runBy(): HeldWorkbench["runBy"];
   /** A one-time browser link to the workbench (undefined while it does not run). */
   url(): string | undefined;
   /** Resolves once the workbench's runtime answered (or could not start). */
@@ -74,25 +65,14 @@ export interface WorkbenchLease {
   release(): Promise<void>;
 }
 
-interface Inner {
-  role: WorkbenchLease["role"];
-  url(): string | undefined;
-  ready: Promise<void>;
-  gatewayUrl: string;
-  handle?: WorkbenchHandle;
-  http?: WorkbenchHttp;
-  status(): Promise<ShareStatus | undefined>;
-  /** Resolves when the channel to the owner closes unasked (attached only). */
-  lost?: Promise<void>;
-  close(): Promise<void>;
-}
+type Inner = HeldWorkbench;
 
 const LOCK_TIMEOUT_MS = 60_000;
 
 export async function acquireWorkbench(o: AcquireOptions): Promise<WorkbenchLease | undefined> {
   if (o.options.share === false && !o.start) return undefined;
   if (o.options.share === false || o.publicHttp) {
-    return leaseOf(await startOwner(o, undefined), o);
+    return leaseOf(await startOwner(ownerOptions(o), undefined), o);
   }
   const first = await acquireInner(o);
   return first ? leaseOf(first, o) : undefined;
@@ -137,6 +117,7 @@ function leaseOf(first: Inner, o: AcquireOptions): WorkbenchLease {
     get role() {
       return inner.role;
     },
+    runBy: () => inner.runBy,
     url: () => inner.url(),
     ready: () => inner.ready,
     gatewayUrl: () => inner.gatewayUrl,
@@ -158,25 +139,47 @@ async function acquireInner(o: AcquireOptions): Promise<Inner | undefined> {
   for (let round = 0; round < 20; round++) {
     const seen = await readRecord(key, env);
     if (seen && ownerAlive(seen)) {
-      const attached = await tryAttach(seen, o);
+      const attached = await tryAttach(seen, o, false);
       if (attached) return attached;
     }
     if (!o.start) return undefined;
+    let spawned: ShareRecord;
     const unlock = await lockRecord(key, env, { timeoutMs: LOCK_TIMEOUT_MS });
     try {
       const cur = await readRecord(key, env);
       // Someone published meanwhile (or the record we could not reach was replaced): attach to it.
       if (cur && cur.instance !== seen?.instance) continue;
       if (cur) o.log.info(`share: replacing the stale workbench record of pid ${cur.pid}`);
-      return await startOwner(o, key, cur?.gatewayUrl);
+      // serve --http mounts the workbench beside /mcp on its own gateway; every other front end uses a host
+      if (o.http) return await startOwner(ownerOptions(o), key, cur?.gatewayUrl);
+      spawned = await spawnHost(
+        { roots: [...o.core.workspace.roots], startedBy: o.frontEnd, options: o.options, previousUrl: cur?.gatewayUrl },
+        { env, log: o.log },
+      );
     } finally {
       await unlock();
     }
+    const attached = await tryAttach(spawned, o, true);
+    if (attached) return attached;
   }
   return undefined;
 }
 
-async function tryAttach(record: ShareRecord, o: AcquireOptions): Promise<Inner | undefined> {
+function ownerOptions(o: AcquireOptions): Parameters<typeof startOwner>[0] {
+  return {
+    core: o.core,
+    log: o.log,
+    owner: o.frontEnd,
+    options: o.options,
+    env: o.env,
+    http: o.http,
+    publicHttp: o.publicHttp,
+    authToken: o.authToken,
+  };
+}
+
+/** Attach to the workbench of `record` (`started`: the host this front end just spawned). */
+async function tryAttach(record: ShareRecord, o: AcquireOptions, started: boolean): Promise<Inner | undefined> {
   for (let attempt = 0; attempt < 2; attempt++) {
     const t0 = performance.now();
     try {
@@ -192,12 +195,13 @@ async function tryAttach(record: ShareRecord, o: AcquireOptions): Promise<Inner 
       o.log.info(
         `share: attached to the workbench of pid ${record.pid} (${record.frontEnd}) at ${record.gatewayUrl} in ${ms} ms`,
       );
-      if (o.options.runtime || o.options.runtimeRoot || o.options.runtimeNode)
+      if (!started && (o.options.runtime || o.options.runtimeRoot || o.options.runtimeNode))
         o.log.info(
           "share: this front end's runtime settings apply only to a workbench it starts (--no-share starts one of its own)",
         );
       return {
         role: "attached",
+        runBy: { kind: record.frontEnd, pid: record.pid, startedHere: started },
         url: () => remote.url(),
         ready: remote.ready,
         gatewayUrl: record.gatewayUrl,
@@ -210,92 +214,4 @@ async function tryAttach(record: ShareRecord, o: AcquireOptions): Promise<Inner 
     }
   }
   return undefined;
-}
-
-/**
- * Start the workbench in this process; with a key, publish it and accept attaches. A takeover
- * (`previousUrl`: the gateway of the owner that died) listens on the same port when it is free:
- * the workbench's documents are `vscode-remote://127.0.0.1:<port>/...` to VS Code, so only there
- * does hot exit find the backups of what a person had not saved.
- */
-async function startOwner(o: AcquireOptions, key: string | undefined, previousUrl?: string): Promise<Inner> {
-  const env = o.env ?? process.env;
-  let own: Gateway | undefined;
-  let http = o.http;
-  if (!http) {
-    const host = "127.0.0.1";
-    checkExposure({ listener: "workbench", host });
-    // The gateway retries a port picker on EADDRINUSE: the previous owner's port first, then any.
-    const previous = previousUrl ? Number(new URL(previousUrl).port) : 0;
-    let picks = 0;
-    const port = () => {
-      if (picks++ === 0 && previous) return previous;
-      if (previous && picks === 2)
-        o.log.info(
-          `share: port ${previous} of the previous owner is taken; unsaved buffers it backed up stay in its user data`,
-        );
-      return 0;
-    };
-    own = new Gateway({ host, port, log: o.log.child("gateway") });
-    http = { gateway: own, url: await own.listen() };
-  }
-  const workbench = startWorkbench({
-    core: o.core,
-    http,
-    publicHttp: o.publicHttp,
-    log: o.log,
-    runtime: o.options.runtime,
-    runtimeRoot: o.options.runtimeRoot,
-    runtimeNode: o.options.runtimeNode,
-    headlessClient: o.options.headlessClient,
-    authToken: o.authToken,
-    keepUserData: key,
-    env,
-  });
-  let host: ShareHost | undefined;
-  let record: ShareRecord | undefined;
-  if (key) {
-    const secret = newToken();
-    registerSecret(secret);
-    const since = Date.now();
-    host = new ShareHost({
-      core: o.core,
-      log: o.log.child("share"),
-      http,
-      secret,
-      owner: { frontEnd: o.frontEnd, pid: process.pid, since },
-      workbench,
-    });
-    record = {
-      version: 1,
-      instance: randomBytes(12).toString("hex"),
-      pid: process.pid,
-      frontEnd: o.frontEnd,
-      roots: realRoots(o.core.workspace.roots),
-      gatewayUrl: http.url,
-      secret,
-      startedAt: since,
-    };
-    await writeRecord(key, record, env);
-    o.log.info(`share: published the workbench of ${record.roots.join(", ")} (other ccb front ends attach to it)`);
-  }
-  let closing: Promise<void> | undefined;
-  return {
-    role: "owner",
-    url: () => workbench.url(),
-    ready: workbench.ready,
-    gatewayUrl: http.url,
-    handle: workbench,
-    http,
-    status: async () => host?.status(),
-    close() {
-      closing ??= (async () => {
-        if (key && record) await removeRecord(key, record.instance, env).catch(() => undefined);
-        await host?.close();
-        await workbench.close();
-        await own?.close();
-      })();
-      return closing;
-    },
-  };
 }

@@ -11,15 +11,7 @@ import { type EdgePolicy, TOKEN_QUERY_KEYS } from "../../net/policy.ts";
 import { MAX_FRAME_BYTES } from "../contract.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
 import type { WorkbenchHandle } from "../index.ts";
-import {
-  type AttachedPeer,
-  ClientFrame,
-  type FrontEnd,
-  parse,
-  proofOf,
-  type ServerFrame,
-  type ShareStatus,
-} from "./protocol.ts";
+import { type AttachedPeer, ClientFrame, parse, proofOf, type ServerFrame, type ShareStatus } from "./protocol.ts";
 import { ATTACH_PATH, LINK_PATH, STATUS_PATH } from "./record.ts";
 import { isTerminalMethod, killCreated, serveTerminalCall } from "./terminals.ts";
 
@@ -64,7 +56,7 @@ export class ShareHost {
       log: Logger;
       http: WorkbenchHttp;
       secret: string;
-      owner: { frontEnd: FrontEnd; pid: number; since: number };
+      owner: ShareStatus["owner"];
       workbench: WorkbenchHandle;
     },
   ) {

@@ -9,6 +9,8 @@ import { z } from "zod";
 
 export const FRONT_ENDS = ["ide", "serve", "acp"] as const;
 export type FrontEnd = (typeof FRONT_ENDS)[number];
+/** Who runs a published workbench: a front end in its own process, or the detached host (host-process.ts). */
+export type OwnerKind = FrontEnd | "host";
 
 const ErrorBody = z.object({ code: z.string(), message: z.string(), hint: z.string().optional() });
 
@@ -71,7 +73,8 @@ export interface AttachedPeer {
 
 /** What `GET /workbench/status` answers (bearer secret required). */
 export interface ShareStatus {
-  owner: { frontEnd: string; pid: number; since: number };
+  /** startedBy and graceMs: a detached host's (the front end that started it; how long it stays after the last one left). */
+  owner: { frontEnd: string; pid: number; since: number; startedBy?: string; graceMs?: number };
   attached: AttachedPeer[];
   runtime: string | null;
   runtimePid: number | null;

@@ -88,7 +88,12 @@ export async function shareStatusLines(env: NodeJS.ProcessEnv = process.env): Pr
       lines.push(
         `  health    headless client ${h.headlessClient}; restarts: runtime ${h.runtimeRestarts}, headless client ${h.headlessRestarts}`,
       );
-    lines.push(`  owner     ${s.owner.frontEnd}  pid ${s.owner.pid}`);
+    const o = s.owner;
+    const host =
+      o.frontEnd === "host"
+        ? `  (started by ${o.startedBy ?? "a front end"}; stops ${(o.graceMs ?? 0) / 1000} s after the last front end leaves)`
+        : "";
+    lines.push(`  owner     ${o.frontEnd}  pid ${o.pid}${host}`);
     for (const a of s.attached) lines.push(`  attached  ${a.frontEnd}  pid ${a.pid}`);
   }
   return lines.length > 0 ? lines : ["No shared ccb workbench is running."];
