@@ -8,6 +8,9 @@ import { after, before, describe, it } from "node:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import WebSocket from "ws";
+import { silentLogger } from "../../src/core/log.ts";
+import { pidAlive } from "../../src/core/pid.ts";
+import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
 import { runCcb, spawnCcb } from "../helpers/cli.ts";
@@ -18,7 +21,7 @@ import { codeServerArgs } from "../helpers/peers.ts";
 import { exitOf, Output } from "../helpers/proc-output.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { cleanEnv, spawnStdioPeer } from "./serve-helpers.ts";
-import { backupsHolding, eventually, type ToolResult, text } from "./workbench-helpers.ts";
+import { backupsHolding, bridgeConfigs, eventually, type ToolResult, text } from "./workbench-helpers.ts";
 
 /**
  * One workbench per workspace, shared by every ccb front end: the real CLI from dist/ (`ccb ide`,
@@ -40,7 +43,10 @@ const env = () =>
     XDG_DATA_HOME: join(home.path, "data"),
     CLAUDE_CONFIG_DIR: join(home.path, "claude"),
     TMPDIR: tmp,
+    CCB_WORKBENCH_GRACE: String(GRACE_S),
   });
+/** How long the workbench host stays after its last front end left (the default is 600 s). */
+const GRACE_S = 15;
 const recordsDir = join(home.path, "state/ccb/workbenches");
 
 function records(): string[] {
@@ -50,6 +56,22 @@ function record(): { pid: number; secret: string; gatewayUrl: string; frontEnd: 
   const [name] = records();
   assert.ok(name, "a discovery record is published");
   return JSON.parse(readFileSync(join(recordsDir, name), "utf8"));
+}
+
+/** The containment marker of ccb process `pid`: the argument of its supervisor (src/platform/supervisor.ts), a child of it. */
+function scopeMarkerOf(pid: number): string | undefined {
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) !== pid) continue;
+      const argv = readFileSync(`/proc/${name}/cmdline`, "utf8").split("\0");
+      if (argv.includes("ccb-supervisor")) return argv.find((a) => a.startsWith("CCB_SCOPE_"));
+    } catch {
+      // gone
+    }
+  }
+  return undefined;
 }
 
 /** The runtimes and headless Chromiums of this test, from /proc. */
@@ -150,8 +172,16 @@ function get(url: string, headers: Record<string, string>): Promise<{ status: nu
 
 let ide: { child: ChildProcess; out: Output; err: Output } | undefined;
 let ideClient: IdeClient | undefined;
-let ideLock: { file: string; token: string } | undefined;
 const serves: Serve[] = [];
+/** A person's tab on the shared workbench (a real Chromium page). */
+let person: Chromium | undefined;
+
+async function evaluate(c: Chromium, expression: string): Promise<unknown> {
+  const r = (await c.page.send("Runtime.evaluate", { expression, returnByValue: true })) as {
+    result?: { value?: unknown };
+  };
+  return r.result?.value;
+}
 
 before(() => {
   for (const d of ["state", "cache", "config", "data", "claude", "tmp"])
@@ -168,6 +198,7 @@ before(() => {
 });
 
 after(async () => {
+  await person?.close().catch(() => undefined);
   await ideClient?.close().catch(() => undefined);
   for (const s of serves) await s.client.close().catch(() => undefined);
   if (ide && ide.child.exitCode === null && ide.child.signalCode === null) {
@@ -185,24 +216,46 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
       env: env(),
     });
     ide = { child, out: new Output(child.stdout), err: new Output(child.stderr) };
-    await ide.out.waitFor(/Workbench \(one-time link\): http:\/\/127\.0\.0\.1:\d+\//, 400_000);
+    await ide.out.waitFor(
+      /Workbench \(one-time link\) \(in the workbench host, pid \d+[^)]*\): http:\/\/127\.0\.0\.1:\d+\//,
+      400_000,
+    );
     const lockFile = (await ide.err.waitFor(/lock file (\S+\.lock)/))[1] as string;
     const lock = JSON.parse(readFileSync(lockFile, "utf8"));
-    ideLock = { file: lockFile, token: lock.authToken };
     ideClient = await IdeClient.connect(Number(/(\d+)\.lock$/.exec(lockFile)?.[1]), lock.authToken);
     await ideClient.handshake();
 
     const rec = record();
-    assert.equal(rec.pid, child.pid);
-    assert.equal(rec.frontEnd, "ide");
+    assert.equal(rec.frontEnd, "host", "the workbench runs in a host process of its own");
+    assert.notEqual(rec.pid, child.pid);
+    assert.match(ide.err.text, new RegExp(`started the workbench host \\(pid ${rec.pid}\\)`));
+    assert.match(ide.err.text, new RegExp(`share: attached to the workbench of pid ${rec.pid} \\(host\\)`));
+    // Its own session (a hangup or group kill of ide's terminal misses it), outside ide's containment scope.
+    const sid = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ")[3]);
+    assert.equal(sid(rec.pid), rec.pid, "the host leads its own session");
+    const ideMarker = scopeMarkerOf(child.pid as number);
+    const hostMarker = scopeMarkerOf(rec.pid);
+    assert.ok(ideMarker && hostMarker && ideMarker !== hostMarker, "each has a containment scope of its own");
+    const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, "latin1").split("\0");
+    assert.ok(!environ(rec.pid).some((e) => e.startsWith(`${ideMarker}=`)), "the host is not in ide's scope");
+    const runtime = processes().runtimes[0] as number;
+    assert.ok(
+      environ(runtime).some((e) => e.startsWith(`${hostMarker}=`)),
+      "positive control: the runtime is in the host's",
+    );
+    assert.ok(!environ(runtime).some((e) => e.startsWith(`${ideMarker}=`)));
     assert.equal(statSync(join(recordsDir, `${records()[0]}`)).mode & 0o777, 0o600);
     assert.equal(statSync(recordsDir).mode & 0o777, 0o700);
 
     const serve = await startServe();
     serves.push(serve);
     await editorLive(serve);
-    assert.match(serve.stderr(), /share: attached to the workbench of pid \d+ \(ide\)/);
-    assert.doesNotMatch(serve.stderr(), /workbench \(code-server\) running/, "serve started no workbench of its own");
+    assert.match(serve.stderr(), new RegExp(`share: attached to the workbench of pid ${rec.pid} \\(host\\)`));
+    assert.doesNotMatch(
+      serve.stderr(),
+      /workbench \(code-server\) running|started the workbench host/,
+      "serve started no workbench of its own",
+    );
     const p = processes();
     assert.equal(p.runtimes.length, 1, `one runtime: ${JSON.stringify(p)}`);
     assert.equal(p.chromiums.length, 1, `one headless Chromium: ${JSON.stringify(p)}`);
@@ -247,7 +300,7 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     assert.equal((await get(links[0] as string, {})).status, 401);
   });
 
-  it("terminals are the workbench's: one serve's terminal runs under the owner, shows in the panel, and the other serve writes and reads it; it dies with the serve that started it", async () => {
+  it("terminals are the workbench's: one serve's terminal runs under the host, shows in the panel, and the other serve writes and reads it; it dies with the serve that started it", async () => {
     const starter = await startServe();
     try {
       await eventually("the second serve attached", async () =>
@@ -256,9 +309,9 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
       const created = await starter.call("terminal_create", { command: "/bin/sh", title: "shared-term" });
       assert.notEqual(created.isError, true, text(created));
       const info = (created.structuredContent as { terminal: { id: string; pid: number } }).terminal;
-      // its process is the owner's child (ccb ide), not the serve's that asked for it
+      // its process is the host's child, not the serve's that asked for it
       const ppid = Number(readFileSync(`/proc/${info.pid}/stat`, "utf8").split(") ")[1]?.split(" ")[1]);
-      assert.equal(ppid, ide!.child.pid, "the terminal runs under the workbench's owner");
+      assert.equal(ppid, record().pid, "the terminal runs under the workbench host");
       const other = serves[0] as Serve;
       const listed = await other.call("terminal_list");
       const terminals = (listed.structuredContent as { terminals: Array<{ id: string; title: string }> }).terminals;
@@ -284,14 +337,15 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
       });
       const read = await starter.call("terminal_read", { id: info.id, view: "output", offset: 0 });
       assert.match(text(read), /shared-42/, "the starter reads the same terminal");
-      // the owner's secrets (its IDE lock file's token, which the serves never saw) are masked in what it relays
-      await other.call("terminal_write", { id: info.id, data: `cat '${ideLock!.file}'; echo; echo cat-done\n` });
-      const catted = await eventually("the lock file printed in the shared terminal", async () => {
+      // the host's secrets (its bridge token, which no front end ever saw) are masked in what it relays
+      const [config] = bridgeConfigs(home.path);
+      assert.ok(config && config.token.length >= 32, "the host's bridge config is there");
+      await other.call("terminal_write", { id: info.id, data: `cat '${config.path}'; echo; echo cat-done\n` });
+      const catted = await eventually("the bridge config printed in the shared terminal", async () => {
         const r = text(await other.call("terminal_read", { id: info.id, view: "output", offset: 0, waitMs: 2000 }));
         return /cat-done\s*$/m.test(r) && /workspaceFolders/.test(r) ? r : undefined;
       });
-      assert.ok(ideLock!.token.length >= 32);
-      assert.ok(!catted.includes(ideLock!.token), "the owner's IDE token is masked in relayed terminal output");
+      assert.ok(!catted.includes(config.token), "the host's bridge token is masked in relayed terminal output");
       // an id the owner never issued is refused over the relay as it is locally
       const unknown = await other.call("terminal_read", { id: "t999" });
       assert.equal(unknown.isError, true);
@@ -335,7 +389,13 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
       const r = await runCcb(args, { env: env() });
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stdout, new RegExp(`workbench ${ws.path}\\s+code-server running`));
-      assert.match(r.stdout, new RegExp(`owner\\s+ide\\s+pid ${ide!.child.pid}`));
+      assert.match(
+        r.stdout,
+        new RegExp(
+          `owner\\s+host\\s+pid ${rec.pid}\\s+\\(started by ide; stops ${GRACE_S} s after the last front end leaves\\)`,
+        ),
+      );
+      assert.match(r.stdout, new RegExp(`attached\\s+ide\\s+pid ${ide!.child.pid}`));
       assert.match(r.stdout, new RegExp(`attached\\s+serve\\s+pid ${serves[0]!.pid}`));
       assert.ok(!r.stdout.includes(rec.secret));
     }
@@ -365,7 +425,7 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
       const { sessionId } = await agent.newSession(ws.path);
       await eventually(
         "ccb acp attached",
-        () => (/share: attached to the workbench of pid \d+ \(ide\)/.test(agent.stderr) ? true : undefined),
+        () => (/share: attached to the workbench of pid \d+ \(host\)/.test(agent.stderr) ? true : undefined),
         400_000,
       );
       const p = processes();
@@ -404,7 +464,7 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     // Status route: the owner's user with the secret gets it; another account (no secret) and a wrong secret get 401.
     const mine = other.probe("self", { url: status, headers: { authorization: `Bearer ${rec.secret}` } });
     assert.equal(mine.status, 200);
-    assert.equal(JSON.parse(mine.body).owner.frontEnd, "ide");
+    assert.equal(JSON.parse(mine.body).owner.frontEnd, "host");
     assert.equal(other.probe("other", { url: status }).status, 401);
     assert.equal(
       other.probe("other", {
@@ -491,15 +551,33 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     peer.close();
   });
 
-  it("kill -9 of the owner: an attached serve takes over, the other re-attaches; editor tools answer again", async (t) => {
+  it("kill -9 of ccb ide while a person's tab holds unsaved text and a serve is mid-call: nothing moves, no call fails", async (t) => {
     const second = await startServe();
     serves.push(second);
     await editorLive(second);
-    assert.match(second.stderr(), /share: attached to the workbench of pid \d+ \(ide\)/);
+    assert.match(second.stderr(), /share: attached to the workbench of pid \d+ \(host\)/);
     const before = processes();
     assert.equal(before.runtimes.length, 1);
-    const ownerUrlBefore = record().gatewayUrl;
-    // Text typed and not saved (through the editor: an unsaved change in the workbench's window), backed up by it.
+    const recBefore = record();
+    // A person's tab, opened from a fresh link as a person would (`ccb workbench link`).
+    const link = await runCcb(["workbench", "link", "--workspace", ws.path], { env: env() });
+    assert.equal(link.code, 0, link.stderr);
+    person = await launchChromium({ url: link.stdout.trim(), log: silentLogger, width: 1280, height: 800 });
+    await eventually("the person's workbench rendered", async () =>
+      (await evaluate(person as Chromium, "Boolean(document.querySelector('.monaco-workbench'))")) ? true : undefined,
+    );
+    await evaluate(person, "window.__ccbMark = 1");
+    // Its extension host serves (a focused person's window takes the role as it connects), so the
+    // unsaved text below is typed into the person's window.
+    await eventually(
+      "the person's window answering",
+      async () => {
+        const st = await runCcb(["workbench", "status"], { env: env() });
+        return /editor answers \(2 of 2 windows/.test(st.stdout) ? true : undefined;
+      },
+      120_000,
+    );
+    // Text typed and not saved (through the editor: an unsaved change in the person's window), backed up by it.
     const typed = await second.call("editor_apply_edits", {
       path: "draft.md",
       edits: [{ range: { start: { line: 2, column: 1 }, end: { line: 2, column: 1 } }, newText: "typed, not saved\n" }],
@@ -509,27 +587,92 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     await eventually("the workbench backed the unsaved buffer up", () =>
       backupsHolding(join(home.path, "state/ccb/workbench-data"), "typed, not saved").length > 0 ? true : undefined,
     );
-
-    const killedAt = performance.now();
+    const unsaved = /Unsaved buffer draft\.md[^:]*:\n# Draft\ntyped, not saved\n/;
+    const stBefore = text(await second.call("editor_state", { path: "draft.md" }));
+    assert.match(stBefore, unsaved, "the editor holds the unsaved text before the kill");
+    // Calls in flight on both serves while ccb ide dies: a terminal read that waits, and editor calls back to back.
+    const term = await second.call("terminal_create", { command: "/bin/sh", title: "mid-call" });
+    assert.notEqual(term.isError, true, text(term));
+    const termId = (term.structuredContent as { terminal: { id: string } }).terminal.id;
+    const midCall = second.call("terminal_read", { id: termId, view: "output", offset: 0, waitMs: 6000 });
+    let calls = 0;
+    const failures: string[] = [];
+    let stop = false;
+    const loop = (async () => {
+      while (!stop) {
+        for (const s of serves) {
+          const r = await s.call("editor_state", { includeText: false });
+          calls++;
+          if (r.isError) failures.push(text(r));
+        }
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 1000));
     ide!.child.kill("SIGKILL");
     await exitOf(ide!.child);
+    await eventually("the host saw ccb ide leave", async () => {
+      const st = await runCcb(["workbench", "status"], { env: env() });
+      return new RegExp(`attached\\s+ide\\s+pid ${ide!.child.pid}`).test(st.stdout) ? undefined : st.stdout;
+    });
+    await new Promise((r) => setTimeout(r, 3000));
+    stop = true;
+    await loop;
+    assert.ok(calls > 4, `calls were made across the kill (${calls})`);
+    assert.deepEqual(failures, [], "no editor call failed while the first front end died");
+    const mid = await midCall;
+    assert.notEqual(mid.isError, true, text(mid));
+    t.diagnostic(`${calls} editor calls across kill -9 of ccb ide, 0 failed`);
+    assert.equal(record().instance, recBefore.instance, "the same host, the same record");
+    assert.deepEqual(processes(), before, "the same runtime and headless Chromium");
+    assert.doesNotMatch(second.stderr() + (serves[0] as Serve).stderr(), /taking over/);
+    // The person's tab kept its page (no reload, no banner) and the unsaved text is where it was.
+    assert.equal(await evaluate(person, "window.__ccbMark"), 1, "the person's tab did not reload");
+    assert.equal(await evaluate(person, "Boolean(document.getElementById('ccb-gone'))"), false, "no 'stopped' banner");
+    const st = await second.call("editor_state", { path: "draft.md" });
+    const hostLog = () =>
+      readdirSync(recordsDir)
+        .filter((n) => n.endsWith(".host.log"))
+        .map((n) => readFileSync(join(recordsDir, n), "utf8").slice(-5000))
+        .join("\n");
+    assert.match(text(st), unsaved, `the unsaved text is where it was; the host's log:\n${hostLog()}`);
+    assert.ok(
+      backupsHolding(join(home.path, "state/ccb/workbench-data"), "typed, not saved").length > 0,
+      "and still backed up",
+    );
+    await second.call("terminal_kill", { id: termId });
+  });
+
+  it("kill -9 of the workbench host: a serve starts a new host on the same port, the other re-attaches; tools and the unsaved text come back", async (t) => {
+    const second = serves[1] as Serve;
+    const before = processes();
+    const recBefore = record();
+    const killedAt = performance.now();
+    process.kill(recBefore.pid, "SIGKILL");
+    // The person's tab is told at once (the gateway it talks to is gone), not after VS Code's 40 s of retrying.
+    await eventually(
+      "the person's tab says the workbench stopped",
+      async () =>
+        (await evaluate(person as Chromium, "Boolean(document.getElementById('ccb-gone'))")) ? true : undefined,
+      60_000,
+    );
+    t.diagnostic(`the person's tab told ${Math.round(performance.now() - killedAt)} ms after kill -9 of the host`);
     for (const s of serves) await editorLive(s);
     t.diagnostic(
-      `editor tools back on every serve ${Math.round(performance.now() - killedAt)} ms after kill -9 of the owner`,
+      `editor tools back on every serve ${Math.round(performance.now() - killedAt)} ms after kill -9 of the host`,
     );
     const rec = await eventually(
       "a new record",
       () => {
         const r = record();
-        return r.pid !== ide!.child.pid ? r : undefined;
+        return r.pid !== recBefore.pid ? r : undefined;
       },
       60_000,
     );
-    assert.ok(
-      serves.some((s) => s.pid === rec.pid),
-      "a serve owns the workbench now",
+    assert.equal(rec.frontEnd, "host");
+    const starters = serves.filter((s) =>
+      new RegExp(`started the workbench host \\(pid ${rec.pid}\\)`).test(s.stderr()),
     );
-    assert.equal(rec.frontEnd, "serve");
+    assert.equal(starters.length, 1, "one serve started the new host");
     const after = await eventually(
       "the old runtime gone",
       () => {
@@ -542,57 +685,64 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     );
     assert.equal(after.runtimes.length, 1);
     const r = await runCcb(["workbench", "status"], { env: env() });
-    assert.match(r.stdout, new RegExp(`owner\\s+serve\\s+pid ${rec.pid}`));
-    const other = serves.find((s) => s.pid !== rec.pid) as Serve;
-    assert.match(r.stdout, new RegExp(`attached\\s+serve\\s+pid ${other.pid}`));
-    // Both serves' MCP App now asks the host to frame the new owner's gateway (not the dead one's).
+    assert.match(r.stdout, new RegExp(`owner\\s+host\\s+pid ${rec.pid}\\s+\\(started by serve;`));
+    for (const s of serves) assert.match(r.stdout, new RegExp(`attached\\s+serve\\s+pid ${s.pid}`));
+    // Both serves' MCP App asks the host to frame the new host's gateway.
     for (const s of serves) {
       const read = await s.client.readResource({ uri: "ui://ccb/workbench.html" });
       const meta = read.contents[0]?._meta as { ui?: { csp?: { frameDomains?: string[] } } } | undefined;
       assert.deepEqual(meta?.ui?.csp?.frameDomains, [new URL(rec.gatewayUrl).origin], `serve ${s.pid}'s App CSP`);
     }
-    // Links printed before the takeover are dead (their gateway went with the owner): a fresh one points to the new owner's.
+    // A fresh link points to the new host's gateway.
     const link = await runCcb(["workbench", "link", "--workspace", ws.path], { env: env() });
     assert.equal(link.code, 0, link.stderr);
     assert.ok(link.stdout.trim().startsWith(`${rec.gatewayUrl}/`), link.stdout);
-    // The file opened before the takeover is a file like any other: the new workbench opens it too.
-    const opened = await other.call("editor_open", { path: "a.ts" });
-    const owner = serves.find((s) => s.pid === rec.pid) as Serve;
-    assert.notEqual(opened.isError, true, `${text(opened)}\nowner's log:\n${owner.stderr().slice(-6000)}`);
-    // Nothing typed is lost: the new owner's workbench (same port, the kept user data) restores the unsaved buffer.
+    const opened = await second.call("editor_open", { path: "a.ts" });
+    assert.notEqual(opened.isError, true, text(opened));
+    // Nothing typed is lost: the new host (same port, the kept user data) restores the unsaved buffer.
     assert.equal(
       new URL(rec.gatewayUrl).port,
-      new URL(ownerUrlBefore).port,
-      "the new owner listens where the old one did",
+      new URL(recBefore.gatewayUrl).port,
+      "the new host listens where the old one did",
     );
     await eventually(
       "the unsaved text back in the new workbench",
       async () => {
-        const st = await other.call("editor_state", { path: "draft.md" });
+        const st = await second.call("editor_state", { path: "draft.md" });
         return /Unsaved buffer draft\.md[^:]*:\n# Draft\ntyped, not saved\n/.test(text(st)) ? true : undefined;
       },
       120_000,
     );
-    t.diagnostic(`the unsaved buffer back ${Math.round(performance.now() - killedAt)} ms after kill -9 of the owner`);
+    t.diagnostic(`the unsaved buffer back ${Math.round(performance.now() - killedAt)} ms after kill -9 of the host`);
     assert.equal(readFileSync(join(ws.path, "draft.md"), "utf8"), "# Draft\n", "still the person's to save");
+    await person?.close();
+    person = undefined;
   });
 
-  it("the last front end leaving stops the workbench: no runtime, no Chromium, no record", async () => {
-    const owner = record().pid;
-    const attached = serves.find((s) => s.pid !== owner) as Serve;
-    const ownerServe = serves.find((s) => s.pid === owner) as Serve;
-    await attached.client.close();
-    const mid = processes();
-    assert.equal(mid.runtimes.length, 1, "an attached front end leaving leaves the workbench running");
-    await ownerServe.client.close();
+  it("the last front end leaving: the host stays the grace period (a fresh link works), then stops: no runtime, no Chromium, no record", async (t) => {
+    const host = record().pid;
+    const [a, b] = serves as [Serve, Serve];
+    await a.client.close();
+    assert.equal(processes().runtimes.length, 1, "a front end leaving leaves the workbench running");
+    await b.client.close();
+    const leftAt = performance.now();
+    const status = await runCcb(["workbench", "status"], { env: env() });
+    assert.match(status.stdout, new RegExp(`owner\\s+host\\s+pid ${host}`), "the host stays after the last front end");
+    assert.doesNotMatch(status.stdout, /attached/);
+    const link = await runCcb(["workbench", "link", "--workspace", ws.path], { env: env() });
+    assert.equal(link.code, 0, `a person still gets a link: ${link.stderr}`);
+    assert.equal((await get(link.stdout.trim(), {})).status, 302, "and it opens the workbench");
     await eventually(
-      "no runtime left",
+      "no runtime, no Chromium, no host left",
       () => {
         const p = processes();
-        return p.runtimes.length === 0 && p.chromiums.length === 0 ? p : undefined;
+        return p.runtimes.length === 0 && p.chromiums.length === 0 && !pidAlive(host) ? p : undefined;
       },
-      60_000,
+      (GRACE_S + 60) * 1000,
     );
+    const stoppedMs = performance.now() - leftAt;
+    t.diagnostic(`the host stopped ${Math.round(stoppedMs)} ms after the last front end left (grace ${GRACE_S} s)`);
+    assert.ok(stoppedMs >= GRACE_S * 1000 - 1000, `not before the grace period (${Math.round(stoppedMs)} ms)`);
     assert.deepEqual(records(), []);
     const r = await runCcb(["workbench", "status"], { env: env() });
     assert.match(r.stdout, /No shared ccb workbench is running/);

@@ -46,7 +46,7 @@ export class RemoteBridge implements EditorBridge {
 
   private constructor(
     ws: WebSocket,
-    private readonly o: { core: Core; log: Logger },
+    private readonly o: { core: Core; log: Logger; owner: string },
     proof: string,
   ) {
     this.#ws = ws;
@@ -108,7 +108,11 @@ export class RemoteBridge implements EditorBridge {
         ws.off("error", fail);
         ws.on("error", (err) => o.log.debug(`share socket: ${err.message}`));
         const nonce = newToken(24);
-        const rb = new RemoteBridge(ws, o, proofOf(record.secret, nonce));
+        const owner =
+          record.frontEnd === "host"
+            ? `ccb's workbench host (pid ${record.pid}) runs it`
+            : `another ccb front end (${record.frontEnd}, pid ${record.pid}) runs it`;
+        const rb = new RemoteBridge(ws, { ...o, owner }, proofOf(record.secret, nonce));
         rb.#send({ type: "hello", frontEnd: o.frontEnd, pid: process.pid, nonce });
         resolve(rb);
       });
@@ -147,7 +151,7 @@ export class RemoteBridge implements EditorBridge {
         } else core.bridge.setWorkbench(undefined);
         if (frame.connected) {
           if (!was) core.bridge.set(this);
-        } else core.bridge.clear(`${frame.reason} (the workbench is shared: another ccb front end runs it)`);
+        } else core.bridge.clear(`${frame.reason} (the workbench is shared: ${this.o.owner})`);
         if (frame.ready) this.#ready();
         if (frame.runtime && !this.#link) void this.refreshLink().then(this.#first);
         else this.#first();
