@@ -165,7 +165,14 @@ export async function spawnHost(
  */
 export async function runHost(
   spec: HostSpec,
-  o: { log: Logger; env?: NodeJS.ProcessEnv; graceMs: number; announce?: (line: string) => void },
+  o: {
+    log: Logger;
+    env?: NodeJS.ProcessEnv;
+    graceMs: number;
+    announce?: (line: string) => void;
+    /** Stop on SIGTERM/SIGINT (the command does; a test in-process does not). */
+    signals?: boolean;
+  },
 ): Promise<number> {
   const env = o.env ?? process.env;
   const log = o.log;
@@ -210,8 +217,10 @@ export async function runHost(
       if (n > 0) clearTimeout(timer);
       else arm(o.graceMs, `the last front end left ${o.graceMs / 1000} s ago`);
     });
-    for (const sig of ["SIGTERM", "SIGINT"] as const) process.on(sig, () => stop(sig));
-    // its own session has no terminal to hang up; a hangup sent anyway does not end the workbench
-    process.on("SIGHUP", () => log.info("host: SIGHUP ignored (SIGTERM stops the host)"));
+    if (o.signals ?? true) {
+      for (const sig of ["SIGTERM", "SIGINT"] as const) process.on(sig, () => stop(sig));
+      // its own session has no terminal to hang up; a hangup sent anyway does not end the workbench
+      process.on("SIGHUP", () => log.info("host: SIGHUP ignored (SIGTERM stops the host)"));
+    }
   });
 }
