@@ -5,6 +5,9 @@
 //     workbench against three front ends with a workbench each (three workspaces), measured in the same run.
 // (3) a terminal tool through the attach channel: terminal_read of one terminal, called on the owner
 //     (its own TerminalManager) and on the attached front end (relayed to the owner), alternating.
+// (4) the workbench host's cost: one `ccb serve --stdio` whose workbench runs in a detached host (the
+//     default) against one with `--no-share` (the workbench in the front end's own process, as before the
+//     host): RSS of the front end process, of the host process, and of everything, alternating.
 // Rounds alternate the two setups; medians are reported. Run: node --import tsx bench/workbench-shared.bench.ts
 // (needs scripts/setup-peers.sh and `npm run build`). BENCH_ROUNDS (default 3) and BENCH_MEM_ROUNDS (default 1).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -47,11 +50,21 @@ function workspace(): string {
  * Spawn `ccb serve --stdio` on `ws` and wait until editor_state answers without an error; returns it and the time
  * taken. `bare`: with --no-workbench, until editor_state answers at all (the process start-up baseline).
  */
-async function serve(ws: string, bare = false): Promise<{ fe: FrontEnd; ms: number }> {
+async function serve(ws: string, bare = false, extra: string[] = []): Promise<{ fe: FrontEnd; ms: number }> {
   const t0 = performance.now();
   const args = bare
     ? [join(root, "bin/ccb.mjs"), "serve", "--stdio", "--no-workbench", "--workspace", ws, "--log-level", "error"]
-    : [join(root, "bin/ccb.mjs"), "serve", "--stdio", "--workspace", ws, ...codeServerArgs(), "--log-level", "error"];
+    : [
+        join(root, "bin/ccb.mjs"),
+        "serve",
+        "--stdio",
+        "--workspace",
+        ws,
+        ...codeServerArgs(),
+        "--log-level",
+        "error",
+        ...extra,
+      ];
   const transport = new StdioClientTransport({ command: process.execPath, args, env, stderr: "ignore" });
   const client = new Client({ name: "bench", version: "1.0.0" });
   await client.connect(transport);
@@ -78,6 +91,30 @@ function children(): Map<number, number[]> {
     }
   }
   return kids;
+}
+
+/** RSS (KiB) of one process. */
+function ownRssKb(pid: number): number {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** The pids of the workbench hosts that published a record. */
+function hostPids(): number[] {
+  const d = join(dir, "state/ccb/workbenches");
+  const out: number[] = [];
+  try {
+    for (const n of readdirSync(d).filter((x) => x.endsWith(".json"))) {
+      const r = JSON.parse(readFileSync(join(d, n), "utf8")) as { pid: number; frontEnd: string };
+      if (r.frontEnd === "host") out.push(r.pid);
+    }
+  } catch {
+    // none
+  }
+  return out;
 }
 
 /** Sum of RSS (KiB) of the processes and all their descendants. */
@@ -158,6 +195,33 @@ for (let i = 0; i < MEM_ROUNDS * 2; i++) {
   for (const f of fes.reverse()) await f.close();
 }
 
+// (4) one front end with its workbench in a host vs in its own process (--no-share), alternating.
+const hosted: Array<{ fe: number; host: number; all: number }> = [];
+const inProcess: Array<{ fe: number; all: number }> = [];
+for (let i = 0; i < MEM_ROUNDS * 2; i++) {
+  const withHost = i % 2 === 0;
+  const { fe } = await serve(workspace(), false, withHost ? [] : ["--no-share"]);
+  await settle();
+  if (withHost) {
+    const [host] = hostPids();
+    if (!host) throw new Error("no workbench host published a record");
+    // the host is the spawner's child until the spawner exits: count it once
+    const all = rssKb([fe.pid, host]);
+    hosted.push({ fe: ownRssKb(fe.pid), host: ownRssKb(host), all });
+    console.log(
+      `workbench in a host:       front end ${(ownRssKb(fe.pid) / 1024).toFixed(0)} MiB + host ${(ownRssKb(host) / 1024).toFixed(0)} MiB; all processes ${(all / 1024).toFixed(0)} MiB`,
+    );
+  } else {
+    const all = rssKb([fe.pid]);
+    inProcess.push({ fe: ownRssKb(fe.pid), all });
+    console.log(
+      `workbench in the front end: front end ${(ownRssKb(fe.pid) / 1024).toFixed(0)} MiB; all processes ${(all / 1024).toFixed(0)} MiB`,
+    );
+  }
+  await fe.close();
+  await new Promise((r) => setTimeout(r, 3000));
+}
+
 rmSync(dir, { recursive: true, force: true });
 const s = median(starts);
 const a = median(attaches);
@@ -181,9 +245,23 @@ if (relay)
   console.log(
     `terminal_read p50 / p99: on the owner ${relay.owner.map((x) => x.toFixed(2)).join(" / ")} ms, relayed from an attached front end ${relay.attached.map((x) => x.toFixed(2)).join(" / ")} ms   ratio ${ratio(relay.attached[0] as number, relay.owner[0] as number)}`,
   );
+const mib = (kb: number) => (kb / 1024).toFixed(0);
+const hFe = median(hosted.map((h) => h.fe));
+const hHost = median(hosted.map((h) => h.host));
+const hAll = median(hosted.map((h) => h.all));
+const pFe = median(inProcess.map((p) => p.fe));
+const pAll = median(inProcess.map((p) => p.all));
+console.log(
+  `RSS, one front end: front end + host ${mib(hFe)} + ${mib(hHost)} MiB vs the owner front end alone ${mib(pFe)} MiB   ratio ${ratio(hFe + hHost, pFe)}; all processes ${mib(hAll)} vs ${mib(pAll)} MiB   ratio ${ratio(hAll, pAll)}`,
+);
 console.log(
   JSON.stringify({
     bench: "workbench-shared",
+    rssHostedFrontEndMiB: Math.round(hFe / 1024),
+    rssHostMiB: Math.round(hHost / 1024),
+    rssOwnerFrontEndMiB: Math.round(pFe / 1024),
+    rssHostedAllMiB: Math.round(hAll / 1024),
+    rssOwnerAllMiB: Math.round(pAll / 1024),
     startToBridgeMs: Math.round(s),
     attachToBridgeMs: Math.round(a),
     attachVsStart: +(a / s).toFixed(3),

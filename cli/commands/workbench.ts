@@ -108,7 +108,11 @@ const host = defineCommand({
           options: { ...options, headlessClient: args["headless-client"] !== false },
           previousUrl,
         },
-        { log, graceMs: hostGraceMs(), announce: (line) => process.stdout.write(`${line}\n`) },
+        {
+          log,
+          graceMs: hostGraceMs(process.env.CCB_WORKBENCH_GRACE),
+          announce: (line) => process.stdout.write(`${line}\n`),
+        },
       );
       process.exit(code);
     } catch (err) {

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
+import { pidAlive } from "../../src/core/pid.ts";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
 import { type FakeAnthropic, isSideRequest, type Script, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
@@ -351,6 +352,8 @@ describe("ccb --acp --workbench starts and publishes the workbench of its folder
         XDG_CACHE_HOME: join(home.path, "cache"),
         XDG_DATA_HOME: join(home.path, "data"),
         CCB_LOG_LEVEL: LOG_LEVEL,
+        // the workbench host stops as soon as the agent, its last front end, left
+        CCB_WORKBENCH_GRACE: "0",
         ...(process.env.CHROME_PATH ? { CHROME_PATH: process.env.CHROME_PATH } : {}),
         ...(process.env.CCB_CACHE_DIR ? { CCB_CACHE_DIR: process.env.CCB_CACHE_DIR } : {}),
       },
@@ -361,10 +364,13 @@ describe("ccb --acp --workbench starts and publishes the workbench of its folder
       const { sessionId } = await h.newSession(ws.path);
       const [name] = records();
       assert.ok(name, "a discovery record is published");
-      assert.equal(JSON.parse(readFileSync(join(recordsDir, name), "utf8")).frontEnd, "acp");
+      const rec = JSON.parse(readFileSync(join(recordsDir, name), "utf8"));
+      assert.equal(rec.frontEnd, "host", "the agent started a workbench host");
+      assert.match(h.stderr, new RegExp(`started the workbench host \\(pid ${rec.pid}\\)`));
+      const hostLog = join(recordsDir, name.replace(/\.json$/, ".host.log"));
       await eventually(
         "the workbench's bridge",
-        async () => (/bridge connected \d+ ms after start/.test(h.stderr) ? true : undefined),
+        async () => (/bridge connected \d+ ms after start/.test(readFileSync(hostLog, "utf8")) ? true : undefined),
         240_000,
       );
       // the first TS file this fresh workbench opens starts the TypeScript server (which loads the
@@ -384,7 +390,9 @@ describe("ccb --acp --workbench starts and publishes the workbench of its folder
       assert.deepEqual(h.strayStdout, []);
       await h.close();
       exited = true;
-      assert.deepEqual(records(), [], "the record is removed when the last session leaves");
+      await eventually("the host gone with its record once the last session left", async () =>
+        records().length === 0 && !pidAlive(rec.pid) ? true : undefined,
+      );
     } finally {
       if (!exited) await h.close();
     }

@@ -9,7 +9,8 @@ import { type SocketServer, startSocketServer } from "../../src/protocols/ide/se
 import { type ServeHandle, startServe } from "../../src/protocols/mcp/serve.ts";
 import { type StreamHandle, startStream } from "../../src/stream/index.ts";
 import { newToken } from "../../src/util/secrets.ts";
-import { acquireWorkbench, type WorkbenchLease } from "../../src/workbench/share/acquire.ts";
+import { type HeldWorkbench, startOwner } from "../../src/workbench/share/owner.ts";
+import { shareKey } from "../../src/workbench/share/record.ts";
 import { repoRoot } from "../helpers/cli.ts";
 import { generate, type ListenerUnderTest, type MatrixCase, oversizeFrame, send } from "../helpers/edge-matrix.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -33,7 +34,7 @@ let ide: SocketServer;
 let link: LinkServer;
 let stream: StreamHandle;
 let sharedCore: Core;
-let shared: WorkbenchLease | undefined;
+let shared: HeldWorkbench | undefined;
 const cases: MatrixCase[] = [];
 const isRoot = process.getuid?.() === 0;
 
@@ -98,15 +99,20 @@ before(
 
     // The gateway of a shared workbench's owner: /workbench/attach and /workbench/status besides the workbench routes.
     sharedCore = createCore({ roots: [sharedWs.path], log: silentLogger });
-    shared = await acquireWorkbench({
-      core: sharedCore,
-      log: silentLogger,
-      frontEnd: "serve",
-      start: true,
-      options: { runtime: "openvscode", runtimeRoot: "/nonexistent-runtime", headlessClient: false },
-      env: { ...process.env, XDG_STATE_HOME: sharedState.path },
-    });
-    listeners.push({ name: "shared workbench owner", gateway: shared!.http()!.gateway });
+    // The host (`ccb workbench host`) runs exactly this in its own process; here it runs in-process
+    // so that the matrix can list the gateway's routes.
+    shared = await startOwner(
+      {
+        core: sharedCore,
+        log: silentLogger,
+        owner: "host",
+        startedBy: "serve",
+        options: { runtime: "openvscode", runtimeRoot: "/nonexistent-runtime", headlessClient: false },
+        env: { ...process.env, XDG_STATE_HOME: sharedState.path },
+      },
+      shareKey(sharedCore.workspace.roots),
+    );
+    listeners.push({ name: "shared workbench owner", gateway: shared.http!.gateway });
 
     for (const l of listeners) cases.push(...(await generate(l)));
   },
@@ -114,7 +120,7 @@ before(
 );
 
 after(async () => {
-  await shared?.release();
+  await shared?.close();
   await sharedCore?.dispose();
   sharedWs.cleanup();
   sharedState.cleanup();

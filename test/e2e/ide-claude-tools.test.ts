@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -32,12 +32,18 @@ describe("ccb ide -- claude gets the editor tools", { timeout: 600_000 }, () => 
   const requests: any[] = [];
   let api: FakeAnthropic;
   let pty: PtyProcess | undefined;
-  const readLog = () => {
+  const read = (path: string) => {
     try {
-      return readFileSync(join(tmp.path, "ccb.log"), "utf8");
+      return readFileSync(path, "utf8");
     } catch {
-      return "(no log)";
+      return "";
     }
+  };
+  // ccb ide's own log, then the log of the workbench host it started (the host runs the workbench)
+  const readLog = () => {
+    const records = join(home, "state", "ccb", "workbenches");
+    const hostLogs = existsSync(records) ? readdirSync(records).filter((n) => n.endsWith(".host.log")) : [];
+    return [read(join(tmp.path, "ccb.log")), ...hostLogs.map((n) => read(join(records, n)))].join("\n") || "(no log)";
   };
 
   before(async () => {
@@ -125,7 +131,7 @@ describe("ccb ide -- claude gets the editor tools", { timeout: 600_000 }, () => 
     };
     pty = new PtyProcess(`stty cols 160 rows 50; exec ${[command, ...args].map(shq).join(" ")}`, ws, env);
     await pty.waitFor(/for shortcuts/);
-    // the workbench's extension host has connected to the bridge (ccb ide owns the shared workbench)
+    // the workbench's extension host has connected to the bridge (in the workbench host ccb ide started)
     await waitUntil(() => /bridge: extension host \d+ serves/.test(readLog()), 240_000);
     const hasTool = (b: any) => b.tools?.some((t: any) => t.name === "mcp__ccb__refactor_rename");
     // Ask until a request carries ccb's tools (claude connects MCP servers in the background), then the rename runs.

@@ -10,6 +10,7 @@ import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdi
 import WebSocket from "ws";
 import { silentLogger } from "../../src/core/log.ts";
 import { pidAlive } from "../../src/core/pid.ts";
+import { isAlive } from "../../src/core/terminals/process-tree.ts";
 import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
@@ -646,6 +647,11 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     const second = serves[1] as Serve;
     const before = processes();
     const recBefore = record();
+    // A terminal on the host (started by a serve): the host's containment ends it with the host.
+    const term = await second.call("terminal_create", { command: "/bin/sh", title: "on-the-host" });
+    assert.notEqual(term.isError, true, text(term));
+    const termPid = (term.structuredContent as { terminal: { pid: number } }).terminal.pid;
+    assert.ok(isAlive(termPid), "positive control: the terminal runs");
     const killedAt = performance.now();
     process.kill(recBefore.pid, "SIGKILL");
     // The person's tab is told at once (the gateway it talks to is gone), not after VS Code's 40 s of retrying.
@@ -684,6 +690,7 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
       60_000,
     );
     assert.equal(after.runtimes.length, 1);
+    await eventually("the dead host's terminal ended with it", () => (isAlive(termPid) ? undefined : true), 30_000);
     const r = await runCcb(["workbench", "status"], { env: env() });
     assert.match(r.stdout, new RegExp(`owner\\s+host\\s+pid ${rec.pid}\\s+\\(started by serve;`));
     for (const s of serves) assert.match(r.stdout, new RegExp(`attached\\s+serve\\s+pid ${s.pid}`));

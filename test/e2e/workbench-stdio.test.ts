@@ -60,7 +60,10 @@ describe("workbench with serve --stdio", { timeout: 600_000 }, () => {
         400_000,
       );
       assert.match(text(r), /No active text editor|Active editor/);
-      assert.match(stderr(), /workbench \(code-server\) running; open http:\/\/127\.0\.0\.1:\d+\/app/);
+      assert.match(
+        stderr(),
+        /workbench \(code-server\) running in the workbench host \(pid \d+, started by this serve\); open http:\/\/127\.0\.0\.1:\d+\/app\?/,
+      );
       assert.doesNotMatch(stderr(), /\/ide\/[A-Za-z0-9_-]{16,}/, "the secret workbench path is not printed");
     } finally {
       await client.close();

@@ -248,16 +248,26 @@ async function startServeWorkbench(o: {
     localUrl: () => lease.handle()?.localUrl(),
     onDemandStream: own !== undefined,
   });
-  void lease.ready().then(() => {
+  void lease.ready().then(async () => {
     if (handle) {
       const s = handle.status();
       if (s.state === "unavailable") o.announce(`ccb serve: workbench unavailable: ${s.reason}`);
       else o.announce(`ccb serve: workbench (${s.runtime}) running; open ${handle.link("/app")} (a one-time link)`);
-    } else {
-      o.announce(
-        `ccb serve: attached to the shared workbench of this workspace (${lease.gatewayUrl()}); \`ccb workbench status\` lists who is attached`,
-      );
+      return;
     }
+    const by = lease.runBy();
+    const where =
+      by.kind === "host"
+        ? `in the workbench host (pid ${by.pid}${by.startedHere ? ", started by this serve" : ""})`
+        : `shared: ccb ${by.kind} (pid ${by.pid}) runs it`;
+    const runtime = o.core.bridge.workbench()?.runtime;
+    const app = runtime ? await lease.appLink() : undefined;
+    if (app) o.announce(`ccb serve: workbench (${runtime}) running ${where}; open ${app} (a one-time link)`);
+    else
+      o.announce(
+        `ccb serve: workbench unavailable (${where}): ${o.core.bridge.status().reason || "see `ccb workbench status`"}`,
+      );
+    o.announce("ccb serve: `ccb workbench status` lists who is attached");
   });
   return {
     async close() {

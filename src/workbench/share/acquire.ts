@@ -51,6 +51,8 @@ export interface WorkbenchLease {
   runBy(): HeldWorkbench["runBy"];
   /** A one-time browser link to the workbench (undefined while it does not run). */
   url(): string | undefined;
+  /** A one-time link to the workbench's `/app` page, wherever the workbench runs. */
+  appLink(): Promise<string | undefined>;
   /** Resolves once the workbench's runtime answered (or could not start). */
   ready(): Promise<void>;
   /** The loopback gateway the workbench is served on. */
@@ -119,6 +121,7 @@ function leaseOf(first: Inner, o: AcquireOptions): WorkbenchLease {
     },
     runBy: () => inner.runBy,
     url: () => inner.url(),
+    appLink: () => inner.appLink(),
     ready: () => inner.ready,
     gatewayUrl: () => inner.gatewayUrl,
     handle: () => inner.handle,
@@ -203,6 +206,7 @@ async function tryAttach(record: ShareRecord, o: AcquireOptions, started: boolea
         role: "attached",
         runBy: { kind: record.frontEnd, pid: record.pid, startedHere: started },
         url: () => remote.url(),
+        appLink: () => remote.appLink(),
         ready: remote.ready,
         gatewayUrl: record.gatewayUrl,
         status: () => fetchStatus(record),

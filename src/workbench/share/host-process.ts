@@ -45,7 +45,7 @@ export interface HostSpec {
 }
 
 /** How long a host stays after its last front end left: CCB_WORKBENCH_GRACE (seconds), else the default. */
-export function hostGraceMs(value: string | undefined = process.env.CCB_WORKBENCH_GRACE): number {
+export function hostGraceMs(value: string | undefined): number {
   if (value === undefined || value === "") return DEFAULT_GRACE_S * 1000;
   const s = Number(value);
   if (!Number.isFinite(s) || s < 0)

@@ -164,7 +164,7 @@ export class ShareHost {
         peer.calls.get(frame.id)?.abort();
         return;
       case "link": {
-        const url = this.o.workbench.url();
+        const url = frame.page === "app" ? this.o.workbench.link("/app") : this.o.workbench.url();
         this.#send(peer, { type: "response", id: frame.id, result: { url: url ?? null } });
         return;
       }

@@ -18,6 +18,8 @@ export interface HeldWorkbench {
   /** Who runs it: `kind` "host" (the detached host) or a front end; startedHere: this process started it. */
   runBy: { kind: string; pid: number; startedHere: boolean };
   url(): string | undefined;
+  /** A one-time link to the workbench's `/app` page (undefined when the owner does not answer). */
+  appLink(): Promise<string | undefined>;
   ready: Promise<void>;
   gatewayUrl: string;
   handle?: WorkbenchHandle;
@@ -131,6 +133,7 @@ export async function startOwner(
     role: "owner",
     runBy: { kind: o.owner, pid: process.pid, startedHere: true },
     url: () => workbench.url(),
+    appLink: async () => workbench.link("/app"),
     ready: workbench.ready,
     gatewayUrl: http.url,
     handle: workbench,

@@ -30,8 +30,8 @@ export const ClientFrame = z.discriminatedUnion("type", [
     timeoutMs: z.number().int().nonnegative().optional(),
   }),
   z.object({ type: z.literal("cancel"), id: z.number().int() }),
-  /** A fresh one-time browser link to the workbench (answered with a response whose result is `{ url }`). */
-  z.object({ type: z.literal("link"), id: z.number().int() }),
+  /** A fresh one-time browser link to the workbench, or to its `/app` page (answered with a response whose result is `{ url }`). */
+  z.object({ type: z.literal("link"), id: z.number().int(), page: z.enum(["workbench", "app"]).optional() }),
 ]);
 export type ClientFrame = z.infer<typeof ClientFrame>;
 

@@ -265,6 +265,14 @@ export class RemoteBridge implements EditorBridge {
     return r?.url ?? undefined;
   }
 
+  /** A one-time link to the workbench's `/app` page on the owner's gateway (for a person). */
+  async appLink(): Promise<string | undefined> {
+    const r = (await this.#request({ type: "link", id: this.#nextId++, page: "app" }, undefined, 5000).catch(
+      () => undefined,
+    )) as { url?: string | null } | undefined;
+    return r?.url ?? undefined;
+  }
+
   async refreshLink(): Promise<void> {
     try {
       const r = (await this.#request({ type: "link", id: this.#nextId++ }, undefined, 5000)) as { url?: string | null };
