@@ -38,6 +38,7 @@ export async function bootBenchWorkbench(ws: string, env: NodeJS.ProcessEnv) {
   const url = await gw.listen();
   const wb = startWorkbench({
     core,
+    editor: core.claimEditor("bench"),
     http: { gateway: gw, url },
     log: silentLogger,
     runtime: "code-server",

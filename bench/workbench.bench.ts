@@ -31,6 +31,7 @@ const http = { gateway: gw, url };
 const rssBefore = process.memoryUsage().rss;
 const wb = startWorkbench({
   core,
+  editor: core.claimEditor("bench"),
   http,
   log: silentLogger,
   runtime: "code-server",

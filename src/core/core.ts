@@ -1,10 +1,11 @@
-import { BridgeSlot } from "./editor/bridge.ts";
+import { BridgeSlot, type BridgeWriter } from "./editor/bridge.ts";
 import { FileService } from "./files/files.ts";
 import { GitService } from "./git/git.ts";
 import { type Logger, silentLogger } from "./log.ts";
 import { SearchService } from "./search/search.ts";
 import { TerminalManager } from "./terminals/manager.ts";
 import { TerminalSlot } from "./terminals/slot.ts";
+import type { TerminalService } from "./terminals/types.ts";
 import { Workspace } from "./workspace.ts";
 
 export interface CoreOptions {
@@ -27,21 +28,52 @@ export interface Core {
   readonly git: GitService;
   readonly bridge: BridgeSlot;
   readonly log: Logger;
+  /**
+   * The one right to change the core's editor state (the bridge, its reason, the workbench) and to
+   * relay its terminals: taken by whoever holds the workbench for this core (a front end's workbench
+   * lease, the detached host). A new claim revokes the previous writer.
+   */
+  claimEditor(holder: string): EditorWriter;
   dispose(): Promise<void>;
+}
+
+/** The core's editor state and terminal relay, written by its current holder only (Core.claimEditor). */
+export interface EditorWriter extends BridgeWriter {
+  /** Relay the core's terminals to the shared workbench's. */
+  useTerminals(remote: TerminalService): void;
+  /** Back to this process's own terminals, if `remote` is still the one in use (a revoked writer may: it only undoes its own). */
+  releaseTerminals(remote: TerminalService): void;
 }
 
 export function createCore(options: CoreOptions): Core {
   const log = options.log ?? silentLogger;
   const workspace = new Workspace(options.roots);
   const terminals = new TerminalSlot(new TerminalManager(workspace, log.child("terminal")));
+  const bridge = new BridgeSlot();
   return {
     workspace,
     files: new FileService(workspace),
     search: new SearchService(workspace, options.rgPath === undefined ? {} : { rgPath: options.rgPath }),
     terminals,
     git: new GitService(workspace, { log: log.child("git") }),
-    bridge: new BridgeSlot(),
+    bridge,
     log,
+    claimEditor(holder) {
+      const writer = bridge.claim(holder);
+      return {
+        holder,
+        get current() {
+          return writer.current;
+        },
+        set: (b) => writer.set(b),
+        clear: (reason) => writer.clear(reason),
+        setWorkbench: (info) => writer.setWorkbench(info),
+        useTerminals(remote) {
+          if (writer.current) terminals.use(remote);
+        },
+        releaseTerminals: (remote) => terminals.release(remote),
+      };
+    },
     async dispose() {
       await terminals.local.dispose();
     },

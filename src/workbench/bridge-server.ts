@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
 import type { Core } from "../core/core.ts";
-import type { EditorBridge } from "../core/editor/bridge.ts";
+import type { BridgeWriter, EditorBridge } from "../core/editor/bridge.ts";
 import { confineDebugParams } from "../core/editor/debug-confine.ts";
 import { CcbError, ccbErrorFromWire, toCcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
@@ -36,6 +36,8 @@ import {
 
 export interface BridgeServerOptions {
   core: Core;
+  /** The core's editor state, as its holder lets this server write it (Core.claimEditor). */
+  editor: BridgeWriter;
   log: Logger;
   /** The bridge token (>= 128 random bits); generated when omitted. */
   token?: string;
@@ -295,9 +297,9 @@ export class BridgeServer implements EditorBridge {
       best.role = "active";
       best.send({ type: "role", role: "active" });
       this.#o.log.info(`bridge: extension host ${best.seq} serves`);
-      this.#o.core.bridge.set(this);
+      this.#o.editor.set(this);
     } else if (!this.#closed) {
-      this.#o.core.bridge.clear(
+      this.#o.editor.clear(
         this.#o.idleReason?.() ??
           "No workbench tab is connected, so there is no extension host to serve editor requests.",
       );
@@ -440,7 +442,7 @@ export class BridgeServer implements EditorBridge {
     for (const c of this.#conns) c.ws.close(CLOSE_SHUTDOWN, "ccb is shutting down");
     this.#conns.clear();
     this.#active = undefined;
-    this.#o.core.bridge.clear(reason);
+    this.#o.editor.clear(reason);
     await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
   }
 }

@@ -1,6 +1,7 @@
 import { resolve as resolvePath } from "node:path";
 import { childEnv } from "../core/child-env.ts";
 import type { Core } from "../core/core.ts";
+import type { BridgeWriter } from "../core/editor/bridge.ts";
 import { CcbError, toCcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { BrowserSession } from "../net/browser-session.ts";
@@ -20,6 +21,8 @@ export type { WorkbenchHttp } from "./gateway.ts";
 
 export interface WorkbenchOptions extends RuntimeOptions {
   core: Core;
+  /** The core's editor state, as its holder (the workbench lease, the host) lets the workbench write it. */
+  editor: BridgeWriter;
   /** A loopback plain-HTTP gateway (the one beside /mcp) for /bridge, /ide/<key>, /session.json and /app. */
   http: WorkbenchHttp;
   /** The browser-facing gateway when it is another one (TLS, a public address, a public URL): /ide/<key>, /session.json and /app are mounted there too, and URLs given to hosts use its `url`. */
@@ -115,7 +118,7 @@ export async function resolveRuntime(
 
 /**
  * Start the workbench beside ccb's HTTP server: mounts the routes, then (in the background) boots
- * the runtime with the bridge extension, opens the headless client, and keeps core.bridge filled
+ * the runtime with the bridge extension, opens the headless client, and keeps the core's editor state (o.editor) filled
  * while an extension host serves. Without a runtime, serve still runs and editor tools say why.
  */
 export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
@@ -153,10 +156,10 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
     }
   };
   const refreshReason = () => {
-    if (!bridge.active && !closed) core.bridge.clear(reason());
+    if (!bridge.active && !closed) o.editor.clear(reason());
   };
 
-  const bridge = new BridgeServer({ core, log: log.child("bridge"), idleReason: reason });
+  const bridge = new BridgeServer({ core, editor: o.editor, log: log.child("bridge"), idleReason: reason });
   const probe = new BridgeProbe(bridge, log.child("health"));
   const terminals = new TerminalShare(core, bridge, log.child("terminals"));
   bridge.setServe((method, params, conn) => terminals.serve(method, params, conn));
@@ -229,8 +232,8 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
         if (s === "running") runtimeStarts++;
         refreshReason();
         if (s === "running" && runtime)
-          core.bridge.setWorkbench({ url: () => session.link(`${publicUrl}${publicPath()}`), runtime: runtime.kind });
-        else if (s !== "running") core.bridge.setWorkbench(undefined);
+          o.editor.setWorkbench({ url: () => session.link(`${publicUrl}${publicPath()}`), runtime: runtime.kind });
+        else if (s !== "running") o.editor.setWorkbench(undefined);
       });
       if (closed) return;
       await supervisor.start();
@@ -305,7 +308,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
         await bridge.close();
         for (const c of closeProxies) c();
         session.revokeFrames();
-        core.bridge.setWorkbench(undefined);
+        o.editor.setWorkbench(undefined);
         if (dirs) removeStateDirs(dirs);
       })();
       return closing;

@@ -104,6 +104,7 @@ before(
     shared = await startOwner(
       {
         core: sharedCore,
+        editor: sharedCore.claimEditor("the workbench host"),
         log: silentLogger,
         owner: "host",
         startedBy: "serve",

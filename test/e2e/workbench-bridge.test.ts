@@ -30,6 +30,7 @@ before(
     const url = await gw.listen();
     wb = startWorkbench({
       core,
+      editor: core.claimEditor("bench"),
       http: { gateway: gw, url },
       log: silentLogger,
       runtime: "code-server",

@@ -23,6 +23,7 @@ export async function startIdeWorkbench(
   const base = await gateway.listen();
   const workbench = startWorkbench({
     core,
+    editor: core.claimEditor("bench"),
     http: { gateway, url: base },
     log,
     runtime: options.runtime,

@@ -62,6 +62,27 @@ export interface BridgeStatus {
   reason: string;
 }
 
+/** The running workbench as its holder describes it: a URL function gives a fresh link per call. */
+export interface WorkbenchSource {
+  url: string | (() => string);
+  runtime: string;
+  /** A fresh one-time link that must be fetched (an attached front end asks the owner). */
+  freshUrl?: () => Promise<string | undefined>;
+}
+
+/** The writes a BridgeSlot takes, from its current holder only (BridgeSlot.claim). */
+export interface BridgeWriter {
+  readonly holder: string;
+  /** false once another holder claimed the slot: this writer's writes are then ignored. */
+  readonly current: boolean;
+  /** An extension host serves: tools call it. */
+  set(bridge: EditorBridge): void;
+  /** None serves: tools say `reason`. */
+  clear(reason: string): void;
+  /** The workbench the bridge belongs to (undefined when none runs). */
+  setWorkbench(info: WorkbenchSource | undefined): void;
+}
+
 /**
  * A slot the workbench fills in when its extension connects. Tools ask it for the bridge and
  * get a BRIDGE_UNAVAILABLE error, with the reason, when there is none: never a fake success.
@@ -70,9 +91,8 @@ export class BridgeSlot {
   #bridge: EditorBridge | undefined;
   #reason = "No workbench is running in this ccb process.";
   readonly #listeners = new Set<(status: BridgeStatus) => void>();
-  #workbench:
-    | { url: string | (() => string); runtime: string; freshUrl?: () => Promise<string | undefined> }
-    | undefined;
+  #workbench: WorkbenchSource | undefined;
+  #writer: BridgeWriter | undefined;
 
   /** The workbench the bridge belongs to (undefined when none runs); a URL function gives a fresh link per call. */
   workbench(): WorkbenchInfo | undefined {
@@ -88,12 +108,6 @@ export class BridgeSlot {
     };
   }
 
-  setWorkbench(
-    info: { url: string | (() => string); runtime: string; freshUrl?: () => Promise<string | undefined> } | undefined,
-  ): void {
-    this.#workbench = info;
-  }
-
   /** A fresh one-time link, waiting for it when it must be fetched (an attached front end asks the owner). */
   async workbenchUrl(): Promise<string | undefined> {
     const w = this.#workbench;
@@ -106,15 +120,42 @@ export class BridgeSlot {
     return this.#bridge ? { connected: true, reason: "" } : { connected: false, reason: this.#reason };
   }
 
-  set(bridge: EditorBridge): void {
-    this.#bridge = bridge;
-    this.#emit();
+  /** Who may change the slot now (see claim). */
+  get holder(): string | undefined {
+    return this.#writer?.holder;
   }
 
-  clear(reason: string): void {
-    this.#bridge = undefined;
-    this.#reason = reason;
-    this.#emit();
+  /**
+   * The one right to change the slot: the connected bridge, the reason there is none and the
+   * workbench it belongs to. Whoever holds the workbench for this core (the workbench lease of a
+   * front end, the detached host) claims it; a new claim revokes the previous writer, whose late
+   * writes (a channel that closed after a takeover, a workbench that was let go) change nothing.
+   */
+  claim(holder: string): BridgeWriter {
+    const slot = this;
+    const writer: BridgeWriter = {
+      holder,
+      get current() {
+        return slot.#writer === writer;
+      },
+      set(bridge) {
+        if (slot.#writer !== writer) return;
+        slot.#bridge = bridge;
+        slot.#emit();
+      },
+      clear(reason) {
+        if (slot.#writer !== writer) return;
+        slot.#bridge = undefined;
+        slot.#reason = reason;
+        slot.#emit();
+      },
+      setWorkbench(info) {
+        if (slot.#writer !== writer) return;
+        slot.#workbench = info;
+      },
+    };
+    this.#writer = writer;
+    return writer;
   }
 
   /** A typed call through the connected bridge (BRIDGE_UNAVAILABLE with the reason when there is none). */

@@ -1,5 +1,5 @@
 import { type Core, createCore } from "../../core/core.ts";
-import type { BridgeSlot } from "../../core/editor/bridge.ts";
+import type { BridgeSlot, BridgeWriter } from "../../core/editor/bridge.ts";
 import type { Logger } from "../../core/log.ts";
 import type { WorkbenchLease, WorkbenchRuntimeOptions } from "../../workbench/share/acquire.ts";
 
@@ -28,7 +28,7 @@ interface Held {
 const held = new Map<string, Held>();
 
 /** Keep `to` showing the bridge of `from` (connected or not, with the reason). Returns a stop function. */
-function mirror(from: BridgeSlot, to: BridgeSlot): () => void {
+function mirror(from: BridgeSlot, to: BridgeWriter): () => void {
   const copy = () => {
     const s = from.status();
     if (s.connected) to.set(from.require());
@@ -96,14 +96,16 @@ export async function acquireAcpWorkbench(
     await leave();
     return undefined;
   }
-  const stop = mirror(entry.core.bridge, core.bridge);
+  // the session's hold is the one writer of its core's editor state: it mirrors the acquisition's
+  const editor = core.claimEditor("the ACP session's workbench");
+  const stop = mirror(entry.core.bridge, editor);
   let closing: Promise<void> | undefined;
   return {
     url: () => lease.url(),
     close() {
       closing ??= (async () => {
         stop();
-        core.bridge.clear("The session's workbench was released.");
+        editor.clear("The session's workbench was released.");
         await leave();
       })();
       return closing;

@@ -125,7 +125,8 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
     await core.dispose();
   };
   try {
-    if (!options.workbench) core.bridge.clear("ccb ide was started with --no-workbench.");
+    if (!options.workbench)
+      core.claimEditor("ccb ide --no-workbench").clear("ccb ide was started with --no-workbench.");
     const label = options.command.length > 0 ? `ccb ide -- ${(options.command[0] ?? "").split("/").pop()}` : "ccb ide";
     ide = await startIde({ core, log: log.child("ide"), frontEndLabel: label });
   } catch (err) {
@@ -163,7 +164,7 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
         first.err instanceof CcbError
           ? first.err
           : new CcbError("RUNTIME_UNAVAILABLE", (first.err as Error).message, { cause: first.err });
-      core.bridge.clear(`the workbench could not start: ${e.message}`);
+      core.claimEditor("ccb ide").clear(`the workbench could not start: ${e.message}`);
       const hint = e.hintFor(CLAUDE_HINT_NAMES);
       options.announce(
         `Workbench unavailable: ${e.message.replace(/\.$/, "")}${hint ? ` (${hint})` : ""}. The IDE server runs without it; editor tools will say so.`,

@@ -1,4 +1,4 @@
-import type { Core } from "../../core/core.ts";
+import type { Core, EditorWriter } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
 import type { WorkbenchHandle } from "../index.ts";
@@ -15,7 +15,9 @@ import { fetchStatus } from "./status.ts";
  * that needs one spawns the detached workbench host (host-process.ts), which runs it and publishes
  * a discovery record (record.ts); every front end, that one too, attaches over the host's loopback
  * gateway (host.ts, remote.ts) and gets an EditorBridge in its own core.bridge, so every tool works
- * unchanged, and no front end's exit moves the workbench. Only `ccb serve --http` on a private
+ * unchanged, and no front end's exit moves the workbench. The lease is the one writer of its core's
+ * editor state and terminal relay: it claims them (Core.claimEditor) and hands the writer to the
+ * workbench it holds; a takeover claims anew, so nothing the lost workbench still says lands. Only `ccb serve --http` on a private
  * loopback gateway runs the workbench in its own process (the owner), mounted on its own gateway
  * beside /mcp and the App. When the owner or host dies, the attach channel closes and the attached
  * front ends take over: one of them (under the record lock) starts a new host and the others attach.
@@ -73,10 +75,11 @@ const LOCK_TIMEOUT_MS = 60_000;
 
 export async function acquireWorkbench(o: AcquireOptions): Promise<WorkbenchLease | undefined> {
   if (o.options.share === false && !o.start) return undefined;
+  const editor = claim(o);
   if (o.options.share === false || o.publicHttp) {
-    return leaseOf(await startOwner(ownerOptions(o), undefined), o);
+    return leaseOf(await startOwner(ownerOptions(o, editor), undefined), o);
   }
-  const first = await acquireInner(o);
+  const first = await acquireInner(o, editor);
   return first ? leaseOf(first, o) : undefined;
 }
 
@@ -92,11 +95,12 @@ function leaseOf(first: Inner, o: AcquireOptions): WorkbenchLease {
   };
   const takeOver = async () => {
     o.log.info("share: the workbench owner left; taking over");
-    o.core.bridge.setWorkbench(undefined);
-    o.core.bridge.clear("The shared workbench's owner left; it is being restarted.");
+    const editor = claim(o);
+    editor.setWorkbench(undefined);
+    editor.clear("The shared workbench's owner left; it is being restarted.");
     for (let attempt = 0; !released; attempt++) {
       try {
-        const next = await acquireInner(o);
+        const next = await acquireInner(o, editor);
         if (released) {
           await next?.close();
           return;
@@ -136,13 +140,13 @@ function leaseOf(first: Inner, o: AcquireOptions): WorkbenchLease {
 }
 
 /** Attach to the published workbench of these roots, or (start) start and publish one. */
-async function acquireInner(o: AcquireOptions): Promise<Inner | undefined> {
+async function acquireInner(o: AcquireOptions, editor: EditorWriter): Promise<Inner | undefined> {
   const env = o.env ?? process.env;
   const key = shareKey(o.core.workspace.roots);
   for (let round = 0; round < 20; round++) {
     const seen = await readRecord(key, env);
     if (seen && ownerAlive(seen)) {
-      const attached = await tryAttach(seen, o, false);
+      const attached = await tryAttach(seen, o, false, editor);
       if (attached) return attached;
     }
     if (!o.start) return undefined;
@@ -154,7 +158,7 @@ async function acquireInner(o: AcquireOptions): Promise<Inner | undefined> {
       if (cur && cur.instance !== seen?.instance) continue;
       if (cur) o.log.info(`share: replacing the stale workbench record of pid ${cur.pid}`);
       // serve --http mounts the workbench beside /mcp on its own gateway; every other front end uses a host
-      if (o.http) return await startOwner(ownerOptions(o), key, cur?.gatewayUrl);
+      if (o.http) return await startOwner(ownerOptions(o, editor), key, cur?.gatewayUrl);
       spawned = await spawnHost(
         { roots: [...o.core.workspace.roots], startedBy: o.frontEnd, options: o.options, previousUrl: cur?.gatewayUrl },
         { env, log: o.log },
@@ -162,15 +166,21 @@ async function acquireInner(o: AcquireOptions): Promise<Inner | undefined> {
     } finally {
       await unlock();
     }
-    const attached = await tryAttach(spawned, o, true);
+    const attached = await tryAttach(spawned, o, true, editor);
     if (attached) return attached;
   }
   return undefined;
 }
 
-function ownerOptions(o: AcquireOptions): Parameters<typeof startOwner>[0] {
+/** The lease's right to write its core's editor state (a newer claim, a takeover's, revokes it). */
+function claim(o: AcquireOptions): EditorWriter {
+  return o.core.claimEditor(`the workbench lease of ccb ${o.frontEnd}`);
+}
+
+function ownerOptions(o: AcquireOptions, editor: EditorWriter): Parameters<typeof startOwner>[0] {
   return {
     core: o.core,
+    editor,
     log: o.log,
     owner: o.frontEnd,
     options: o.options,
@@ -182,12 +192,17 @@ function ownerOptions(o: AcquireOptions): Parameters<typeof startOwner>[0] {
 }
 
 /** Attach to the workbench of `record` (`started`: the host this front end just spawned). */
-async function tryAttach(record: ShareRecord, o: AcquireOptions, started: boolean): Promise<Inner | undefined> {
+async function tryAttach(
+  record: ShareRecord,
+  o: AcquireOptions,
+  started: boolean,
+  editor: EditorWriter,
+): Promise<Inner | undefined> {
   for (let attempt = 0; attempt < 2; attempt++) {
     const t0 = performance.now();
     try {
       const remote = await RemoteBridge.connect(record, {
-        core: o.core,
+        editor,
         log: o.log.child("share"),
         frontEnd: o.frontEnd,
       });

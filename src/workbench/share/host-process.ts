@@ -179,7 +179,16 @@ export async function runHost(
   const core = createCore({ roots: spec.roots, log });
   const key = shareKey(spec.roots);
   const held = await startOwner(
-    { core, log, owner: "host", startedBy: spec.startedBy, options: spec.options, env, graceMs: o.graceMs },
+    {
+      core,
+      editor: core.claimEditor("the workbench host"),
+      log,
+      owner: "host",
+      startedBy: spec.startedBy,
+      options: spec.options,
+      env,
+      graceMs: o.graceMs,
+    },
     key,
     spec.previousUrl,
   );

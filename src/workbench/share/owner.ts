@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { Core } from "../../core/core.ts";
+import type { Core, EditorWriter } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
 import { registerSecret } from "../../core/secret-vault.ts";
 import { checkExposure } from "../../net/exposure.ts";
@@ -34,6 +34,8 @@ export interface HeldWorkbench {
 
 export interface OwnerOptions {
   core: Core;
+  /** The core's editor state, as the lease (or the host) that holds this workbench lets it write it. */
+  editor: EditorWriter;
   log: Logger;
   /** Who runs it: a front end in its own process, or the detached host (host-process.ts). */
   owner: OwnerKind;
@@ -83,6 +85,7 @@ export async function startOwner(
   }
   const workbench = startWorkbench({
     core: o.core,
+    editor: o.editor,
     http,
     publicHttp: o.publicHttp,
     log: o.log,

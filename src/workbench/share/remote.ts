@@ -1,5 +1,5 @@
 import { WebSocket } from "ws";
-import type { Core } from "../../core/core.ts";
+import type { EditorWriter } from "../../core/core.ts";
 import type { EditorBridge } from "../../core/editor/bridge.ts";
 import { CcbError, ccbErrorFromWire } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
@@ -18,9 +18,9 @@ interface Pending {
 
 /**
  * An attached front end's EditorBridge: every call and event goes over the attach channel to the
- * owner's BridgeServer. It fills this process's core.bridge while the owner's bridge serves and
- * clears it, with the owner's reason, otherwise; while the channel is up, this process's
- * core.terminals are the owner's (RemoteTerminals).
+ * owner's BridgeServer. Through the writer its lease gave it (`editor`), it fills this process's
+ * core.bridge while the owner's bridge serves and clears it, with the owner's reason, otherwise;
+ * while the channel is up, this process's core.terminals are the owner's (RemoteTerminals).
  */
 export class RemoteBridge implements EditorBridge {
   readonly #listeners = new Set<(event: { type: string; [key: string]: unknown }) => void>();
@@ -46,7 +46,7 @@ export class RemoteBridge implements EditorBridge {
 
   private constructor(
     ws: WebSocket,
-    private readonly o: { core: Core; log: Logger; owner: string },
+    private readonly o: { editor: EditorWriter; log: Logger; owner: string },
     proof: string,
   ) {
     this.#ws = ws;
@@ -62,7 +62,7 @@ export class RemoteBridge implements EditorBridge {
           );
         }
         this.#pending.clear();
-        if (this.#terminals) o.core.terminals.release(this.#terminals);
+        if (this.#terminals) o.editor.releaseTerminals(this.#terminals);
         this.#first();
         this.#ready();
         resolve();
@@ -86,7 +86,7 @@ export class RemoteBridge implements EditorBridge {
   /** Connect to the owner of `record`; rejects when its gateway does not answer or refuses. */
   static connect(
     record: ShareRecord,
-    o: { core: Core; log: Logger; frontEnd: FrontEnd; timeoutMs?: number },
+    o: { editor: EditorWriter; log: Logger; frontEnd: FrontEnd; timeoutMs?: number },
   ): Promise<RemoteBridge> {
     registerSecret(record.secret);
     const url = `${record.gatewayUrl.replace(/^http/, "ws")}${ATTACH_PATH}`;
@@ -120,7 +120,7 @@ export class RemoteBridge implements EditorBridge {
   }
 
   #onFrame(frame: ServerFrame): void {
-    const core = this.o.core;
+    const editor = this.o.editor;
     // Nothing counts before the owner proved it holds the secret (not someone on a dead owner's port).
     if (!this.#welcomed) {
       if (frame.type === "welcome" && tokensEqual(frame.proof, this.#proof)) {
@@ -128,7 +128,7 @@ export class RemoteBridge implements EditorBridge {
         this.#terminals = new RemoteTerminals((method, params, timeoutMs, signal) =>
           this.#request({ type: "call", id: this.#nextId++, method, params }, signal, timeoutMs),
         );
-        core.terminals.use(this.#terminals);
+        editor.useTerminals(this.#terminals);
         return;
       }
       this.o.log.warn("share: the workbench gateway did not prove it knows the secret; not attaching");
@@ -143,15 +143,15 @@ export class RemoteBridge implements EditorBridge {
         const was = this.#connected;
         this.#connected = frame.connected;
         if (frame.runtime) {
-          core.bridge.setWorkbench({
+          editor.setWorkbench({
             url: () => this.url() ?? "",
             runtime: frame.runtime,
             freshUrl: () => this.freshUrl(),
           });
-        } else core.bridge.setWorkbench(undefined);
+        } else editor.setWorkbench(undefined);
         if (frame.connected) {
-          if (!was) core.bridge.set(this);
-        } else core.bridge.clear(`${frame.reason} (the workbench is shared: ${this.o.owner})`);
+          if (!was) editor.set(this);
+        } else editor.clear(`${frame.reason} (the workbench is shared: ${this.o.owner})`);
         if (frame.ready) this.#ready();
         if (frame.runtime && !this.#link) void this.refreshLink().then(this.#first);
         else this.#first();
@@ -283,8 +283,8 @@ export class RemoteBridge implements EditorBridge {
   }
 
   close(): Promise<void> {
-    if (this.o.core.bridge.status().connected) this.o.core.bridge.clear("This front end left the shared workbench.");
-    this.o.core.bridge.setWorkbench(undefined);
+    if (this.#connected) this.o.editor.clear("This front end left the shared workbench.");
+    this.o.editor.setWorkbench(undefined);
     if (this.#ws.readyState === WebSocket.CLOSED) return Promise.resolve();
     this.#ws.close(1000, "released");
     const t = setTimeout(() => this.#ws.terminate(), 2000);

@@ -92,7 +92,7 @@ const minimalArgs: Record<string, unknown> = {
 
 describe("editor tools without a workbench", () => {
   const core = createCore({ roots: [ws.path] });
-  core.bridge.clear("OpenVSCode runtime not installed: run `ccb runtime fetch`");
+  core.claimEditor("test").clear("OpenVSCode runtime not installed: run `ccb runtime fetch`");
   for (const name of editorToolNames) {
     test(`${name} fails with BRIDGE_UNAVAILABLE and the reason`, async () => {
       const t = tool(name);
@@ -129,8 +129,9 @@ describe("editor tools with a bridge", () => {
     },
     onEvent: () => () => {},
   };
-  core.bridge.set(bridge);
-  core.bridge.setWorkbench({ url: "http://127.0.0.1:1/ide/SECRETSECRETSECRETSECRET/", runtime: "code-server" });
+  const editor = core.claimEditor("test");
+  editor.set(bridge);
+  editor.setWorkbench({ url: "http://127.0.0.1:1/ide/SECRETSECRETSECRETSECRET/", runtime: "code-server" });
   const ctx = { core, signal: new AbortController().signal, log: core.log };
 
   test("vscode_open puts the URL only in meta", async () => {

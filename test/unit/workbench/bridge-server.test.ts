@@ -30,7 +30,13 @@ let url: string;
 
 before(async () => {
   core = createCore({ roots: [ws.path] });
-  bridge = new BridgeServer({ core, log: core.log, silenceTimeoutMs: 600, helloTimeoutMs: 400 });
+  bridge = new BridgeServer({
+    core,
+    editor: core.claimEditor("test"),
+    log: core.log,
+    silenceTimeoutMs: 600,
+    helloTimeoutMs: 400,
+  });
   server = createServer((_req, res) => res.writeHead(404).end());
   server.on("upgrade", (req, socket, head) => bridge.handleUpgrade(req, socket, head));
   server.listen(0, "127.0.0.1");

@@ -25,7 +25,7 @@ let url: string;
 
 before(async () => {
   core = createCore({ roots: [ws.path] });
-  bridge = new BridgeServer({ core, log: core.log });
+  bridge = new BridgeServer({ core, editor: core.claimEditor("test"), log: core.log });
   probe = new BridgeProbe(bridge, core.log, { ...HEALTH, probeIntervalMs: 50, probeTimeoutMs: 300 });
   server = createServer((_req, res) => res.writeHead(404).end());
   server.on("upgrade", (req, socket, head) => bridge.handleUpgrade(req, socket, head));

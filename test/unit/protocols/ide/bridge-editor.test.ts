@@ -37,7 +37,7 @@ const signal = new AbortController().signal;
 describe("BridgeEditor (bridge contract -> IDE editor)", () => {
   it("without a bridge every editor operation is BRIDGE_UNAVAILABLE with the slot's reason", async () => {
     const slot = new BridgeSlot();
-    slot.clear("ccb ide was started with --no-workbench.");
+    slot.claim("test").clear("ccb ide was started with --no-workbench.");
     const ed = new BridgeEditor(slot, silentLogger);
     await assert.rejects(
       ed.diagnostics(undefined, signal),
@@ -56,8 +56,9 @@ describe("BridgeEditor (bridge contract -> IDE editor)", () => {
       const file = join(tmp.path, "a.ts");
       writeFileSync(file, "line one\nline two\n");
       const slot = new BridgeSlot();
+      const writer = slot.claim("test");
       const b = new ScriptedBridge();
-      slot.set(b);
+      writer.set(b);
       const ed = new BridgeEditor(slot, silentLogger);
       const events: EditorEvent[] = [];
       ed.onEvent((e) => events.push(e));
@@ -196,11 +197,11 @@ describe("BridgeEditor (bridge contract -> IDE editor)", () => {
         { type: "atMention", filePath: file, lineStart: 0, lineEnd: 1 },
       ]);
 
-      slot.clear("gone");
+      writer.clear("gone");
       b.emit({ type: "atMentioned", path: file, lineStart: 3, lineEnd: 3 });
       assert.equal(events.length, 2, "no events from a bridge that left");
       const b2 = new ScriptedBridge();
-      slot.set(b2);
+      writer.set(b2);
       b2.emit({ type: "atMentioned", path: file, lineStart: 4, lineEnd: 4 });
       assert.equal(events.length, 3, "a new bridge is subscribed automatically");
       ed.dispose();

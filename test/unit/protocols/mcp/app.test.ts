@@ -222,7 +222,7 @@ describe("vscode_open result metadata", () => {
   const visible = (r: OpenResult) => `${JSON.stringify(r.content)}${JSON.stringify(r.structuredContent)}`;
 
   it("default mode: the workbench URL in _meta only, no stream entry", async () => {
-    core.bridge.setWorkbench({ url: URL_, runtime: "code-server" });
+    core.claimEditor("test").setWorkbench({ url: URL_, runtime: "code-server" });
     app.set({ gatewayUrl: "http://127.0.0.1:4000", renderMode: "default", starting: false });
     const r = await run();
     assert.deepEqual(r._meta, { "ccb/workbench": { url: URL_, runtime: "code-server" } });

@@ -108,7 +108,11 @@ describe("the workbench host in-process: publish, attach, stop a grace period af
     assert.equal(record.pid, process.pid);
 
     const attached = createCore({ roots: [ws.path] });
-    const remote = await RemoteBridge.connect(record, { core: attached, log: silentLogger, frontEnd: "serve" });
+    const remote = await RemoteBridge.connect(record, {
+      editor: attached.claimEditor("test"),
+      log: silentLogger,
+      frontEnd: "serve",
+    });
     await remote.firstState;
     assert.ok(remote.open, "attached, and the host proved the secret");
     await remote.ready;
