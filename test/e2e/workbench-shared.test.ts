@@ -191,10 +191,19 @@ before(() => {
   chmodSync(home.path, 0o711);
   chmodSync(tmp, 0o711);
   writeFileSync(join(ws.path, "a.ts"), "export const a: number = 1;\n");
-  // A person who saves by hand (auto save off, VS Code's desktop default): unsaved text lives in the workbench only.
+  // A person who saves by hand (auto save off, VS Code's desktop default): unsaved text lives in the
+  // workbench only. Plain text files are saved by VS Code's auto save, for the auto-save-on case.
   mkdirSync(join(ws.path, ".vscode"));
-  writeFileSync(join(ws.path, ".vscode/settings.json"), JSON.stringify({ "files.autoSave": "off" }));
+  writeFileSync(
+    join(ws.path, ".vscode/settings.json"),
+    JSON.stringify({
+      "files.autoSave": "off",
+      "[plaintext]": { "files.autoSave": "afterDelay" },
+      "files.autoSaveDelay": 300,
+    }),
+  );
   writeFileSync(join(ws.path, "draft.md"), "# Draft\n");
+  writeFileSync(join(ws.path, "notes.txt"), "notes\n");
   other = OtherAccount.create("ccbshare");
 });
 
@@ -254,8 +263,15 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     assert.match(serve.stderr(), new RegExp(`share: attached to the workbench of pid ${rec.pid} \\(host\\)`));
     assert.doesNotMatch(
       serve.stderr(),
-      /workbench \(code-server\) running|started the workbench host/,
+      /started the workbench host|started by this serve/,
       "serve started no workbench of its own",
+    );
+    // it names where the workbench runs and gives the App's link there (the MCP host's, a person's)
+    const announced = new RegExp(
+      `workbench \\(code-server\\) running in the workbench host \\(pid ${rec.pid}\\); open http://127\\.0\\.0\\.1:\\d+/app\\?`,
+    );
+    await eventually("serve announced the workbench host and the App's link", () =>
+      announced.test(serve.stderr()) ? true : undefined,
     );
     const p = processes();
     assert.equal(p.runtimes.length, 1, `one runtime: ${JSON.stringify(p)}`);
@@ -588,6 +604,18 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     await eventually("the workbench backed the unsaved buffer up", () =>
       backupsHolding(join(home.path, "state/ccb/workbench-data"), "typed, not saved").length > 0 ? true : undefined,
     );
+    // Auto save on (plain text): typed in the person's window, it reaches the disk (the positive control for after the kill).
+    const autoSaved = async (line: string) => {
+      const r = await second.call("editor_apply_edits", {
+        path: "notes.txt",
+        edits: [{ range: { start: { line: 2, column: 1 }, end: { line: 2, column: 1 } }, newText: `${line}\n` }],
+      });
+      assert.notEqual(r.isError, true, text(r));
+      await eventually(`auto save wrote "${line}" to the disk`, () =>
+        readFileSync(join(ws.path, "notes.txt"), "utf8").includes(line) ? true : undefined,
+      );
+    };
+    await autoSaved("auto-saved before");
     const unsaved = /Unsaved buffer draft\.md[^:]*:\n# Draft\ntyped, not saved\n/;
     const stBefore = text(await second.call("editor_state", { path: "draft.md" }));
     assert.match(stBefore, unsaved, "the editor holds the unsaved text before the kill");
@@ -640,6 +668,8 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
       backupsHolding(join(home.path, "state/ccb/workbench-data"), "typed, not saved").length > 0,
       "and still backed up",
     );
+    // With auto save on, what is typed after the front end died still reaches the disk.
+    await autoSaved("auto-saved after ccb ide died");
     await second.call("terminal_kill", { id: termId });
   });
 
