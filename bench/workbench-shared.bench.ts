@@ -30,6 +30,8 @@ Object.assign(env, {
   XDG_CACHE_HOME: join(dir, "cache"),
   XDG_CONFIG_HOME: join(dir, "config"),
   ...(process.getuid?.() === 0 ? { CCB_CHROMIUM_NO_SANDBOX: "1" } : {}),
+  // a workbench host stops with its last front end (not 600 s later), so rounds do not add up
+  CCB_WORKBENCH_GRACE: "0",
 });
 
 interface FrontEnd {
@@ -102,19 +104,16 @@ function ownRssKb(pid: number): number {
   }
 }
 
-/** The pids of the workbench hosts that published a record. */
-function hostPids(): number[] {
-  const d = join(dir, "state/ccb/workbenches");
-  const out: number[] = [];
-  try {
-    for (const n of readdirSync(d).filter((x) => x.endsWith(".json"))) {
-      const r = JSON.parse(readFileSync(join(d, n), "utf8")) as { pid: number; frontEnd: string };
-      if (r.frontEnd === "host") out.push(r.pid);
+/** The workbench host a front end started: its child running `ccb workbench host`. */
+function hostOf(fePid: number): number | undefined {
+  for (const kid of children().get(fePid) ?? []) {
+    try {
+      if (readFileSync(`/proc/${kid}/cmdline`, "utf8").includes("workbench\0host")) return kid;
+    } catch {
+      // gone
     }
-  } catch {
-    // none
   }
-  return out;
+  return undefined;
 }
 
 /** Sum of RSS (KiB) of the processes and all their descendants. */
@@ -203,8 +202,8 @@ for (let i = 0; i < MEM_ROUNDS * 2; i++) {
   const { fe } = await serve(workspace(), false, withHost ? [] : ["--no-share"]);
   await settle();
   if (withHost) {
-    const [host] = hostPids();
-    if (!host) throw new Error("no workbench host published a record");
+    const host = hostOf(fe.pid);
+    if (!host) throw new Error("the front end started no workbench host");
     // the host is the spawner's child until the spawner exits: count it once
     const all = rssKb([fe.pid, host]);
     hosted.push({ fe: ownRssKb(fe.pid), host: ownRssKb(host), all });
