@@ -22,7 +22,7 @@ const link = defineCommand({
   meta: {
     name: "link",
     description:
-      "Print a fresh one-time browser link to the shared workbench of the workspace folders (after a\n" +
+      "Print a fresh one-time browser link to the shared workbench of the workspace folders (after a " +
       "takeover the workbench runs behind another front end's gateway and older links are dead).",
   },
   args: {
@@ -51,9 +51,9 @@ const host = defineCommand({
   meta: {
     name: "host",
     description:
-      "Run the shared workbench of the workspace folders in a process of its own, which the front ends\n" +
-      "attach to. The first front end that needs a workbench starts this for you; run it yourself to keep\n" +
-      "a workbench up between sessions. It stops CCB_WORKBENCH_GRACE seconds (default 600) after the last\n" +
+      "Run the shared workbench of the workspace folders in a process of its own, which the front ends " +
+      "attach to. The first front end that needs a workbench starts this for you; run it yourself to keep " +
+      "a workbench up between sessions. It stops CCB_WORKBENCH_GRACE seconds (default 600) after the last " +
       "front end left, or on SIGTERM/SIGINT.",
   },
   args: {
