@@ -742,9 +742,12 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
       new URL(recBefore.gatewayUrl).port,
       "the new host listens where the old one did",
     );
+    // Hot exit reopens the backed-up editor as an inactive tab, which VS Code resolves (from the
+    // backup) when it is shown: open it, as the person clicking its tab would, then read it.
     await eventually(
       "the unsaved text back in the new workbench",
       async () => {
+        await second.call("editor_open", { path: "draft.md" });
         const st = await second.call("editor_state", { path: "draft.md" });
         return /Unsaved buffer draft\.md[^:]*:\n# Draft\ntyped, not saved\n/.test(text(st)) ? true : undefined;
       },
