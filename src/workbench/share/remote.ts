@@ -257,29 +257,28 @@ export class RemoteBridge implements EditorBridge {
 
   /** A one-time link, fetched from the owner when none is held (calls in a burst each get their own). */
   async freshUrl(): Promise<string | undefined> {
-    const held = this.url();
-    if (held) return held;
-    const r = (await this.#request({ type: "link", id: this.#nextId++ }, undefined, 5000).catch(() => undefined)) as
-      | { url?: string | null }
-      | undefined;
-    return r?.url ?? undefined;
+    return this.url() ?? (await this.#askLink());
   }
 
   /** A one-time link to the workbench's `/app` page on the owner's gateway (for a person). */
-  async appLink(): Promise<string | undefined> {
-    const r = (await this.#request({ type: "link", id: this.#nextId++, page: "app" }, undefined, 5000).catch(
-      () => undefined,
-    )) as { url?: string | null } | undefined;
-    return r?.url ?? undefined;
+  appLink(): Promise<string | undefined> {
+    return this.#askLink("app");
   }
 
   async refreshLink(): Promise<void> {
-    try {
-      const r = (await this.#request({ type: "link", id: this.#nextId++ }, undefined, 5000)) as { url?: string | null };
-      if (r.url) this.#link = r.url;
-    } catch {
-      // The owner is gone: the takeover brings a new link.
-    }
+    // undefined when the owner is gone: the takeover brings a new link
+    const url = await this.#askLink();
+    if (url) this.#link = url;
+  }
+
+  /** A fresh one-time link from the owner (undefined when it does not answer). */
+  async #askLink(page?: "app"): Promise<string | undefined> {
+    const r = (await this.#request(
+      { type: "link", id: this.#nextId++, ...(page ? { page } : {}) },
+      undefined,
+      5000,
+    ).catch(() => undefined)) as { url?: string | null } | undefined;
+    return r?.url ?? undefined;
   }
 
   close(): Promise<void> {
