@@ -5,6 +5,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { WebSocket } from "ws";
 import { silentLogger } from "../../src/core/log.ts";
 import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
@@ -277,6 +278,45 @@ describe("MCP App (ui://ccb/workbench.html) on ccb serve with the real workbench
       "(() => { const c = window.appDoc().querySelector('canvas'); return { w: c.width, h: c.height }; })()",
     );
     assert.deepEqual(size, { w: 1280, h: 800 });
+  });
+});
+
+describe("the MCP App for a 2026-07-28 client: the UI extension negotiated per request", () => {
+  async function modern(capabilities: Record<string, unknown>): Promise<Client> {
+    const client = new Client(
+      { name: "modern-host", version: "1" },
+      { capabilities, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    await client.connect(new StreamableHTTPClientTransport(new URL(wb.serve.url)));
+    return client;
+  }
+  const UI = { extensions: { "io.modelcontextprotocol/ui": { mimeTypes: ["text/html;profile=mcp-app"] } } };
+
+  it("server/discover declares the extension; a host that renders Apps gets vscode_open linked and the App document", async () => {
+    const client = await modern(UI);
+    try {
+      assert.equal(client.getNegotiatedProtocolVersion(), "2026-07-28");
+      const ext = client.getServerCapabilities()?.extensions as Record<string, { mimeTypes: string[] }> | undefined;
+      assert.deepEqual(ext?.["io.modelcontextprotocol/ui"]?.mimeTypes, ["text/html;profile=mcp-app"]);
+      const t = (await client.listTools()).tools.find((x) => x.name === "vscode_open");
+      assert.deepEqual((t?._meta as { ui?: unknown } | undefined)?.ui, { resourceUri: APP_URI });
+      const read = await client.readResource({ uri: APP_URI });
+      assert.equal(read.contents[0]?.mimeType, "text/html;profile=mcp-app");
+      assert.match((read.contents[0] as { text: string }).text, /ui\/initialize/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("a host that does not declare the extension in its request gets vscode_open unlinked (control: the same server above)", async () => {
+    const client = await modern({});
+    try {
+      const t = (await client.listTools()).tools.find((x) => x.name === "vscode_open");
+      assert.ok(t, "vscode_open is listed");
+      assert.equal((t._meta as { ui?: unknown } | undefined)?.ui, undefined);
+    } finally {
+      await client.close();
+    }
   });
 });
 

@@ -1,9 +1,11 @@
 import type { McpServer } from "@agentclientprotocol/sdk/unstable";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  Client,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+  type Transport,
+} from "@modelcontextprotocol/client";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { z } from "zod";
 import type { Logger } from "../../core/log.ts";
 import { CCB_VERSION } from "../../core/version.ts";
@@ -11,7 +13,11 @@ import { trustedFailure } from "../../tools/kernel.ts";
 import { shortTitle, textContent } from "./converters.ts";
 import { type AcpTool, defineAcpTool, truncateForModel } from "./tools/types.ts";
 
-/** MCP servers passed in session/new, connected with the MCP SDK client; their tools are offered to the model as mcp__<server>__<tool>. */
+/**
+ * MCP servers passed in session/new, connected with the MCP SDK client; their tools are offered to
+ * the model as mcp__<server>__<tool>. Both protocol eras: the client probes with `server/discover`
+ * and speaks 2026-07-28 (stateless) to a server that answers it, else the 2025 handshake.
+ */
 export class McpConnections {
   private constructor(
     private readonly clients: { name: string; client: Client }[],
@@ -25,7 +31,7 @@ export class McpConnections {
     const failures: string[] = [];
     await Promise.all(
       servers.map(async (server) => {
-        const client = new Client({ name: "ccb-acp", version: CCB_VERSION });
+        const client = new Client({ name: "ccb-acp", version: CCB_VERSION }, { versionNegotiation: { mode: "auto" } });
         try {
           await client.connect(transportFor(server, cwd, log), { timeout: 30_000, ...(signal ? { signal } : {}) });
           const listed = await client.listTools(undefined, { timeout: 30_000 });
@@ -104,7 +110,7 @@ function mcpTool(
     },
     async execute(input, ctx) {
       const r = await client
-        .callTool({ name: t.name, arguments: input }, undefined, { signal: ctx.signal, timeout: 600_000 })
+        .callTool({ name: t.name, arguments: input }, { signal: ctx.signal, timeout: 600_000 })
         .catch((err: unknown) => {
           // the server's own failure, as it said it (not one of ccb's to sanitize)
           throw trustedFailure(err);

@@ -1,4 +1,4 @@
-import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
+import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { maskDeep } from "../../core/secret-vault.ts";
 import { argumentErrorText, formatIssues, inputSchema, toolFailure } from "../../tools/kernel.ts";
@@ -154,6 +154,7 @@ export class RpcSession<T extends RpcTool> {
       case "tools/call":
         return this.#call(id, params);
       default:
+        this.#h.onRequest?.(method.slice(0, 100), undefined);
         return this.#error(id, METHOD_NOT_FOUND, `Method not found: ${method}`);
     }
   }

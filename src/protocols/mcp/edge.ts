@@ -1,66 +1,173 @@
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
-  CallToolRequestSchema,
-  ErrorCode,
-  InitializeRequestSchema,
   type JSONRPCMessage,
   type JSONRPCRequest,
-  ListToolsRequestSchema,
-  PingRequestSchema,
-  SetLevelRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+  type MessageExtraInfo,
+  PROTOCOL_VERSION_META_KEY,
+  specTypeSchemas,
+  type Transport,
+  type TransportSendOptions,
+} from "@modelcontextprotocol/server";
 import { formatIssues } from "../../tools/kernel.ts";
+
+/**
+ * The protocol revisions of the stateless era (no handshake; every request carries its version and
+ * the client's capabilities in `params._meta`) that ccb serves, newest first. The 2025-era versions
+ * (`initialize` handshake) are the SDK's SUPPORTED_PROTOCOL_VERSIONS.
+ */
+export const MODERN_PROTOCOL_VERSIONS = ["2026-07-28"] as const;
+
+/** JSON-RPC error codes ccb answers at the edge (JSON-RPC 2.0 and MCP 2026-07-28). */
+export const RpcCode = {
+  ParseError: -32700,
+  InvalidRequest: -32600,
+  MethodNotFound: -32601,
+  InvalidParams: -32602,
+  InternalError: -32603,
+  /** MCP 2026-07-28: the request names a protocol version this server does not speak. */
+  UnsupportedProtocolVersion: -32022,
+} as const;
 
 interface Issue {
   path: readonly PropertyKey[];
   message: string;
 }
-interface RequestSchema {
-  safeParse(value: unknown): { success: true } | { success: false; error: { issues: readonly Issue[] } };
-}
-
-/** The requests ccb answers, by method: their params are validated here, before dispatch. */
-const REQUEST_SCHEMAS = new Map<string, RequestSchema>([
-  ["initialize", InitializeRequestSchema],
-  ["ping", PingRequestSchema],
-  ["tools/list", ListToolsRequestSchema],
-  ["tools/call", CallToolRequestSchema],
-  ["logging/setLevel", SetLevelRequestSchema],
-] as Array<[string, RequestSchema]>);
-
-/**
- * Connect `server` to `transport`, then validate every inbound request of a known method at the
- * edge: bad params get a JSON-RPC InvalidParams (-32602) error saying which field is wrong, in
- * one place, instead of the SDK's InternalError (-32603) carrying a raw schema dump.
- */
-export async function connectValidated(server: Server, transport: Transport): Promise<void> {
-  await server.connect(transport);
-  const next = transport.onmessage;
-  if (!next) throw new Error("the MCP server did not attach to the transport");
-  transport.onmessage = (message: JSONRPCMessage, extra) => {
-    // The transport has validated the message as JSON-RPC: a request is one with a method and an id
-    // (a structural test here instead of a second schema parse of every message).
-    if (isRequest(message)) {
-      const schema = REQUEST_SCHEMAS.get(message.method);
-      const parsed = schema?.safeParse(message);
-      if (parsed && !parsed.success) {
-        const reply = {
-          jsonrpc: "2.0" as const,
-          id: message.id,
-          error: {
-            code: ErrorCode.InvalidParams,
-            message: `Invalid params for ${message.method}: ${formatIssues(parsed.error.issues, { root: "params", under: "params", max: 5 })}`,
-          },
-        };
-        void transport.send(reply, { relatedRequestId: message.id }).catch(() => {});
-        return;
-      }
-    }
-    next(message, extra);
+/** The SDK's spec schemas, by their Standard Schema face (synchronous). */
+interface SpecSchema {
+  "~standard": {
+    validate(value: unknown): { issues?: readonly { path?: readonly unknown[]; message: string }[] } | Promise<unknown>;
   };
 }
 
-function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
+/** The issues of `value` against one of the SDK's spec schemas (undefined when it conforms). */
+export function specIssues(schema: SpecSchema, value: unknown): Issue[] | undefined {
+  const result = schema["~standard"].validate(value);
+  if (result instanceof Promise) return undefined;
+  const issues = (result as { issues?: readonly { path?: readonly unknown[]; message: string }[] }).issues;
+  if (!issues) return undefined;
+  return issues.map((i) => ({
+    message: i.message,
+    path: (i.path ?? []).map((p) =>
+      typeof p === "object" && p !== null && "key" in p ? (p as { key: PropertyKey }).key : (p as PropertyKey),
+    ),
+  }));
+}
+
+/** The requests ccb answers, by method: their params are validated here, before dispatch, in both eras. */
+const REQUEST_SCHEMAS = new Map<string, SpecSchema>([
+  ["initialize", specTypeSchemas.InitializeRequest],
+  ["server/discover", specTypeSchemas.DiscoverRequest],
+  ["ping", specTypeSchemas.PingRequest],
+  ["tools/list", specTypeSchemas.ListToolsRequest],
+  ["tools/call", specTypeSchemas.CallToolRequest],
+  ["resources/list", specTypeSchemas.ListResourcesRequest],
+  ["resources/read", specTypeSchemas.ReadResourceRequest],
+  ["logging/setLevel", specTypeSchemas.SetLevelRequest],
+] as Array<[string, SpecSchema]>);
+
+export interface EdgeRefusal {
+  code: number;
+  message: string;
+  data?: Record<string, unknown>;
+}
+
+/** The protocol version a request claims in its `_meta` envelope (the stateless era), if any. */
+export function claimedVersion(message: unknown): string | undefined {
+  const params = (message as { params?: { _meta?: Record<string, unknown> } } | null)?.params;
+  const v = params?._meta?.[PROTOCOL_VERSION_META_KEY];
+  return typeof v === "string" ? v : undefined;
+}
+
+/**
+ * The one check of an inbound request before any server sees it, for both eras and both transports:
+ * a stateless-era request naming a version ccb does not speak gets -32022 with the versions it
+ * does (the SDK checks this only on a connection's first message), and bad params of a known
+ * method get -32602 saying which field is wrong, in one text (instead of a raw schema dump).
+ */
+export function refuseRequest(message: JSONRPCRequest): EdgeRefusal | undefined {
+  const version = claimedVersion(message);
+  if (version !== undefined && !(MODERN_PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
+    return {
+      code: RpcCode.UnsupportedProtocolVersion,
+      message: `Unsupported protocol version: ${version.slice(0, 64)}. This server speaks ${MODERN_PROTOCOL_VERSIONS.join(", ")} (stateless) and 2025-11-25 or older (with initialize).`,
+      data: { supported: [...MODERN_PROTOCOL_VERSIONS], requested: version.slice(0, 64) },
+    };
+  }
+  const schema = REQUEST_SCHEMAS.get(message.method);
+  const issues = schema ? specIssues(schema, message) : undefined;
+  if (issues) {
+    return {
+      code: RpcCode.InvalidParams,
+      message: `Invalid params for ${message.method}: ${formatIssues(issues, { root: "params", under: "params", max: 5 })}`,
+    };
+  }
+  return undefined;
+}
+
+export function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
   return "method" in message && "id" in message;
+}
+
+/**
+ * A transport that applies `refuseRequest` to every inbound request of the transport it wraps,
+ * answering refusals itself, so whatever serves the connection (the SDK's `serveStdio`, a legacy
+ * HTTP session) only ever sees requests that passed the edge.
+ */
+export class ValidatingTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+
+  readonly #inner: Transport;
+  /** Settles when the wrapped transport has closed (whoever serves the connection is told first). */
+  readonly closed: Promise<void>;
+
+  constructor(inner: Transport) {
+    this.#inner = inner;
+    let closed!: () => void;
+    this.closed = new Promise<void>((resolve) => {
+      closed = resolve;
+    });
+    inner.onclose = () => {
+      this.onclose?.();
+      closed();
+    };
+    inner.onerror = (err) => this.onerror?.(err);
+    inner.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
+      const refusal = isRequest(message) ? refuseRequest(message) : undefined;
+      if (!refusal) {
+        this.onmessage?.(message, extra);
+        return;
+      }
+      const reply = { jsonrpc: "2.0" as const, id: (message as JSONRPCRequest).id, error: refusal };
+      void inner.send(reply, { relatedRequestId: (message as JSONRPCRequest).id }).catch(() => {});
+    };
+  }
+
+  get sessionId(): string | undefined {
+    return this.#inner.sessionId;
+  }
+
+  get hasPerRequestStream(): boolean | undefined {
+    return this.#inner.hasPerRequestStream;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.#inner.setProtocolVersion?.(version);
+  }
+
+  setSupportedProtocolVersions(versions: string[]): void {
+    this.#inner.setSupportedProtocolVersions?.(versions);
+  }
+
+  start(): Promise<void> {
+    return this.#inner.start();
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    return this.#inner.send(message, options);
+  }
+
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
 }

@@ -1,4 +1,4 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import type { HintAction, HintNames } from "../../core/errors.ts";
 import { toolFailure } from "../../tools/kernel.ts";
 

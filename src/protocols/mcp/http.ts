@@ -1,8 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { ErrorCode, isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest } from "@modelcontextprotocol/node";
+import {
+  createMcpHandler,
+  isInitializeRequest,
+  isLegacyRequest,
+  type McpHttpHandler,
+  type Server,
+} from "@modelcontextprotocol/server";
 import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
 import { CCB_VERSION } from "../../core/version.ts";
@@ -12,7 +17,7 @@ import { type EdgePolicy, TOKEN_QUERY_KEYS } from "../../net/policy.ts";
 import { sendJson, sendJsonRpcError } from "../../net/respond.ts";
 import type { AnyToolDef } from "../../tools/kernel.ts";
 import type { AppState } from "./app/state.ts";
-import { connectValidated } from "./edge.ts";
+import { claimedVersion, RpcCode as ErrorCode, isRequest, refuseRequest, ValidatingTransport } from "./edge.ts";
 import { createMcpServer } from "./server.ts";
 
 /** The largest MCP message, over HTTP (request body) and stdio (one frame) alike: --max-body-bytes. */
@@ -38,7 +43,8 @@ export interface McpHttpOptions {
 }
 
 interface Session {
-  transport: StreamableHTTPServerTransport;
+  transport: ValidatingTransport;
+  http: NodeStreamableHTTPServerTransport;
   server: Server;
   lastSeen: number;
   /** Requests in flight, open GET streams included: a session with any is never idle. */
@@ -46,11 +52,17 @@ interface Session {
 }
 
 /**
- * Streamable HTTP at /mcp with sessions (one MCP Server per session), /healthz and /readyz. The gateway
- * checks every /mcp request against its declared policy (Host, Origin, bearer token); here come the
- * body cap and the JSON parse; only then does the SDK's transport see it.
+ * Streamable HTTP at /mcp, in both protocol eras, with /healthz and /readyz. The gateway checks every
+ * /mcp request against its declared policy (Host, Origin, bearer token) whatever its era; here come
+ * the body cap, the JSON parse and the edge check of the request (`refuseRequest`); then the era:
  *
- * Sessions cannot be exhausted: a session with nothing in flight and no open stream expires after
+ * - 2026-07-28 (a request that claims a version in its `_meta` envelope, or names one in the
+ *   MCP-Protocol-Version header): no session. Each POST is answered on its own by the SDK's
+ *   `createMcpHandler` (a fresh server from the same factory per request; the SDK checks the
+ *   Mcp-Method / Mcp-Name headers against the body, -32020 / 400, and the version, -32022 / 400).
+ * - 2025-11-25 and older (the `initialize` handshake): sessions as before, one server per session.
+ *
+ * Legacy sessions cannot be exhausted: a session with nothing in flight and no open stream expires after
  * `sessionIdleMs`, and a new session at the cap evicts the least recently used idle one (503 only
  * when every session is busy), so memory stays bounded by `maxSessions`.
  */
@@ -59,10 +71,23 @@ export class McpHttpEndpoint {
   readonly #options: McpHttpOptions;
   readonly #maxBody: number;
   readonly #sweep: NodeJS.Timeout;
+  /** The stateless era: one SDK handler, a server per request, no session state. */
+  readonly #modern: McpHttpHandler;
+  readonly #modernNode: ReturnType<typeof toNodeHandler>;
+  readonly #offApp: (() => void) | undefined;
 
   constructor(gateway: Gateway, options: McpHttpOptions) {
     this.#options = options;
     this.#maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    this.#modern = createMcpHandler(() => this.#server(), {
+      legacy: "reject",
+      maxRequestBodySize: this.#maxBody,
+      onerror: (err) => options.log.debug(`mcp (2026-07-28): ${err.message}`),
+    });
+    this.#modernNode = toNodeHandler(this.#modern, { maxRequestBodySize: this.#maxBody });
+    // The App's resource changes (its origins become known, it goes away): every open
+    // subscriptions/listen stream that asked for resource list changes hears it.
+    this.#offApp = options.app?.onChange(() => this.#modern.notify.resourcesChanged());
     gateway.addRoute("*", "/mcp", (req, res) => this.#handle(req, res), mcpPolicy(options, this.#maxBody));
     gateway.addRoute("GET", "/healthz", (_req, res) => this.#health(res), {
       name: "healthz",
@@ -85,9 +110,20 @@ export class McpHttpEndpoint {
 
   async close(): Promise<void> {
     clearInterval(this.#sweep);
+    this.#offApp?.();
     const all = [...this.#sessions.values()];
     this.#sessions.clear();
-    await Promise.allSettled(all.map((s) => s.transport.close()));
+    await Promise.allSettled([this.#modern.close(), ...all.map((s) => s.transport.close())]);
+  }
+
+  /** One MCP server, for a legacy session or for one stateless-era request. */
+  #server(): Server {
+    return createMcpServer({
+      core: this.#options.core,
+      log: this.#options.log,
+      app: this.#options.app,
+      ...(this.#options.tools ? { tools: this.#options.tools } : {}),
+    });
   }
 
   #health(res: ServerResponse): void {
@@ -115,7 +151,14 @@ export class McpHttpEndpoint {
     if (req.method === "POST") return this.#post(req, res, sessionId);
     if (req.method === "GET" || req.method === "DELETE") {
       const session = sessionId ? this.#sessions.get(sessionId) : undefined;
-      if (!session) return this.#noSession(res, sessionId);
+      if (!session) {
+        // The stateless era has no GET stream (subscriptions/listen is a POST) and no session to end.
+        if (sessionId === undefined && isModernVersion(header(req, "mcp-protocol-version"))) {
+          await this.#modernNode(req, res);
+          return;
+        }
+        return this.#noSession(res, sessionId);
+      }
       await this.#serve(session, req, res);
       return;
     }
@@ -148,6 +191,10 @@ export class McpHttpEndpoint {
       sendJsonRpcError(res, 400, ErrorCode.ParseError, "Parse error: the request body is not valid JSON.");
       return;
     }
+    if (sessionId === undefined && !(await isLegacyRequest(await toWebRequest(req, message), message))) {
+      await this.#postModern(req, res, message);
+      return;
+    }
     if (sessionId !== undefined) {
       const session = this.#sessions.get(sessionId);
       if (!session) return this.#noSession(res, sessionId);
@@ -176,6 +223,34 @@ export class McpHttpEndpoint {
     await this.#openSession(req, res, message);
   }
 
+  /**
+   * A stateless-era POST: the edge check (a version ccb does not speak: 400 / -32022; bad params of
+   * a known method: -32602 saying which field) where the headers agree with the body (where they
+   * do not, the SDK answers 400 / -32020), then the SDK's per-request handler.
+   */
+  async #postModern(req: IncomingMessage, res: ServerResponse, message: unknown): Promise<void> {
+    if (
+      message !== null &&
+      typeof message === "object" &&
+      !Array.isArray(message) &&
+      isRequest(message as never) &&
+      header(req, "mcp-method") === (message as { method: string }).method &&
+      header(req, "mcp-protocol-version") === claimedVersion(message)
+    ) {
+      const request = message as { id: string | number; method: string };
+      const refusal = refuseRequest(message as never);
+      if (refusal) {
+        sendJson(res, refusal.code === ErrorCode.UnsupportedProtocolVersion ? 400 : 200, {
+          jsonrpc: "2.0",
+          id: request.id,
+          error: refusal,
+        });
+        return;
+      }
+    }
+    await this.#modernNode(req, res, message);
+  }
+
   /** Pass a request to its session, counting it as open until its response ends (streams included). */
   async #serve(session: Session, req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void> {
     session.open++;
@@ -184,7 +259,7 @@ export class McpHttpEndpoint {
       session.open--;
       session.lastSeen = Date.now();
     });
-    await session.transport.handleRequest(req, res, body);
+    await session.http.handleRequest(req, res, body);
   }
 
   /** Close the least recently used idle session; false when every session is busy. */
@@ -203,29 +278,25 @@ export class McpHttpEndpoint {
 
   async #openSession(req: IncomingMessage, res: ServerResponse, message: unknown): Promise<void> {
     const log = this.#options.log;
-    const server = createMcpServer({
-      core: this.#options.core,
-      log,
-      app: this.#options.app,
-      ...(this.#options.tools ? { tools: this.#options.tools } : {}),
-    });
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    const server = this.#server();
+    const http = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        this.#sessions.set(id, { transport, server, lastSeen: Date.now(), open: 0 });
+        this.#sessions.set(id, { transport, http, server, lastSeen: Date.now(), open: 0 });
         log.debug(`session opened (${this.#sessions.size} open)`);
       },
       onsessionclosed: (id) => {
         this.#sessions.delete(id);
       },
     });
+    const transport = new ValidatingTransport(http);
     transport.onclose = () => {
       const id = transport.sessionId;
       if (id !== undefined && this.#sessions.get(id)?.transport === transport) this.#sessions.delete(id);
       void server.close().catch(() => {});
     };
-    await connectValidated(server, transport);
-    await transport.handleRequest(req, res, message);
+    await server.connect(transport);
+    await http.handleRequest(req, res, message);
   }
 
   #noSession(res: ServerResponse, sessionId: string | undefined): void {
@@ -275,6 +346,10 @@ function mcpPolicy(options: McpHttpOptions, maxBody: number): EdgePolicy {
       TOKEN_WRONG: "Unauthorized: wrong bearer token.",
     },
   };
+}
+
+function isModernVersion(version: string | undefined): boolean {
+  return version !== undefined && /^\d{4}-\d{2}-\d{2}$/.test(version) && version >= "2026-01-01";
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

@@ -1,4 +1,5 @@
 import type { Readable, Writable } from "node:stream";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { type Core, createCore } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import { type Logger, silentLogger } from "../../core/log.ts";
@@ -10,7 +11,7 @@ import type { WorkbenchRuntimeOptions } from "../../workbench/share/acquire.ts";
 import type { RenderMode } from "./app/render-mode.ts";
 import { AppState } from "./app/state.ts";
 import type { WorkbenchAppHandle } from "./app/stream-tier.ts";
-import { connectValidated } from "./edge.ts";
+import { ValidatingTransport } from "./edge.ts";
 import { DEFAULT_MAX_BODY_BYTES, McpHttpEndpoint } from "./http.ts";
 import { createMcpServer } from "./server.ts";
 import { LineStdioTransport } from "./stdio.ts";
@@ -161,25 +162,20 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       closers.push(() => wb.close());
     }
     if (useStdio) {
-      const transport = new LineStdioTransport(options.stdin, options.stdout, {
+      const lines = new LineStdioTransport(options.stdin, options.stdout, {
         maxFrameBytes: options.maxFrameBytes ?? httpOpts?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       });
-      const server = createMcpServer({
-        core,
-        log: log.child("mcp"),
-        app,
-        ...(options.tools ? { tools: options.tools } : {}),
-      });
-      stdioClosed = new Promise<void>((resolve) => {
-        const prev = server.onclose;
-        server.onclose = () => {
-          prev?.();
-          resolve();
-        };
-      });
-      transport.onerror = (err) => log.debug(`stdio: ${err.message}`);
-      closers.push(() => server.close());
-      await connectValidated(server, transport);
+      const transport = new ValidatingTransport(lines);
+      stdioClosed = transport.closed;
+      const mcpLog = log.child("mcp");
+      // Both eras on one connection: the SDK answers a `server/discover` probe or any request
+      // carrying the 2026-07-28 envelope statelessly, and pins a 2025-era server on `initialize`.
+      // Each is a server from the same factory; the transport checks every request first.
+      const stdio = serveStdio(
+        () => createMcpServer({ core, log: mcpLog, app, ...(options.tools ? { tools: options.tools } : {}) }),
+        { transport, onerror: (err) => mcpLog.debug(`stdio: ${err.message}`) },
+      );
+      closers.push(() => stdio.close());
       announce("ccb serve: MCP over stdio ready");
     }
     return { core, ...(http ? { http } : {}), stdioClosed, close };

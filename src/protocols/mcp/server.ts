@@ -1,21 +1,25 @@
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { getUiCapability } from "@modelcontextprotocol/ext-apps/server";
 import {
-  CallToolRequestSchema,
   type CallToolResult,
-  ErrorCode,
-  ListToolsRequestSchema,
+  CLIENT_CAPABILITIES_META_KEY,
+  type ClientCapabilities,
+  ProtocolError,
+  Server,
+  type ServerContext,
   type Tool,
-} from "@modelcontextprotocol/sdk/types.js";
+} from "@modelcontextprotocol/server";
 import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
 import { maskDeep } from "../../core/secret-vault.ts";
 import { CCB_VERSION } from "../../core/version.ts";
 import { workspaceTools } from "../../tools/catalog.ts";
 import { type AnyToolDef, catalogOf, inputSchema, parseArguments, runTool } from "../../tools/kernel.ts";
-import { registerWorkbenchApp } from "./app/resource.ts";
+import { MCP_APP_MIME, registerWorkbenchApp } from "./app/resource.ts";
 import type { AppState } from "./app/state.ts";
 import { appToolMeta, checkAppToolReady, linkAppTool } from "./app/tool-link.ts";
+import { RpcCode } from "./edge.ts";
 import { mcpHintNames, toolErrorResult } from "./errors.ts";
+import { progressReporter } from "./progress.ts";
 
 export interface McpServerOptions {
   core: Core;
@@ -33,8 +37,11 @@ const INSTRUCTIONS =
   "and whether the editor bridge is connected. Failed calls return isError results whose text says what to do next.";
 
 /**
- * The MCP front end of the core: one `Server` per connection (stdio, or one per HTTP session),
- * listing every tool of the registry and dispatching `tools/call` to it.
+ * The MCP front end of the core: a factory of SDK `Server`s, one per serving unit (a stdio
+ * connection, a 2025-era HTTP session, or one 2026-07-28 HTTP request), each listing every tool
+ * of the registry and dispatching `tools/call` to it. The same factory serves both protocol eras:
+ * what the 2025 era learnt once from `initialize` (the client's capabilities), the 2026 era reads
+ * from each request's `_meta` envelope, so every decision below is made per request.
  *
  * It uses the SDK's protocol-level `Server` rather than `McpServer.registerTool`: `McpServer`
  * turns an unknown tool and invalid arguments into `isError` results, whereas ccb answers both
@@ -46,32 +53,51 @@ export function createMcpServer(options: McpServerOptions): Server {
   const log = options.log ?? options.core.log.child("mcp");
   const catalog = toolCatalog(tools);
   const hintNames = mcpHintNames((name) => catalog.byName.has(name));
+  // The MCP App (ui://ccb/workbench.html) is offered by a serve configured with a workbench, from
+  // its start; without one, tools do not point hosts at a resource that is not there. The
+  // extension is declared in the capabilities (server/discover and initialize alike).
+  const app = options.app?.offered() ? options.app : undefined;
   const server = new Server(
     { name: "ccb", title: "ccb workspace", version: CCB_VERSION },
-    // logging: the SDK answers logging/setLevel and filters what sendLoggingMessage sends per session.
-    { capabilities: { tools: { listChanged: false }, logging: {} }, instructions: INSTRUCTIONS },
+    {
+      // logging (2025 era): the SDK answers logging/setLevel and filters what is sent per session.
+      // The 2026-07-28 revision deprecates it: there ccb logs to its stderr / --log-file only.
+      capabilities: {
+        tools: { listChanged: false },
+        logging: {},
+        ...(app ? { extensions: { [UI_EXTENSION]: { mimeTypes: [MCP_APP_MIME] } } } : {}),
+      },
+      instructions: INSTRUCTIONS,
+    },
   );
   server.onerror = (err) => log.debug(`protocol: ${err.message}`);
 
-  // The MCP App (ui://ccb/workbench.html) is a property of the server: offered to every session of
-  // a serve configured with a workbench, from its start; without one, tools do not point hosts at
-  // a resource that is not there.
-  const app = options.app?.offered() ? options.app : undefined;
   if (app) registerWorkbenchApp(server, app);
-  const listed = app ? catalog.list.map(linkAppTool) : catalog.list;
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
+  const linked = app ? catalog.list.map(linkAppTool) : catalog.list;
+  server.setRequestHandler("tools/list", (_request, ctx) => ({
+    tools: app && offersApp(ctx) ? linked : catalog.list,
+  }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler("tools/call", async (request, ctx): Promise<CallToolResult> => {
     const name = request.params.name;
     const def = catalog.byName.get(name);
     if (!def) {
-      throw new InvalidParams(`Unknown tool "${truncate(name, 100)}". Call tools/list to see the available tools.`);
+      throw new ProtocolError(
+        RpcCode.InvalidParams,
+        `Unknown tool "${truncate(name, 100)}". Call tools/list to see the available tools.`,
+      );
     }
     const parsed = parseArguments(def, request.params.arguments);
-    if (!parsed.ok) throw new InvalidParams(parsed.message);
+    if (!parsed.ok) throw new ProtocolError(RpcCode.InvalidParams, parsed.message);
+    const progress = progressReporter(ctx, name);
     try {
       if (app) checkAppToolReady(name, app, options.core);
-      const result = await runTool(def, parsed.args, { core: options.core, signal: extra.signal, log });
+      const result = await runTool(def, parsed.args, {
+        core: options.core,
+        signal: ctx.mcpReq.signal,
+        log,
+        ...(progress ? { progress: progress.report } : {}),
+      });
       const meta = app ? { ...result.meta, ...appToolMeta(name, app) } : result.meta;
       // Tool results leave for the model here: every current secret value is masked.
       return maskDeep({
@@ -82,23 +108,40 @@ export function createMcpServer(options: McpServerOptions): Server {
     } catch (err) {
       const result = toolErrorResult(err, name, hintNames);
       const code = (result.structuredContent as { error: { code: string } }).error.code;
-      if (code === "INTERNAL") {
+      // A 2025-era client hears of an unexpected failure through MCP logging as well; the
+      // 2026-07-28 revision has no logging, and the failure is in ccb's own log either way.
+      if (code === "INTERNAL" && !ctx.mcpReq.envelope) {
         void server
           .sendLoggingMessage(
             { level: "error", logger: "ccb", data: `tool ${name} failed unexpectedly` },
-            extra.sessionId,
+            ctx.sessionId,
           )
           .catch(() => {});
       }
       return maskDeep(result);
+    } finally {
+      progress?.stop();
+      // Both eras cancel through this signal (notifications/cancelled, or the HTTP request closed).
+      if (ctx.mcpReq.signal.aborted) log.debug(`tools/call ${name}: cancelled by the client`);
     }
   });
   return server;
 }
 
-/** A JSON-RPC InvalidParams error whose message is exactly what the caller needs to fix. */
-class InvalidParams extends Error {
-  readonly code = ErrorCode.InvalidParams;
+/** The MCP Apps extension (io.modelcontextprotocol/ui). */
+const UI_EXTENSION = "io.modelcontextprotocol/ui";
+
+/**
+ * Whether the client of this request renders MCP Apps, so the App's tool is listed linked to it.
+ * 2026-07-28: the request's own `_meta` capabilities say so (negotiated per request: no state, no
+ * race). 2025 era: every client is offered the App, as before (hosts that render no Apps ignore
+ * the link).
+ */
+function offersApp(ctx: ServerContext): boolean {
+  const envelope = ctx.mcpReq.envelope;
+  if (!envelope) return true;
+  const caps = (envelope as Record<string, unknown>)[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
+  return getUiCapability(caps)?.mimeTypes?.includes(MCP_APP_MIME) ?? false;
 }
 
 interface Catalog {

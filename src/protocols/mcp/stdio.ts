@@ -1,8 +1,8 @@
 import type { Readable, Writable } from "node:stream";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { type JSONRPCMessage, specTypeSchemas, type Transport } from "@modelcontextprotocol/server";
 import { idFromPrefix, idFromSuffix } from "../../util/frame-id.ts";
 import { CappedLineSplitter } from "../../util/ndjson.ts";
+import { RpcCode as ErrorCode, specIssues } from "./edge.ts";
 
 export interface StdioTransportOptions {
   /** Longest accepted frame (one line) in bytes; longer lines are dropped with a JSON-RPC error. */
@@ -26,7 +26,7 @@ const ID_BYTES = 4096;
  * SDK writes `id` after `params`), else with id null.
  */
 export class LineStdioTransport implements Transport {
-  onmessage?: (message: JSONRPCMessage) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T) => void;
   onclose?: () => void;
   onerror?: (error: Error) => void;
 
@@ -126,8 +126,7 @@ export class LineStdioTransport implements Transport {
       this.#reply(null, ErrorCode.ParseError, "Parse error: the frame is not valid JSON.");
       return;
     }
-    const parsed = JSONRPCMessageSchema.safeParse(value);
-    if (!parsed.success) {
+    if (specIssues(specTypeSchemas.JSONRPCMessage, value)) {
       this.#reply(
         usableId(value),
         ErrorCode.InvalidRequest,
@@ -135,7 +134,7 @@ export class LineStdioTransport implements Transport {
       );
       return;
     }
-    this.onmessage?.(parsed.data);
+    this.onmessage?.(value as JSONRPCMessage);
   }
 
   #reply(id: string | number | null, code: number, message: string): void {

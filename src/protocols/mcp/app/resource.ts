@@ -1,13 +1,7 @@
 import type { McpUiResourceMeta } from "@modelcontextprotocol/ext-apps";
 import { RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import {
-  ErrorCode,
-  ListResourcesRequestSchema,
-  McpError,
-  ReadResourceRequestSchema,
-  type Resource,
-} from "@modelcontextprotocol/sdk/types.js";
+import { ProtocolError, type Resource, ResourceNotFoundError, type Server } from "@modelcontextprotocol/server";
+import { RpcCode } from "../edge.ts";
 import { workbenchAppHtml } from "./app-html.ts";
 import { type AppState, WORKBENCH_APP_URI, type WorkbenchAppInfo } from "./state.ts";
 
@@ -49,21 +43,21 @@ export function registerWorkbenchApp(server: Server, app: AppState): void {
     mimeType: MCP_APP_MIME,
     ...(a ? { _meta: appResourceMeta(a) } : {}),
   });
-  server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => {
-    const a = await app.wait(LIST_WAIT_MS, extra.signal);
+  server.setRequestHandler("resources/list", async (_request, ctx) => {
+    const a = await app.wait(LIST_WAIT_MS, ctx.mcpReq.signal);
     return { resources: app.offered() ? [describe(a)] : [] };
   });
-  server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+  server.setRequestHandler("resources/read", async (request, ctx) => {
     if (request.params.uri !== WORKBENCH_APP_URI || !app.offered()) {
-      throw new McpError(
-        ErrorCode.InvalidParams,
+      throw new ResourceNotFoundError(
+        request.params.uri.slice(0, 200),
         `Unknown resource "${request.params.uri.slice(0, 200)}". Call resources/list to see the resources.`,
       );
     }
-    const a = await app.wait(READ_WAIT_MS, extra.signal);
+    const a = await app.wait(READ_WAIT_MS, ctx.mcpReq.signal);
     if (!a) {
-      throw new McpError(
-        ErrorCode.InternalError,
+      throw new ProtocolError(
+        RpcCode.InternalError,
         "The workbench App is still being set up (its gateway address is not known yet); read the resource again in a few seconds.",
       );
     }

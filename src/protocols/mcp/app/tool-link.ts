@@ -1,6 +1,6 @@
 import type { McpUiToolMeta } from "@modelcontextprotocol/ext-apps";
 import { RESOURCE_URI_META_KEY } from "@modelcontextprotocol/ext-apps/server";
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/server";
 import type { Core } from "../../../core/core.ts";
 import { CcbError } from "../../../core/errors.ts";
 import { type AppState, WORKBENCH_APP_URI } from "./state.ts";
@@ -14,8 +14,8 @@ const RETRY_SECONDS = 5;
 /**
  * The tools/list entry of the App's tool with the App linked, the way the ext-apps server helper
  * `registerAppTool` writes it: `_meta.ui.resourceUri` and the older flat `_meta["ui/resourceUri"]`.
- * (`registerAppTool` itself registers on an `McpServer` of the v2 SDK; ccb's server is the v1
- * protocol-level `Server`, so the same metadata is written here.)
+ * (`registerAppTool` itself registers on an `McpServer`; ccb's server is the protocol-level
+ * `Server`, so the same metadata is written here.)
  */
 export function linkAppTool(tool: Tool): Tool {
   if (tool.name !== APP_TOOL) return tool;
