@@ -241,6 +241,14 @@ export class Session implements TurnHost {
     return this.model;
   }
 
+  /** `logout`: a session that used the stored sign-in key drops it (the next prompt asks to sign in again). */
+  signedOut(): void {
+    if (this.settings.credentialSource !== "signed-in") return;
+    this.settings.apiKey = undefined;
+    this.settings.credentialSource = undefined;
+    this.model = undefined;
+  }
+
   modes(): SessionModeState {
     return modeState(this.config.mode, this.deps.facts);
   }
