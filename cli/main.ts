@@ -32,8 +32,12 @@ export const main = defineCommand({
   },
 });
 
-/** Zed starts agents as `ccb --acp`: route that to the `acp` subcommand. */
+/**
+ * Zed starts agents as `ccb --acp`: route that to the `acp` subcommand. A client that runs the
+ * terminal sign-in with its args in place of the agent's (`ccb --login`) reaches `acp --login` too.
+ */
 export function normaliseArgv(argv: string[]): string[] {
+  if (argv.length === 1 && (argv[0] === "--login" || argv[0] === "--logout")) return ["acp", argv[0]];
   const i = argv.indexOf("--acp");
   if (i !== -1 && !argv.slice(0, i).some((a) => !a.startsWith("-"))) {
     return ["acp", ...argv.slice(0, i), ...argv.slice(i + 1)];

@@ -3,6 +3,8 @@
 //   - server.json validates against the vendored MCP Registry schema (schemas/mcp-server.schema.json, ajv)
 //     and agrees with package.json (name = mcpName, versions, npm identifier, repository, `serve --stdio`);
 //   - the generated npm manifests carry repository and mcpName;
+//   - the ACP Registry entry (scripts/acp-registry.mjs) validates against schemas/acp-agent.schema.json,
+//     agrees with package.json and the release archives, and its icon follows the registry's rules;
 //   - THIRD_PARTY_NOTICES is up to date;
 //   - every GitHub workflow passes action-validator (schema + expressions).
 import { execFileSync, spawnSync } from "node:child_process";
@@ -86,6 +88,36 @@ try {
   rmSync(out, { recursive: true, force: true });
 }
 
+// the ACP Registry entry and its icon
+{
+  const { agentJson, iconProblems, ICON } = await import("./acp-registry.mjs");
+  const { TARGETS } = await import("../platforms/targets.mjs");
+  const agentSchema = read("schemas/acp-agent.schema.json");
+  const validateAgent = ajv.compile(agentSchema);
+  const agent = agentJson(pkg);
+  if (!validateAgent(agent))
+    for (const e of validateAgent.errors) problems.push(`agent.json${e.instancePath}: ${e.message}`);
+  check(agent.version === pkg.version, `agent.json version ${agent.version} != package.json ${pkg.version}`);
+  check(
+    agent.distribution.npx?.package === `${pkg.name}@${pkg.version}`,
+    "agent.json npx package must be name@version",
+  );
+  check(agent.distribution.npx?.args?.[0] === "acp", "agent.json npx args must start the ACP agent (acp)");
+  const binaries = Object.values(agent.distribution.binary ?? {});
+  check(binaries.length > 0, "agent.json has no binary distribution");
+  for (const b of binaries) {
+    const name = b.archive.split("/").pop();
+    check(
+      TARGETS.some((t) => name === `ccb-v${pkg.version}-${t.key}.${t.exe.endsWith(".exe") ? "zip" : "tar.gz"}`),
+      `agent.json archive ${name} is not one release.yml builds`,
+    );
+    check(b.archive.startsWith(`${repoUrl}/releases/download/v${pkg.version}/`), `agent.json archive ${b.archive}`);
+  }
+  for (const p of iconProblems(readFileSync(ICON, "utf8"))) problems.push(`acp-registry/icon.svg: ${p}`);
+  const rel = readFileSync(join(root, ".github/workflows/release.yml"), "utf8");
+  check(rel.includes("scripts/acp-registry.mjs"), "release.yml must generate the ACP Registry entry");
+}
+
 // notices
 const n = spawnSync(process.execPath, [join(root, "scripts/notices.mjs"), "--check"], { encoding: "utf8" });
 check(n.status === 0, n.stderr.trim() || "THIRD_PARTY_NOTICES check failed");
@@ -116,4 +148,4 @@ if (problems.length > 0) {
   for (const p of problems) process.stderr.write(`check-release: ${p}\n`);
   process.exit(1);
 }
-process.stderr.write("check-release: server.json, manifests, notices and workflows are valid\n");
+process.stderr.write("check-release: server.json, agent.json, manifests, notices and workflows are valid\n");

@@ -12,6 +12,9 @@ import type { AddressInfo, Socket } from "node:net";
  *
  * - `POST /v1/messages` (also `?beta=true`): SSE when `stream: true`, else one JSON message.
  * - `POST /v1/messages/count_tokens`: `{ input_tokens }` estimated from the body size.
+ * - `GET /v1/models` (`?limit=`): one fake model page (the cheap request that checks a key).
+ * - `keys: [...]`: only these API keys (x-api-key or Bearer) are accepted; any other gets the real
+ *   API's 401 `authentication_error` on every endpoint. Without `keys`, any key is accepted.
  * - `HEAD /` -> 200; any other path -> 404 JSON error (so clients never hang).
  * Requests without `tools` are "side requests" (titles, summaries): the script sees them too;
  * `sideReplyOr(...)` / `sequence(...)` answer them with plain text.
@@ -60,6 +63,8 @@ export interface FakeAnthropic {
   url: string;
   /** Every `POST /v1/messages` request, in arrival order. */
   requests: RecordedRequest[];
+  /** Every `GET /v1/models` request (accepted or refused), in arrival order. */
+  modelListRequests: RecordedRequest[];
   /** Resolves once `n` message requests have arrived (count, 1-based), with the n-th one. */
   waitForRequest(n: number): Promise<RecordedRequest>;
   /** Resolves when the first SSE byte of the n-th (1-based) streamed response has been written; value = performance.now() then. */
@@ -235,9 +240,16 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-export async function startFakeAnthropic(options: { script?: Script } = {}): Promise<FakeAnthropic> {
+export async function startFakeAnthropic(options: { script?: Script; keys?: string[] } = {}): Promise<FakeAnthropic> {
   const script: Script = options.script ?? (() => ({ text: "Hello from the fake model." }));
   const requests: RecordedRequest[] = [];
+  const modelListRequests: RecordedRequest[] = [];
+  const keyAccepted = (headers: IncomingHttpHeaders): boolean => {
+    if (!options.keys) return true;
+    const bearer = /^Bearer (.+)$/.exec(String(headers.authorization ?? ""))?.[1];
+    const given = typeof headers["x-api-key"] === "string" ? headers["x-api-key"] : bearer;
+    return given !== undefined && options.keys.includes(given);
+  };
   const requestWaiters: { n: number; resolve: (r: RecordedRequest) => void }[] = [];
   const firstBytes: number[] = [];
   const byteWaiters: { n: number; resolve: (t: number) => void }[] = [];
@@ -325,6 +337,27 @@ export async function startFakeAnthropic(options: { script?: Script } = {}): Pro
       res.end();
       return;
     }
+    if (req.method === "GET" && path === "/v1/models") {
+      req.resume();
+      modelListRequests.push({ body: undefined, headers: req.headers, path: req.url ?? path });
+      if (!keyAccepted(req.headers))
+        return sendJson(res, 401, {
+          type: "error",
+          error: { type: "authentication_error", message: "invalid x-api-key" },
+        });
+      sendJson(res, 200, {
+        data: [{ type: "model", id: "claude-fake", display_name: "Claude Fake", created_at: "2026-01-01T00:00:00Z" }],
+        has_more: false,
+        first_id: "claude-fake",
+        last_id: "claude-fake",
+      });
+      return;
+    }
+    if (req.method === "POST" && path.startsWith("/v1/") && !keyAccepted(req.headers)) {
+      req.resume();
+      sendJson(res, 401, { type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } });
+      return;
+    }
     if (req.method === "POST" && path === "/v1/messages") {
       handleMessages(req, res, req.url ?? path).catch((err: Error) => {
         if (!res.headersSent)
@@ -362,6 +395,7 @@ export async function startFakeAnthropic(options: { script?: Script } = {}): Pro
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    modelListRequests,
     waitForRequest(n: number) {
       const r = requests[n - 1];
       if (r) return Promise.resolve(r);

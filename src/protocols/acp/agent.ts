@@ -4,9 +4,11 @@ import { isAbsolute } from "node:path";
 import type { AuthMethod, ClientCapabilities, McpServer } from "@agentclientprotocol/sdk/unstable";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { z } from "zod";
+import { CredentialStore } from "../../core/credentials.ts";
 import { CcbError, isCcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { CCB_VERSION } from "../../core/version.ts";
+import { selfCommand } from "../../util/self.ts";
 import { replayUpdates } from "./history.ts";
 import { ModelError, type ModelErrorKind, missingCredentials } from "./model-error.ts";
 import { type SandboxFacts, sandboxFacts } from "./modes.ts";
@@ -34,32 +36,61 @@ const MODEL_ERROR_CODES: Record<ModelErrorKind, string> = {
   rejected: "MODEL_REJECTED",
 };
 
-/** How to authenticate: the client passes the key in the agent's environment (ACP "env_var" auth method). */
-const AUTH_METHODS: AuthMethod[] = [
-  {
-    id: "anthropic-api-key",
-    name: "Anthropic API key",
-    description:
-      'Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN; ANTHROPIC_BASE_URL for another endpoint) in the agent\'s environment, or in the "env" object of ~/.config/ccb/settings.json, then restart the agent.',
-    // the "env_var" auth method fields (type, vars, link); the SDK's 2.4 types do not name them yet
-    ...{
-      type: "env_var",
-      vars: [{ name: "ANTHROPIC_API_KEY", label: "Anthropic API key", secret: true, optional: false }],
-      link: "https://console.anthropic.com/settings/keys",
-    },
+/** Sign-in in a terminal the client opens: it runs this agent's own program with these args (`ccb acp --login`). */
+export const LOGIN_METHOD_ID = "ccb-login";
+/** The key in the agent's environment (the draft "env_var" type, for clients that show a key field). */
+export const ENV_METHOD_ID = "anthropic-api-key";
+
+const ENV_METHOD: AuthMethod = {
+  id: ENV_METHOD_ID,
+  name: "Anthropic API key",
+  description:
+    'Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN; ANTHROPIC_BASE_URL for another endpoint) in the agent\'s environment, or in the "env" object of ~/.config/ccb/settings.json, then restart the agent.',
+  // the "env_var" auth method fields (type, vars, link); the SDK's 2.4 types do not name them
+  ...{
+    type: "env_var",
+    vars: [{ name: "ANTHROPIC_API_KEY", label: "Anthropic API key", secret: true, optional: false }],
+    link: "https://console.anthropic.com/settings/keys",
   },
-];
+};
+
+/** Whether the client runs terminal auth methods: v1's `auth.terminal`, or the older `_meta["terminal-auth"]`. */
+export function terminalAuthOptIn(caps: ClientCapabilities): { terminal: boolean; legacyMeta: boolean } {
+  const legacyMeta = (caps._meta as Record<string, unknown> | null | undefined)?.["terminal-auth"] === true;
+  return { terminal: caps.auth?.terminal === true || legacyMeta, legacyMeta };
+}
+
+/**
+ * The auth methods offered to a client: the terminal sign-in only to one that opted in (with the
+ * older `_meta["terminal-auth"]` command for clients that asked that way), then the env_var method.
+ */
+export function authMethodsFor(caps: ClientCapabilities): AuthMethod[] {
+  const opt = terminalAuthOptIn(caps);
+  if (!opt.terminal) return [ENV_METHOD];
+  const login: AuthMethod = {
+    id: LOGIN_METHOD_ID,
+    name: "Sign in with an Anthropic API key",
+    description:
+      "Opens a terminal that asks for your Anthropic API key (input hidden), checks it with the API and stores it for ccb, readable only by you. ANTHROPIC_API_KEY in the environment still wins.",
+    type: "terminal",
+    args: ["--login"],
+    ...(opt.legacyMeta
+      ? { _meta: { "terminal-auth": { ...selfCommand(["acp", "--login"]), label: "ccb sign-in" } } }
+      : {}),
+  };
+  return [login, ENV_METHOD];
+}
 
 const loadSession = () => import("./session.ts");
 const newSessionId = () => `ccb-${randomUUID()}`;
 
-/** CcbError codes -> JSON-RPC errors, in one place. */
-export function toRequestError(err: unknown, sessionId?: string): Error {
+/** CcbError codes -> JSON-RPC errors, in one place. AUTH_REQUIRED names the auth methods offered to this client. */
+export function toRequestError(err: unknown, sessionId?: string, authMethods: AuthMethod[] = [ENV_METHOD]): Error {
   if (err instanceof acp.RequestError) return err;
   if (err instanceof ModelError) {
     const data = { code: MODEL_ERROR_CODES[err.kind], ...(err.status !== undefined ? { status: err.status } : {}) };
     if (err.kind === "auth")
-      return acp.RequestError.authRequired({ ...data, authMethods: AUTH_METHODS.map((m) => m.id) }, err.message);
+      return acp.RequestError.authRequired({ ...data, authMethods: authMethods.map((m) => m.id) }, err.message);
     return acp.RequestError.internalError(data, err.message);
   }
   if (isCcbError(err)) {
@@ -101,6 +132,7 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
   const store = new SessionStore(options.env.dataDir);
   const sessions = new Map<string, Session>();
   let caps: ClientCapabilities = {};
+  let offered: AuthMethod[] = authMethodsFor(caps);
 
   const wrap = async <T>(fn: () => Promise<T> | T, sessionId?: string): Promise<T> => {
     try {
@@ -109,7 +141,7 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
       // expected failures (typed, with a message for the user) are not logged as crashes
       if (!isCcbError(err) && !(err instanceof ModelError) && !(err instanceof acp.RequestError))
         log.error(`request failed: ${(err as Error)?.stack ?? String(err)}`);
-      throw toRequestError(err, sessionId);
+      throw toRequestError(err, sessionId, offered);
     }
   };
   const active = (sessionId: string): Session => {
@@ -183,6 +215,7 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
     })
     .onRequest(acp.methods.agent.initialize, ({ params }) => {
       caps = params.clientCapabilities ?? {};
+      offered = authMethodsFor(caps);
       return {
         protocolVersion: acp.PROTOCOL_VERSION,
         agentCapabilities: {
@@ -190,21 +223,32 @@ export function createAcpAgent(options: AcpAgentOptions): acp.AgentApp {
           promptCapabilities: { image: true, embeddedContext: true },
           mcpCapabilities: { http: true, sse: true },
           sessionCapabilities: { list: {}, resume: {}, close: {}, fork: {}, delete: {}, additionalDirectories: {} },
+          auth: { logout: {} },
         },
         agentInfo: { name: "ccb", title: "ccb", version: CCB_VERSION },
-        authMethods: AUTH_METHODS,
+        authMethods: offered,
       };
     })
     .onRequest(acp.methods.agent.authenticate, ({ params }) =>
       wrap(() => {
-        if (!AUTH_METHODS.some((m) => m.id === params.methodId)) {
+        if (!offered.some((m) => m.id === params.methodId)) {
           throw acp.RequestError.invalidParams(
-            { methodId: params.methodId, authMethods: AUTH_METHODS.map((m) => m.id) },
-            `Unknown auth method "${params.methodId}"; this agent offers ${AUTH_METHODS.map((m) => `"${m.id}"`).join(", ")}.`,
+            { methodId: params.methodId, authMethods: offered.map((m) => m.id) },
+            `Unknown auth method "${params.methodId}"; this agent offers ${offered.map((m) => `"${m.id}"`).join(", ")}.`,
           );
         }
-        // the credentials come from the environment the client started the agent with
+        // the credentials come from the environment the client started the agent with, or from a
+        // sign-in (a client should not send the terminal method here, but asking is harmless)
         if (!hasCredentials(options.env, process.cwd())) throw missingCredentials();
+        return {};
+      }),
+    )
+    .onRequest(acp.methods.agent.logout, () =>
+      wrap(async () => {
+        if (options.env.configDir) new CredentialStore(options.env.configDir).remove();
+        // open sessions stop using the stored key (a key from the environment stays theirs)
+        for (const s of sessions.values()) s.signedOut();
+        log.info("logout: the stored sign-in key was removed");
         return {};
       }),
     )

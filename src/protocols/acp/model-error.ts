@@ -20,7 +20,8 @@ export class ModelError extends Error {
 /** The ModelError for a session without credentials. */
 export function missingCredentials(): ModelError {
   return new ModelError(
-    "No Anthropic API key is configured. Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment the editor gives ccb " +
+    "No Anthropic API key is configured. Sign in (your editor's sign-in for ccb, or `ccb acp --login` in a terminal), " +
+      "or set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) in the environment the editor gives ccb " +
       '(Zed: "agent_servers": { "ccb": { "env": { "ANTHROPIC_API_KEY": "..." } } }), or put it in the "env" object of ~/.config/ccb/settings.json.',
     false,
     "auth",

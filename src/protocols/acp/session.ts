@@ -39,6 +39,7 @@ import { type AgentEnv, loadModelSettings, type ModelSettings } from "./settings
 import type { SessionStore, SessionWriter, StoreRecord } from "./store.ts";
 import { systemPrompt } from "./system-prompt.ts";
 import type { EditFeedback } from "./tool-runner.ts";
+import { askPersonTool } from "./tools/ask.ts";
 import { AGENT_TOOLS } from "./tools/index.ts";
 import { type ClientIO, createClientIO } from "./tools/io.ts";
 import { type AcpTool, offeredTools } from "./tools/types.ts";
@@ -175,9 +176,17 @@ export class Session implements TurnHost {
     }
   }
 
+  /** The client renders elicitation forms: the model may ask the person (ask_person). */
+  get canElicit(): boolean {
+    return this.deps.caps.elicitation?.form != null;
+  }
+
   /** The tools of the next model request: bridge-needing ones only while the workbench's bridge is connected. */
   tools(): AcpTool[] {
-    return offeredTools([...AGENT_TOOLS, ...(this.mcp?.tools ?? [])], this.core.bridge.status().connected);
+    return offeredTools(
+      [...AGENT_TOOLS, ...(this.canElicit ? [askPersonTool] : []), ...(this.mcp?.tools ?? [])],
+      this.core.bridge.status().connected,
+    );
   }
 
   editFeedback(): EditFeedback | undefined {
@@ -239,6 +248,14 @@ export class Session implements TurnHost {
       this.model = new ModelClient(this.settings, this.log);
     }
     return this.model;
+  }
+
+  /** `logout`: a session that used the stored sign-in key drops it (the next prompt asks to sign in again). */
+  signedOut(): void {
+    if (this.settings.credentialSource !== "signed-in") return;
+    this.settings.apiKey = undefined;
+    this.settings.credentialSource = undefined;
+    this.model = undefined;
   }
 
   modes(): SessionModeState {

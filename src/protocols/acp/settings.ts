@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
+import { CredentialStore } from "../../core/credentials.ts";
 import { CcbError } from "../../core/errors.ts";
 import { secretValue } from "../../core/secret-vault.ts";
 import type { Price } from "./pricing.ts";
@@ -12,6 +13,8 @@ import type { Price } from "./pricing.ts";
  *   2. project settings  <cwd>/.ccb/settings.json
  *   3. the environment   ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN / ANTHROPIC_BASE_URL / ANTHROPIC_MODEL, ...
  * A settings file's "env" object supplies environment values that the real environment lacks.
+ * Without ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN from any of them, the key a person signed in
+ * with (`ccb acp --login`, ccb's secret store under the config folder) is used.
  */
 export const SettingsSchema = z.object({
   env: z.record(z.string(), z.string()).optional(),
@@ -45,6 +48,8 @@ export interface AgentEnv {
 export interface ModelSettings {
   apiKey: string | undefined;
   authToken: string | undefined;
+  /** Where the credential came from: the environment or a settings file, or ccb's secret store (sign-in). */
+  credentialSource?: "environment" | "signed-in" | undefined;
   baseURL: string | undefined;
   model: string;
   models: string[];
@@ -138,9 +143,15 @@ export function loadModelSettings(
     const n = v === undefined ? NaN : Number(v);
     return Number.isFinite(n) && n >= 0 ? n : d;
   };
+  const configured = { apiKey: get("ANTHROPIC_API_KEY"), authToken: get("ANTHROPIC_AUTH_TOKEN") };
+  const stored =
+    configured.apiKey || configured.authToken || !agentEnv.configDir
+      ? undefined
+      : new CredentialStore(agentEnv.configDir).read();
   return {
-    apiKey: get("ANTHROPIC_API_KEY"),
-    authToken: get("ANTHROPIC_AUTH_TOKEN"),
+    apiKey: configured.apiKey ?? stored,
+    authToken: configured.authToken,
+    credentialSource: configured.apiKey || configured.authToken ? "environment" : stored ? "signed-in" : undefined,
     baseURL: get("ANTHROPIC_BASE_URL"),
     model,
     models,

@@ -36,6 +36,8 @@ export interface ToolHost {
   readonly log: Logger;
   readonly client: acp.AgentContext;
   readonly config: { readonly mode: ModeId };
+  /** The client renders elicitation forms (`clientCapabilities.elicitation.form`). */
+  readonly canElicit?: boolean;
   append(record: StoreRecord): void;
   setMode(mode: ModeId, outlet: TurnOutlet): void;
   setPlan(outlet: TurnOutlet, turn: number, todos: Todo[]): void;
@@ -153,6 +155,15 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
     log: host.log,
     progress: (fields) => send(fields),
     setPlan: (todos) => host.setPlan(outlet, turn, todos),
+    elicit: host.canElicit
+      ? (message, requestedSchema) =>
+          host.client.request(
+            acp.methods.client.elicitation.create,
+            { sessionId: host.id, toolCallId: id, mode: "form", message, requestedSchema },
+            // a cancelled turn withdraws the question: $/cancel_request, and the call ends now
+            { cancellationSignal: signal, stopWaitingOnCancel: true },
+          )
+      : undefined,
   };
   const presentation = tool.acp;
   const title = parsed.ok ? presentation.title(parsed.args) : use.name;

@@ -1,5 +1,12 @@
 import { isAbsolute, resolve } from "node:path";
-import type { PermissionOption, ToolCallContent, ToolCallLocation, ToolKind } from "@agentclientprotocol/sdk/unstable";
+import type {
+  CreateElicitationResponse,
+  ElicitationSchema,
+  PermissionOption,
+  ToolCallContent,
+  ToolCallLocation,
+  ToolKind,
+} from "@agentclientprotocol/sdk/unstable";
 import type { z } from "zod";
 import type { Core } from "../../../core/core.ts";
 import { type AnyToolDef, type ToolContext, type ToolDef, toolFailure } from "../../../tools/kernel.ts";
@@ -15,6 +22,8 @@ export interface AcpToolDeps {
   core: Core;
   io: ClientIO;
   setPlan(todos: Todo[]): void;
+  /** Ask the person through the client (ACP elicitation, form mode), when the client supports it. */
+  elicit?: ((message: string, schema: ElicitationSchema) => Promise<CreateElicitationResponse>) | undefined;
 }
 
 /** A tool_call_update with these fields for the running call (e.g. an embedded terminal). */
