@@ -1,6 +1,8 @@
-// Trivial MCP tool round trip: ccb serve (workspace_status, and fs_read of a tiny file) vs a bare
-// @modelcontextprotocol/sdk server with one echo tool, over stdio and over Streamable HTTP, with
-// the same SDK client in the same run. Over stdio also the compiled binary (dist/ccb, when built)
+// Trivial MCP tool round trip, in both protocol eras: ccb serve (workspace_status, and fs_read of a
+// tiny file) vs a bare server with one echo tool, over stdio and over Streamable HTTP, with the same
+// SDK client in the same run. 2025-11-25: the 1.x client against a bare 1.x server
+// (bench/fixtures/bare-mcp-server.mjs); 2026-07-28: the 2.x client pinned to the new era against a
+// bare 2.x server (bench/fixtures/bare-mcp-server-v2.mjs); ccb is the same process kind in both. Over stdio also the compiled binary (dist/ccb, when built)
 // and a peer, @modelcontextprotocol/server-filesystem (read_text_file of the same tiny file;
 // installed by scripts/setup-peers.sh into $CCB_PEERS_DIR or .cache/peers). Blocks of calls
 // alternate between the servers so machine load affects all alike. Tool rows are divided by the
@@ -12,9 +14,11 @@ import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "no
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttp } from "@modelcontextprotocol/client";
+import { StdioClientTransport as ModernStdio } from "@modelcontextprotocol/client/stdio";
+import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport as LegacyStdio } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport as LegacyHttp } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { fmt, pinToOneCpu, ratio, summarize } from "./lib.ts";
 
 const pinning = pinToOneCpu();
@@ -27,7 +31,30 @@ const WARMUP = 200;
 const ws = realpathSync(mkdtempSync(join(tmpdir(), "ccb-bench-rt-")));
 writeFileSync(join(ws, "tiny.txt"), "hello\n");
 const CCB = [join(root, "bin/ccb.mjs"), "serve", "--no-workbench", "--workspace", ws, "--log-level", "error"];
-const BARE = [join(root, "bench/fixtures/bare-mcp-server.mjs")];
+const BARE_V1 = [join(root, "bench/fixtures/bare-mcp-server.mjs")];
+const BARE_V2 = [join(root, "bench/fixtures/bare-mcp-server-v2.mjs")];
+type Era = "2025-11-25" | "2026-07-28";
+let era: Era = "2025-11-25";
+let BARE = BARE_V1;
+
+/** A client of the era being measured: the 1.x SDK (handshake), or the 2.x SDK pinned to 2026-07-28. */
+type Client = LegacyClient | ModernClient;
+function newClient(): Client {
+  return era === "2025-11-25"
+    ? new LegacyClient({ name: "bench", version: "1" })
+    : new ModernClient({ name: "bench", version: "1" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+}
+function stdioTransport(params: { command: string; args: string[]; env: Record<string, string> }) {
+  return era === "2025-11-25"
+    ? new LegacyStdio({ ...params, stderr: "ignore" })
+    : new ModernStdio({ ...params, stderr: "ignore" });
+}
+async function connect(client: Client, transport: unknown): Promise<void> {
+  await (client as { connect(t: unknown): Promise<void> }).connect(transport);
+}
+function callTool(client: Client, name: string, args: Record<string, unknown>): Promise<unknown> {
+  return (client as { callTool(p: unknown): Promise<unknown> }).callTool({ name, arguments: args });
+}
 const BIN = process.env.CCB_BENCH_BIN ?? join(root, "dist/ccb");
 const peersDir = process.env.CCB_PEERS_DIR ?? join(root, ".cache/peers");
 const FS_PEER = join(peersDir, "server-filesystem/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
@@ -40,9 +67,9 @@ interface Target {
   close: () => Promise<void>;
 }
 
-/** The same connection, measuring `ping` (protocol and transport only, no tool). */
+/** The same connection, measuring `ping` (protocol and transport only, no tool; the 2025 era only). */
 function pingOf(t: Target, name: string): Target {
-  return { name, client: t.client, call: () => t.client.ping(), close: async () => {} };
+  return { name, client: t.client, call: () => (t.client as LegacyClient).ping(), close: async () => {} };
 }
 
 async function stdioTarget(
@@ -52,13 +79,12 @@ async function stdioTarget(
   toolArgs: Record<string, unknown>,
   command = process.execPath,
 ): Promise<Target> {
-  const transport = new StdioClientTransport({ command, args, env, stderr: "ignore" });
-  const client = new Client({ name: "bench", version: "1" });
-  await client.connect(transport);
+  const client = newClient();
+  await connect(client, stdioTransport({ command, args, env }));
   return {
     name,
     client,
-    call: () => client.callTool({ name: tool, arguments: toolArgs }),
+    call: () => callTool(client, tool, toolArgs),
     close: () => client.close(),
   };
 }
@@ -82,12 +108,12 @@ async function httpTarget(
     });
     child.once("exit", (c) => reject(new Error(`${name} exited ${c}: ${err}`)));
   });
-  const client = new Client({ name: "bench", version: "1" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const client = newClient();
+  await connect(client, era === "2025-11-25" ? new LegacyHttp(new URL(url)) : new ModernHttp(new URL(url)));
   return {
     name,
     client,
-    call: () => client.callTool({ name: tool, arguments: toolArgs }),
+    call: () => callTool(client, tool, toolArgs),
     close: async () => {
       await client.close();
       child.kill("SIGTERM");
@@ -115,7 +141,14 @@ async function measure(targets: Target[]): Promise<Map<string, number[]>> {
 
 const summary: Record<string, unknown> = { calls: CALLS, loadavgBefore: loadavg().map((x) => +x.toFixed(1)) };
 try {
-  for (const transport of ["stdio", "http"] as const) {
+  for (const [e, transport] of [
+    ["2025-11-25", "stdio"],
+    ["2025-11-25", "http"],
+    ["2026-07-28", "stdio"],
+    ["2026-07-28", "http"],
+  ] as const) {
+    era = e;
+    BARE = era === "2025-11-25" ? BARE_V1 : BARE_V2;
     const make =
       transport === "stdio"
         ? (n: string, a: string[], t: string, x: Record<string, unknown>) => stdioTarget(n, [...a, "--stdio"], t, x)
@@ -125,7 +158,7 @@ try {
     const fsRead = (t: Target, name: string): Target => ({
       ...t,
       name,
-      call: () => t.client.callTool({ name: "fs_read", arguments: { path: "tiny.txt" } }),
+      call: () => callTool(t.client, "fs_read", { path: "tiny.txt" }),
       close: async () => {},
     });
     const targets = [bare, ccb, fsRead(ccb, "ccb fs_read tiny")];
@@ -141,26 +174,29 @@ try {
         );
       else console.log(`(no ${FS_PEER}: run scripts/setup-peers.sh for the server-filesystem row)`);
     }
-    targets.push(pingOf(bare, "bare ping"), pingOf(ccb, "ccb ping"));
-    const bin = targets.find((t) => t.name === "ccb-bin fs_read tiny");
-    if (bin) targets.push(pingOf(bin, "ccb-bin ping"));
+    // 2026-07-28 has no ping: the tool rows are the whole comparison there.
+    if (era === "2025-11-25") {
+      targets.push(pingOf(bare, "bare ping"), pingOf(ccb, "ccb ping"));
+      const bin = targets.find((t) => t.name === "ccb-bin fs_read tiny");
+      if (bin) targets.push(pingOf(bin, "ccb-bin ping"));
+    }
     const samples = await measure(targets);
     for (const t of targets) await t.close();
     const base = summarize(samples.get("bare echo")!);
     console.log(
-      `\n${transport}: ${CALLS} calls each (after ${WARMUP} warm-up; tool rows vs bare echo, ping rows vs bare ping), blocks of ${BLOCK} alternating`,
+      `\n${era} ${transport}: ${CALLS} calls each (after ${WARMUP} warm-up; tool rows vs bare echo, ping rows vs bare ping), blocks of ${BLOCK} alternating`,
     );
     console.log(
       `  ${"target".padEnd(24)} ${"p50".padStart(10)} ${"p99".padStart(10)} ${"mean".padStart(10)}   p50 ratio  p99 ratio`,
     );
-    const basePing = summarize(samples.get("bare ping")!);
+    const basePing = samples.has("bare ping") ? summarize(samples.get("bare ping")!) : base;
     for (const [name, s] of samples) {
       const x = summarize(s);
       const b = name.endsWith("ping") ? basePing : base;
       console.log(
         `  ${name.padEnd(24)} ${fmt(x.p50).padStart(10)} ${fmt(x.p99).padStart(10)} ${fmt(x.mean).padStart(10)}   ${ratio(x.p50, b.p50).padStart(9)}  ${ratio(x.p99, b.p99).padStart(9)}`,
       );
-      summary[`${transport}.${name.replace(/ /g, "_")}`] = {
+      summary[`${era === "2025-11-25" ? "" : "2026."}${transport}.${name.replace(/ /g, "_")}`] = {
         p50: +x.p50.toFixed(3),
         p99: +x.p99.toFixed(3),
         p50Ratio: +(x.p50 / b.p50).toFixed(2),

@@ -113,6 +113,10 @@ describe("real claude CLI against ccb ide --no-workbench", () => {
     claudePid = Number((await ccbErr.waitFor(/Claude Code connected \(pid (\d+)\)/))[1]);
     await ccbErr.waitFor(/request tools\/list/);
     assert.ok(claudePid > 0);
+    // Which requests claude opened the IDE socket with (the server logs each method it receives).
+    const methods = [...ccbErr.text.matchAll(/request (\S+)/g)].map((m) => m[1]);
+    console.error(`IDE socket methods: ${methods.join(", ")}`);
+    assert.ok(methods.includes("initialize"), methods.join(", "));
   });
 
   it("a model turn calling mcp__ide__getDiagnostics gets the IDE's answer in its next request", async () => {

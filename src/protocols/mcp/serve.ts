@@ -172,7 +172,14 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       // carrying the 2026-07-28 envelope statelessly, and pins a 2025-era server on `initialize`.
       // Each is a server from the same factory; the transport checks every request first.
       const stdio = serveStdio(
-        () => createMcpServer({ core, log: mcpLog, app, ...(options.tools ? { tools: options.tools } : {}) }),
+        (ctx) => {
+          mcpLog.debug(
+            ctx.era === "modern"
+              ? "stdio: a 2026-07-28 client (server/discover, no handshake)"
+              : "stdio: a 2025-era client (initialize)",
+          );
+          return createMcpServer({ core, log: mcpLog, app, ...(options.tools ? { tools: options.tools } : {}) });
+        },
         { transport, onerror: (err) => mcpLog.debug(`stdio: ${err.message}`) },
       );
       closers.push(() => stdio.close());
