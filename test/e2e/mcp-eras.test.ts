@@ -316,7 +316,7 @@ describe("ccb serve --http, both MCP eras", { timeout: 300_000 }, () => {
   let serve: HttpServe;
   let modern: Client;
   let legacy: LegacyClient;
-  const token = "t".repeat(8) + "0123456789abcdef0123456789abcdef";
+  const token = `${"t".repeat(8)}0123456789abcdef0123456789abcdef`;
 
   before(async () => {
     writeFileSync(join(dir.path, "README.md"), "# sample\n");
