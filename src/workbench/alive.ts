@@ -104,11 +104,11 @@ export function aliveScript(key: Buffer): string {
   return ALIVE_SCRIPT.replace("ALIVE_KEY", key.toString("hex"));
 }
 
-/** `{ epoch, proof }`: the proof is the HMAC of the page's nonce (`?n=`) and the epoch under `key`. */
+/** `{ epoch, proof }`: the proof is the HMAC of the page's nonce (`?n=`) and the epoch under `key` (no nonce, no proof). */
 export function serveEpoch(res: ServerResponse, url: URL, epoch: number, key: Buffer): void {
-  const nonce = url.searchParams.get("n") ?? "";
-  if (!NONCE.test(nonce)) {
-    res.writeHead(400, { "content-type": "text/plain; charset=utf-8" }).end("?n=<hex nonce> is required.\n");
+  const nonce = url.searchParams.get("n");
+  if (nonce !== null && !NONCE.test(nonce)) {
+    res.writeHead(400, { "content-type": "text/plain; charset=utf-8" }).end("?n= must be a hex nonce.\n");
     return;
   }
   res
@@ -117,7 +117,7 @@ export function serveEpoch(res: ServerResponse, url: URL, epoch: number, key: Bu
       "cache-control": "no-store",
       "x-content-type-options": "nosniff",
     })
-    .end(JSON.stringify({ epoch, proof: epochProof(key, nonce, epoch) }));
+    .end(JSON.stringify(nonce === null ? { epoch } : { epoch, proof: epochProof(key, nonce, epoch) }));
 }
 
 export function serveAliveScript(res: ServerResponse, key: Buffer): void {

@@ -291,7 +291,12 @@ describe("workbench gateway", () => {
       createHmac("sha256", randomBytes(32)).update(`ccb-epoch:${nonce}:3`).digest("hex"),
       "another key gives another proof",
     );
-    assert.equal((await send(`${BASE}/__ccb/epoch`, { headers: { cookie } })).status, 400, "no nonce, no answer");
+    assert.equal((await send(`${BASE}/__ccb/epoch?n=xyz`, { headers: { cookie } })).status, 400, "a bad nonce");
+    assert.deepEqual(
+      JSON.parse((await send(`${BASE}/__ccb/epoch`, { headers: { cookie } })).body),
+      { epoch: 3 },
+      "no nonce, no proof",
+    );
     const script = await send(`${BASE}/__ccb/alive.js`, { headers: { cookie } });
     assert.ok(script.body.includes(PROOF_KEY.toString("hex")), "the page's script carries the key");
     assert.equal((await send(`${BASE}/__ccb/alive.js`)).status, 401, "only over the cookie session");
