@@ -452,10 +452,12 @@ describe("the MCP App in an ext-apps AppBridge host (real Chromium, real workben
     statuses.delete(epoch);
     await navigate(`${sameSiteUrl}/frame?src=${encodeURIComponent(epoch)}`);
     assert.equal(await statusOf(epoch, "the same-site frame"), 403);
-    // Framed by the host's site (localhost): no cookie, refused. This is what embedding met before.
+    // Framed by the host's site (localhost): no cookie goes there, and the request is refused on its
+    // fetch metadata (Sec-Fetch-Site: cross-site) before any credential is looked at. This is what
+    // embedding met before; the frame capability is its way in.
     statuses.delete(epoch);
     await navigate(`${hostUrl}/frame?src=${encodeURIComponent(epoch)}`);
-    assert.equal(await statusOf(epoch, "the cross-site frame"), 401);
+    assert.equal(await statusOf(epoch, "the cross-site frame"), 403);
     await screenshot("mcp-app-host-control-cookie-refused.png");
   });
 });
