@@ -13,7 +13,8 @@ export default defineCommand({
   args: {
     url: {
       type: "string",
-      description: "Page to stream (required), e.g. the workbench URL",
+      description:
+        "Page to stream (required), e.g. the workbench URL; `-` reads it from stdin (keeps a one-time link off the command line: `ccb workbench link | ccb stream --url -`)",
       valueHint: "url",
       required: true,
     },
@@ -44,8 +45,10 @@ export default defineCommand({
       return n;
     };
     try {
+      const url = args.url === "-" ? await firstLine(process.stdin) : args.url;
+      if (!url) reportFatal(new Error("--url - read no URL from stdin"));
       const handle = await startStream({
-        url: args.url,
+        url,
         host: args.host,
         port: num(args.port, "port", 0, 65535),
         width: num(args.width, "width", 200, 3840),
@@ -65,3 +68,13 @@ export default defineCommand({
     }
   },
 });
+
+/** The first line of a stream (a URL piped in), trimmed. */
+async function firstLine(input: NodeJS.ReadableStream): Promise<string> {
+  let text = "";
+  for await (const chunk of input) {
+    text += String(chunk);
+    if (text.includes("\n")) break;
+  }
+  return (text.split("\n")[0] ?? "").trim();
+}

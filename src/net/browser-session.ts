@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { newToken, tokensEqual } from "../util/secrets.ts";
 import { type Credential, credentialMatches } from "./credentials.ts";
@@ -16,8 +16,14 @@ export const CAPABILITY_SEGMENT = "s";
 const MAX_FRAMES = 256;
 
 export interface BrowserSessionOptions {
-  /** Cookie paths: the cookie is sent only below these (e.g. `/ide/<key>`, `/app`, `/session.json`). */
-  paths: () => readonly string[];
+  /**
+   * The cookie's one path: an unguessable per-gateway prefix (`/ide/<key>`). Cookies ignore ports,
+   * so a fixed path (`/app`) would be sent to a page on any other loopback port that asks its own
+   * origin for it; below a secret prefix, nobody who does not know it can ask.
+   */
+  path: () => string;
+  /** Where a one-time link used at `pathname` lands (e.g. `/app` → `/ide/<key>/__ccb/app`); default: where it was. */
+  landing?: (pathname: string) => string;
   /** Mark the cookie Secure (the browser reaches the listener over https). */
   secure: () => boolean;
   /** How long an unused one-time token stays valid (default 10 minutes). */
@@ -33,9 +39,43 @@ function isFrameNavigation(req: IncomingMessage): boolean {
 }
 
 /**
+ * Fetch metadata of a request whose credential is the session cookie: only the gateway's own pages
+ * (`same-origin`) or the person (`none`: typed, bookmarked, reloaded; a top-level navigation) may use
+ * it. A page on another loopback port is `same-site` (ports do not make sites, so `SameSite=Strict`
+ * lets the cookie go there): refused, as is any other site. Without the header (programs, old
+ * browsers) the other checks decide.
+ */
+export function fetchSiteAllowed(req: IncomingMessage): boolean {
+  const site = req.headers["sec-fetch-site"];
+  if (site === undefined || site === "same-origin") return true;
+  return site === "none" && req.headers["sec-fetch-mode"] === "navigate" && !isFrameNavigation(req);
+}
+
+/** Sent with every answer whose credential is the cookie: only the gateway's own pages may frame it. */
+export const FRAME_HEADERS: Readonly<Record<string, string>> = {
+  "content-security-policy": "frame-ancestors 'self'",
+  "x-frame-options": "SAMEORIGIN",
+};
+
+/**
+ * The page a top-level navigation from another site (a file, a link in an MCP host, a page on
+ * another loopback port) gets for a valid one-time link: it holds the cookie and continues to
+ * `target` from the gateway's own origin, so that request is `same-origin` (a redirect would keep
+ * the other site as its initiator: refused, and `SameSite=Strict` would not send the cookie).
+ */
+const CONTINUE_SCRIPT = `location.replace(document.getElementById("go").href);`;
+const CONTINUE_CSP = `default-src 'none'; script-src 'sha256-${createHash("sha256").update(CONTINUE_SCRIPT).digest("base64")}'; frame-ancestors 'none'`;
+function continuePage(target: string): string {
+  const href = target.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+  return `<!doctype html><html><head><meta charset="utf-8"><meta name="referrer" content="no-referrer"><title>ccb workbench</title></head>
+<body><a id="go" href="${href}">Continue to the workbench</a><script>${CONTINUE_SCRIPT}</script></body></html>`;
+}
+
+/**
  * A browser's way in: a one-time token in a printed link is exchanged (once) for an `HttpOnly`,
- * `SameSite=Strict` cookie holding this session's 256-bit secret, scoped to the given paths. The
- * cookie then authenticates every request below them, WebSocket upgrades included.
+ * `SameSite=Strict` cookie holding this session's 256-bit secret, named after this instance and
+ * scoped to its unguessable prefix. The cookie then authenticates every request below it, WebSocket
+ * upgrades included, from the gateway's own pages only (fetchSiteAllowed, FRAME_HEADERS).
  *
  * A frame gets no cookie: a browser does not send a `SameSite=Strict` cookie in a frame whose
  * ancestors are another site (every MCP host frames the App from its own site), and third-party
@@ -45,8 +85,8 @@ function isFrameNavigation(req: IncomingMessage): boolean {
  * every subresource and WebSocket. It exists only after a valid one-time token was used up.
  */
 export class BrowserSession {
-  /** Per-listener name: cookies ignore ports, so two ccb instances on one host must not collide. */
-  readonly cookieName = `ccb_${randomBytes(4).toString("hex")}`;
+  /** Names this instance: cookies ignore ports, so two gateways (or a dead one and its successor) never share one. */
+  readonly cookieName = `ccb_${randomBytes(8).toString("hex")}`;
   readonly #secret = newToken(32);
   readonly #pending: Array<{ token: string; expires: number }> = [];
   #frames: string[] = [];
@@ -112,19 +152,29 @@ export class BrowserSession {
   }
 
   /**
-   * Answer a GET carrying `?ccb_ott=`: a valid token sets the cookie and redirects to the same URL
-   * without it (so the token leaves the address bar and history); an invalid one gets 401, unless
-   * the browser already holds the cookie (a link opened twice in the same browser). A frame's
-   * navigation gets a frame capability in the path instead of the cookie (see the class).
+   * Answer a GET carrying `?ccb_ott=`: a valid token sets the cookie and redirects to its landing
+   * without it (so the token leaves the address bar and history); a navigation from another site
+   * gets a page that continues there from the gateway's origin instead (continuePage). An invalid
+   * token gets 401, unless the browser already holds the cookie (a link opened twice in the same
+   * browser). A frame's navigation gets a frame capability in the path instead of the cookie.
    */
   exchange(req: IncomingMessage, res: ServerResponse, url: URL): void {
     const token = url.searchParams.get(ONE_TIME_QUERY) ?? "";
     const valid = req.method === "GET" && this.consume(token);
-    if (!valid && req.method === "GET" && credentialMatches(req, url, [this.credential])) {
-      url.searchParams.delete(ONE_TIME_QUERY);
+    url.searchParams.delete(ONE_TIME_QUERY);
+    const frame = isFrameNavigation(req);
+    const landing = `${this.#o.landing?.(url.pathname) ?? url.pathname}${url.search}`;
+    if (
+      !valid &&
+      req.method === "GET" &&
+      !frame &&
+      fetchSiteAllowed(req) &&
+      credentialMatches(req, url, [this.credential])
+    ) {
       res
         .writeHead(302, {
-          location: `${url.pathname}${url.search}`,
+          ...FRAME_HEADERS,
+          location: landing,
           "cache-control": "no-store",
           "referrer-policy": "no-referrer",
         })
@@ -139,14 +189,13 @@ export class BrowserSession {
         );
       return;
     }
-    url.searchParams.delete(ONE_TIME_QUERY);
-    if (isFrameNavigation(req)) {
+    if (frame) {
       const capability = newToken(32);
       this.#frames.push(capability);
       while (this.#frames.length > MAX_FRAMES) this.#frames.shift();
       res
         .writeHead(302, {
-          location: `/${CAPABILITY_SEGMENT}/${capability}${url.pathname}${url.search}`,
+          location: `/${CAPABILITY_SEGMENT}/${capability}${landing}`,
           "cache-control": "no-store",
           "referrer-policy": "no-referrer",
         })
@@ -154,15 +203,23 @@ export class BrowserSession {
       return;
     }
     const flags = `HttpOnly; SameSite=Strict${this.#o.secure() ? "; Secure" : ""}`;
-    const cookies = this.#o.paths().map((p) => `${this.cookieName}=${this.#secret}; Path=${p}; ${flags}`);
+    const headers = {
+      ...FRAME_HEADERS,
+      "set-cookie": `${this.cookieName}=${this.#secret}; Path=${this.#o.path()}; ${flags}`,
+      "cache-control": "no-store",
+      "referrer-policy": "no-referrer",
+    };
+    if (fetchSiteAllowed(req)) {
+      res.writeHead(302, { ...headers, location: landing }).end();
+      return;
+    }
     res
-      .writeHead(302, {
-        location: `${url.pathname}${url.search}`,
-        "set-cookie": cookies,
-        "cache-control": "no-store",
-        "referrer-policy": "no-referrer",
+      .writeHead(200, {
+        ...headers,
+        "content-type": "text/html; charset=utf-8",
+        "content-security-policy": CONTINUE_CSP,
       })
-      .end();
+      .end(continuePage(landing));
   }
 
   #prune(): void {

@@ -7,7 +7,7 @@ import {
 import { createServer as createHttpsServer } from "node:https";
 import type { Duplex } from "node:stream";
 import type { Logger } from "../core/log.ts";
-import { CAPABILITY_SEGMENT, ONE_TIME_QUERY } from "./browser-session.ts";
+import { CAPABILITY_SEGMENT, FRAME_HEADERS, ONE_TIME_QUERY } from "./browser-session.ts";
 import { HostAllowList } from "./hosts.ts";
 import { hostForUrl, isWildcardHost } from "./loopback.ts";
 import { checkEdge, type EdgePolicy, type EdgeVerdict } from "./policy.ts";
@@ -258,6 +258,8 @@ export class Gateway {
       if (verdict && !verdict.ok) return writeRefusal(res, verdict, policy);
       return policy.session.exchange(req, res, url);
     }
+    // Where the cookie is the credential, only the gateway's own pages may frame the answer (or its refusal).
+    if (policy.session && !authenticated) for (const [k, v] of Object.entries(FRAME_HEADERS)) res.setHeader(k, v);
     const verdict = this.#check(req, url, policy, authenticated);
     if (!verdict.ok) return writeRefusal(res, verdict, policy);
     if (!route) {

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import type { BrowserSession } from "./browser-session.ts";
+import { type BrowserSession, fetchSiteAllowed } from "./browser-session.ts";
 import { type Credential, credentialMatches, offeredSubprotocols, presentsAny } from "./credentials.ts";
 import type { HostAllowList } from "./hosts.ts";
 import { type OriginPolicy, originAllowed } from "./origin.ts";
@@ -38,6 +38,7 @@ export type EdgeRefusal =
   | "HOST_REFUSED"
   | "TOKEN_IN_QUERY"
   | "ORIGIN_REFUSED"
+  | "FETCH_SITE_REFUSED"
   | "TOKEN_MISSING"
   | "TOKEN_WRONG"
   | "SUBPROTOCOL_REQUIRED";
@@ -95,6 +96,14 @@ function rawCheck(req: IncomingMessage, url: URL, policy: EdgePolicy, ctx: EdgeC
       policy.origin.kind === "none"
         ? "Forbidden: browser origins are refused here."
         : `Forbidden: browser Origin ${String(origin).slice(0, 200)} is not allowed.`,
+    );
+  }
+  // The cookie is ambient: only the gateway's own pages, or the person's navigation, may use it.
+  if (policy.session && !ctx.authenticated && !fetchSiteAllowed(req)) {
+    return refuse(
+      403,
+      "FETCH_SITE_REFUSED",
+      "Forbidden: this workbench address opens only from its own pages or as a link you open (Sec-Fetch-Site).",
     );
   }
   const credentials = [...policy.auth, ...(policy.session ? [policy.session.credential] : [])];

@@ -92,6 +92,9 @@ export async function startStream(o: StreamOptions): Promise<StreamHandle> {
             "content-type": "text/html; charset=utf-8",
             "cache-control": "no-store",
             "referrer-policy": "no-referrer",
+            // Its input reaches the streamed page: no other page may frame it (clickjacking).
+            "content-security-policy": "frame-ancestors 'self'",
+            "x-frame-options": "SAMEORIGIN",
           })
           .end(VIEWER_HTML);
       },

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import httpProxy from "http-proxy";
 import type { Logger } from "../core/log.ts";
-import type { BrowserSession } from "../net/browser-session.ts";
+import { type BrowserSession, FRAME_HEADERS } from "../net/browser-session.ts";
 import { capabilityPrefix, type Gateway } from "../net/gateway.ts";
 import type { EdgePolicy } from "../net/policy.ts";
 import { refuseUpgrade } from "../net/respond.ts";
@@ -34,6 +34,24 @@ export interface ProxyTarget {
   stripPrefix: boolean;
   /** How many times the runtime came up (pages reload when it changes); default 0. */
   epoch?(): number;
+  /** This gateway's key for proving epoch answers to its pages (src/workbench/alive.ts). */
+  proofKey: Buffer;
+}
+
+/** Where the workbench's own pages live below its prefix (the cookie's only path). */
+export const APP_PAGE = "/__ccb/app";
+export const SESSION_PAGE = "/__ccb/session.json";
+
+/**
+ * Keep `frame-ancestors 'self'` on an answer whose credential is the cookie (not under a frame
+ * capability) when the runtime sends a CSP of its own: both policies then hold.
+ */
+function keepFrameAncestors(req: IncomingMessage, headers: IncomingMessage["headers"]): void {
+  if (capabilityPrefix(req)) return;
+  const own = headers["content-security-policy"];
+  const fa = FRAME_HEADERS["content-security-policy"] as string;
+  headers["content-security-policy"] = (own ? [own, fa].flat().join(", ") : fa) as string;
+  headers["x-frame-options"] ??= FRAME_HEADERS["x-frame-options"];
 }
 
 /** The workbench pages and sockets: same-origin browsers holding the workbench cookie only. */
@@ -62,6 +80,7 @@ export function mountWorkbenchProxy(
     proxyTimeout: 0,
     toProxy: true,
   });
+  proxy.on("proxyRes", (proxyRes, req) => keepFrameAncestors(req, proxyRes.headers));
   proxy.on("error", (err, _req, resOrSocket) => {
     log.debug(`workbench proxy: ${err.message}`);
     if (resOrSocket && "writeHead" in resOrSocket) {
@@ -88,8 +107,9 @@ export function mountWorkbenchProxy(
         res.writeHead(302, { location: `${under}${basePath}/${url.search}` }).end();
         return;
       }
-      if (url.pathname === `${basePath}${ALIVE_SCRIPT_PATH}`) return serveAliveScript(res);
-      if (url.pathname === `${basePath}${EPOCH_PATH}`) return serveEpoch(res, target.epoch?.() ?? 0);
+      if (url.pathname === `${basePath}${ALIVE_SCRIPT_PATH}`) return serveAliveScript(res, target.proofKey);
+      if (url.pathname === `${basePath}${EPOCH_PATH}`)
+        return serveEpoch(res, url, target.epoch?.() ?? 0, target.proofKey);
       const socketPath = target.socketPath();
       if (!socketPath) {
         res.writeHead(503, { "content-type": "text/plain", "retry-after": "2" }).end("The workbench is starting.");
@@ -105,6 +125,7 @@ export function mountWorkbenchProxy(
           { socketPath, path: req.url },
           `${under}${basePath}${ALIVE_SCRIPT_PATH}`,
           log,
+          (headers) => keepFrameAncestors(req, headers),
         );
       }
       proxy.web(req, res, { target: { socketPath } as unknown as string });
@@ -145,11 +166,15 @@ export interface SessionInfo {
 }
 
 /**
- * `/session.json` and `/app` (a page framing the workbench): the workbench cookie (from a one-time
- * link, e.g. `/app?ccb_ott=...`) or, for programs, the bearer token when one is set.
+ * `/session.json` and the App page (a page framing the workbench): for browsers below the cookie's
+ * prefix (`<basePath>/__ccb/session.json`, `<basePath>/__ccb/app`), the only place the cookie goes.
+ * The fixed `/app` and `/session.json` stay as entries: a one-time link there (`/app?ccb_ott=...`)
+ * lands on the page below the prefix; `/session.json` answers programs holding the bearer token
+ * (when one is set); a browser's cookie is never sent to either.
  */
 export function mountSessionRoutes(
   http: WorkbenchHttp,
+  basePath: string,
   session: BrowserSession,
   authToken: string | undefined,
   info: () => SessionInfo,
@@ -161,35 +186,29 @@ export function mountSessionRoutes(
     session,
     refuseQueryKeys: ["token"],
   };
-  http.gateway.addRoute(
-    "GET",
-    "/session.json",
-    (_req, res) => {
-      res
-        .writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
-        .end(JSON.stringify(info()));
-    },
-    policy,
-  );
-  http.gateway.addRoute(
-    "GET",
-    "/app",
-    (req, res) => {
-      const src = JSON.stringify(`${capabilityPrefix(req)}${info().workbenchPath}`).replace(/</g, "\\u003c");
-      const html = `<!doctype html><html><head><meta charset="utf-8"><title>ccb workbench</title>
+  const sessionJson = (_req: IncomingMessage, res: ServerResponse) => {
+    res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" }).end(JSON.stringify(info()));
+  };
+  const appPage = (req: IncomingMessage, res: ServerResponse) => {
+    const src = JSON.stringify(`${capabilityPrefix(req)}${info().workbenchPath}`).replace(/</g, "\\u003c");
+    const html = `<!doctype html><html><head><meta charset="utf-8"><title>ccb workbench</title>
 <meta name="referrer" content="no-referrer">
 <style>html,body{margin:0;height:100%;overflow:hidden;background:#1e1e1e;color:#ccc;font:14px sans-serif}iframe{display:block;border:0;width:100%;height:100%}</style></head>
 <body><iframe id="wb" title="workbench" allow="clipboard-read; clipboard-write"></iframe>
 <script>document.getElementById("wb").src = ${src};</script></body></html>`;
-      res
-        .writeHead(200, {
-          "content-type": "text/html; charset=utf-8",
-          "cache-control": "no-store",
-          "content-security-policy":
-            "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-src 'self'",
-        })
-        .end(html);
-    },
-    policy,
-  );
+    // Under a frame capability (an MCP host's frame) any ancestor may frame it; with the cookie only this origin.
+    const ancestors = capabilityPrefix(req) ? "" : "; frame-ancestors 'self'";
+    res
+      .writeHead(200, {
+        "content-type": "text/html; charset=utf-8",
+        "cache-control": "no-store",
+        "content-security-policy": `default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; frame-src 'self'${ancestors}`,
+      })
+      .end(html);
+  };
+  http.gateway.addRoute("GET", "/session.json", sessionJson, policy);
+  http.gateway.addRoute("GET", "/app", appPage, policy);
+  const own: EdgePolicy = { ...policy, name: "session-page" };
+  http.gateway.addRoute("GET", `${basePath}${SESSION_PAGE}`, sessionJson, own);
+  http.gateway.addRoute("GET", `${basePath}${APP_PAGE}`, appPage, own);
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { resolve as resolvePath } from "node:path";
 import { childEnv } from "../core/child-env.ts";
 import type { Core } from "../core/core.ts";
@@ -7,7 +8,14 @@ import type { Logger } from "../core/log.ts";
 import { BrowserSession } from "../net/browser-session.ts";
 import { newToken } from "../util/secrets.ts";
 import { BridgeServer } from "./bridge-server.ts";
-import { BRIDGE_POLICY, mountSessionRoutes, mountWorkbenchProxy, type WorkbenchHttp } from "./gateway.ts";
+import {
+  APP_PAGE,
+  BRIDGE_POLICY,
+  mountSessionRoutes,
+  mountWorkbenchProxy,
+  SESSION_PAGE,
+  type WorkbenchHttp,
+} from "./gateway.ts";
 import { type HeadlessClient, startHeadlessClient } from "./headless-client.ts";
 import { BridgeProbe, HeadlessKeeper, type HeadlessState, type HealthSnapshot } from "./health.ts";
 import { codeServerRuntime, isCodeServerRoot } from "./launcher/code-server.ts";
@@ -51,13 +59,13 @@ export interface WorkbenchStatus {
 export interface WorkbenchHandle {
   /** `/ide/<key>`. */
   basePath: string;
-  /** The browser session: its cookie opens the workbench, /app and /session.json. */
+  /** The browser session: its cookie (path `/ide/<key>` only) opens the workbench and its App page and session.json below it. */
   session: BrowserSession;
   /** A browser link to the workbench with a fresh one-time token (secret: host-only `_meta`, or the person's terminal). */
   url(): string | undefined;
   /** The same on the loopback gateway (what the headless client and the stream's Chromium open). */
   localUrl(): string | undefined;
-  /** A one-time link to `path` (e.g. `/app`) on the browser-facing gateway. */
+  /** A one-time link to `path` (e.g. `/app`, which lands on the App page below the prefix) on the browser-facing gateway. */
   link(path: string): string;
   bridge: BridgeServer;
   /** Resolves once the runtime answers (or could not start: see status()). */
@@ -176,8 +184,14 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
 
   http.gateway.addUpgrade("/bridge", (req, socket, head) => bridge.handleUpgrade(req, socket, head), BRIDGE_POLICY);
   const publicUrl = (o.publicHttp ?? http).url;
+  // The cookie goes only below the unguessable prefix; the fixed entries land on their pages below it.
+  const landings: Record<string, string> = {
+    "/app": `${basePath}${APP_PAGE}`,
+    "/session.json": `${basePath}${SESSION_PAGE}`,
+  };
   const session = new BrowserSession({
-    paths: () => [basePath, "/app", "/session.json"],
+    path: () => basePath,
+    landing: (p) => landings[p] ?? p,
     secure: () => publicUrl.startsWith("https:"),
   });
   const target = {
@@ -186,6 +200,8 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
       return runtime?.stripPrefix ?? true;
     },
     epoch: () => runtimeStarts,
+    // Proves epoch answers to this gateway's pages; a successor has a new prefix (its pages are new ones).
+    proofKey: randomBytes(32),
   };
   const servers = o.publicHttp ? [http, o.publicHttp] : [http];
   const closeProxies = servers.map((s) => mountWorkbenchProxy(s, basePath, target, session, log.child("proxy")));
@@ -195,7 +211,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
     return runtime.stripPrefix ? `${basePath}${p}` : p;
   };
   for (const s of servers) {
-    mountSessionRoutes(s, session, o.authToken, () => ({
+    mountSessionRoutes(s, basePath, session, o.authToken, () => ({
       runtime: runtime?.kind ?? "none",
       state: unavailable ? "unavailable" : (supervisor?.state ?? "starting"),
       workbenchPath: publicPath() ?? "",

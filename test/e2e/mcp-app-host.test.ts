@@ -428,7 +428,7 @@ describe("the MCP App in an ext-apps AppBridge host (real Chromium, real workben
     assert.equal(status, 101, "the stream is free after teardown");
   });
 
-  it("positive control: a browser holding the workbench cookie is refused in a cross-site frame without the capability, let in at top level and in a same-site frame", async () => {
+  it("positive control: a browser holding the workbench cookie is refused in a cross-site frame without the capability and in a same-site one, let in at top level", async () => {
     const link = new URL(
       (withoutStream(await wb.ok("vscode_open"))._meta as { "ccb/workbench": { url: string } })["ccb/workbench"].url,
     );
@@ -447,14 +447,17 @@ describe("the MCP App in an ext-apps AppBridge host (real Chromium, real workben
       cookies.some((c) => c.name.startsWith("ccb_") && c.sameSite === "Strict"),
       "the browser holds the cookie",
     );
-    // The same address framed by a page of the gateway's own site: the cookie is sent.
+    // The same address framed by a page of the gateway's own site (another port): the cookie is
+    // sent, and refused there (Sec-Fetch-Site: same-site; only the gateway's own pages use it).
     statuses.delete(epoch);
     await navigate(`${sameSiteUrl}/frame?src=${encodeURIComponent(epoch)}`);
-    assert.equal(await statusOf(epoch, "the same-site frame"), 200);
-    // Framed by the host's site (localhost): no cookie, refused. This is what embedding met before.
+    assert.equal(await statusOf(epoch, "the same-site frame"), 403);
+    // Framed by the host's site (localhost): no cookie goes there, and the request is refused on its
+    // fetch metadata (Sec-Fetch-Site: cross-site) before any credential is looked at. This is what
+    // embedding met before; the frame capability is its way in.
     statuses.delete(epoch);
     await navigate(`${hostUrl}/frame?src=${encodeURIComponent(epoch)}`);
-    assert.equal(await statusOf(epoch, "the cross-site frame"), 401);
+    assert.equal(await statusOf(epoch, "the cross-site frame"), 403);
     await screenshot("mcp-app-host-control-cookie-refused.png");
   });
 });

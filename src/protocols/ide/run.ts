@@ -9,6 +9,7 @@ import { CLAUDE_HINT_NAMES } from "./hint-names.ts";
 import { type IdeServer, startIde } from "./ide.ts";
 import { lockDir, runningServers } from "./lockfile.ts";
 import { isClaude, writeMcpConfig } from "./mcp-tools.ts";
+import { openBrowser } from "./open-link.ts";
 
 /**
  * `ccb ide`: the workbench (unless --no-workbench) + the IDE server + the lock file; optionally a
@@ -70,23 +71,6 @@ export function statusLines(env: NodeJS.ProcessEnv = process.env): string[] {
   );
 }
 
-/** `--open`: hand the URL to the desktop's opener and say what happened either way. */
-function openBrowser(url: string, announce: (line: string) => void): void {
-  const cmd = process.platform === "darwin" ? "open" : process.platform === "win32" ? "explorer" : "xdg-open";
-  const failed = (why: string) =>
-    announce(`--open: could not start ${cmd} (${why}); open the workbench URL above in a browser yourself.`);
-  try {
-    const child = spawn(cmd, [url], { stdio: "ignore", detached: true });
-    child.once("spawn", () => announce(`--open: opened the workbench URL in your browser (${cmd}).`));
-    child.once("error", (err) =>
-      failed((err as NodeJS.ErrnoException).code === "ENOENT" ? "not installed" : err.message),
-    );
-    child.unref();
-  } catch (err) {
-    failed((err as Error).message);
-  }
-}
-
 /** What to tell a person whose `-- <command>` could not start. */
 function spawnFailure(cmd: string, err: NodeJS.ErrnoException): string {
   if (err.code !== "ENOENT") return `could not run ${cmd}: ${err.message}`;
@@ -119,7 +103,9 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
   const core = createCore({ roots: options.roots, log });
   let workbench: IdeWorkbench | undefined;
   let ide: IdeServer | undefined;
+  let removeOpened = (): void => undefined;
   const shutdown = async () => {
+    removeOpened();
     await ide?.close().catch((err: Error) => log.warn(`closing the IDE server: ${err.message}`));
     await workbench?.close().catch((err: Error) => log.warn(`closing the workbench: ${err.message}`));
     await core.dispose();
@@ -181,7 +167,7 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
             ? ""
             : ` (shared: ccb ${by.kind}, pid ${by.pid}, runs it for this workspace)`;
       options.announce(`Workbench (one-time link)${shared}: ${workbench.url}`);
-      if (options.open) openBrowser(workbench.link(), options.announce);
+      if (options.open) removeOpened = openBrowser(workbench.link(), options.announce);
     }
   }
 

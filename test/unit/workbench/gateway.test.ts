@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { createServer, request, type Server } from "node:http";
@@ -20,7 +20,13 @@ let upstream: Server;
 let gw: Gateway;
 let url = "";
 let socketPath: () => string | undefined = () => SOCKET;
-const session = new BrowserSession({ paths: () => [BASE, "/app", "/session.json"], secure: () => false });
+const LANDINGS: Record<string, string> = { "/app": `${BASE}/__ccb/app`, "/session.json": `${BASE}/__ccb/session.json` };
+const session = new BrowserSession({
+  path: () => BASE,
+  landing: (p) => LANDINGS[p] ?? p,
+  secure: () => false,
+});
+const PROOF_KEY = randomBytes(32);
 let cookie = "";
 
 before(async () => {
@@ -56,8 +62,14 @@ before(async () => {
   gw = new Gateway({ host: "127.0.0.1", port: 0, log: silentLogger });
   url = await gw.listen();
   const http = { gateway: gw, url };
-  mountWorkbenchProxy(http, BASE, { socketPath: () => socketPath(), stripPrefix: true }, session, silentLogger);
-  mountSessionRoutes(http, session, "s3cret-token", () => ({
+  mountWorkbenchProxy(
+    http,
+    BASE,
+    { socketPath: () => socketPath(), stripPrefix: true, epoch: () => 3, proofKey: PROOF_KEY },
+    session,
+    silentLogger,
+  );
+  mountSessionRoutes(http, BASE, session, "s3cret-token", () => ({
     runtime: "code-server",
     state: "running",
     workbenchPath: `${BASE}/?folder=/w`,
@@ -94,7 +106,7 @@ function send(
 }
 
 describe("workbench gateway", () => {
-  test("a one-time link sets an HttpOnly SameSite=Strict cookie scoped to the workbench path, then redirects without the token", async () => {
+  test("a one-time link sets an HttpOnly SameSite=Strict cookie scoped to the workbench path only, then redirects without the token", async () => {
     const token = session.mint();
     const r = await send(`${BASE}/?folder=/w&${ONE_TIME_QUERY}=${token}`);
     assert.equal(r.status, 302);
@@ -102,8 +114,11 @@ describe("workbench gateway", () => {
     const cookies = r.headers["set-cookie"] as string[];
     assert.deepEqual(
       cookies.map((c) => /Path=([^;]+)/.exec(c)?.[1]),
-      [BASE, "/app", "/session.json"],
+      [BASE],
+      "one cookie, below the unguessable prefix only (no /app, no /session.json)",
     );
+    assert.match(session.cookieName, /^ccb_[0-9a-f]{16}$/, "the cookie names its instance");
+    assert.notEqual(session.cookieName, new BrowserSession({ path: () => BASE, secure: () => false }).cookieName);
     for (const c of cookies) {
       assert.match(c, /; HttpOnly/);
       assert.match(c, /; SameSite=Strict/);
@@ -193,22 +208,98 @@ describe("workbench gateway", () => {
     }
   });
 
-  test("/session.json and /app need the cookie (browsers) or the bearer token (programs); ?token= is refused", async () => {
+  test("/session.json and /app: links there land below the prefix, the cookie opens the pages there; programs use the bearer token; ?token= is refused", async () => {
     assert.equal((await send("/session.json")).status, 401);
     assert.equal((await send("/session.json", { headers: { authorization: "Bearer wrong-token!" } })).status, 401);
     assert.equal((await send("/session.json?token=s3cret-token")).status, 400);
-    const ok = await send("/session.json", { headers: { cookie } });
+    assert.equal((await send("/session.json", { headers: { authorization: "Bearer s3cret-token" } })).status, 200);
+    assert.equal((await send(`${BASE}/__ccb/session.json`)).status, 401);
+    const ok = await send(`${BASE}/__ccb/session.json`, { headers: { cookie } });
     assert.equal(ok.status, 200);
     assert.equal((JSON.parse(ok.body) as { workbenchPath: string }).workbenchPath, `${BASE}/?folder=/w`);
-    assert.equal((await send("/session.json", { headers: { authorization: "Bearer s3cret-token" } })).status, 200);
     assert.equal((await send("/app")).status, 401);
     const link = await send(`/app?${ONE_TIME_QUERY}=${session.mint()}`);
     assert.equal(link.status, 302);
-    assert.equal(link.headers.location, "/app");
-    const app = await send("/app", { headers: { cookie } });
+    assert.equal(link.headers.location, `${BASE}/__ccb/app`, "an /app link lands on the App page below the prefix");
+    assert.match(String((link.headers["set-cookie"] as string[])[0]), new RegExp(`Path=${BASE};`));
+    const app = await send(`${BASE}/__ccb/app`, { headers: { cookie } });
     assert.equal(app.status, 200);
     assert.match(app.body, /<iframe/);
     assert.match(String(app.headers["content-security-policy"]), /frame-src 'self'/);
+    assert.match(String(app.headers["content-security-policy"]), /frame-ancestors 'self'/);
+  });
+
+  test("the cookie works only from the gateway's own pages or a person's navigation (Sec-Fetch-Site), and only this origin may frame its answers", async () => {
+    const at = (site: string, mode = "cors", dest = "empty") => ({
+      cookie,
+      "sec-fetch-site": site,
+      "sec-fetch-mode": mode,
+      "sec-fetch-dest": dest,
+    });
+    for (const path of [`${BASE}/x`, `${BASE}/__ccb/app`, `${BASE}/__ccb/session.json`]) {
+      // Positive controls: the gateway's own page, a typed/reloaded navigation, a program (no metadata).
+      assert.equal((await send(path, { headers: at("same-origin") })).status, 200, path);
+      assert.equal((await send(path, { headers: at("none", "navigate", "document") })).status, 200, path);
+      assert.equal((await send(path, { headers: { cookie } })).status, 200, path);
+      // A page on another loopback port (same-site), another site, a "none" that is no navigation, a frame.
+      for (const h of [
+        at("same-site"),
+        at("same-site", "navigate", "document"),
+        at("cross-site", "navigate", "iframe"),
+        at("none", "cors"),
+        at("same-site", "navigate", "iframe"),
+      ]) {
+        const r = await send(path, { headers: h });
+        assert.equal(r.status, 403, `${path} ${JSON.stringify(h)}`);
+        assert.equal(r.headers["content-security-policy"], "frame-ancestors 'self'");
+      }
+    }
+    const page = await send(`${BASE}/x`, { headers: at("same-origin") });
+    assert.equal(page.headers["content-security-policy"], "frame-ancestors 'self'");
+    assert.equal(page.headers["x-frame-options"], "SAMEORIGIN");
+    const ws = new WebSocket(`${url.replace(/^http/, "ws")}${BASE}/sock`, {
+      origin: url,
+      headers: { cookie, "sec-fetch-site": "same-site" },
+    });
+    const [err] = (await once(ws, "error")) as [Error];
+    assert.match(err.message, /403/);
+  });
+
+  test("a link opened from another site gets a page that continues from the gateway's origin (a redirect would keep the other site)", async () => {
+    const r = await send(`${BASE}/?folder=/w&${ONE_TIME_QUERY}=${session.mint()}`, {
+      headers: { "sec-fetch-site": "cross-site", "sec-fetch-mode": "navigate", "sec-fetch-dest": "document" },
+    });
+    assert.equal(r.status, 200);
+    assert.match(String((r.headers["set-cookie"] as string[])[0]), new RegExp(`Path=${BASE};`));
+    assert.ok(r.body.includes(`href="${BASE}/?folder=%2Fw"`), r.body);
+    assert.match(
+      String(r.headers["content-security-policy"]),
+      /script-src 'sha256-[A-Za-z0-9+/=]+'; frame-ancestors 'none'/,
+    );
+    assert.doesNotMatch(r.body, new RegExp(ONE_TIME_QUERY), "the token is not in the page");
+  });
+
+  test("the epoch answer carries an HMAC of the page's nonce under the gateway's key", async () => {
+    const nonce = randomBytes(16).toString("hex");
+    const r = await send(`${BASE}/__ccb/epoch?n=${nonce}`, { headers: { cookie } });
+    assert.equal(r.status, 200);
+    const j = JSON.parse(r.body) as { epoch: number; proof: string };
+    assert.equal(j.epoch, 3);
+    assert.equal(j.proof, createHmac("sha256", PROOF_KEY).update(`ccb-epoch:${nonce}:3`).digest("hex"));
+    assert.notEqual(
+      j.proof,
+      createHmac("sha256", randomBytes(32)).update(`ccb-epoch:${nonce}:3`).digest("hex"),
+      "another key gives another proof",
+    );
+    assert.equal((await send(`${BASE}/__ccb/epoch?n=xyz`, { headers: { cookie } })).status, 400, "a bad nonce");
+    assert.deepEqual(
+      JSON.parse((await send(`${BASE}/__ccb/epoch`, { headers: { cookie } })).body),
+      { epoch: 3 },
+      "no nonce, no proof",
+    );
+    const script = await send(`${BASE}/__ccb/alive.js`, { headers: { cookie } });
+    assert.ok(script.body.includes(PROOF_KEY.toString("hex")), "the page's script carries the key");
+    assert.equal((await send(`${BASE}/__ccb/alive.js`)).status, 401, "only over the cookie session");
   });
 
   test("a frame's one-time link gets a frame capability in the path, no cookie; the path opens HTTP and WebSocket", async () => {
@@ -234,6 +325,8 @@ describe("workbench gateway", () => {
     assert.equal(bare.headers.location, `${cap}${BASE}/?folder=/w`, "absolute redirects keep the capability");
     const app = await send(`${cap}/app`);
     assert.equal(app.status, 200);
+    assert.doesNotMatch(String(app.headers["content-security-policy"]), /frame-ancestors/, "any host may frame it");
+    assert.equal(app.headers["x-frame-options"], undefined);
     assert.ok(app.body.includes(JSON.stringify(`${cap}${BASE}/?folder=/w`)), "/app frames the workbench under it");
     const s = new WebSocket(`${url.replace(/^http/, "ws")}${cap}${BASE}/sock?x=1`, { origin: url });
     const first = await new Promise<string>((resolve, reject) => {
@@ -269,11 +362,11 @@ describe("workbench gateway", () => {
   test("a runtime that keeps its base path (OpenVSCode) is told the browser-facing prefix under a capability; log lines redact it", async () => {
     const gw2 = new Gateway({ host: "127.0.0.1", port: 0, log: silentLogger });
     const url2 = await gw2.listen();
-    const own = new BrowserSession({ paths: () => [BASE], secure: () => false });
+    const own = new BrowserSession({ path: () => BASE, secure: () => false });
     mountWorkbenchProxy(
       { gateway: gw2, url: url2 },
       BASE,
-      { socketPath: () => SOCKET, stripPrefix: false },
+      { socketPath: () => SOCKET, stripPrefix: false, proofKey: randomBytes(32) },
       own,
       silentLogger,
     );

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { WebSocket } from "ws";
 import { type Core, createCore } from "../../../src/core/core.ts";
-import { ALIVE_SCRIPT, ALIVE_SCRIPT_PATH, EPOCH_PATH } from "../../../src/workbench/alive.ts";
+import { ALIVE_SCRIPT_PATH, aliveScript, EPOCH_PATH } from "../../../src/workbench/alive.ts";
 import { BridgeServer } from "../../../src/workbench/bridge-server.ts";
 import { BRIDGE_PROTOCOL_VERSION } from "../../../src/workbench/contract.ts";
 import { BridgeProbe, HEALTH } from "../../../src/workbench/health.ts";
@@ -119,8 +119,12 @@ describe("bridge health probe", () => {
 });
 
 describe("the script every workbench page gets", () => {
-  test("is valid JavaScript and asks for the epoch beside itself", () => {
-    assert.doesNotThrow(() => new Function(ALIVE_SCRIPT));
-    assert.ok(ALIVE_SCRIPT.includes(`me.indexOf("${ALIVE_SCRIPT_PATH}")) + "${EPOCH_PATH}"`));
+  test("is valid JavaScript, asks for the epoch beside itself and carries the gateway's proof key", () => {
+    const key = Buffer.alloc(32, 7);
+    const script = aliveScript(key);
+    assert.doesNotThrow(() => new Function(script));
+    assert.ok(script.includes(`me.indexOf("${ALIVE_SCRIPT_PATH}")) + "${EPOCH_PATH}"`));
+    assert.ok(script.includes(`bytes("${key.toString("hex")}")`));
+    assert.doesNotMatch(script, /ALIVE_KEY/);
   });
 });

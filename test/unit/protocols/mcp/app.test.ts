@@ -273,7 +273,7 @@ describe("liveness script injection", () => {
   const BASE = "/ide/unit-key";
   const sockDir = mkdtempSync(join(tmpdir(), "ccb-app-"));
   const socket = join(sockDir, "runtime.sock");
-  const session = new BrowserSession({ paths: () => [BASE], secure: () => false });
+  const session = new BrowserSession({ path: () => BASE, secure: () => false });
   const headers: Record<string, string> = {};
   let upstream: Server;
   let gw: Gateway;
@@ -295,7 +295,7 @@ describe("liveness script injection", () => {
     mountWorkbenchProxy(
       { gateway: gw, url },
       BASE,
-      { socketPath: () => socket, stripPrefix: true },
+      { socketPath: () => socket, stripPrefix: true, proofKey: Buffer.alloc(32, 1) },
       session,
       silentLogger,
     );
