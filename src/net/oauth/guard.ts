@@ -96,8 +96,8 @@ export class OAuthGuard {
     // Each distinct reason once at info (a misconfigured audience shows up at once), then debug.
     if (!this.#reasons.has(reason) && this.#reasons.size < 100) {
       this.#reasons.add(reason);
-      this.#o.log.info(`oauth: refused an access token: ${reason}`);
-    } else this.#o.log.debug(`oauth: refused an access token: ${reason}`);
+      this.#o.log.info(`oauth: refused an access token (${reason})`);
+    } else this.#o.log.debug(`oauth: refused an access token (${reason})`);
     return { ok: false, given: true, reason, challenge: this.challenge("invalid", reason) };
   }
 }
