@@ -4,7 +4,7 @@ import { CcbError } from "../../core/errors.ts";
 import { type Logger, silentLogger } from "../../core/log.ts";
 import { admitPublicUrl, isPrivateLoopback, openExposure } from "../../net/exposure.ts";
 import { Gateway } from "../../net/gateway.ts";
-import { mountProtectedResourceMetadata, type OAuthOptions, openResourceServer } from "../../net/oauth/index.ts";
+import type { OAuthOptions } from "../../net/oauth/index.ts";
 import type { AnyToolDef } from "../../tools/kernel.ts";
 import type { WorkbenchHttp } from "../../workbench/gateway.ts";
 import type { WorkbenchRuntimeOptions } from "../../workbench/share/acquire.ts";
@@ -140,9 +140,11 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         publicScheme: publicUrl ? (publicUrl.protocol === "https:" ? "https" : "http") : undefined,
       });
       admitPublicUrl(gateway, publicUrl);
-      const oauth = httpOpts.oauth
-        ? await openResourceServer({
-            ...httpOpts.oauth,
+      // jose and the discovery code load only when OAuth is configured.
+      const oauthModule = httpOpts.oauth ? await import("../../net/oauth/index.ts") : undefined;
+      const oauth = oauthModule
+        ? await oauthModule.openResourceServer({
+            ...(httpOpts.oauth as OAuthOptions),
             base: () => publicUrl?.origin ?? gateway.url,
             path: "/mcp",
             scopes: SCOPES,
@@ -151,7 +153,7 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
             log: log.child("oauth"),
           })
         : undefined;
-      if (oauth) mountProtectedResourceMetadata(gateway, oauth, "/mcp");
+      if (oauth) oauthModule?.mountProtectedResourceMetadata(gateway, oauth, "/mcp");
       const endpoint = new McpHttpEndpoint(gateway, {
         core,
         log: log.child("mcp-http"),
