@@ -312,6 +312,11 @@ describe("ccb serve --oauth-issuer: an OAuth 2.1 resource server", { timeout: 30
       );
       assert.equal(rpcMessages(r.body)[0]?.id, id);
     }
+    assert.match(serve.stderr(), /oauth: sub=machine-ro client=machine-ro calls the tool fs_read/);
+    assert.match(
+      serve.stderr(),
+      /oauth: sub=machine-ro client=machine-ro refused the tool fs_write \(needs ccb:write\)/,
+    );
     const post2 = await rawSession(await as.clientCredentials(as.clients.rw, serve.url));
     assert.equal(
       record("ccb:write token: fs_write", await post2(call(7, "fs_write", { path: "rw.txt", content: "y" }))).status,

@@ -153,7 +153,7 @@ export class McpHttpEndpoint {
       sendJsonRpcError(res, 400, ErrorCode.ParseError, "Parse error: the request body is not valid JSON.");
       return;
     }
-    if (refuseByScope(req, res, message, this.#options.tools ?? workspaceTools)) return;
+    if (refuseByScope(req, res, message, this.#options.tools ?? workspaceTools, this.#options.log)) return;
     if (sessionId !== undefined) {
       const session = this.#sessions.get(sessionId);
       if (!session) return this.#noSession(res, sessionId);

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Logger } from "../../core/log.ts";
 import { identityOf, refuseInsufficientScope } from "../../net/oauth/guard.ts";
 import type { AnyToolDef } from "../../tools/kernel.ts";
 import { APP_TOOL } from "./app/tool-link.ts";
@@ -58,19 +59,27 @@ export function scopeCovers(granted: readonly string[], needed: string): boolean
  * Before dispatch: when the request came in with an OAuth access token (the gateway verified it),
  * refuse a message (or batch) that needs a scope the token lacks with 403 insufficient_scope naming
  * the scope. Returns true when it answered. Requests without an OAuth identity are not scoped.
+ * Tool calls are logged with who made them (`sub`, client id), allowed or refused; never the token.
  */
 export function refuseByScope(
   req: IncomingMessage,
   res: ServerResponse,
   body: unknown,
   tools: readonly AnyToolDef[],
+  log?: Logger,
 ): boolean {
   const identity = identityOf(req);
   if (!identity) return false;
+  const who = `sub=${identity.extra.sub ?? "-"} client=${identity.clientId || "-"}`;
   for (const message of Array.isArray(body) ? body : [body]) {
     const needed = scopeNeeded(message, tools);
-    if (scopeCovers(identity.scopes, needed)) continue;
     const what = describe(message);
+    const isCall = (message as { method?: unknown })?.method === "tools/call";
+    if (scopeCovers(identity.scopes, needed)) {
+      if (isCall) log?.info(`oauth: ${who} calls ${what}`);
+      continue;
+    }
+    log?.info(`oauth: ${who} refused ${what} (needs ${needed})`);
     const id = (message as { id?: unknown }).id;
     refuseInsufficientScope(
       req,
