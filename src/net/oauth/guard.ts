@@ -80,7 +80,13 @@ export class OAuthGuard {
       return { ok: false, given: false, reason: "no token", challenge: this.challenge("missing") };
     const m = /^Bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)[ \t]*$/i.exec(header);
     if (!m) return this.#refused("not a Bearer token");
-    const verdict = await this.#o.verifier.verify(m[1] as string);
+    let verdict: Awaited<ReturnType<AccessTokenVerifier["verify"]>>;
+    try {
+      verdict = await this.#o.verifier.verify(m[1] as string);
+    } catch (err) {
+      // A check that cannot complete refuses (the gateway never sees an exception from here).
+      verdict = { ok: false, reason: `check failed: ${err instanceof Error ? err.message : String(err)}` };
+    }
     if (!verdict.ok) return this.#refused(verdict.reason);
     const id = verdict.identity;
     const who = `sub=${id.extra.sub ?? "-"} client=${id.clientId || "-"} iss=${id.extra.iss}`;
