@@ -6,8 +6,9 @@ import { APP_TOOL } from "./app/tool-link.ts";
 
 /**
  * The OAuth scopes of ccb's MCP endpoint, and what each lets a token do:
- * - `ccb:read`: the session itself (initialize, ping, notifications, logging level), listings and
- *   reads (tools/list, resources, prompts), and the tools annotated `readOnlyHint: true` except the
+ * - `ccb:read`: the session itself (initialize, ping, notifications, logging level; server/discover
+ *   and subscriptions/listen of the 2026-07-28 era), listings and reads (tools/list, resources,
+ *   prompts, a task's state), and the tools annotated `readOnlyHint: true` except the
  *   App's tool (vscode_open hands the host a one-time link into the live workbench, which can run
  *   terminals: as much as everything);
  * - `ccb:write`: everything (it includes `ccb:read`).
@@ -32,7 +33,13 @@ const READ_METHODS = new Set([
   "prompts/get",
   "completion/complete",
   "logging/setLevel",
+  // the 2026-07-28 era: discovery and the notification stream of a stateless client
   "server/discover",
+  "subscriptions/listen",
+  // a task's state and result (starting one took the scope of its tool; cancelling one needs ccb:write)
+  "tasks/get",
+  "tasks/list",
+  "tasks/result",
 ]);
 
 /** The scope one JSON-RPC message needs. Responses and notifications need only `ccb:read`. */

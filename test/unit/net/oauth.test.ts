@@ -141,7 +141,16 @@ describe("oauth: scopes of MCP messages", () => {
   });
 
   it("listings, the session and notifications need ccb:read; other methods ccb:write", () => {
-    for (const method of ["initialize", "ping", "tools/list", "resources/read", "prompts/list"])
+    for (const method of [
+      "initialize",
+      "ping",
+      "tools/list",
+      "resources/read",
+      "prompts/list",
+      "server/discover",
+      "subscriptions/listen",
+      "tasks/get",
+    ])
       assert.equal(scopeNeeded({ jsonrpc: "2.0", id: 1, method }, workspaceTools), SCOPE_READ, method);
     assert.equal(scopeNeeded({ jsonrpc: "2.0", method: "notifications/initialized" }, workspaceTools), SCOPE_READ);
     assert.equal(scopeNeeded({ jsonrpc: "2.0", id: 1, result: {} }, workspaceTools), SCOPE_READ);
