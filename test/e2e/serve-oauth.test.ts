@@ -374,6 +374,53 @@ describe("ccb serve --oauth-issuer: introspection of opaque tokens", { timeout: 
   });
 });
 
+describe("ccb serve --oauth-issuer behind a public URL (a proxy or ingress)", { timeout: 300_000 }, () => {
+  const dir = tmpdirFixture({ prefix: "ccb-oauth-pub-" });
+  const PUBLIC = "https://ccb.example.test";
+  let auth: AuthServer;
+  let s: HttpServe;
+  before(async () => {
+    auth = await startAuthServer();
+    s = await startHttpServe(dir.path, ["--oauth-issuer", auth.issuer, "--public-url", PUBLIC]);
+  });
+  after(async () => {
+    await s?.stop();
+    await auth?.close();
+    dir.cleanup();
+  });
+  const viaProxy = (path: string, token?: string, body?: string) =>
+    rawRequest(`${s.base}${path}`, {
+      method: body ? "POST" : "GET",
+      headers: {
+        host: "ccb.example.test",
+        ...(body ? MCP_POST_HEADERS : {}),
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
+      ...(body ? { body } : {}),
+    });
+
+  it("the resource is the public URL's /mcp: metadata, challenge and audience follow it", async () => {
+    const prm = await viaProxy("/.well-known/oauth-protected-resource/mcp");
+    assert.equal(JSON.parse(prm.body).resource, `${PUBLIC}/mcp`);
+    const none = await viaProxy("/mcp", undefined, INITIALIZE);
+    assert.equal(none.status, 401);
+    assert.match(
+      String(none.headers["www-authenticate"]),
+      /^Bearer resource_metadata="https:\/\/ccb\.example\.test\/\.well-known\/oauth-protected-resource\/mcp"/,
+    );
+    const good = await auth.clientCredentials(auth.clients.rw, `${PUBLIC}/mcp`);
+    assert.equal(
+      record("public URL: token for https://ccb.example.test/mcp", await viaProxy("/mcp", good, INITIALIZE)).status,
+      200,
+    );
+    const local = await auth.clientCredentials(auth.clients.rw, s.url);
+    assert.equal(
+      record("public URL: token for the listener's own URL", await viaProxy("/mcp", local, INITIALIZE)).status,
+      401,
+    );
+  });
+});
+
 describe("ccb serve --oauth-issuer: start-up rules", { timeout: 120_000 }, () => {
   const dir = tmpdirFixture({ prefix: "ccb-oauth-start-" });
   after(() => dir.cleanup());
@@ -437,12 +484,22 @@ describe("ccb serve --oauth-issuer: start-up rules", { timeout: 120_000 }, () =>
     }
   });
 
-  it("a non-loopback address counts OAuth as its credential (TLS still required)", async () => {
+  it("a non-loopback address counts OAuth as its credential (TLS still required) and needs the public URL", async () => {
     const auth = await startAuthServer();
     try {
-      const r = await start(["--host", "0.0.0.0", "--oauth-issuer", auth.issuer]);
+      const r = await start([
+        "--host",
+        "0.0.0.0",
+        "--oauth-issuer",
+        auth.issuer,
+        "--public-url",
+        "https://ccb.example.test",
+      ]);
       assert.equal(r.up, false);
       assert.match(r.err, /needs TLS \(--cert and --key\)\./);
+      const noUrl = await start(["--host", "0.0.0.0", "--oauth-issuer", auth.issuer]);
+      assert.equal(noUrl.up, false);
+      assert.match(noUrl.err, /OAuth on 0\.0\.0\.0 needs --public-url/);
     } finally {
       await auth.close();
     }

@@ -4,6 +4,7 @@ import { CcbError } from "../../core/errors.ts";
 import { type Logger, silentLogger } from "../../core/log.ts";
 import { admitPublicUrl, isPrivateLoopback, openExposure } from "../../net/exposure.ts";
 import { Gateway } from "../../net/gateway.ts";
+import { isLoopbackHost } from "../../net/loopback.ts";
 import type { OAuthOptions } from "../../net/oauth/index.ts";
 import type { AnyToolDef } from "../../tools/kernel.ts";
 import type { WorkbenchHttp } from "../../workbench/gateway.ts";
@@ -94,6 +95,13 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       {
         hint: "Use one: OAuth gives each person their own expiring, scoped token. To accept both on purpose, add --oauth-allow-static-token.",
       },
+    );
+  }
+  if (httpOpts?.oauth && !isLoopbackHost(httpOpts.host ?? "127.0.0.1") && !httpOpts.publicUrl) {
+    throw new CcbError(
+      "CONFIG_INVALID",
+      `OAuth on ${httpOpts.host} needs --public-url (CCB_PUBLIC_URL): tokens are issued for <public URL>/mcp, the resource ccb publishes.`,
+      { hint: "Give the https origin hosts reach ccb at, e.g. --public-url https://ccb.example.com" },
     );
   }
   const { tls, publicUrl } = httpOpts
