@@ -370,6 +370,15 @@ describe("ccb serve --oauth-issuer: introspection of opaque tokens", { timeout: 
     const elsewhere = await auth.clientCredentials(auth.clients.opaque, "https://other.example.test/mcp");
     assert.equal(record("introspection: opaque token for another resource", await init(elsewhere)).status, 401);
     assert.equal(record("introspection: unknown opaque token", await init("x".repeat(43))).status, 401);
+    const jwt = await auth.clientCredentials(auth.clients.rw, s.url);
+    assert.equal(record("introspection configured: a JWT is still checked locally", await init(jwt)).status, 200);
+    const stranger = await startAuthServer();
+    try {
+      const foreign = await stranger.clientCredentials(stranger.clients.rw, s.url);
+      assert.equal((await init(foreign)).status, 401, "another issuer's JWT");
+    } finally {
+      await stranger.close();
+    }
     assert.ok(!s.stderr().includes(auth.clients.introspector.secret));
   });
 });

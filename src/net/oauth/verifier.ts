@@ -98,8 +98,11 @@ export class AccessTokenVerifier {
   }
 
   async verify(token: string): Promise<TokenVerdict> {
-    if (token.split(".").length === 3) return this.#verifyJwt(token);
+    // A JWT of an issuer whose keys ccb has is checked locally; anything else (opaque tokens, JWTs
+    // of an issuer that only offers introspection) is introspected when that is configured.
+    if (token.split(".").length === 3 && this.#keys.has(unverifiedIssuer(token) ?? "")) return this.#verifyJwt(token);
     if (this.#introspectAt) return this.#introspect(token, this.#introspectAt);
+    if (token.split(".").length === 3) return this.#verifyJwt(token);
     return { ok: false, reason: "not a JWT, and no introspection is configured" };
   }
 
@@ -180,6 +183,15 @@ export class AccessTokenVerifier {
     if (typeof doc.nbf === "number" && doc.nbf > nowS + CLOCK_TOLERANCE_S)
       return { ok: false, reason: "not yet valid" };
     return { ok: true, identity: identityOf(token, doc as JWTPayload, at.issuer, want) };
+  }
+}
+
+function unverifiedIssuer(token: string): string | undefined {
+  try {
+    const iss = decodeJwt(token).iss;
+    return typeof iss === "string" ? iss : undefined;
+  } catch {
+    return undefined;
   }
 }
 
