@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { CcbError } from "../../src/core/errors.ts";
+import { secretValue } from "../../src/core/secret-vault.ts";
 import { parseRenderMode } from "../../src/protocols/mcp/app/render-mode.ts";
 import { repeatedFlag } from "../argv.ts";
 import {
@@ -22,7 +23,8 @@ export default defineCommand({
       "Examples:\n" +
       "  ccb serve --stdio --workspace ~/src/project\n" +
       "  ccb serve --http --port 3001 --workspace .            (prints the URL on stderr)\n" +
-      "  CCB_AUTH_TOKEN=... ccb serve --http --host 0.0.0.0 --cert tls.crt --key tls.key",
+      "  CCB_AUTH_TOKEN=... ccb serve --http --host 0.0.0.0 --cert tls.crt --key tls.key\n" +
+      "  ccb serve --http --host 0.0.0.0 --trust-proxy --public-url https://ccb.example.com --oauth-issuer https://login.example.com",
   },
   args: {
     stdio: {
@@ -88,6 +90,29 @@ export default defineCommand({
       description:
         "Serve plain HTTP on a non-loopback --host behind a TLS-terminating proxy (env CCB_TRUST_PROXY=1); needs an https --public-url and a bearer token.",
     },
+    "oauth-issuer": {
+      type: "string",
+      description:
+        "Make /mcp an OAuth 2.1 resource server trusting this authorization server (issuer URL; repeatable; env CCB_OAUTH_ISSUER, comma- or space-separated). Publishes /.well-known/oauth-protected-resource; accepts access tokens issued for <public URL>/mcp with scope ccb:read or ccb:write. Startup fails when the issuer cannot be reached.",
+      valueHint: "url",
+    },
+    "oauth-audience": {
+      type: "string",
+      description:
+        "The audience (aud) access tokens must carry (env CCB_OAUTH_AUDIENCE); default the resource URL <public URL>/mcp.",
+      valueHint: "aud",
+    },
+    "oauth-client-id": {
+      type: "string",
+      description:
+        "ccb's client id at the issuer, to introspect opaque access tokens (RFC 7662; env CCB_OAUTH_CLIENT_ID); the secret only from env CCB_OAUTH_CLIENT_SECRET or CCB_OAUTH_CLIENT_SECRET_FILE.",
+      valueHint: "id",
+    },
+    "oauth-allow-static-token": {
+      type: "boolean",
+      description:
+        "Accept the static --auth-token / CCB_AUTH_TOKEN beside OAuth on /mcp (env CCB_OAUTH_ALLOW_STATIC_TOKEN=1); without it, both together stop startup.",
+    },
     workbench: {
       type: "boolean",
       default: true,
@@ -150,6 +175,7 @@ export default defineCommand({
               maxBodyBytes,
               publicUrl: args["public-url"] || process.env.CCB_PUBLIC_URL || undefined,
               trustProxy: Boolean(args["trust-proxy"]) || /^(1|true|yes)$/i.test(process.env.CCB_TRUST_PROXY ?? ""),
+              oauth: oauthArgs(args, rawArgs),
             }
           : undefined,
         maxFrameBytes: maxBodyBytes,
@@ -178,6 +204,28 @@ function workbenchArgs(args: {
     headlessClient: args["headless-client"] !== false,
     renderMode: parseRenderMode(args["render-mode"] ?? process.env.CCB_RENDER_MODE),
   } as const;
+}
+
+/** The --oauth-* flags (and their environment), or undefined when no issuer is given. */
+function oauthArgs(
+  args: { "oauth-audience"?: string; "oauth-client-id"?: string; "oauth-allow-static-token"?: boolean },
+  rawArgs: readonly string[],
+) {
+  const fromFlags = repeatedFlag(rawArgs, "oauth-issuer", "--oauth-issuer needs a URL.");
+  const issuers = fromFlags.length > 0 ? fromFlags : (process.env.CCB_OAUTH_ISSUER ?? "").split(/[\s,]+/);
+  const list = issuers.map((i) => i.trim()).filter(Boolean);
+  if (list.length === 0) return undefined;
+  const cooldown = process.env.CCB_OAUTH_JWKS_COOLDOWN_MS;
+  return {
+    issuers: list,
+    audience: args["oauth-audience"] || process.env.CCB_OAUTH_AUDIENCE || undefined,
+    clientId: args["oauth-client-id"] || process.env.CCB_OAUTH_CLIENT_ID || undefined,
+    clientSecret: secretValue("CCB_OAUTH_CLIENT_SECRET"),
+    allowStaticToken:
+      Boolean(args["oauth-allow-static-token"]) ||
+      /^(1|true|yes)$/i.test(process.env.CCB_OAUTH_ALLOW_STATIC_TOKEN ?? ""),
+    jwksCooldownMs: intArg("CCB_OAUTH_JWKS_COOLDOWN_MS", cooldown, 30_000, 0, 86_400_000),
+  };
 }
 
 function intArg(flag: string, value: string | undefined, fallback: number, min: number, max: number): number {

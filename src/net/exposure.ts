@@ -6,8 +6,8 @@ import { isLoopbackHost } from "./loopback.ts";
 /**
  * The exposure policy of every listener of ccb: who may bind where, with what. Front ends pass their
  * flags; the rules and the words of a refusal live here once.
- * - serve (MCP over HTTP): a non-loopback address needs TLS and a bearer token, or, behind a
- *   TLS-terminating proxy (--trust-proxy), an https --public-url and a token;
+ * - serve (MCP over HTTP): a non-loopback address needs TLS and a credential (a bearer token or
+ *   OAuth), or, behind a TLS-terminating proxy (--trust-proxy), an https --public-url and one;
  * - link: a non-loopback address needs its token (--no-auth is for loopback only);
  * - stream, ide, the workbench gateway: loopback only.
  */
@@ -53,13 +53,13 @@ export function checkExposure(e: Exposure): void {
     if (e.publicUrl?.protocol === "https:" && e.token) return;
     throw new CcbError(
       "CONFIG_INVALID",
-      `Refusing to listen on ${e.host} behind a proxy: --trust-proxy needs an https --public-url and a bearer token (--auth-token or CCB_AUTH_TOKEN).`,
+      `Refusing to listen on ${e.host} behind a proxy: --trust-proxy needs an https --public-url and a bearer token (--auth-token or CCB_AUTH_TOKEN) or OAuth (--oauth-issuer).`,
       { hint: "The proxy terminates TLS for the public URL; ccb then serves plain HTTP to it only." },
     );
   }
   const missing = [
     !e.tls ? "TLS (--cert and --key)" : "",
-    !e.token ? "a bearer token (--auth-token or CCB_AUTH_TOKEN)" : "",
+    !e.token ? "a bearer token (--auth-token or CCB_AUTH_TOKEN) or OAuth (--oauth-issuer)" : "",
   ]
     .filter(Boolean)
     .join(" and ");
@@ -102,7 +102,7 @@ export function checkPublicUrl(value: string, token: boolean): URL {
   if (!loopback && !token) {
     throw new CcbError(
       "CONFIG_INVALID",
-      `Refusing --public-url ${u.origin} without a bearer token (--auth-token or CCB_AUTH_TOKEN).`,
+      `Refusing --public-url ${u.origin} without a bearer token (--auth-token or CCB_AUTH_TOKEN) or OAuth (--oauth-issuer).`,
       { hint: "Anyone who can reach that origin could use /mcp." },
     );
   }

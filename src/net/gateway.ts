@@ -10,6 +10,7 @@ import type { Logger } from "../core/log.ts";
 import { CAPABILITY_SEGMENT, FRAME_HEADERS, ONE_TIME_QUERY } from "./browser-session.ts";
 import { HostAllowList } from "./hosts.ts";
 import { hostForUrl, isWildcardHost } from "./loopback.ts";
+import { attachIdentity } from "./oauth/guard.ts";
 import { checkEdge, type EdgePolicy, type EdgeVerdict } from "./policy.ts";
 import { refuseUpgrade, sendJson } from "./respond.ts";
 
@@ -179,13 +180,16 @@ export class Gateway {
     });
   }
 
-  #check(req: IncomingMessage, url: URL, policy: EdgePolicy, authenticated = false): EdgeVerdict {
-    return checkEdge(req, url, policy, {
+  async #check(req: IncomingMessage, url: URL, policy: EdgePolicy, authenticated = false): Promise<EdgeVerdict> {
+    const verdict = await checkEdge(req, url, policy, {
       hosts: this.hosts,
       scheme: this.#options.publicScheme ?? this.scheme,
       ownOrigins: this.#ownOrigins,
       authenticated,
     });
+    // The handler (and the MCP SDK's transports, as `req.auth`) see who an access token belongs to.
+    if (verdict.ok && verdict.identity && policy.oauth) attachIdentity(req, verdict.identity, policy.oauth);
+    return verdict;
   }
 
   /**
@@ -244,7 +248,7 @@ export class Gateway {
     const atPrefix = this.#routesAt(url.pathname);
     if (atPrefix.length === 0) {
       const fb = this.#options.fallback;
-      const verdict = this.#check(req, url, fb?.policy ?? OPEN);
+      const verdict = await this.#check(req, url, fb?.policy ?? OPEN);
       if (!verdict.ok) return writeRefusal(res, verdict, fb?.policy ?? OPEN);
       if (fb) res.writeHead(fb.status, { "content-type": "text/plain; charset=utf-8" }).end(`${fb.text}\n`);
       else sendJson(res, 404, { error: `Not found: ${url.pathname.slice(0, 200)}` });
@@ -254,13 +258,13 @@ export class Gateway {
     const policy = route?.policy ?? (atPrefix[0] as Route).policy;
     if (!authenticated && policy.session && req.method === "GET" && url.searchParams.has(ONE_TIME_QUERY)) {
       // The one-time link is the credential here; the Host is still checked first.
-      const verdict = this.hosts.check(single(req.headers.host)) ? undefined : this.#check(req, url, policy);
+      const verdict = this.hosts.check(single(req.headers.host)) ? undefined : await this.#check(req, url, policy);
       if (verdict && !verdict.ok) return writeRefusal(res, verdict, policy);
       return policy.session.exchange(req, res, url);
     }
     // Where the cookie is the credential, only the gateway's own pages may frame the answer (or its refusal).
     if (policy.session && !authenticated) for (const [k, v] of Object.entries(FRAME_HEADERS)) res.setHeader(k, v);
-    const verdict = this.#check(req, url, policy, authenticated);
+    const verdict = await this.#check(req, url, policy, authenticated);
     if (!verdict.ok) return writeRefusal(res, verdict, policy);
     if (!route) {
       const allow = [...new Set(atPrefix.map((r) => r.method))].join(", ");
@@ -292,7 +296,7 @@ export class Gateway {
     const authenticated = stripped !== undefined;
     if (stripped) url = stripped;
     const found = this.#upgradeAt(url.pathname);
-    const verdict = this.#check(req, url, found?.policy ?? this.#options.fallback?.policy ?? OPEN, authenticated);
+    const verdict = await this.#check(req, url, found?.policy ?? this.#options.fallback?.policy ?? OPEN, authenticated);
     if (!verdict.ok) {
       this.#options.log.debug(`refused an upgrade of ${redactPath(url.pathname).slice(0, 60)}: ${verdict.code}`);
       this.onRefusedUpgrade?.(req, verdict.message);
@@ -300,7 +304,9 @@ export class Gateway {
         socket,
         verdict.status,
         verdict.message,
-        verdict.status === 401 ? { "WWW-Authenticate": `Bearer realm="${found?.policy.realm ?? "ccb"}"` } : {},
+        verdict.status === 401
+          ? { "WWW-Authenticate": verdict.challenge ?? `Bearer realm="${found?.policy.realm ?? "ccb"}"` }
+          : {},
       );
     }
     if (!found) return refuseUpgrade(socket, 404, "Not found.");
@@ -331,7 +337,8 @@ function writeRefusal(res: ServerResponse, verdict: Extract<EdgeVerdict, { ok: f
   if (verdict.status === 401) {
     const realm = policy.realm ?? "ccb";
     headers["www-authenticate"] =
-      verdict.code === "TOKEN_WRONG" ? `Bearer realm="${realm}", error="invalid_token"` : `Bearer realm="${realm}"`;
+      verdict.challenge ??
+      (verdict.code === "TOKEN_WRONG" ? `Bearer realm="${realm}", error="invalid_token"` : `Bearer realm="${realm}"`);
   }
   const style = policy.style ?? "json";
   if (style === "text") {

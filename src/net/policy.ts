@@ -2,12 +2,16 @@ import type { IncomingMessage } from "node:http";
 import { type BrowserSession, fetchSiteAllowed } from "./browser-session.ts";
 import { type Credential, credentialMatches, offeredSubprotocols, presentsAny } from "./credentials.ts";
 import type { HostAllowList } from "./hosts.ts";
+import type { OAuthGuard } from "./oauth/guard.ts";
+import type { OAuthIdentity } from "./oauth/verifier.ts";
 import { type OriginPolicy, originAllowed } from "./origin.ts";
 
 /**
  * What a route of a listener requires, declared once next to the route. The gateway
  * (src/net/gateway.ts) runs these checks, in this order, before the handler or any WebSocket
- * upgrade: Host allow-list, tokens in the query refused, Origin, credential, subprotocol. Body and
+ * upgrade: Host allow-list, tokens in the query refused, Origin, credential, subprotocol. The
+ * credential is any one of: a static secret (`auth`), the browser session's cookie (`session`), or
+ * an OAuth 2.1 access token for this resource (`oauth`, src/net/oauth). Body and
  * frame caps are enforced by the gateway's body reader and the WebSocket server that use them.
  */
 export interface EdgePolicy {
@@ -18,6 +22,11 @@ export interface EdgePolicy {
   auth: readonly Credential[];
   /** Query keys refused outright: a secret in a URL ends up in logs and history. */
   refuseQueryKeys?: readonly string[];
+  /**
+   * An OAuth resource server: a bearer access token issued for this resource is a credential too
+   * (checked after the static secrets; a request that passes with it carries its identity).
+   */
+  oauth?: OAuthGuard | undefined;
   /** A browser session whose one-time link (`?ccb_ott=`) is exchanged for its cookie on GET. */
   session?: BrowserSession | undefined;
   /** The WebSocket subprotocol the client must offer. */
@@ -43,7 +52,16 @@ export type EdgeRefusal =
   | "TOKEN_WRONG"
   | "SUBPROTOCOL_REQUIRED";
 
-export type EdgeVerdict = { ok: true } | { ok: false; status: 400 | 401 | 403; code: EdgeRefusal; message: string };
+export type EdgeVerdict =
+  | { ok: true; identity?: OAuthIdentity }
+  | {
+      ok: false;
+      status: 400 | 401 | 403;
+      code: EdgeRefusal;
+      message: string;
+      /** The `WWW-Authenticate` of a 401 when the policy has its own (OAuth's resource_metadata challenge). */
+      challenge?: string;
+    };
 
 export interface EdgeContext {
   hosts: HostAllowList;
@@ -59,13 +77,18 @@ const DEFAULT_QUERY_KEYS = ["token", "access_token", "auth", "authorization", "k
 /** The query keys an upgrade or API route refuses unless it declares its own list. */
 export const TOKEN_QUERY_KEYS: readonly string[] = DEFAULT_QUERY_KEYS;
 
-export function checkEdge(req: IncomingMessage, url: URL, policy: EdgePolicy, ctx: EdgeContext): EdgeVerdict {
-  const v = rawCheck(req, url, policy, ctx);
+export async function checkEdge(
+  req: IncomingMessage,
+  url: URL,
+  policy: EdgePolicy,
+  ctx: EdgeContext,
+): Promise<EdgeVerdict> {
+  const v = await rawCheck(req, url, policy, ctx);
   if (v.ok) return v;
   return { ...v, message: policy.messages?.[v.code] ?? v.message };
 }
 
-function rawCheck(req: IncomingMessage, url: URL, policy: EdgePolicy, ctx: EdgeContext): EdgeVerdict {
+async function rawCheck(req: IncomingMessage, url: URL, policy: EdgePolicy, ctx: EdgeContext): Promise<EdgeVerdict> {
   if (!ctx.hosts.check(single(req.headers.host))) {
     return refuse(
       403,
@@ -108,14 +131,30 @@ function rawCheck(req: IncomingMessage, url: URL, policy: EdgePolicy, ctx: EdgeC
   }
   const credentials = [...policy.auth, ...(policy.session ? [policy.session.credential] : [])];
   const match = ctx.authenticated ? true : credentialMatches(req, url, credentials);
-  if (policy.origin.kind === "any" && match === undefined) {
+  if (policy.origin.kind === "any" && match === undefined && !policy.oauth) {
     return refuse(
       401,
       "TOKEN_MISSING",
       "Unauthorized: this endpoint accepts any origin only with its token, and has none set.",
     );
   }
-  if (match === false) {
+  let identity: OAuthIdentity | undefined;
+  if (match !== true && policy.oauth) {
+    const r = await policy.oauth.check(req);
+    if (!r.ok) {
+      return {
+        ...refuse(
+          401,
+          r.given ? "TOKEN_WRONG" : "TOKEN_MISSING",
+          r.given
+            ? `Unauthorized: the access token was refused (${r.reason}).`
+            : "Unauthorized: this endpoint needs an OAuth access token.",
+        ),
+        challenge: r.challenge,
+      } as EdgeVerdict;
+    }
+    identity = r.identity;
+  } else if (match === false) {
     const given = presentsAny(req, url, credentials);
     return refuse(
       401,
@@ -126,7 +165,7 @@ function rawCheck(req: IncomingMessage, url: URL, policy: EdgePolicy, ctx: EdgeC
   if (policy.subprotocol !== undefined && !offeredSubprotocols(req).includes(policy.subprotocol)) {
     return refuse(400, "SUBPROTOCOL_REQUIRED", `The ${policy.subprotocol} subprotocol is required.`);
   }
-  return { ok: true };
+  return identity ? { ok: true, identity } : { ok: true };
 }
 
 function refuse(status: 400 | 401 | 403, code: EdgeRefusal, message: string): EdgeVerdict {

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { StatefulSet } from "kubernetes-models/apps/v1";
 import { Ingress, NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
-import { Namespace, Service } from "kubernetes-models/v1";
+import { ConfigMap, Namespace, Service } from "kubernetes-models/v1";
 import { parseAllDocuments } from "yaml";
 import { repoRoot } from "../helpers/cli.ts";
 
@@ -30,6 +30,7 @@ export function parseManifests(text: string): Obj[] {
 }
 
 const MODELS: Record<string, new (data: Obj) => { validate(): void }> = {
+  "v1/ConfigMap": ConfigMap,
   "v1/Namespace": Namespace,
   "v1/Service": Service,
   "apps/v1/StatefulSet": StatefulSet,

@@ -155,8 +155,10 @@ describe("deploy/kubernetes: rendered with kubectl kustomize", () => {
         for (const s of secretRefs(o)) set.add(s);
         byNamespace.set(ns, set);
       }
+      // The OAuth overlay has no shared token: its workspaces reference the TLS Secret only.
+      const want = d.endsWith("/overlays/oauth") ? ["ccb-workspace-tls"] : WORKSPACE_SECRETS;
       for (const [ns, set] of byNamespace)
-        if (set.size > 0) assert.deepEqual([...set].sort(), WORKSPACE_SECRETS, `${rel(d)} namespace ${ns}`);
+        if (set.size > 0) assert.deepEqual([...set].sort(), want, `${rel(d)} namespace ${ns}`);
     }
     const env = baseSts.spec.template.spec.containers[0].env as Obj[];
     assert.deepEqual(env.find((e) => e.name === "CCB_AUTH_TOKEN")?.valueFrom, {
@@ -305,6 +307,34 @@ describe("deploy/kubernetes: rendered with kubectl kustomize", () => {
       assert.ok(sts.metadata.labels["ccb.dev/developer"], `${ns}: labelled with its developer`);
     }
     assert.equal(hosts.size, sets.length, "distinct hosts");
+  });
+
+  test("the OAuth overlay: issuer and audience from a ConfigMap, no shared token, the metadata document routed", () => {
+    const objs = rendered.get(join(KUSTOMIZE_DIR, "overlays/oauth")) as Obj[];
+    const sts = objs.find((o) => o.kind === "StatefulSet") as Obj;
+    const env = sts.spec.template.spec.containers[0].env as Obj[];
+    assert.equal(
+      env.find((e) => e.name === "CCB_AUTH_TOKEN"),
+      undefined,
+      "no static token beside OAuth",
+    );
+    const cm = objs.find((o) => o.kind === "ConfigMap") as Obj;
+    const from = (name: string) => {
+      const ref = env.find((e) => e.name === name)?.valueFrom?.configMapKeyRef;
+      assert.equal(ref?.name, cm.metadata.name, `${name} comes from the ConfigMap`);
+      return cm.data[ref.key] as string;
+    };
+    assert.equal(new URL(from("CCB_OAUTH_ISSUER")).protocol, "https:");
+    const publicUrl = env.find((e) => e.name === "CCB_PUBLIC_URL")?.value as string;
+    assert.equal(from("CCB_OAUTH_AUDIENCE"), `${publicUrl}/mcp`, "the audience is the resource: the public URL + /mcp");
+    const ing = objs.find((o) => o.kind === "Ingress") as Obj;
+    const paths = ingressPaths(ing);
+    for (const p of ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp", "/mcp"])
+      assert.ok(
+        paths.some((r) => ingressPathMatches(r, p)),
+        `routes ${p}`,
+      );
+    assert.ok(!paths.some((r) => ingressPathMatches(r, "/.well-known/other")), "routes no other well-known document");
   });
 
   test("the README's Kubernetes section creates exactly the Secrets the manifests reference", () => {

@@ -13,6 +13,7 @@ import { type HeldWorkbench, startOwner } from "../../src/workbench/share/owner.
 import { shareKey } from "../../src/workbench/share/record.ts";
 import { repoRoot } from "../helpers/cli.ts";
 import { generate, type ListenerUnderTest, type MatrixCase, oversizeFrame, send } from "../helpers/edge-matrix.ts";
+import { type AuthServer, startAuthServer } from "../helpers/oidc.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { INITIALIZE, MCP_POST_HEADERS } from "./serve-helpers.ts";
 
@@ -30,6 +31,8 @@ const sharedState = tmpdirFixture({ prefix: "ccb-edge-state-" });
 const TOKEN = newToken(32);
 const listeners: ListenerUnderTest[] = [];
 let serve: ServeHandle;
+let oauthServe: ServeHandle | undefined;
+let authServer: AuthServer | undefined;
 let ide: SocketServer;
 let link: LinkServer;
 let stream: StreamHandle;
@@ -60,6 +63,23 @@ before(
       body: () => INITIALIZE,
       headers: mcpHeaders,
       noFrames: ["/stream"],
+    });
+
+    // serve --http as an OAuth resource server of a real authorization server: the same attacks
+    // with an access token as the credential (its metadata documents are open routes).
+    authServer = await startAuthServer();
+    oauthServe = await startServe({
+      roots: [ws.path],
+      stdio: false,
+      http: { host: "127.0.0.1", port: 0, maxBodyBytes: 65_536, oauth: { issuers: [authServer.issuer] } },
+    });
+    const oauthUrl = `${oauthServe.http!.url}/mcp`;
+    listeners.push({
+      name: "serve --http (OAuth)",
+      gateway: oauthServe.http!.gateway,
+      body: () => INITIALIZE,
+      headers: mcpHeaders,
+      accessToken: () => authServer!.clientCredentials(authServer!.clients.rw, oauthUrl),
     });
 
     ide = await startSocketServer({
@@ -127,6 +147,8 @@ after(async () => {
   sharedState.cleanup();
   await stream?.close();
   await link?.close();
+  await oauthServe?.close();
+  await authServer?.close();
   await ide?.close();
   await serve?.close();
   ws.cleanup();
@@ -141,6 +163,11 @@ describe("edge matrix (generated from the declared policies)", { timeout: 600_00
         `serve --http ${must} is in the matrix`,
       );
     }
+    for (const must of ["/mcp", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"])
+      assert.ok(
+        [...routes].some((r) => r.startsWith("serve --http (OAuth)") && r.includes(` ${must} `)),
+        `serve --http (OAuth) ${must} is in the matrix`,
+      );
     for (const l of ["ccb ide socket", "ccb link", "ccb stream"])
       assert.ok(
         [...routes].some((r) => r.startsWith(l)),

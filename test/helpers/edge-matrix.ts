@@ -39,6 +39,8 @@ export interface ListenerUnderTest {
   headers?: (route: RouteDescription) => Record<string, string>;
   /** Upgrade routes whose frame cap is exercised elsewhere (their handler has nothing to connect to here). */
   noFrames?: readonly string[];
+  /** A valid OAuth access token for a route whose policy has an OAuth credential (from a real authorization server). */
+  accessToken?: (route: RouteDescription) => Promise<string>;
 }
 
 const HOSTILE_HOSTS = (port: number) => [
@@ -55,6 +57,7 @@ export async function validCredential(
   route: RouteDescription,
 ): Promise<{ place: TokenPlace; value: string } | undefined> {
   const p = route.policy;
+  if (p.oauth && l.accessToken) return { place: { in: "bearer" }, value: await l.accessToken(route) };
   for (const c of p.auth) {
     const v = c.expected();
     if (v !== undefined && c.places[0]) return { place: c.places[0], value: v };
@@ -168,6 +171,7 @@ export async function generate(l: ListenerUnderTest): Promise<MatrixCase[]> {
       const places = [
         ...p.auth.flatMap((c) => (c.expected() !== undefined ? c.places : [])),
         ...(p.session ? [p.session.credential.places[0] as TokenPlace] : []),
+        ...(p.oauth ? [{ in: "bearer" } as TokenPlace] : []),
       ];
       for (const place of places)
         add(

@@ -13,11 +13,14 @@ import type { Logger } from "../../core/log.ts";
 import { CCB_VERSION } from "../../core/version.ts";
 import { BodyTooLargeError, readBody } from "../../net/body.ts";
 import type { Gateway } from "../../net/gateway.ts";
+import type { OAuthGuard } from "../../net/oauth/guard.ts";
 import { type EdgePolicy, TOKEN_QUERY_KEYS } from "../../net/policy.ts";
 import { sendJson, sendJsonRpcError } from "../../net/respond.ts";
+import { workspaceTools } from "../../tools/catalog.ts";
 import type { AnyToolDef } from "../../tools/kernel.ts";
 import type { AppState } from "./app/state.ts";
 import { claimedVersion, RpcCode as ErrorCode, isRequest, refuseRequest, ValidatingTransport } from "./edge.ts";
+import { refuseByScope } from "./scopes.ts";
 import { createMcpServer } from "./server.ts";
 
 /** The largest MCP message, over HTTP (request body) and stdio (one frame) alike: --max-body-bytes. */
@@ -31,6 +34,8 @@ export interface McpHttpOptions {
   log: Logger;
   /** Bearer token required on /mcp (undefined = none, only allowed on loopback). */
   authToken?: string | undefined;
+  /** OAuth 2.1 access tokens for this resource accepted on /mcp (src/net/oauth). */
+  oauth?: OAuthGuard | undefined;
   /** Browser origins allowed besides the server's own (exact scheme://host[:port]). */
   allowOrigins?: readonly string[];
   maxBodyBytes?: number;
@@ -191,6 +196,8 @@ export class McpHttpEndpoint {
       sendJsonRpcError(res, 400, ErrorCode.ParseError, "Parse error: the request body is not valid JSON.");
       return;
     }
+    // OAuth scopes (ccb:read / ccb:write), for either era, before anything runs.
+    if (refuseByScope(req, res, message, this.#options.tools ?? workspaceTools, this.#options.log)) return;
     if (sessionId === undefined && !(await isLegacyRequest(await toWebRequest(req, message), message))) {
       await this.#postModern(req, res, message);
       return;
@@ -336,14 +343,20 @@ function mcpPolicy(options: McpHttpOptions, maxBody: number): EdgePolicy {
     name: "mcp",
     origin: { kind: "same", allow: () => allow },
     auth: [{ places: [{ in: "bearer" }], expected: () => options.authToken }],
+    oauth: options.oauth,
     refuseQueryKeys: TOKEN_QUERY_KEYS,
     maxBodyBytes: maxBody,
     style: "jsonrpc",
     realm: "ccb",
     messages: {
       ORIGIN_REFUSED: "Forbidden: browser Origin not allowed. Start ccb with --allow-origin <origin> to allow it.",
-      TOKEN_MISSING: "Unauthorized: send Authorization: Bearer <token> (the --auth-token / CCB_AUTH_TOKEN value).",
-      TOKEN_WRONG: "Unauthorized: wrong bearer token.",
+      ...(options.oauth
+        ? {}
+        : {
+            TOKEN_MISSING:
+              "Unauthorized: send Authorization: Bearer <token> (the --auth-token / CCB_AUTH_TOKEN value).",
+            TOKEN_WRONG: "Unauthorized: wrong bearer token.",
+          }),
     },
   };
 }

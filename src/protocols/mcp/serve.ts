@@ -5,6 +5,8 @@ import { CcbError } from "../../core/errors.ts";
 import { type Logger, silentLogger } from "../../core/log.ts";
 import { admitPublicUrl, isPrivateLoopback, openExposure } from "../../net/exposure.ts";
 import { Gateway } from "../../net/gateway.ts";
+import { isLoopbackHost } from "../../net/loopback.ts";
+import type { OAuthOptions } from "../../net/oauth/index.ts";
 import type { AnyToolDef } from "../../tools/kernel.ts";
 import type { WorkbenchHttp } from "../../workbench/gateway.ts";
 import type { WorkbenchRuntimeOptions } from "../../workbench/share/acquire.ts";
@@ -13,6 +15,7 @@ import { AppState } from "./app/state.ts";
 import type { WorkbenchAppHandle } from "./app/stream-tier.ts";
 import { ValidatingTransport } from "./edge.ts";
 import { DEFAULT_MAX_BODY_BYTES, McpHttpEndpoint } from "./http.ts";
+import { SCOPE_READ, SCOPE_WRITE, SCOPES } from "./scopes.ts";
 import { createMcpServer } from "./server.ts";
 import { LineStdioTransport } from "./stdio.ts";
 
@@ -36,6 +39,8 @@ export interface ServeHttpOptions {
   publicUrl?: string | undefined;
   /** Plain HTTP on a non-loopback address behind a TLS-terminating proxy (needs an https publicUrl and a token). */
   trustProxy?: boolean | undefined;
+  /** OAuth 2.1 resource server on /mcp (--oauth-issuer ...); with authToken only when allowStaticToken. */
+  oauth?: (OAuthOptions & { allowStaticToken?: boolean | undefined }) | undefined;
 }
 
 export interface ServeOptions {
@@ -84,12 +89,28 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
   const announce = options.announce ?? ((line: string) => log.info(line));
   const httpOpts = options.http;
   const useStdio = options.stdio ?? !httpOpts;
+  if (httpOpts?.oauth && httpOpts.authToken && !httpOpts.oauth.allowStaticToken) {
+    throw new CcbError(
+      "CONFIG_INVALID",
+      "Both --oauth-issuer and a static bearer token (--auth-token / CCB_AUTH_TOKEN) are set.",
+      {
+        hint: "Use one: OAuth gives each person their own expiring, scoped token. To accept both on purpose, add --oauth-allow-static-token.",
+      },
+    );
+  }
+  if (httpOpts?.oauth && !isLoopbackHost(httpOpts.host ?? "127.0.0.1") && !httpOpts.publicUrl) {
+    throw new CcbError(
+      "CONFIG_INVALID",
+      `OAuth on ${httpOpts.host} needs --public-url (CCB_PUBLIC_URL): tokens are issued for <public URL>/mcp, the resource ccb publishes.`,
+      { hint: "Give the https origin hosts reach ccb at, e.g. --public-url https://ccb.example.com" },
+    );
+  }
   const { tls, publicUrl } = httpOpts
     ? await openExposure({
         listener: "serve",
         ...httpOpts,
         host: httpOpts.host ?? "127.0.0.1",
-        token: Boolean(httpOpts.authToken),
+        token: Boolean(httpOpts.authToken) || Boolean(httpOpts.oauth),
       })
     : {};
 
@@ -128,10 +149,25 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
         publicScheme: publicUrl ? (publicUrl.protocol === "https:" ? "https" : "http") : undefined,
       });
       admitPublicUrl(gateway, publicUrl);
+      // jose and the discovery code load only when OAuth is configured.
+      const oauthModule = httpOpts.oauth ? await import("../../net/oauth/index.ts") : undefined;
+      const oauth = oauthModule
+        ? await oauthModule.openResourceServer({
+            ...(httpOpts.oauth as OAuthOptions),
+            base: () => publicUrl?.origin ?? gateway.url,
+            path: "/mcp",
+            scopes: SCOPES,
+            challengeScope: `${SCOPE_READ} ${SCOPE_WRITE}`,
+            name: "ccb workspace",
+            log: log.child("oauth"),
+          })
+        : undefined;
+      if (oauth) oauthModule?.mountProtectedResourceMetadata(gateway, oauth, "/mcp");
       const endpoint = new McpHttpEndpoint(gateway, {
         core,
         log: log.child("mcp-http"),
         authToken: httpOpts.authToken,
+        oauth,
         allowOrigins: httpOpts.allowOrigins ?? [],
         app,
         ...(options.tools ? { tools: options.tools } : {}),
@@ -140,9 +176,15 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       closers.push(() => gateway.close());
       closers.push(() => endpoint.close());
       const url = await gateway.listen();
+      const needs = [httpOpts.authToken ? "bearer token" : "", oauth ? "OAuth" : ""].filter(Boolean).join(" or ");
       announce(
-        `ccb serve: MCP Streamable HTTP listening on ${url}/mcp${httpOpts.authToken ? " (bearer token required)" : ""}${publicUrl ? `; public URL ${publicUrl.origin}` : ""}`,
+        `ccb serve: MCP Streamable HTTP listening on ${url}/mcp${needs ? ` (${needs} required)` : ""}${publicUrl ? `; public URL ${publicUrl.origin}` : ""}`,
       );
+      if (oauth) {
+        announce(
+          `ccb serve: OAuth resource ${oauth.resource()} (audience ${httpOpts.oauth?.audience ?? oauth.resource()}), authorization servers ${httpOpts.oauth?.issuers.join(", ")}; metadata at ${oauth.metadataUrl()}`,
+        );
+      }
       http = { server: gateway.server, gateway, url, publicUrl: publicUrl?.origin ?? url };
     }
     if (options.workbench && app) {
