@@ -2,6 +2,11 @@ import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
 import { createServer } from "node:net";
 import { after, before, describe, it } from "node:test";
+import {
+  Client as ModernClient,
+  ClientCredentialsProvider as ModernClientCredentials,
+  StreamableHTTPClientTransport as ModernHttpTransport,
+} from "@modelcontextprotocol/client";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import { ClientCredentialsProvider } from "@modelcontextprotocol/sdk/client/auth-extensions.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -159,6 +164,69 @@ describe("ccb serve --oauth-issuer: an OAuth 2.1 resource server", { timeout: 30
       await client.close();
     }
     assert.match(serve.stderr(), /oauth: signed in sub=machine-rw client=machine-rw/);
+  });
+
+  it("2026-07-28: the 2.x client's client-credentials flow reaches the tools with no session; scopes hold per request", async () => {
+    const c = as.clients.rw;
+    const client = new ModernClient(
+      { name: "oauth-machine-2026", version: "1.0.0" },
+      { versionNegotiation: { mode: { pin: "2026-07-28" } } },
+    );
+    await client.connect(
+      new ModernHttpTransport(new URL(serve.url), {
+        authProvider: new ModernClientCredentials({
+          clientId: c.id,
+          clientSecret: c.secret,
+          scope: c.scope,
+          expectedIssuer: as.issuer,
+        }),
+      }),
+    );
+    try {
+      assert.equal(client.getNegotiatedProtocolVersion(), "2026-07-28");
+      const w = await client.callTool({ name: "fs_write", arguments: { path: "m26.txt", content: "modern\n" } });
+      assert.ok(!w.isError, JSON.stringify(w));
+      const r = await client.callTool({ name: "fs_read", arguments: { path: "m26.txt" } });
+      assert.match(JSON.stringify(r.content), /modern/);
+    } finally {
+      await client.close();
+    }
+    // The same stateless POST with a read-only token: reads pass, a write gets 403 insufficient_scope.
+    const ro = await as.clientCredentials(as.clients.ro, serve.url);
+    const modern = (id: number, name: string, args: Record<string, unknown>) =>
+      fetch(serve.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: `Bearer ${ro}`,
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": "tools/call",
+          "mcp-name": name,
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id,
+          method: "tools/call",
+          params: {
+            name,
+            arguments: args,
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+              "io.modelcontextprotocol/clientCapabilities": {},
+            },
+          },
+        }),
+      });
+    const read = await modern(1, "fs_read", { path: "m26.txt" });
+    assert.equal(read.status, 200);
+    assert.equal(read.headers.get("mcp-session-id"), null);
+    const write = await modern(2, "fs_write", { path: "no.txt", content: "no" });
+    assert.equal(write.status, 403);
+    assert.match(write.headers.get("www-authenticate") ?? "", /error="insufficient_scope", scope="ccb:write"/);
+    const none = await fetch(serve.url, { method: "POST", headers: { "mcp-protocol-version": "2026-07-28" } });
+    assert.equal(none.status, 401);
+    assert.match(none.headers.get("www-authenticate") ?? "", /resource_metadata=/);
   });
 
   it("the SDK client's authorization-code flow (dynamic registration, PKCE, login and consent) reaches the tools", async () => {
