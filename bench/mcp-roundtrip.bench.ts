@@ -31,6 +31,11 @@ const WARMUP = 200;
 const ws = realpathSync(mkdtempSync(join(tmpdir(), "ccb-bench-rt-")));
 writeFileSync(join(ws, "tiny.txt"), "hello\n");
 const CCB = [join(root, "bin/ccb.mjs"), "serve", "--no-workbench", "--workspace", ws, "--log-level", "error"];
+// CCB_BENCH_BASE=<another checkout, built>: the same rows for that ccb too (e.g. the commit before a
+// change), measured in the same run, alternating with the rest.
+const BASE = process.env.CCB_BENCH_BASE
+  ? [join(process.env.CCB_BENCH_BASE, "bin/ccb.mjs"), ...CCB.slice(1)]
+  : undefined;
 const BARE_V1 = [join(root, "bench/fixtures/bare-mcp-server.mjs")];
 const BARE_V2 = [join(root, "bench/fixtures/bare-mcp-server-v2.mjs")];
 type Era = "2025-11-25" | "2026-07-28";
@@ -95,10 +100,14 @@ async function httpTarget(
   tool: string,
   toolArgs: Record<string, unknown>,
 ): Promise<Target> {
-  const child: ChildProcess = spawn(process.execPath, [...args, "--http", ...(args === CCB ? ["--port", "0"] : [])], {
-    env,
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...args, "--http", ...(args === BARE_V1 || args === BARE_V2 ? [] : ["--port", "0"])],
+    {
+      env,
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
   let err = "";
   const url = await new Promise<string>((resolve, reject) => {
     child.stderr!.setEncoding("utf8").on("data", (d: string) => {
@@ -162,13 +171,19 @@ try {
       close: async () => {},
     });
     const targets = [bare, ccb, fsRead(ccb, "ccb fs_read tiny")];
+    if (BASE && era === "2025-11-25") {
+      const base = await make("base workspace_status", BASE, "workspace_status", {});
+      targets.push(base, fsRead(base, "base fs_read tiny"));
+    }
     if (transport === "stdio") {
       if (existsSync(BIN))
         targets.push(
           await stdioTarget("ccb-bin fs_read tiny", [...CCB.slice(1), "--stdio"], "fs_read", { path: "tiny.txt" }, BIN),
         );
       else console.log(`(no ${BIN}: run scripts/compile.mjs for the compiled rows)`);
-      if (existsSync(FS_PEER))
+      // server-filesystem speaks only the 2025 era (it answers no server/discover): its row is there.
+      if (era === "2026-07-28") console.log("(server-filesystem speaks only 2025-11-25: no 2026 row)");
+      else if (existsSync(FS_PEER))
         targets.push(
           await stdioTarget("server-filesystem read", [FS_PEER, ws], "read_text_file", { path: join(ws, "tiny.txt") }),
         );
