@@ -18,7 +18,15 @@ import { claimDir, removeStale } from "./state.ts";
  * option). DevTools runs over a pipe, never a port.
  */
 export interface ChromiumOptions {
-  url: string;
+  /**
+   * The page to open. A promise lets Chromium start while what it will show is still starting
+   * (the workbench's runtime): it opens about:blank and navigates once the URL is known; a
+   * rejection stops it.
+   */
+  url: string | Promise<string>;
+  /** Told when the page fired its load event (each navigation). */
+  onLoad?: (() => void) | undefined;
+
   /** Browser binary; default CHROME_PATH, then Debian's /usr/bin/chromium and the usual names. */
   chromePath?: string | undefined;
   width?: number;
@@ -193,16 +201,23 @@ export async function launchChromium(o: ChromiumOptions): Promise<Chromium> {
   try {
     if (!child.pid) throw new Error("spawn failed");
     const cdp = new CdpPipe(child.stdio[3] as Writable, child.stdio[4] as Readable);
-    const page = await Promise.race([
-      cdp.attachFirstPage(),
-      exited.then(() => {
-        throw new Error(`Chromium exited: ${stderrTail.trim().split("\n").slice(-3).join(" ")}`);
-      }),
-    ]);
+    const orExit = <T>(p: Promise<T> | T): Promise<T> =>
+      Promise.race([
+        p,
+        exited.then((): never => {
+          throw new Error(`Chromium exited: ${stderrTail.trim().split("\n").slice(-3).join(" ")}`);
+        }),
+      ]);
+    const page = await orExit(cdp.attachFirstPage());
     await page.send("Page.enable");
     if (o.hidden) await page.send("Page.addScriptToEvaluateOnNewDocument", { source: HIDDEN_PAGE_SCRIPT });
     else await page.send("Emulation.setFocusEmulationEnabled", { enabled: true });
-    await page.send("Page.navigate", { url: o.url });
+    if (o.onLoad) {
+      const onLoad = o.onLoad;
+      page.on("Page.loadEventFired", () => onLoad());
+    }
+    const url = await orExit(o.url);
+    await page.send("Page.navigate", { url });
     return {
       pid: child.pid,
       uid: drop?.uid ?? process.getuid?.() ?? -1,

@@ -4,6 +4,7 @@ import httpProxy from "http-proxy";
 import type { Logger } from "../core/log.ts";
 import { type BrowserSession, FRAME_HEADERS } from "../net/browser-session.ts";
 import { capabilityPrefix, type Gateway } from "../net/gateway.ts";
+import { isLoopbackHost } from "../net/loopback.ts";
 import type { EdgePolicy } from "../net/policy.ts";
 import { refuseUpgrade } from "../net/respond.ts";
 import { ALIVE_SCRIPT_PATH, EPOCH_PATH, proxyWorkbenchPage, serveAliveScript, serveEpoch } from "./alive.ts";
@@ -70,6 +71,8 @@ export function mountWorkbenchProxy(
   target: ProxyTarget,
   session: BrowserSession,
   log: Logger,
+  /** Ask the runtime for uncompressed files for clients on this machine (plainForLoopback; default true). */
+  plainLoopback = true,
 ): () => void {
   // toProxy keeps req.url as the outgoing path: otherwise http-proxy runs the deprecated url.parse
   // (DEP0169) on every request path.
@@ -117,6 +120,7 @@ export function mountWorkbenchProxy(
       }
       req.url = forward(req.url ?? "/");
       announcePrefix(req, target, basePath);
+      if (plainLoopback) plainForLoopback(req);
       // The top-level workbench page gets the MCP App's liveness script (src/workbench/alive.ts).
       if (req.method === "GET" && url.pathname === `${basePath}/`) {
         return proxyWorkbenchPage(
@@ -144,6 +148,17 @@ export function mountWorkbenchProxy(
     policy,
   );
   return () => proxy.close();
+}
+
+/**
+ * A client on this machine (ccb's headless client, a person's local browser) gets the runtime's
+ * files uncompressed: code-server compresses every response with Brotli as it sends it (its 19 MB
+ * workbench.js costs 2-3 s of CPU per page load, on the critical path of a cold start), for bytes
+ * that never leave the machine. Clients elsewhere keep asking for what they accept.
+ */
+function plainForLoopback(req: IncomingMessage): void {
+  const remote = (req.socket.remoteAddress ?? "").replace(/^::ffff:/, "");
+  if (remote && isLoopbackHost(remote)) req.headers["accept-encoding"] = "identity";
 }
 
 /**

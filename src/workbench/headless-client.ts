@@ -2,7 +2,11 @@ import type { Logger } from "../core/log.ts";
 import { launchChromium } from "../platform/chromium.ts";
 
 export interface HeadlessClientOptions {
-  url: string;
+  /** The workbench link; a promise starts Chromium before the runtime answers (it navigates once it resolves). */
+  url: string | Promise<string>;
+  /** Told when the workbench page loaded (the start's timeline). */
+  onLoad?: () => void;
+
   log: Logger;
   /** Default: CHROME_PATH, else the usual install paths. */
   chromePath?: string;
@@ -22,6 +26,8 @@ export interface HeadlessClient {
   sandbox: boolean;
   /** Evaluate an expression in the page (tests: document.title). */
   evaluate(expression: string): Promise<unknown>;
+  /** Reload the page (same URL; the session cookie opens it again). */
+  reload(): Promise<void>;
   /** Resolves when its browser exited (killed, crashed or closed). */
   exited: Promise<void>;
   close(): Promise<void>;
@@ -36,6 +42,7 @@ export async function startHeadlessClient(o: HeadlessClientOptions): Promise<Hea
     url: o.url,
     chromePath: o.chromePath,
     hidden: o.hidden ?? true,
+    onLoad: o.onLoad,
     log: o.log,
     ...(o.env ? { env: o.env } : {}),
   });
@@ -51,6 +58,9 @@ export async function startHeadlessClient(o: HeadlessClientOptions): Promise<Hea
         result?: { value?: unknown };
       };
       return r.result?.value;
+    },
+    async reload() {
+      await chrome.page.send("Page.reload", { ignoreCache: false });
     },
     exited: chrome.exited,
     close: () => chrome.close(),

@@ -152,6 +152,20 @@ export class HeadlessKeeper {
     return this.#client;
   }
 
+  /** The page made progress (it loaded, its extension host started): the no-answer grace counts from here. */
+  progress(): void {
+    if (this.#client) this.#startedAt = Math.max(this.#startedAt, Date.now());
+  }
+
+  /** Reload the client's page now (the runtime restarted: its page cannot resume on the new server). */
+  reloadNow(why: string): void {
+    const c = this.#client;
+    if (!c || this.#closed) return;
+    this.o.log.info(`headless client: reloading its page: ${why}`);
+    this.#startedAt = Date.now(); // a fresh grace for the reloaded page
+    c.reload().catch(() => this.#later(`its page did not reload (Chromium ${c.pid})`));
+  }
+
   /** Open the first client (once the runtime runs). */
   start(): Promise<void> {
     return this.#replace(undefined);

@@ -17,13 +17,15 @@ import {
   type WorkbenchHttp,
 } from "./gateway.ts";
 import { type HeadlessClient, startHeadlessClient } from "./headless-client.ts";
-import { BridgeProbe, HeadlessKeeper, type HeadlessState, type HealthSnapshot } from "./health.ts";
+import { BridgeProbe, HEALTH, HeadlessKeeper, type HeadlessState, type HealthSnapshot } from "./health.ts";
 import { codeServerRuntime, isCodeServerRoot } from "./launcher/code-server.ts";
 import { openVscodeRuntime } from "./launcher/openvscode.ts";
 import { RuntimeSupervisor, type WorkbenchState } from "./launcher/process.ts";
 import { createStateDirs, installBridgeExtension, removeStateDirs } from "./launcher/state.ts";
 import type { LaunchDirs, Runtime, RuntimeKind, RuntimeOptions } from "./launcher/types.ts";
 import { TerminalShare } from "./panel-terminals.ts";
+import { runtimeStep, Timeline } from "./timeline.ts";
+import { workbenchTuning } from "./tuning.ts";
 
 export type { WorkbenchHttp } from "./gateway.ts";
 
@@ -134,6 +136,8 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
   const log = o.log;
   const env = o.env ?? process.env;
   const t0 = performance.now();
+  const tuning = workbenchTuning(env);
+  const timeline = new Timeline(log);
   const basePath = `/ide/${newToken(24)}`;
   const timings: WorkbenchStatus["timings"] = { runtimeReadyMs: null, runtimeBootMs: null, bridgeConnectedMs: null };
   let runtime: Runtime | undefined;
@@ -179,6 +183,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
       log.info(`bridge connected ${Math.round(timings.bridgeConnectedMs)} ms after start`);
       markConnected();
     }
+    if (a) timeline.mark("bridge connected");
   });
   refreshReason();
 
@@ -204,7 +209,9 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
     proofKey: randomBytes(32),
   };
   const servers = o.publicHttp ? [http, o.publicHttp] : [http];
-  const closeProxies = servers.map((s) => mountWorkbenchProxy(s, basePath, target, session, log.child("proxy")));
+  const closeProxies = servers.map((s) =>
+    mountWorkbenchProxy(s, basePath, target, session, log.child("proxy"), tuning["plain-loopback"]),
+  );
   const publicPath = (): string | undefined => {
     if (!runtime) return undefined;
     const p = runtime.workbenchPath(basePath, core.workspace.primary);
@@ -223,10 +230,32 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
     }));
   }
 
+  const openHeadless = (url: string | Promise<string>) =>
+    startHeadlessClient({
+      url,
+      log: log.child("headless"),
+      env,
+      onLoad: () => {
+        timeline.mark("page loaded");
+        keeper?.progress();
+      },
+    });
+  // The headless client started beside the runtime (early-browser): it navigates once the runtime answers.
+  let early: Promise<HeadlessClient> | undefined;
+  let pageUrl: { resolve: (url: string) => void; reject: (err: unknown) => void } | undefined;
+
   const ready = (async () => {
     try {
       runtime = await resolveRuntime({ ...o, env });
-      dirs = createStateDirs(core.workspace.roots, env, o.keepUserData);
+      if ((o.headlessClient ?? true) && tuning["early-browser"] && !closed) {
+        early = openHeadless(
+          new Promise<string>((resolve, reject) => {
+            pageUrl = { resolve, reject };
+          }),
+        );
+        early.catch(() => undefined); // its failure is the keeper's to report
+      }
+      dirs = createStateDirs(core.workspace.roots, env, o.keepUserData, tuning["lean-settings"]);
       installBridgeExtension(
         dirs,
         {
@@ -243,38 +272,56 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
         folder: core.workspace.primary,
         log: log.child("runtime"),
         env: runtimeEnv(env),
+        onOutput: (line) => {
+          const step = runtimeStep(line);
+          if (!step) return;
+          timeline.mark(step);
+          keeper?.progress();
+        },
+        ...(tuning["quick-heal"] ? { minBackoffMs: 250 } : {}),
       });
       supervisor.onState((s) => {
-        if (s === "running") runtimeStarts++;
+        if (s === "running") {
+          runtimeStarts++;
+          timeline.mark("runtime up");
+          if (runtimeStarts > 1 && tuning["quick-heal"]) keeper?.reloadNow("the runtime restarted");
+        } else if (s === "crashed") timeline.restart("the runtime exited");
         refreshReason();
         if (s === "running" && runtime)
           o.editor.setWorkbench({ url: () => session.link(`${publicUrl}${publicPath()}`), runtime: runtime.kind });
         else if (s !== "running") o.editor.setWorkbench(undefined);
       });
-      if (closed) return;
+      if (closed) throw new CcbError("RUNTIME_UNAVAILABLE", "The workbench was closed while starting.");
       await supervisor.start();
       timings.runtimeReadyMs = performance.now() - t0;
       timings.runtimeBootMs = supervisor.bootMs;
-      if (closed) return;
+      if (closed) throw new CcbError("RUNTIME_UNAVAILABLE", "The workbench was closed while starting.");
+      if (tuning["warm-server"]) {
+        // code-server loads VS Code's server on the first page request: make it while Chromium starts.
+        const page = runtime.workbenchPath(basePath, core.workspace.primary);
+        void supervisor.get(page).then((status) => timeline.mark(`workbench page answered (${status})`));
+      }
+      pageUrl?.resolve(session.link(`${http.url}${publicPath()}`));
       if (o.headlessClient ?? true) {
         const sup = supervisor;
         keeper = new HeadlessKeeper({
-          open: () =>
-            sup.state === "running"
-              ? startHeadlessClient({
-                  url: session.link(`${http.url}${publicPath()}`),
-                  log: log.child("headless"),
-                  env,
-                })
-              : undefined,
+          open: () => {
+            const first = early;
+            early = undefined;
+            if (first) return first;
+            return sup.state === "running" ? openHeadless(session.link(`${http.url}${publicPath()}`)) : undefined;
+          },
           running: () => sup.state === "running",
           probe,
           log: log.child("headless"),
           onChange: refreshReason,
+          ...(tuning["quick-heal"] ? { timing: { ...HEALTH, backoffMinMs: 250 } } : {}),
         });
         await keeper.start();
       }
     } catch (err) {
+      pageUrl?.reject(err);
+      if (closed) return;
       const e = toCcbError(err);
       const hint = e.hintFor();
       unavailable = `${e.message}${hint ? ` ${hint}` : ""}`;

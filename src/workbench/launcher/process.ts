@@ -22,6 +22,8 @@ export interface SupervisorOptions {
   minBackoffMs?: number;
   maxBackoffMs?: number;
   readyTimeoutMs?: number;
+  /** Told each line of the runtime's output (the start's timeline reads its steps there). */
+  onOutput?: (line: string) => void;
 }
 
 /** A free loopback port (bound then released; the runtime binds it right after). */
@@ -124,7 +126,11 @@ export class RuntimeSupervisor {
     this.#watch(child);
     const rlog = log.child(runtime.kind);
     for (const stream of [child.stdout, child.stderr]) {
-      if (stream) createInterface({ input: stream }).on("line", (line) => rlog.debug(redact(line)));
+      if (stream)
+        createInterface({ input: stream }).on("line", (line) => {
+          rlog.debug(redact(line));
+          this.#o.onOutput?.(line);
+        });
     }
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
       child.once("exit", (code, signal) => resolve({ code, signal }));
@@ -165,6 +171,11 @@ export class RuntimeSupervisor {
     this.bootMs = performance.now() - t0;
     log.info(`${runtime.describe} is up on ${this.socketPath} after ${Math.round(this.bootMs)} ms`);
     this.#set("running");
+  }
+
+  /** GET `path` on the runtime's socket (a warm-up: code-server loads VS Code's server on the first page request). Resolves with the status (0: no answer). */
+  get(path: string, timeoutMs = 60_000): Promise<number> {
+    return httpStatus(this.socketPath, path, AbortSignal.timeout(timeoutMs));
   }
 
   #onChildExit(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null, upMs: number): void {

@@ -47,8 +47,21 @@ const CCB_SETTINGS: Record<string, unknown> = {
   "workbench.secondarySideBar.defaultVisibility": "hidden",
 };
 
+/**
+ * Settings that make the workbench lighter without taking a feature away (issue 35, measured in
+ * bench/workbench-cost.bench.ts): one TypeScript server per project instead of two (the syntax
+ * server only answers sooner while a large project loads; every feature stays), and no lookups that
+ * cannot succeed offline and that nobody asked for (extension recommendations, npm package info).
+ */
+export const LEAN_SETTINGS: Record<string, unknown> = {
+  "typescript.tsserver.useSyntaxServer": "never",
+  "extensions.ignoreRecommendations": true,
+  "npm.fetchOnlinePackageInfo": false,
+  "workbench.settings.enableNaturalLanguageSearch": false,
+};
+
 /** Write ccb's settings into `file`, over a settings file that is there (one with comments is left as it is). */
-function writeSettings(file: string): void {
+function writeSettings(file: string, lean: boolean): void {
   let current: Record<string, unknown> = {};
   if (existsSync(file)) {
     try {
@@ -57,7 +70,9 @@ function writeSettings(file: string): void {
       return; // the person's own (JSON with comments): ccb's flags still turn off telemetry and trust
     }
   }
-  writeFileSync(file, `${JSON.stringify({ ...current, ...CCB_SETTINGS }, null, 2)}\n`, { mode: 0o600 });
+  writeFileSync(file, `${JSON.stringify({ ...current, ...CCB_SETTINGS, ...(lean ? LEAN_SETTINGS : {}) }, null, 2)}\n`, {
+    mode: 0o600,
+  });
 }
 
 /**
@@ -76,6 +91,8 @@ export function createStateDirs(
   roots: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
   keepUserData?: string,
+  /** Add LEAN_SETTINGS (default true; off only for the same-run comparison of bench/workbench-cost). */
+  lean = true,
 ): LaunchDirs {
   const base = env.XDG_STATE_HOME || join(homedir(), ".local/state");
   const candidates = [join(base, "ccb/workbench"), join(tmpdir(), `ccb-workbench-${process.getuid?.() ?? "u"}`)];
@@ -97,7 +114,7 @@ export function createStateDirs(
     };
     for (const d of [dirs.userData, dirs.extensions, dirs.serverData, join(dirs.userData, "User")])
       mkdirSync(d, { recursive: true, mode: 0o700 });
-    writeSettings(join(dirs.userData, "User/settings.json"));
+    writeSettings(join(dirs.userData, "User/settings.json"), lean);
     writeFileSync(join(state, "code-server.yaml"), "auth: none\ncert: false\n", { mode: 0o600 });
     return dirs;
   }

@@ -46,6 +46,7 @@ before(async () => {
           host: req.headers.host,
           cookie: req.headers.cookie ?? "",
           prefix: req.headers["x-forwarded-prefix"] ?? "",
+          encoding: req.headers["accept-encoding"] ?? "",
           size,
           sha256: hash.digest("hex"),
         }),
@@ -68,6 +69,15 @@ before(async () => {
     { socketPath: () => socketPath(), stripPrefix: true, epoch: () => 3, proofKey: PROOF_KEY },
     session,
     silentLogger,
+  );
+  // the same proxy with the loopback rule off (the control of the encoding test)
+  mountWorkbenchProxy(
+    http,
+    `${BASE}x`,
+    { socketPath: () => socketPath(), stripPrefix: true, epoch: () => 3, proofKey: PROOF_KEY },
+    session,
+    silentLogger,
+    false,
   );
   mountSessionRoutes(http, BASE, session, "s3cret-token", () => ({
     runtime: "code-server",
@@ -130,6 +140,19 @@ describe("workbench gateway", () => {
     assert.equal(forged.status, 401);
     const sameBrowser = await send(`${BASE}/?${ONE_TIME_QUERY}=${token}`, { headers: { cookie } });
     assert.equal(sameBrowser.status, 302, "a used link opened again in the browser holding the cookie just redirects");
+  });
+
+  test("a client on this machine gets the runtime's files uncompressed (no per-request Brotli/gzip of 19 MB); the rule off passes the header on", async () => {
+    const plain = await send(`${BASE}/static/workbench.js`, {
+      headers: { cookie, "accept-encoding": "gzip, deflate, br" },
+    });
+    assert.equal(plain.status, 200);
+    assert.equal((JSON.parse(plain.body) as { encoding: string }).encoding, "identity");
+    const control = await send(`${BASE}x/static/workbench.js`, {
+      headers: { cookie, "accept-encoding": "gzip, deflate, br" },
+    });
+    assert.equal(control.status, 200, control.body);
+    assert.equal((JSON.parse(control.body) as { encoding: string }).encoding, "gzip, deflate, br");
   });
 
   test("without the cookie the workbench is refused (HTTP and WebSocket), even with the right path", async () => {

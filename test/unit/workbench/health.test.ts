@@ -5,10 +5,11 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { WebSocket } from "ws";
 import { type Core, createCore } from "../../../src/core/core.ts";
+import { silentLogger } from "../../../src/core/log.ts";
 import { ALIVE_SCRIPT_PATH, aliveScript, EPOCH_PATH } from "../../../src/workbench/alive.ts";
 import { BridgeServer } from "../../../src/workbench/bridge-server.ts";
 import { BRIDGE_PROTOCOL_VERSION } from "../../../src/workbench/contract.ts";
-import { BridgeProbe, HEALTH } from "../../../src/workbench/health.ts";
+import { BridgeProbe, HEALTH, HeadlessKeeper } from "../../../src/workbench/health.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
 
 /**
@@ -126,5 +127,47 @@ describe("the script every workbench page gets", () => {
     assert.ok(script.includes(`me.indexOf("${ALIVE_SCRIPT_PATH}")) + "${EPOCH_PATH}"`));
     assert.ok(script.includes(`bytes("${key.toString("hex")}")`));
     assert.doesNotMatch(script, /ALIVE_KEY/);
+  });
+});
+
+describe("the headless keeper's no-answer grace", () => {
+  /** A keeper over a client that never gets an extension host to answer; `progress` is called every 40 ms when set. */
+  async function run(progress: boolean): Promise<number> {
+    let opened = 0;
+    const never = new Promise<void>(() => undefined);
+    const quietProbe = {
+      lastAnswerAt: 0,
+      snapshot: () => ({ responsive: 0, hosts: 0, lastProbeMs: null, sinceAnswerMs: null }),
+    };
+    const keeper = new HeadlessKeeper({
+      open: () => {
+        opened++;
+        return Promise.resolve({
+          pid: 1,
+          uid: 1,
+          sandbox: true,
+          evaluate: async () => 1,
+          reload: async () => undefined,
+          exited: never,
+          close: async () => undefined,
+        });
+      },
+      running: () => true,
+      probe: quietProbe as unknown as BridgeProbe,
+      log: silentLogger,
+      onChange: () => undefined,
+      timing: { ...HEALTH, probeIntervalMs: 20, probeTimeoutMs: 200, headlessGraceMs: 150, backoffMinMs: 10 },
+    });
+    await keeper.start();
+    const tick = progress ? setInterval(() => keeper.progress(), 40) : undefined;
+    await new Promise((r) => setTimeout(r, 700));
+    clearInterval(tick);
+    await keeper.close();
+    return opened;
+  }
+
+  test("a page still making progress (loaded, its extension host launched) is not replaced; one that stalls is", async () => {
+    assert.equal(await run(true), 1, "progress keeps the page that is still starting");
+    assert.ok((await run(false)) > 1, "control: without progress the grace replaces it");
   });
 });

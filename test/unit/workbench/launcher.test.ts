@@ -10,7 +10,7 @@ import { silentLogger } from "../../../src/core/log.ts";
 import { resolveRuntime, runtimeEnv } from "../../../src/workbench/index.ts";
 import { findNode24 } from "../../../src/workbench/launcher/code-server.ts";
 import { RuntimeSupervisor, type WorkbenchState } from "../../../src/workbench/launcher/process.ts";
-import { createStateDirs, removeStateDirs } from "../../../src/workbench/launcher/state.ts";
+import { createStateDirs, LEAN_SETTINGS, removeStateDirs } from "../../../src/workbench/launcher/state.ts";
 import type { Runtime } from "../../../src/workbench/launcher/types.ts";
 import { node24 } from "../../helpers/peers.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
@@ -74,6 +74,22 @@ describe("state folders", () => {
     assert.ok(existsSync(dirs.extensions));
     removeStateDirs(dirs);
     assert.ok(!existsSync(dirs.state));
+  });
+
+  test("the lean settings (one TypeScript server, no recommendation lookups) are written by default, and not when turned off", () => {
+    const ws = join(tmp.path, "lean-ws");
+    mkdirSync(ws);
+    const env = { XDG_STATE_HOME: join(tmp.path, "lean-state") };
+    const lean = createStateDirs([ws], env);
+    const on = JSON.parse(readFileSync(join(lean.userData, "User/settings.json"), "utf8"));
+    assert.equal(on["typescript.tsserver.useSyntaxServer"], "never");
+    for (const [k, v] of Object.entries(LEAN_SETTINGS)) assert.deepEqual(on[k], v, k);
+    const plain = createStateDirs([ws], env, undefined, false);
+    const off = JSON.parse(readFileSync(join(plain.userData, "User/settings.json"), "utf8"));
+    assert.equal(off["typescript.tsserver.useSyntaxServer"], undefined);
+    assert.equal(off["telemetry.telemetryLevel"], "off", "ccb's own settings either way");
+    removeStateDirs(lean);
+    removeStateDirs(plain);
   });
 
   test("the shared workbench's user data is kept per key across instances (the person's settings too); never in a folder not the user's own 0700", () => {

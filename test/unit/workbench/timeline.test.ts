@@ -1,0 +1,64 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { Logger } from "../../../src/core/log.ts";
+import { runtimeStep, Timeline } from "../../../src/workbench/timeline.ts";
+import { LEVERS, workbenchTuning } from "../../../src/workbench/tuning.ts";
+
+function recorder(): { log: Logger; lines: string[]; levels: string[] } {
+  const lines: string[] = [];
+  const levels: string[] = [];
+  const at = (level: string) => (m: string) => {
+    lines.push(m);
+    levels.push(level);
+  };
+  const log: Logger = { debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error"), child: () => log };
+  return { log, lines, levels };
+}
+
+describe("the start's timeline", () => {
+  test("reads its steps from the runtime's own output lines (code-server 4.139.1, as printed)", () => {
+    assert.equal(runtimeStep("[21:03:10] Extension host agent started."), "VS Code server loaded");
+    assert.equal(
+      runtimeStep("[21:03:16] [<unknown>][51fe7527][ManagementConnection] New connection established."),
+      "management connection",
+    );
+    assert.equal(
+      runtimeStep("[21:03:21] [<unknown>][df7e2600][ExtensionHostConnection] <13553> Launched Extension Host Process."),
+      "extension host launched",
+    );
+    assert.equal(
+      runtimeStep("[21:03:20] [<unknown>][df7e2600][ExtensionHostConnection] Starting extension host process..."),
+      undefined,
+    );
+    assert.equal(runtimeStep("HTTP server listening on /tmp/x.sock"), undefined);
+  });
+
+  test("logs each step once per start at info level, and again after a restart, counted from the fault", () => {
+    const r = recorder();
+    const t = new Timeline(r.log);
+    t.mark("runtime up");
+    t.mark("runtime up");
+    t.mark("bridge connected");
+    assert.equal(r.lines.length, 2);
+    assert.match(r.lines[0] as string, /^timeline: runtime up \+\d+\.\d\d s$/);
+    t.restart("the runtime exited");
+    t.mark("runtime up");
+    assert.match(r.lines[2] as string, /^timeline: the runtime exited \(\d+\.\d\d s after start\)$/);
+    assert.match(r.lines[3] as string, /^timeline: runtime up \+\d+\.\d\d s since the runtime exited$/);
+    assert.deepEqual(new Set(r.levels), new Set(["info"]));
+  });
+});
+
+describe("the start levers (CCB_WORKBENCH_TUNING)", () => {
+  test("the defaults; `off` turns all off; `-name` one off, `+name` one on; unknown names change nothing", () => {
+    assert.deepEqual(workbenchTuning({}), LEVERS);
+    assert.equal(LEVERS["plain-loopback"], false, "off by default: it would hurt a person on an SSH tunnel");
+    assert.equal(LEVERS["quick-heal"], false, "off by default: measured slower");
+    assert.ok(Object.values(workbenchTuning({ CCB_WORKBENCH_TUNING: "off" })).every((v) => v === false));
+    const one = workbenchTuning({ CCB_WORKBENCH_TUNING: "-early-browser, -nonsense, +quick-heal" });
+    assert.equal(one["early-browser"], false);
+    assert.equal(one["warm-server"], true);
+    assert.equal(one["quick-heal"], true);
+    assert.equal(one["plain-loopback"], false);
+  });
+});
