@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
@@ -161,6 +162,61 @@ describe("ccb acp: asking the person (ask_person -> elicitation/create)", () => 
       assert.equal(asked, 0);
     } finally {
       await h.close();
+    }
+  });
+
+  test("an MCP server of the session that asks (MCP elicitation) reaches the person the same way", async () => {
+    const asked: acp.CreateElicitationRequest[] = [];
+    const answers: acp.CreateElicitationResponse[] = [
+      { action: "accept", content: { confirm: true } },
+      { action: "decline" },
+    ];
+    const mcpApi = await startFakeAnthropic({
+      script: ({ body }) => {
+        const last = body.messages?.at(-1);
+        const hasResult = Array.isArray(last?.content) && last.content.some((c: any) => c.type === "tool_result");
+        if (!body.tools) return { text: "Title" };
+        if (hasResult) return { text: "Deployed or not." };
+        return { toolUses: [{ name: "mcp__asker__deploy", input: { target: "staging" } }] };
+      },
+    });
+    const h = AgentHarness.start({
+      apiUrl: mcpApi.url,
+      dataDir: data.path,
+      // the MCP tool changes things: the person allows the call, then the server asks its question
+      onPermission: () => ({ outcome: { outcome: "selected" as const, optionId: "allow_once" } }),
+      configure: (app) =>
+        app.onRequest(acp.methods.client.elicitation.create, ({ params }) => {
+          asked.push(params);
+          const a = answers.shift();
+          assert.ok(a, "an elicitation was expected");
+          return a;
+        }),
+    });
+    try {
+      await h.initialize({ elicitation: { form: {} } });
+      const server = {
+        name: "asker",
+        command: process.execPath,
+        args: [join(import.meta.dirname, "../fixtures/mcp-asking-server.mjs")],
+        env: [],
+      };
+      const { sessionId } = await h.newSession(project.path, [server]);
+      for (const expected of [/elicitation accept \{\\"confirm\\":true\}/, /elicitation decline/]) {
+        const before = mcpApi.requests.length;
+        assert.equal((await h.prompt(sessionId, "deploy it")).stopReason, "end_turn");
+        const mine = mcpApi.requests.slice(before).filter((r) => r.body.tools);
+        assert.match(lastToolResult(mine.at(-1)!), expected);
+      }
+      assert.equal(asked.length, 2);
+      const q = asked[0] as any;
+      assert.equal(q.sessionId, sessionId);
+      assert.equal(q.message, "Deploy to staging?");
+      assert.ok(q.toolCallId, "tied to the tool call that runs on the MCP server");
+      assert.deepEqual(q.requestedSchema.required, ["confirm"]);
+    } finally {
+      await h.close();
+      await mcpApi.close();
     }
   });
 });

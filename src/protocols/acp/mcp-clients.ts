@@ -11,7 +11,43 @@ import type { Logger } from "../../core/log.ts";
 import { CCB_VERSION } from "../../core/version.ts";
 import { trustedFailure } from "../../tools/kernel.ts";
 import { shortTitle, textContent } from "./converters.ts";
-import { type AcpTool, defineAcpTool, truncateForModel } from "./tools/types.ts";
+import { type AcpTool, type AgentToolContext, defineAcpTool, truncateForModel } from "./tools/types.ts";
+
+type Elicit = NonNullable<AgentToolContext["elicit"]>;
+/** An MCP `elicitation/create` answer (form mode). */
+type ElicitAnswer = {
+  [key: string]: unknown;
+  action: "accept" | "decline" | "cancel";
+  content?: Record<string, string | number | boolean | string[]>;
+};
+
+/**
+ * Where an MCP server's `elicitation/create` goes: to the person, through the ACP client, in the
+ * tool call that is running on that server (the server asks while answering it). Only while a call
+ * runs: a server asking out of the blue is declined.
+ */
+class ElicitRoute {
+  readonly #calls: Elicit[] = [];
+
+  /** While `elicit`'s call runs, questions go to it (the newest call, when several run at once). */
+  during(elicit: Elicit | undefined): () => void {
+    if (!elicit) return () => {};
+    this.#calls.push(elicit);
+    return () => {
+      const i = this.#calls.lastIndexOf(elicit);
+      if (i >= 0) this.#calls.splice(i, 1);
+    };
+  }
+
+  async ask(message: string, schema: unknown): Promise<ElicitAnswer> {
+    const elicit = this.#calls.at(-1);
+    if (!elicit) return { action: "decline" };
+    const r = await elicit(message, schema as Parameters<Elicit>[1]);
+    const content = (r as { content?: ElicitAnswer["content"] | null }).content;
+    if (r.action === "accept") return { action: "accept", ...(content ? { content } : {}) };
+    return { action: r.action === "decline" ? "decline" : "cancel" };
+  }
+}
 
 /**
  * MCP servers passed in session/new, connected with the MCP SDK client; their tools are offered to
@@ -25,18 +61,43 @@ export class McpConnections {
     readonly failures: string[],
   ) {}
 
-  static async connect(servers: McpServer[], cwd: string, log: Logger, signal?: AbortSignal): Promise<McpConnections> {
+  /**
+   * `elicitation`: the ACP client renders forms, so the MCP servers may ask the person (form mode,
+   * in either era: a 2025 server's `elicitation/create`, a 2026-07-28 server's `input_required`).
+   */
+  static async connect(
+    servers: McpServer[],
+    cwd: string,
+    log: Logger,
+    options: { signal?: AbortSignal; elicitation?: boolean } = {},
+  ): Promise<McpConnections> {
+    const signal = options.signal;
     const clients: { name: string; client: Client }[] = [];
     const tools: AcpTool[] = [];
     const failures: string[] = [];
     await Promise.all(
       servers.map(async (server) => {
-        const client = new Client({ name: "ccb-acp", version: CCB_VERSION }, { versionNegotiation: { mode: "auto" } });
+        const client = new Client(
+          { name: "ccb-acp", version: CCB_VERSION },
+          {
+            versionNegotiation: { mode: "auto" },
+            ...(options.elicitation ? { capabilities: { elicitation: { form: {} } } } : {}),
+          },
+        );
+        const route = new ElicitRoute();
+        if (options.elicitation) {
+          client.setRequestHandler("elicitation/create", async (request) => {
+            const params = request.params as { mode?: string; message: string; requestedSchema?: unknown };
+            if (params.mode === "url") return { action: "decline" as const };
+            log.info(`MCP server ${server.name} asks the person: ${params.message.slice(0, 200)}`);
+            return route.ask(params.message, params.requestedSchema ?? { type: "object", properties: {} });
+          });
+        }
         try {
           await client.connect(transportFor(server, cwd, log), { timeout: 30_000, ...(signal ? { signal } : {}) });
           const listed = await client.listTools(undefined, { timeout: 30_000 });
           clients.push({ name: server.name, client });
-          for (const t of listed.tools) tools.push(mcpTool(server.name, t, client));
+          for (const t of listed.tools) tools.push(mcpTool(server.name, t, client, route));
           log.info(`MCP server ${server.name}: ${listed.tools.length} tools`);
         } catch (err) {
           failures.push(`${server.name}: ${(err as Error).message}`);
@@ -91,6 +152,7 @@ function mcpTool(
     annotations?: { readOnlyHint?: boolean | undefined } | undefined;
   },
   client: Client,
+  route: ElicitRoute,
 ): AcpTool {
   const name = mcpToolName(server, t.name);
   const readOnly = t.annotations?.readOnlyHint === true;
@@ -109,12 +171,14 @@ function mcpTool(
       access: () => ({ category: readOnly ? "read" : "other", ruleKey: name }),
     },
     async execute(input, ctx) {
+      const asking = route.during(ctx.elicit);
       const r = await client
         .callTool({ name: t.name, arguments: input }, { signal: ctx.signal, timeout: 600_000 })
         .catch((err: unknown) => {
           // the server's own failure, as it said it (not one of ccb's to sanitize)
           throw trustedFailure(err);
-        });
+        })
+        .finally(asking);
       const parts = (r.content as { type: string; text?: string }[] | undefined) ?? [];
       const text =
         parts.map((p) => (p.type === "text" ? (p.text ?? "") : `[${p.type} content]`)).join("\n") ||

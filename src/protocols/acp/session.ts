@@ -131,7 +131,7 @@ export class Session implements TurnHost {
     s.title = opts.title;
     if (opts.mcpServers.length > 0) {
       const { McpConnections } = await import("./mcp-clients.ts");
-      s.mcp = await McpConnections.connect(opts.mcpServers, opts.cwd, s.log);
+      s.mcp = await McpConnections.connect(opts.mcpServers, opts.cwd, s.log, { elicitation: s.canElicit });
     }
     await s.attachWorkbench(deps.workbench ?? { start: false });
     return s;
