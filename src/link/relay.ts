@@ -1,4 +1,5 @@
 import type { Logger } from "../core/log.ts";
+import { CappedLineSplitter } from "../util/ndjson.ts";
 import type { AgentProcess } from "./agent-process.ts";
 import type { FrameLog } from "./frame-log.ts";
 import { effectivePermissionMode, type PermissionMode } from "./permission.ts";
@@ -35,15 +36,30 @@ const JSONRPC_INVALID_REQUEST = -32600;
 export class Relay {
   readonly #o: RelayOptions;
   #sink: FrameSink | undefined;
-  #pending = Buffer.alloc(0);
+  readonly #lines: CappedLineSplitter;
   #stdoutPaused = false;
   readonly #queued: string[] = [];
 
   constructor(options: RelayOptions, sink?: FrameSink) {
     this.#o = options;
     this.#sink = sink;
+    const decoder = new TextDecoder();
+    // The agent's stdout: NDJSON. A line over the cap is dropped whole (never held, never read on).
+    this.#lines = new CappedLineSplitter(
+      { maxBytes: options.maxMessageBytes, headBytes: 0, tailBytes: 0 },
+      {
+        line: (bytes) => {
+          const line = decoder.decode(bytes).trim();
+          if (line.length > 0) this.#fromAgent(line);
+        },
+        oversized: ({ bytes }) =>
+          options.log.warn(
+            `connection ${options.connectionId}: agent message of ${bytes} bytes, over ${options.maxMessageBytes} bytes; dropped`,
+          ),
+      },
+    );
     const { stdout, stdin } = options.agent.child;
-    stdout.on("data", (chunk: Buffer) => this.#onAgentData(chunk));
+    stdout.on("data", (chunk: Buffer) => this.#lines.push(chunk));
     stdin.on("drain", () => this.#sink?.resume());
   }
 
@@ -100,30 +116,6 @@ export class Relay {
     const { mode, note } = effectivePermissionMode(meta.permissionMode, this.#o.localMode);
     if (note) this.#o.log.info(`connection ${this.#o.connectionId}: ${note}; using ${mode}`);
     return { ...msg, params: { ...params, _meta: { ...meta, permissionMode: mode } } };
-  }
-
-  #onAgentData(chunk: Buffer): void {
-    let buf = this.#pending.length ? Buffer.concat([this.#pending, chunk]) : chunk;
-    let nl: number;
-    while ((nl = buf.indexOf(10)) !== -1) {
-      const raw = buf.subarray(0, nl);
-      buf = buf.subarray(nl + 1);
-      if (raw.length > this.#o.maxMessageBytes) {
-        this.#o.log.warn(
-          `connection ${this.#o.connectionId}: agent message over ${this.#o.maxMessageBytes} bytes; dropped`,
-        );
-        continue;
-      }
-      const line = raw.toString("utf8").trim();
-      if (line.length > 0) this.#fromAgent(line);
-    }
-    if (buf.length > this.#o.maxMessageBytes) {
-      this.#o.log.warn(
-        `connection ${this.#o.connectionId}: agent sent a line over ${this.#o.maxMessageBytes} bytes; dropped`,
-      );
-      buf = Buffer.alloc(0);
-    }
-    this.#pending = buf.length ? Buffer.from(buf) : Buffer.alloc(0);
   }
 
   #fromAgent(line: string): void {
