@@ -1,4 +1,5 @@
 import type { Logger } from "../core/log.ts";
+import { errorResponse, idMember, isJsonRpcId, JsonRpcCode, type JsonRpcId } from "../util/jsonrpc.ts";
 import { CappedLineSplitter } from "../util/ndjson.ts";
 import type { AgentProcess } from "./agent-process.ts";
 import type { FrameLog } from "./frame-log.ts";
@@ -23,9 +24,6 @@ export interface RelayOptions {
   /** Bytes queued towards the client before the agent's stdout is paused. */
   highWaterMark?: number;
 }
-
-const JSONRPC_PARSE_ERROR = -32700;
-const JSONRPC_INVALID_REQUEST = -32600;
 
 /**
  * Transparent JSON-RPC relay between one client and one stdio agent: one text frame is one
@@ -81,17 +79,16 @@ export class Relay {
       this.#o.log.warn(`connection ${this.#o.connectionId}: invalid JSON from the client, not forwarded`);
       this.#replyError(
         null,
-        JSONRPC_PARSE_ERROR,
+        JsonRpcCode.ParseError,
         "Parse error: the frame is not valid JSON (one JSON-RPC message per text frame).",
       );
       return;
     }
     if (!isJsonRpcObject(msg)) {
-      const id =
-        typeof msg === "object" && msg !== null && !Array.isArray(msg) ? ((msg as { id?: unknown }).id ?? null) : null;
+      const id = idMember(msg);
       this.#replyError(
-        validId(id),
-        JSONRPC_INVALID_REQUEST,
+        isJsonRpcId(id) ? id : null,
+        JsonRpcCode.InvalidRequest,
         Array.isArray(msg) ? "Batches are not supported by ACP." : "Invalid Request: expected a JSON-RPC 2.0 object.",
       );
       return;
@@ -171,8 +168,8 @@ export class Relay {
     this.#o.agent.child.stdout.resume();
   }
 
-  #replyError(id: string | number | null, code: number, message: string): void {
-    this.#sendToClient(JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } }));
+  #replyError(id: JsonRpcId | null, code: number, message: string): void {
+    this.#sendToClient(JSON.stringify(errorResponse(id, code, message)));
   }
 }
 
@@ -180,8 +177,4 @@ function noop(): void {}
 
 function isJsonRpcObject(v: unknown): v is Record<string, unknown> & { method?: string } {
   return typeof v === "object" && v !== null && !Array.isArray(v) && (v as { jsonrpc?: unknown }).jsonrpc === "2.0";
-}
-
-function validId(id: unknown): string | number | null {
-  return typeof id === "string" || typeof id === "number" ? id : null;
 }
