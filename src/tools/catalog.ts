@@ -122,4 +122,3 @@ export const TOOL_PROFILES = {
   all: workspaceTools,
   editor: workspaceTools.filter((t) => !/^(fs_|terminal_|git_)/.test(t.name)),
 } as const satisfies Record<string, readonly AnyToolDef[]>;
-export type ToolProfile = keyof typeof TOOL_PROFILES;
