@@ -126,19 +126,6 @@ export function groupOf(p: Proc): string {
   return `other: ${c.slice(0, 40)}`;
 }
 
-/** PSS (KiB) of `procs` by group. */
-export function pssByGroup(procs: Proc[]): Map<string, { kb: number; n: number }> {
-  const m = new Map<string, { kb: number; n: number }>();
-  for (const p of procs) {
-    const g = groupOf(p);
-    const e = m.get(g) ?? { kb: 0, n: 0 };
-    e.kb += pssKb(p.pid);
-    e.n++;
-    m.set(g, e);
-  }
-  return m;
-}
-
 /** CPU time (user + system, ms) a process used, and its children that it waited for. */
 export function cpuMs(pid: number): number {
   try {

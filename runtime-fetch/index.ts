@@ -193,13 +193,6 @@ function unavailable(r: Resolved): CcbError {
   );
 }
 
-/** The installed runtime, or RUNTIME_UNAVAILABLE telling the user how to get it. */
-export function requireRuntime(o: RuntimeOptions = {}): InstalledRuntime {
-  const rt = cachedRuntime(o);
-  if (rt) return rt;
-  throw unavailable(resolveAll(o));
-}
-
 export type RuntimeStatus =
   | {
       supported: true;

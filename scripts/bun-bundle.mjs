@@ -9,19 +9,6 @@ const root = new URL("..", import.meta.url).pathname;
 const work = process.argv[2];
 if (!work) throw new Error("usage: bun scripts/bun-bundle.mjs <work dir>");
 
-// chrome-remote-interface requires its 0.5 MB protocol.json only with `local: true`, which ccb never
-// passes (the protocol comes from the browser): the binary carries a module that says so instead.
-const noLocalProtocol = {
-  name: "cri-no-local-protocol",
-  setup(build) {
-    build.onLoad({ filter: /chrome-remote-interface[\\/]lib[\\/]protocol\.json$/ }, () => ({
-      contents:
-        'throw new Error("chrome-remote-interface: the local protocol descriptor is not bundled; connect without `local`");',
-      loader: "js",
-    }));
-  },
-};
-
 const r = await Bun.build({
   entrypoints: [join(root, "cli/main.ts")],
   target: "bun",
@@ -31,7 +18,7 @@ const r = await Bun.build({
   // node-pty is the Node backend; under Bun the terminal backend is Bun's own.
   external: ["node-pty"],
   naming: { entry: "[name].js", chunk: "chunk-[hash].js" },
-  plugins: [noLocalProtocol, appViewPlugin(await appViewCode())],
+  plugins: [appViewPlugin(await appViewCode())],
 });
 if (!r.success) {
   for (const l of r.logs) console.error(l);

@@ -12,7 +12,6 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 /** [unit, rank]: a unit is a folder prefix; the longest matching prefix names a file's unit. */
 const UNITS = [
   ["src/util", 0],
-  ["src/types", 0],
   ["src/core", 1],
   ["src/net", 2],
   ["src/platform", 2],

@@ -2,7 +2,7 @@ import { isSecretName, MODEL_KEY_NAMES, modelKeyEnv } from "./secret-vault.ts";
 
 /**
  * The one environment policy for every process ccb starts (terminals, tool commands, git, rg, link
- * agents, the runtime, Chromium): the environment without any secret (secrets.ts), with ccb's
+ * agents, the runtime, Chromium): the environment without any secret (secret-vault.ts), with ccb's
  * containment marker (supervisor.ts) so the process and all its descendants can be found again.
  * Only an agent process of ours gets its own model credentials (`agent: true`), never its tools.
  */

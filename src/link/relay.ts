@@ -1,4 +1,6 @@
 import type { Logger } from "../core/log.ts";
+import { errorResponse, idMember, isJsonRpcId, JsonRpcCode, type JsonRpcId } from "../util/jsonrpc.ts";
+import { CappedLineSplitter } from "../util/ndjson.ts";
 import type { AgentProcess } from "./agent-process.ts";
 import type { FrameLog } from "./frame-log.ts";
 import { effectivePermissionMode, type PermissionMode } from "./permission.ts";
@@ -23,9 +25,6 @@ export interface RelayOptions {
   highWaterMark?: number;
 }
 
-const JSONRPC_PARSE_ERROR = -32700;
-const JSONRPC_INVALID_REQUEST = -32600;
-
 /**
  * Transparent JSON-RPC relay between one client and one stdio agent: one text frame is one
  * JSON-RPC message in both directions (the ACP WebSocket transport draft). Messages are checked
@@ -35,15 +34,30 @@ const JSONRPC_INVALID_REQUEST = -32600;
 export class Relay {
   readonly #o: RelayOptions;
   #sink: FrameSink | undefined;
-  #pending = Buffer.alloc(0);
+  readonly #lines: CappedLineSplitter;
   #stdoutPaused = false;
   readonly #queued: string[] = [];
 
   constructor(options: RelayOptions, sink?: FrameSink) {
     this.#o = options;
     this.#sink = sink;
+    const decoder = new TextDecoder();
+    // The agent's stdout: NDJSON. A line over the cap is dropped whole (never held, never read on).
+    this.#lines = new CappedLineSplitter(
+      { maxBytes: options.maxMessageBytes, headBytes: 0, tailBytes: 0 },
+      {
+        line: (bytes) => {
+          const line = decoder.decode(bytes).trim();
+          if (line.length > 0) this.#fromAgent(line);
+        },
+        oversized: ({ bytes }) =>
+          options.log.warn(
+            `connection ${options.connectionId}: agent message of ${bytes} bytes, over ${options.maxMessageBytes} bytes; dropped`,
+          ),
+      },
+    );
     const { stdout, stdin } = options.agent.child;
-    stdout.on("data", (chunk: Buffer) => this.#onAgentData(chunk));
+    stdout.on("data", (chunk: Buffer) => this.#lines.push(chunk));
     stdin.on("drain", () => this.#sink?.resume());
   }
 
@@ -65,17 +79,16 @@ export class Relay {
       this.#o.log.warn(`connection ${this.#o.connectionId}: invalid JSON from the client, not forwarded`);
       this.#replyError(
         null,
-        JSONRPC_PARSE_ERROR,
+        JsonRpcCode.ParseError,
         "Parse error: the frame is not valid JSON (one JSON-RPC message per text frame).",
       );
       return;
     }
     if (!isJsonRpcObject(msg)) {
-      const id =
-        typeof msg === "object" && msg !== null && !Array.isArray(msg) ? ((msg as { id?: unknown }).id ?? null) : null;
+      const id = idMember(msg);
       this.#replyError(
-        validId(id),
-        JSONRPC_INVALID_REQUEST,
+        isJsonRpcId(id) ? id : null,
+        JsonRpcCode.InvalidRequest,
         Array.isArray(msg) ? "Batches are not supported by ACP." : "Invalid Request: expected a JSON-RPC 2.0 object.",
       );
       return;
@@ -100,30 +113,6 @@ export class Relay {
     const { mode, note } = effectivePermissionMode(meta.permissionMode, this.#o.localMode);
     if (note) this.#o.log.info(`connection ${this.#o.connectionId}: ${note}; using ${mode}`);
     return { ...msg, params: { ...params, _meta: { ...meta, permissionMode: mode } } };
-  }
-
-  #onAgentData(chunk: Buffer): void {
-    let buf = this.#pending.length ? Buffer.concat([this.#pending, chunk]) : chunk;
-    let nl: number;
-    while ((nl = buf.indexOf(10)) !== -1) {
-      const raw = buf.subarray(0, nl);
-      buf = buf.subarray(nl + 1);
-      if (raw.length > this.#o.maxMessageBytes) {
-        this.#o.log.warn(
-          `connection ${this.#o.connectionId}: agent message over ${this.#o.maxMessageBytes} bytes; dropped`,
-        );
-        continue;
-      }
-      const line = raw.toString("utf8").trim();
-      if (line.length > 0) this.#fromAgent(line);
-    }
-    if (buf.length > this.#o.maxMessageBytes) {
-      this.#o.log.warn(
-        `connection ${this.#o.connectionId}: agent sent a line over ${this.#o.maxMessageBytes} bytes; dropped`,
-      );
-      buf = Buffer.alloc(0);
-    }
-    this.#pending = buf.length ? Buffer.from(buf) : Buffer.alloc(0);
   }
 
   #fromAgent(line: string): void {
@@ -179,8 +168,8 @@ export class Relay {
     this.#o.agent.child.stdout.resume();
   }
 
-  #replyError(id: string | number | null, code: number, message: string): void {
-    this.#sendToClient(JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } }));
+  #replyError(id: JsonRpcId | null, code: number, message: string): void {
+    this.#sendToClient(JSON.stringify(errorResponse(id, code, message)));
   }
 }
 
@@ -188,8 +177,4 @@ function noop(): void {}
 
 function isJsonRpcObject(v: unknown): v is Record<string, unknown> & { method?: string } {
   return typeof v === "object" && v !== null && !Array.isArray(v) && (v as { jsonrpc?: unknown }).jsonrpc === "2.0";
-}
-
-function validId(id: unknown): string | number | null {
-  return typeof id === "string" || typeof id === "number" ? id : null;
 }

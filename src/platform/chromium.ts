@@ -16,6 +16,7 @@ import { claimDir, removeStale } from "./state.ts";
  * `nobody`) with its sandbox ON. `--no-sandbox` is used only when asked explicitly, through the
  * single opt-out CCB_CHROMIUM_NO_SANDBOX=1 (the CLI's `ccb stream --no-sandbox` sets the same
  * option). DevTools runs over a pipe, never a port.
+ * Why: a DevTools port lets any local process or user drive the browser unauthenticated; a pipe is ccb's alone.
  */
 export interface ChromiumOptions {
   /**

@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
 import { setScopeMarker } from "../core/child-env.ts";
 
 /**
@@ -85,26 +84,4 @@ export function startSupervisor(): Supervisor {
 
 export function supervisor(): Supervisor | undefined {
   return current;
-}
-
-/** Live processes whose initial environment holds `marker` (Linux; [] elsewhere). */
-export function processesWithMarker(marker: string): number[] {
-  const out: number[] = [];
-  let names: string[];
-  try {
-    names = readdirSync("/proc");
-  } catch {
-    return out;
-  }
-  const needle = `\0${marker}=`;
-  for (const n of names) {
-    if (!/^\d+$/.test(n)) continue;
-    try {
-      const env = `\0${readFileSync(`/proc/${n}/environ`, "latin1")}`;
-      if (env.includes(needle)) out.push(Number(n));
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return out;
 }

@@ -55,8 +55,9 @@ import vscodeOpen from "./vscode_open.ts";
 import workspaceStatus from "./workspace_status.ts";
 
 /**
- * The one explicit catalog of workspace tools, in the order MCP lists them. Every front end takes them from here;
- * a tool not listed here does not exist.
+ * The one explicit catalog of workspace tools, in the order MCP lists them: `ccb serve` offers them, `ccb acp` its
+ * editor and debug tools (beside its own file, shell and planning tools, protocols/acp/tools/); the IDE socket
+ * has Claude Code's own tools (protocols/ide/tools/). A workspace tool not listed here does not exist.
  */
 export const workspaceTools: readonly AnyToolDef[] = [
   vscodeOpen,
@@ -122,4 +123,3 @@ export const TOOL_PROFILES = {
   all: workspaceTools,
   editor: workspaceTools.filter((t) => !/^(fs_|terminal_|git_)/.test(t.name)),
 } as const satisfies Record<string, readonly AnyToolDef[]>;
-export type ToolProfile = keyof typeof TOOL_PROFILES;

@@ -1,3 +1,5 @@
+import { echoedId } from "./jsonrpc.ts";
+
 /**
  * The top-level `id` of a JSON-RPC message read from the START of its frame (the rest may be cut
  * off): a small scanner that tracks nesting and strings, so an `"id"` inside `params` is never
@@ -67,12 +69,12 @@ export function idFromPrefix(prefix: string): string | number | null {
     if (key === "id") {
       if (prefix[i] === '"') {
         const s = readString();
-        return s !== undefined && s.length <= 256 ? s : null;
+        return s !== undefined ? echoedId(s) : null;
       }
       const m = /^-?\d+(?=[\s,}])/.exec(prefix.slice(i));
       if (!m) return null;
       const v = Number(m[0]);
-      return Number.isSafeInteger(v) ? v : null;
+      return echoedId(v);
     }
     if (!skipValue()) return null;
     ws();
@@ -136,8 +138,7 @@ export function idFromSuffix(suffix: string): string | number | null {
     const key = stringBack();
     if (key === undefined) return null;
     if (key === "id") {
-      if (typeof value === "string") return value.length <= 256 ? value : null;
-      return typeof value === "number" && Number.isSafeInteger(value) ? value : null;
+      return echoedId(value);
     }
     ws();
     if (suffix[i] !== ",") return null;

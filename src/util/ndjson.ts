@@ -1,6 +1,6 @@
 /**
- * The one capped line splitter of ccb's newline-delimited JSON transports (`serve --stdio` and
- * `acp`): bytes in, whole lines out. A line over the cap is never held whole: only its first
+ * The one capped line splitter of ccb's newline-delimited JSON transports (`serve --stdio`, `acp`
+ * and `link`'s agent side): bytes in, whole lines out. A line over the cap is never held whole: only its first
  * `headBytes` and last `tailBytes` are kept (where its JSON-RPC id can be read, see frame-id.ts),
  * and it is reported instead of delivered; the next line is read as usual.
  */

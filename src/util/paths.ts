@@ -8,9 +8,6 @@ export function configDir(env: NodeJS.ProcessEnv = process.env): string {
 export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_STATE_HOME || join(homedir(), ".local", "state"), "ccb");
 }
-export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.CCB_DATA_DIR || join(env.XDG_DATA_HOME || join(homedir(), ".local", "share"), "ccb");
-}
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.CCB_CACHE_DIR || join(env.XDG_CACHE_HOME || join(homedir(), ".cache"), "ccb");
 }

@@ -17,7 +17,7 @@ import type { AddressInfo, Socket } from "node:net";
  *   API's 401 `authentication_error` on every endpoint. Without `keys`, any key is accepted.
  * - `HEAD /` -> 200; any other path -> 404 JSON error (so clients never hang).
  * Requests without `tools` are "side requests" (titles, summaries): the script sees them too;
- * `sideReplyOr(...)` / `sequence(...)` answer them with plain text.
+ * `sequence(...)` answers them with plain text.
  */
 
 export interface ToolUseReply {
@@ -86,12 +86,6 @@ export function sequence(replies: Reply[], side: string = "Fake title"): Script 
     main++;
     return r;
   };
-}
-
-/** Wrap a script so side requests are answered with plain text and only main requests reach `script` (index counts main requests). */
-export function sideReplyOr(script: Script, side: string = "Fake title"): Script {
-  let main = 0;
-  return (req) => (isSideRequest(req.body) ? { text: side } : script({ ...req, index: main++ }));
 }
 
 function estimateTokens(s: string): number {

@@ -37,8 +37,3 @@ export function claudeBin(): string {
   if (existsSync(native)) return native;
   return need(join(base, "cli.js"), "Claude Code CLI");
 }
-
-/** Debian's Chromium. */
-export function chromiumBin(): string {
-  return need(process.env.CHROME_PATH ?? "/usr/bin/chromium", "Chromium (apt-get install chromium)");
-}

@@ -1,5 +1,5 @@
 import { CcbError } from "../errors.ts";
-import { type BridgeEvent, type ExtensionMethod, extensionMethods, type ParamsOf, type ResultOf } from "./contract.ts";
+import { type ExtensionMethod, extensionMethods, type ParamsOf, type ResultOf } from "./contract.ts";
 
 /** The editor's methods as the bridge contract (editor/contract.ts) defines them: method -> params and result. */
 export type EditorMethods = { [M in ExtensionMethod]: { params: ParamsOf<M>; result: ResultOf<M> } };
@@ -24,9 +24,6 @@ export interface EditorBridge {
   /** Subscribe to editor events (selection changes, diagnostics, ...). Returns an unsubscribe function. */
   onEvent(listener: (event: { type: string; [key: string]: unknown }) => void): () => void;
 }
-
-/** An editor event checked against the contract's BridgeEvent schema. */
-export type EditorEvent = BridgeEvent;
 
 /**
  * The one typed call through an editor bridge: the answer is checked against the method's result

@@ -63,29 +63,10 @@ export type Severity = z.infer<typeof Severity>;
 
 /**
  * A command argument or result as tagged JSON, so commands that need VS Code types (all provider
- * commands) can be called: {"$type":"uri","path":"/abs"} | {"$type":"position",...} |
- * {"$type":"range",...} | {"$type":"location",...}; anything else is plain JSON.
+ * commands) can be called: {"$type":"uri","path":"/abs"} (or "uri" for other schemes) |
+ * {"$type":"position",...} | {"$type":"range",...} | {"$type":"location",...}; anything else is
+ * plain JSON. The extension converts the tags (bridge-extension/src/convert.ts).
  */
-export const TaggedUri = z.object({
-  $type: z.literal("uri"),
-  path: z.string().optional().describe("A file path (relative to the workspace or absolute inside it)."),
-  uri: z
-    .string()
-    .optional()
-    .describe("A full URI for non-file schemes (e.g. untitled:, vscode-remote:). Prefer `path`."),
-});
-export const TaggedPosition = Position.extend({ $type: z.literal("position") });
-export const TaggedRange = Range.extend({ $type: z.literal("range") });
-export const TaggedLocation = z.object({
-  $type: z.literal("location"),
-  path: z.string(),
-  range: Range,
-});
-export type TaggedValue =
-  | z.infer<typeof TaggedUri>
-  | z.infer<typeof TaggedPosition>
-  | z.infer<typeof TaggedRange>
-  | z.infer<typeof TaggedLocation>;
 export const JsonValue: z.ZodType<unknown> = z.lazy(() =>
   z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(JsonValue), z.record(z.string(), JsonValue)]),
 );

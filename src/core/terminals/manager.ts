@@ -21,13 +21,11 @@ import type {
 
 export type {
   CreateTerminalOptions,
-  TerminalBackendKind,
   TerminalEvent,
   TerminalInfo,
   TerminalManagerOptions,
   TerminalReadOptions,
   TerminalReadResult,
-  TerminalService,
 } from "./types.ts";
 
 interface Managed {

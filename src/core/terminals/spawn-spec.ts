@@ -2,12 +2,6 @@ import { accessSync, constants, statSync } from "node:fs";
 import { delimiter, isAbsolute, resolve } from "node:path";
 import { childEnv } from "../../core/child-env.ts";
 import { CcbError } from "../errors.ts";
-import { isSecretName } from "../secret-vault.ts";
-
-/** Whether a variable is never passed to a terminal (the one policy: src/core/child-env.ts). */
-export function isDroppedEnvName(name: string): boolean {
-  return isSecretName(name) || name === "NODE_TEST_CONTEXT";
-}
 
 /** The environment policy's child environment (no secrets, ccb's containment marker), with `extra` merged on top. */
 export function terminalEnv(

@@ -8,6 +8,7 @@ import { CredentialStore } from "../../core/credentials.ts";
 import { CcbError, isCcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { CCB_VERSION } from "../../core/version.ts";
+import { JsonRpcCode } from "../../util/jsonrpc.ts";
 import { selfCommand } from "../../util/self.ts";
 import { replayUpdates } from "./history.ts";
 import { ModelError, type ModelErrorKind, missingCredentials } from "./model-error.ts";
@@ -104,7 +105,7 @@ export function toRequestError(err: unknown, sessionId?: string, authMethods: Au
       case "NOT_DIRECTORY":
         return acp.RequestError.invalidParams({ code: err.code }, err.message);
       case "PERMISSION_DENIED":
-        return new acp.RequestError(-32603, err.message, { code: err.code });
+        return new acp.RequestError(JsonRpcCode.InternalError, err.message, { code: err.code });
       default:
         return acp.RequestError.internalError({ code: err.code }, err.message);
     }

@@ -1,6 +1,7 @@
 import type { AnyMessage, Stream } from "@agentclientprotocol/sdk/unstable";
 // the same id scanner answers oversized frames of `ccb serve --stdio`
 import { idFromPrefix, idFromSuffix } from "../../util/frame-id.ts";
+import { errorResponse, isJsonRpcId, JsonRpcCode, type JsonRpcId } from "../../util/jsonrpc.ts";
 import { CappedLineSplitter } from "../../util/ndjson.ts";
 
 /**
@@ -15,11 +16,7 @@ export const DEFAULT_MAX_FRAME_BYTES = 64 * 1024 * 1024;
 const HEAD_BYTES = 64 * 1024;
 const TAIL_BYTES = 1024;
 
-type Id = string | number | null;
-
-function isId(v: unknown): v is string | number {
-  return typeof v === "string" || (typeof v === "number" && Number.isFinite(v));
-}
+type Id = JsonRpcId | null;
 
 /** The top-level id of a JSON-RPC frame seen only by its first and last bytes, or null. */
 export function sniffId(head: string, tail: string): Id {
@@ -53,11 +50,9 @@ export function boundedNdJsonStream(
     return next;
   };
   const reject = (id: Id, message: string, data?: unknown) =>
-    writeJson({
-      jsonrpc: "2.0",
-      id,
-      error: { code: -32600, message: `Invalid Request: ${message}`, ...(data !== undefined ? { data } : {}) },
-    }).catch(() => undefined);
+    writeJson(errorResponse(id, JsonRpcCode.InvalidRequest, `Invalid Request: ${message}`, data)).catch(
+      () => undefined,
+    );
 
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   const readable = new ReadableStream<AnyMessage>({
@@ -70,16 +65,12 @@ export function boundedNdJsonStream(
         try {
           msg = JSON.parse(line);
         } catch {
-          pending.push(
-            writeJson({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error" } }).catch(
-              () => undefined,
-            ),
-          );
+          pending.push(writeJson(errorResponse(null, JsonRpcCode.ParseError, "Parse error")).catch(() => undefined));
           return;
         }
         if (msg !== null && typeof msg === "object" && !Array.isArray(msg)) {
           const m = msg as Record<string, unknown>;
-          if (m.jsonrpc !== "2.0" && "method" in m && isId(m.id)) {
+          if (m.jsonrpc !== "2.0" && "method" in m && isJsonRpcId(m.id)) {
             pending.push(reject(m.id, 'the "jsonrpc": "2.0" member is missing or wrong'));
             return;
           }

@@ -2,6 +2,7 @@ import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from
 import { z } from "zod";
 import { maskDeep } from "../../core/secret-vault.ts";
 import { argumentErrorText, formatIssues, inputSchema, toolFailure } from "../../tools/kernel.ts";
+import { errorResponse, idMember, isJsonRpcId, JsonRpcCode, type JsonRpcId } from "../../util/jsonrpc.ts";
 import { CLAUDE_HINT_NAMES } from "./hint-names.ts";
 
 /**
@@ -13,11 +14,6 @@ import { CLAUDE_HINT_NAMES } from "./hint-names.ts";
  * more work per call: about 37 us of CPU against 24 us here, measured in-process under load; the
  * IDE socket is meant to stay close to a raw WebSocket round trip.)
  */
-
-export const PARSE_ERROR = -32700;
-export const INVALID_REQUEST = -32600;
-export const METHOD_NOT_FOUND = -32601;
-export const INVALID_PARAMS = -32602;
 
 const Id = z.union([z.string(), z.number().int()]);
 const Envelope = z.object({
@@ -93,15 +89,15 @@ export class RpcSession<T extends RpcTool> {
     try {
       json = JSON.parse(text);
     } catch {
-      this.#error(null, PARSE_ERROR, "Parse error: not JSON");
+      this.#error(null, JsonRpcCode.ParseError, "Parse error: not JSON");
       return;
     }
     const env = Envelope.safeParse(json);
     if (!env.success) {
-      const id = (json as { id?: unknown } | null)?.id;
+      const id = idMember(json);
       this.#error(
-        typeof id === "string" || typeof id === "number" ? id : null,
-        INVALID_REQUEST,
+        isJsonRpcId(id) ? id : null,
+        JsonRpcCode.InvalidRequest,
         `Invalid JSON-RPC message: ${formatIssues(env.error.issues, ROOT)}`,
       );
       return;
@@ -141,7 +137,11 @@ export class RpcSession<T extends RpcTool> {
         this.#h.onRequest?.(method, undefined);
         const p = InitializeParams.safeParse(params ?? {});
         if (!p.success)
-          return this.#error(id, INVALID_PARAMS, `Invalid initialize params: ${formatIssues(p.error.issues, ROOT)}`);
+          return this.#error(
+            id,
+            JsonRpcCode.InvalidParams,
+            `Invalid initialize params: ${formatIssues(p.error.issues, ROOT)}`,
+          );
         const v = p.data.protocolVersion;
         const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(v) ? v : DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
         return this.#result(id, { protocolVersion, capabilities: { tools: {} }, serverInfo: this.#h.serverInfo });
@@ -155,17 +155,21 @@ export class RpcSession<T extends RpcTool> {
         return this.#call(id, params);
       default:
         this.#h.onRequest?.(method.slice(0, 100), undefined);
-        return this.#error(id, METHOD_NOT_FOUND, `Method not found: ${method}`);
+        return this.#error(id, JsonRpcCode.MethodNotFound, `Method not found: ${method}`);
     }
   }
 
   async #call(id: string | number, params: Record<string, unknown> | undefined): Promise<void> {
     const p = CallParams.safeParse(params ?? {});
     if (!p.success)
-      return this.#error(id, INVALID_PARAMS, `Invalid tools/call params: ${formatIssues(p.error.issues, ROOT)}`);
+      return this.#error(
+        id,
+        JsonRpcCode.InvalidParams,
+        `Invalid tools/call params: ${formatIssues(p.error.issues, ROOT)}`,
+      );
     this.#h.onRequest?.("tools/call", p.data.name);
     const tool = this.#byName.get(p.data.name);
-    if (!tool) return this.#error(id, INVALID_PARAMS, `Tool ${p.data.name} not found`);
+    if (!tool) return this.#error(id, JsonRpcCode.InvalidParams, `Tool ${p.data.name} not found`);
     const args = tool.input.safeParse(p.data.arguments ?? {});
     if (!args.success) return this.#result(id, this.#h.toolError(argumentErrorText(tool.name, args.error)));
     const controller = new AbortController();
@@ -186,7 +190,7 @@ export class RpcSession<T extends RpcTool> {
     if (!this.#closed) this.#send(JSON.stringify({ jsonrpc: "2.0", id, result: maskDeep(result) }));
   }
 
-  #error(id: string | number | null, code: number, message: string): void {
-    if (!this.#closed) this.#send(JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } }));
+  #error(id: JsonRpcId | null, code: number, message: string): void {
+    if (!this.#closed) this.#send(JSON.stringify(errorResponse(id, code, message)));
   }
 }

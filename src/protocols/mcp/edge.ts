@@ -8,6 +8,7 @@ import {
   type TransportSendOptions,
 } from "@modelcontextprotocol/server";
 import { formatIssues } from "../../tools/kernel.ts";
+import { JsonRpcCode } from "../../util/jsonrpc.ts";
 
 /**
  * The protocol revisions of the stateless era (no handshake; every request carries its version and
@@ -18,11 +19,7 @@ export const MODERN_PROTOCOL_VERSIONS = ["2026-07-28"] as const;
 
 /** JSON-RPC error codes ccb answers at the edge (JSON-RPC 2.0 and MCP 2026-07-28). */
 export const RpcCode = {
-  ParseError: -32700,
-  InvalidRequest: -32600,
-  MethodNotFound: -32601,
-  InvalidParams: -32602,
-  InternalError: -32603,
+  ...JsonRpcCode,
   /** MCP 2026-07-28: the request names a protocol version this server does not speak. */
   UnsupportedProtocolVersion: -32022,
 } as const;

@@ -1,6 +1,7 @@
 import type { Readable, Writable } from "node:stream";
 import { type JSONRPCMessage, specTypeSchemas, type Transport } from "@modelcontextprotocol/server";
 import { idFromPrefix, idFromSuffix } from "../../util/frame-id.ts";
+import { echoedId, idMember } from "../../util/jsonrpc.ts";
 import { CappedLineSplitter } from "../../util/ndjson.ts";
 import { RpcCode as ErrorCode, specIssues } from "./edge.ts";
 
@@ -128,7 +129,7 @@ export class LineStdioTransport implements Transport {
     }
     if (specIssues(specTypeSchemas.JSONRPCMessage, value)) {
       this.#reply(
-        usableId(value),
+        echoedId(idMember(value)),
         ErrorCode.InvalidRequest,
         "Invalid Request: the frame is not a JSON-RPC 2.0 request, notification or response.",
       );
@@ -142,12 +143,4 @@ export class LineStdioTransport implements Transport {
     // The SDK's message type has no room for `id: null`, which JSON-RPC prescribes for errors about unreadable requests.
     void this.send({ jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage);
   }
-}
-
-function usableId(value: unknown): string | number | null {
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return null;
-  const id = (value as { id?: unknown }).id;
-  if (typeof id === "string" && id.length <= 256) return id;
-  if (typeof id === "number" && Number.isSafeInteger(id)) return id;
-  return null;
 }

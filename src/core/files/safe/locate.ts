@@ -193,10 +193,3 @@ function missing(root: string, parts: string[], why: "missing" | "not-directory"
     close: () => undefined,
   };
 }
-
-/** Handle on the located entry itself when it is a directory (caller closes it). */
-export function openLocatedDir(l: Located): Dir {
-  if (l.self) return l.self.reopen();
-  if (!l.parent) throw Object.assign(new Error(`no such directory: ${l.rel}`), { code: "ENOENT" });
-  return openDirAt(l.parent, l.name);
-}

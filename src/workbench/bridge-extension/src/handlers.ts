@@ -327,7 +327,6 @@ const base = {
   },
 } satisfies Partial<Handlers>;
 
-export type BaseHandlers = typeof base;
 export const baseHandlers = base;
 
 let userExtensionsDir = "";
