@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -45,6 +45,7 @@ describe("ccb stream viewer fits its window (real Chromium on both sides)", () =
   let page: Server;
   let stream: ChildProcess;
   let viewerUrl = "";
+  let pageUrl = "";
   let viewer: Chromium;
   let cdp: CdpSession;
   const events: Record<string, string>[] = [];
@@ -71,7 +72,10 @@ describe("ccb stream viewer fits its window (real Chromium on both sides)", () =
     });
     page.listen(0, "127.0.0.1");
     await once(page, "listening");
-    stream = spawnCcb(["stream", "--url", `http://127.0.0.1:${(page.address() as AddressInfo).port}/`, "--port", "0"]);
+    // The page's URL on stdin (`--url -`), as a one-time link would come: never on the command line.
+    pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
+    stream = spawnCcb(["stream", "--url", "-", "--port", "0"]);
+    stream.stdin?.end(`${pageUrl}\n`);
     viewerUrl = (await waitForOutput(stream, /viewer (http:\/\/\S+)/, { timeoutMs: 60_000 }))[1] as string;
     viewer = await launchChromium({ url: "about:blank", log: silentLogger, width: 1000, height: 700 });
     cdp = viewer.page;
@@ -156,6 +160,12 @@ describe("ccb stream viewer fits its window (real Chromium on both sides)", () =
       await screenshot(`stream-viewer-${w}x${h}.png`);
     });
   }
+
+  it("`--url -` read the page's URL from stdin: it is on no command line", () => {
+    const cmdline = readFileSync(`/proc/${stream.pid}/cmdline`, "utf8");
+    assert.ok(!cmdline.includes(pageUrl), cmdline);
+    assert.ok(cmdline.includes("--url\0-"), "control: the scan reads this process's arguments");
+  });
 
   it("a box smaller than the remote minimum: the canvas scales with the aspect kept and clicks map back through the scale", async () => {
     // 300x150 CSS px: the remote page can be at least 200 high, so it becomes 300x200 and is drawn at 0.75.
