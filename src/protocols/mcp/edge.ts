@@ -8,7 +8,7 @@ import {
   type TransportSendOptions,
 } from "@modelcontextprotocol/server";
 import { formatIssues } from "../../tools/kernel.ts";
-import { JsonRpcCode } from "../../util/jsonrpc.ts";
+import { errorResponse, isJsonRpcId, JsonRpcCode } from "../../util/jsonrpc.ts";
 
 /**
  * The protocol revisions of the stateless era (no handshake; every request carries its version and
@@ -100,8 +100,15 @@ export function refuseRequest(message: JSONRPCRequest): EdgeRefusal | undefined 
   return undefined;
 }
 
-export function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
-  return "method" in message && "id" in message;
+/** A JSON-RPC request (a method and an id), from any parsed value. */
+export function isRequest(message: unknown): message is JSONRPCRequest {
+  return (
+    message !== null &&
+    typeof message === "object" &&
+    !Array.isArray(message) &&
+    typeof (message as { method?: unknown }).method === "string" &&
+    isJsonRpcId((message as { id?: unknown }).id)
+  );
 }
 
 /**
@@ -131,12 +138,12 @@ export class ValidatingTransport implements Transport {
     inner.onerror = (err) => this.onerror?.(err);
     inner.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
       const refusal = isRequest(message) ? refuseRequest(message) : undefined;
-      if (!refusal) {
-        this.onmessage?.(message, extra);
+      if (refusal && isRequest(message)) {
+        const reply = errorResponse(message.id, refusal.code, refusal.message, refusal.data) as JSONRPCMessage;
+        void inner.send(reply, { relatedRequestId: message.id }).catch(() => {});
         return;
       }
-      const reply = { jsonrpc: "2.0" as const, id: (message as JSONRPCRequest).id, error: refusal };
-      void inner.send(reply, { relatedRequestId: (message as JSONRPCRequest).id }).catch(() => {});
+      this.onmessage?.(message, extra);
     };
   }
 

@@ -18,6 +18,7 @@ import { type EdgePolicy, TOKEN_QUERY_KEYS } from "../../net/policy.ts";
 import { sendJson, sendJsonRpcError } from "../../net/respond.ts";
 import { workspaceTools } from "../../tools/catalog.ts";
 import type { AnyToolDef } from "../../tools/kernel.ts";
+import { errorResponse } from "../../util/jsonrpc.ts";
 import type { AppState } from "./app/state.ts";
 import { claimedVersion, RpcCode as ErrorCode, isRequest, refuseRequest, ValidatingTransport } from "./edge.ts";
 import { refuseByScope } from "./scopes.ts";
@@ -237,21 +238,14 @@ export class McpHttpEndpoint {
    */
   async #postModern(req: IncomingMessage, res: ServerResponse, message: unknown): Promise<void> {
     if (
-      message !== null &&
-      typeof message === "object" &&
-      !Array.isArray(message) &&
-      isRequest(message as never) &&
-      header(req, "mcp-method") === (message as { method: string }).method &&
+      isRequest(message) &&
+      header(req, "mcp-method") === message.method &&
       header(req, "mcp-protocol-version") === claimedVersion(message)
     ) {
-      const request = message as { id: string | number; method: string };
-      const refusal = refuseRequest(message as never);
+      const refusal = refuseRequest(message);
       if (refusal) {
-        sendJson(res, refusal.code === ErrorCode.UnsupportedProtocolVersion ? 400 : 200, {
-          jsonrpc: "2.0",
-          id: request.id,
-          error: refusal,
-        });
+        const status = refusal.code === ErrorCode.UnsupportedProtocolVersion ? 400 : 200;
+        sendJson(res, status, errorResponse(message.id, refusal.code, refusal.message, refusal.data));
         return;
       }
     }
