@@ -43,6 +43,9 @@ import refactorCodeActions from "./refactor_code_actions.ts";
 import refactorFormat from "./refactor_format.ts";
 import refactorRename from "./refactor_rename.ts";
 import refactorSourceAction from "./refactor_source_action.ts";
+import taskList from "./task_list.ts";
+import taskRun from "./task_run.ts";
+import taskStop from "./task_stop.ts";
 import terminalCreate from "./terminal_create.ts";
 import terminalKill from "./terminal_kill.ts";
 import terminalList from "./terminal_list.ts";
@@ -116,6 +119,10 @@ export const workspaceTools: readonly AnyToolDef[] = [
   debugControl,
   debugOutput,
   debugStop,
+  // Tasks (tasks.json and detected ones, run in the workbench)
+  taskList,
+  taskRun,
+  taskStop,
 ];
 
 /** Tool sets a front end can offer. `editor`: without the files, search, terminal and git tools an agent such as `claude` already has. */

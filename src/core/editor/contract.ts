@@ -16,8 +16,10 @@
  */
 import { z } from "zod";
 import { debugMethods } from "./contract-debug.ts";
+import { taskMethods } from "./contract-tasks.ts";
 
 export * from "./contract-debug.ts";
+export * from "./contract-tasks.ts";
 
 export const BRIDGE_PROTOCOL_VERSION = 1;
 export const HELLO_TIMEOUT_MS = 5_000;
@@ -484,6 +486,8 @@ export const extensionMethods = {
   },
   /** Debugging through the workbench's debugger: editor/contract-debug.ts. */
   ...debugMethods,
+  /** Tasks (tasks.json, detected ones) run in the workbench: editor/contract-tasks.ts. */
+  ...taskMethods,
 } as const;
 
 // ---------------------------------------------------------------- methods the extension calls on ccb

@@ -9,7 +9,13 @@ import { CcbError, isCcbError } from "../../../src/core/errors.ts";
 import { silentLogger } from "../../../src/core/log.ts";
 import { registerSecret, resetSecretsForTests } from "../../../src/core/secret-vault.ts";
 import { toolsForModel } from "../../../src/protocols/acp/model-tools.ts";
-import { AGENT_TOOLS, BUILTIN_TOOLS, DEBUG_TOOLS, EDITOR_TOOLS } from "../../../src/protocols/acp/tools/index.ts";
+import {
+  AGENT_TOOLS,
+  BUILTIN_TOOLS,
+  DEBUG_TOOLS,
+  EDITOR_TOOLS,
+  TASK_TOOLS,
+} from "../../../src/protocols/acp/tools/index.ts";
 import { type AgentToolContext, defineAcpTool, previewOf } from "../../../src/protocols/acp/tools/types.ts";
 import { RpcSession, toolList } from "../../../src/protocols/ide/rpc.ts";
 import { IDE_TOOLS } from "../../../src/protocols/ide/tools/index.ts";
@@ -195,8 +201,12 @@ describe("tool kernel", () => {
       assert.equal(t.needsBridge, true);
     }
     assert.ok(BUILTIN_TOOLS.every((t) => t.needsBridge !== true));
-    assert.equal(AGENT_TOOLS.length, BUILTIN_TOOLS.length + EDITOR_TOOLS.length + DEBUG_TOOLS.length);
-    for (const t of DEBUG_TOOLS) assert.equal(t.input, workspaceTools.find((d) => d.name === t.name)?.input);
+    assert.equal(
+      AGENT_TOOLS.length,
+      BUILTIN_TOOLS.length + EDITOR_TOOLS.length + DEBUG_TOOLS.length + TASK_TOOLS.length,
+    );
+    for (const t of [...DEBUG_TOOLS, ...TASK_TOOLS])
+      assert.equal(t.input, workspaceTools.find((d) => d.name === t.name)?.input);
     assert.equal(new Set(AGENT_TOOLS.map((t) => t.name)).size, AGENT_TOOLS.length);
   });
 

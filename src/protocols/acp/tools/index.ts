@@ -7,6 +7,7 @@ import { globTool } from "./glob.ts";
 import { grepTool } from "./grep.ts";
 import { exitPlanTool } from "./plan.ts";
 import { readTool } from "./read.ts";
+import { TASK_TOOLS } from "./tasks.ts";
 import { todoTool } from "./todo.ts";
 import type { AcpTool } from "./types.ts";
 import { writeTool } from "./write.ts";
@@ -24,10 +25,10 @@ export const BUILTIN_TOOLS: readonly AcpTool[] = [
   exitPlanTool,
 ];
 
-export { DEBUG_TOOLS, EDITOR_TOOLS };
+export { DEBUG_TOOLS, EDITOR_TOOLS, TASK_TOOLS };
 
 /**
- * Every tool of the agent: the built-in ones, then the editor's language tools and debug tools. Those have
+ * Every tool of the agent: the built-in ones, then the editor's language tools, debug tools and task tools. Those have
  * `needsBridge: true` (the catalog's): a session offers them only while `core.bridge.status().connected`.
  */
-export const AGENT_TOOLS: readonly AcpTool[] = [...BUILTIN_TOOLS, ...EDITOR_TOOLS, ...DEBUG_TOOLS];
+export const AGENT_TOOLS: readonly AcpTool[] = [...BUILTIN_TOOLS, ...EDITOR_TOOLS, ...DEBUG_TOOLS, ...TASK_TOOLS];

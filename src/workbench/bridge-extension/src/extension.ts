@@ -25,6 +25,7 @@ import { DiffManager } from "./diff.ts";
 import { baseHandlers, type Handlers, setUserExtensionsDir } from "./handlers.ts";
 import { executeInNotebook } from "./notebook.ts";
 import { powerHandlers } from "./powers.ts";
+import { TaskBridge } from "./tasks.ts";
 import { SharedTerminals } from "./terminals.ts";
 
 /**
@@ -54,6 +55,7 @@ class BridgeClient implements vscode.Disposable {
   readonly #diffs: DiffManager;
   readonly #terminals: SharedTerminals;
   readonly #debug = new DebugBridge();
+  readonly #tasks: TaskBridge;
   readonly #handlers: Handlers;
   readonly #disposables: vscode.Disposable[] = [];
   #lastSelection = "";
@@ -62,6 +64,8 @@ class BridgeClient implements vscode.Disposable {
   constructor(private readonly context: vscode.ExtensionContext) {
     this.#diffs = new DiffManager((id) => this.#event({ type: "diffClosed", id }));
     this.#terminals = new SharedTerminals(this);
+    const resolve = async (path: string) => (await this.request("workspace.resolve", { path })).path;
+    this.#tasks = new TaskBridge(resolve);
     this.#handlers = {
       ...baseHandlers,
       "diff.open": (p) => this.#diffs.open(p),
@@ -72,8 +76,9 @@ class BridgeClient implements vscode.Disposable {
         attached: this.#terminals.attach(p.id, p.title, p.backlog, p.focus ?? false),
       }),
       "terminal.list": async () => ({ terminals: this.#terminals.list() }),
-      ...powerHandlers(async (path) => (await this.request("workspace.resolve", { path })).path),
+      ...powerHandlers(resolve),
       ...this.#debug.handlers(),
+      ...this.#tasks.handlers(),
     };
     this.#disposables.push(
       this.#out,
@@ -296,6 +301,7 @@ class BridgeClient implements vscode.Disposable {
     this.#diffs.dispose();
     this.#terminals.dispose();
     this.#debug.dispose();
+    this.#tasks.dispose();
     for (const d of this.#disposables) d.dispose();
   }
 }
