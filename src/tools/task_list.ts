@@ -20,7 +20,8 @@ export default defineTool({
     const lines = tasks.map(
       (t) =>
         `- "${t.name}" (source ${t.source}, type ${t.type}${t.group ? `, group ${t.group}` : ""}${t.background ? ", background" : ""})` +
-        `${t.problemMatchers.length ? ` matchers ${t.problemMatchers.join(" ")}` : ""}${t.detail ? `: ${t.detail}` : ""}` +
+        `${t.problemMatchers.length ? ` matchers ${t.problemMatchers.join(" ")}` : ""}` +
+        `${t.inlineMatchers ? ` (${t.inlineMatchers} inline matcher(s) a run by ccb does not apply)` : ""}${t.detail ? `: ${t.detail}` : ""}` +
         `${t.notRunnable ? ` — ccb cannot run it: ${t.notRunnable}` : ""}`,
     );
     const runs = r.runs.map((run) => `- ${runLine(ctx.core, run)}`);

@@ -22,6 +22,8 @@ export const TaskInfo = z.object({
   detail: z.string().optional(),
   background: z.boolean(),
   problemMatchers: z.array(z.string()),
+  /** tasks.json matchers given inline (objects, not names): a run by ccb does not apply them. */
+  inlineMatchers: z.number().int().optional(),
   /** Why ccb cannot run it (it runs inside an extension, it has dependsOn, ...); absent when it can. */
   notRunnable: z.string().optional(),
 });

@@ -89,6 +89,19 @@ function configEntry(t: vscode.Task): Record<string, unknown> | undefined {
   );
 }
 
+/**
+ * The problem matchers of a task by name. The API leaves them out of a tasks.json task it fetched,
+ * so they come from its entry; an inline matcher (an object, not a name) cannot be given to a task
+ * an extension starts, and is reported as left out.
+ */
+function matchersOf(t: vscode.Task): { names: string[]; inline: number } {
+  if (t.problemMatchers.length > 0) return { names: t.problemMatchers, inline: 0 };
+  const raw = configEntry(t)?.problemMatcher;
+  const list = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  const names = list.filter((m): m is string => typeof m === "string");
+  return { names, inline: list.length - names.length };
+}
+
 function notRunnable(t: vscode.Task): string | undefined {
   const x = t.execution;
   if (!(x instanceof vscode.ShellExecution) && !(x instanceof vscode.ProcessExecution))
@@ -102,6 +115,7 @@ function taskInfo(t: vscode.Task): TaskInfo {
   const folder = folderOf(t);
   const group = groupName(t.group);
   const reason = notRunnable(t);
+  const matchers = matchersOf(t);
   return {
     name: t.name,
     source: t.source,
@@ -110,7 +124,8 @@ function taskInfo(t: vscode.Task): TaskInfo {
     ...(group ? { group } : {}),
     ...(t.detail ? { detail: t.detail } : {}),
     background: t.isBackground,
-    problemMatchers: t.problemMatchers,
+    problemMatchers: matchers.names,
+    ...(matchers.inline ? { inlineMatchers: matchers.inline } : {}),
     ...(reason ? { notRunnable: reason } : {}),
   };
 }
@@ -380,7 +395,7 @@ export class TaskBridge implements vscode.Disposable {
       original.name,
       original.source,
       new vscode.CustomExecution(async () => pty),
-      original.problemMatchers,
+      matchersOf(original).names,
     );
     task.isBackground = original.isBackground;
     task.presentationOptions = original.presentationOptions;
