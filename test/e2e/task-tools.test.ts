@@ -106,6 +106,11 @@ describe("task tools on the workbench's tasks", { timeout: 900_000 }, () => {
     const diags = await wb.ok("diagnostics_get", { path: "bad.ts" });
     assert.match(text(diags), /bad\.ts:2:14.* error: Type 'string' is not assignable/);
 
+    // run again with the same error: the matcher reports it again (not only on a first run)
+    const again = await wb.ok("task_run", { name: "check types", timeoutMs: 120_000 });
+    assert.equal(structured(again).problems.length, 1, text(again));
+    assert.equal(structured(again).problems[0].range.start.line, 2);
+
     writeFileSync(join(ws.path, "bad.ts"), GOOD);
     const fixed = await wb.ok("task_run", { name: "check types", source: "Workspace", timeoutMs: 120_000 });
     assert.equal(structured(fixed).exitCode, 0, text(fixed));
