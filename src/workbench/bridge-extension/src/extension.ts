@@ -23,6 +23,7 @@ import { BridgeError, range, uriPath } from "./convert.ts";
 import { DebugBridge } from "./debug.ts";
 import { DiffManager } from "./diff.ts";
 import { baseHandlers, type Handlers, setUserExtensionsDir } from "./handlers.ts";
+import { moveHandlers } from "./move.ts";
 import { executeInNotebook } from "./notebook.ts";
 import { powerHandlers } from "./powers.ts";
 import { SharedTerminals } from "./terminals.ts";
@@ -73,6 +74,7 @@ class BridgeClient implements vscode.Disposable {
       }),
       "terminal.list": async () => ({ terminals: this.#terminals.list() }),
       ...powerHandlers(async (path) => (await this.request("workspace.resolve", { path })).path),
+      ...moveHandlers(async (path) => (await this.request("workspace.resolve", { path })).path),
       ...this.#debug.handlers(),
     };
     this.#disposables.push(
