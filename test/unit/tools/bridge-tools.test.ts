@@ -110,6 +110,21 @@ describe("editor tools without a workbench", () => {
       );
     });
   }
+  test("refactor_move without a workbench says the editor is needed and that a plain move updates no import", async () => {
+    const t = tool("refactor_move");
+    await assert.rejects(
+      t.execute(t.input.parse({ from: "a.ts", to: "sub/a.ts" }), {
+        core,
+        signal: new AbortController().signal,
+        log: core.log,
+      }),
+      (err: unknown) => {
+        assert.ok(isCcbError(err, "BRIDGE_UNAVAILABLE"), String(err));
+        assert.match((err as { hint?: string }).hint ?? "", /needs the editor.*plain move.*updates no import/s);
+        return true;
+      },
+    );
+  });
   test("every field of every editor tool is described", () => {
     for (const name of editorToolNames) {
       const schema = tool(name).input.toJSONSchema() as { properties?: Record<string, { description?: string }> };
