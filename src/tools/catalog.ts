@@ -41,6 +41,7 @@ import languageWorkspaceSymbols from "./language_workspace_symbols.ts";
 import refactorApplyCodeAction from "./refactor_apply_code_action.ts";
 import refactorCodeActions from "./refactor_code_actions.ts";
 import refactorFormat from "./refactor_format.ts";
+import refactorMove from "./refactor_move.ts";
 import refactorRename from "./refactor_rename.ts";
 import refactorSourceAction from "./refactor_source_action.ts";
 import taskList from "./task_list.ts";
@@ -88,6 +89,7 @@ export const workspaceTools: readonly AnyToolDef[] = [
   languageCallHierarchy,
   languageTypeHierarchy,
   refactorRename,
+  refactorMove,
   refactorCodeActions,
   refactorApplyCodeAction,
   refactorSourceAction,

@@ -56,6 +56,7 @@ describe("the editor tools profile", { timeout: 120_000 }, () => {
         TOOL_PROFILES.editor.map((t) => t.name),
       );
       assert.ok(names.includes("refactor_rename") && names.includes("language_call_hierarchy"));
+      assert.ok(names.includes("refactor_move"), "claude through ccb ide gets the import-updating move");
       assert.equal(names.filter((n) => /^(fs_|terminal_|git_)/.test(n)).length, 0);
       assert.ok(names.length < workspaceTools.length);
     } finally {

@@ -246,6 +246,31 @@ const powerMethods = {
     result: z.object({ files: z.array(ChangedFile) }),
     timeoutMs: 60_000,
   },
+  /**
+   * The edits that moving a file or folder `from` → `to` needs (imports of every importer, the moved
+   * files' own relative imports), from the editor's TypeScript server; nothing moved. `languageService`:
+   * false when no TypeScript server answered (the move would update no import).
+   */
+  "refactor.move": {
+    params: z.object({ from: z.string(), to: z.string() }),
+    result: z.object({ files: z.array(PlannedFile), languageService: z.boolean() }),
+    timeoutMs: 60_000,
+  },
+  /**
+   * Move a file or folder through the editor with the planned edits (paths before the move), all or
+   * none: every file unchanged since its hash and writable, `to` absent, before anything changes;
+   * the edits land, then the move; on a failure everything is put back. Paths after: the result's.
+   */
+  "files.move": {
+    params: z.object({
+      from: z.string(),
+      to: z.string(),
+      files: z.array(z.object({ path: z.string(), hash: z.string(), edits: z.array(TextEdit) })),
+      save: z.boolean(),
+    }),
+    result: z.object({ files: z.array(ChangedFile) }),
+    timeoutMs: 120_000,
+  },
   /** Code actions for a range (the whole file when absent), optionally of a kind (prefix, e.g. "quickfix", "source.organizeImports"). */
   "codeActions.list": {
     params: z.object({ path: z.string(), range: Range.optional(), kind: z.string().optional() }),

@@ -43,6 +43,7 @@ const editorToolNames = [
   "language_call_hierarchy",
   "language_type_hierarchy",
   "refactor_rename",
+  "refactor_move",
   "refactor_code_actions",
   "refactor_apply_code_action",
   "refactor_source_action",
@@ -84,6 +85,7 @@ const minimalArgs: Record<string, unknown> = {
   language_call_hierarchy: { path: "a.ts", position: { line: 1, column: 14 } },
   language_type_hierarchy: { path: "a.ts", position: { line: 1, column: 14 } },
   refactor_rename: { path: "a.ts", position: { line: 1, column: 14 }, newName: "b" },
+  refactor_move: { from: "a.ts", to: "b.ts" },
   refactor_code_actions: { path: "a.ts" },
   refactor_apply_code_action: { id: "a1" },
   refactor_source_action: { path: "a.ts" },
@@ -108,6 +110,21 @@ describe("editor tools without a workbench", () => {
       );
     });
   }
+  test("refactor_move without a workbench says the editor is needed and that a plain move updates no import", async () => {
+    const t = tool("refactor_move");
+    await assert.rejects(
+      t.execute(t.input.parse({ from: "a.ts", to: "sub/a.ts" }), {
+        core,
+        signal: new AbortController().signal,
+        log: core.log,
+      }),
+      (err: unknown) => {
+        assert.ok(isCcbError(err, "BRIDGE_UNAVAILABLE"), String(err));
+        assert.match((err as { hint?: string }).hint ?? "", /needs the editor.*plain move.*updates no import/s);
+        return true;
+      },
+    );
+  });
   test("every field of every editor tool is described", () => {
     for (const name of editorToolNames) {
       const schema = tool(name).input.toJSONSchema() as { properties?: Record<string, { description?: string }> };

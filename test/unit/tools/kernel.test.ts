@@ -185,6 +185,7 @@ describe("tool kernel", () => {
       "language_call_hierarchy",
       "language_type_hierarchy",
       "refactor_rename",
+      "refactor_move",
       "refactor_code_actions",
       "refactor_apply_code_action",
       "refactor_source_action",

@@ -98,6 +98,13 @@ export const EDITOR_TOOLS: readonly AcpTool[] = [
       i.apply ? `Rename ${at(i)} to ${str(i.newName)}` : `Preview renaming ${at(i)} to ${str(i.newName)}`,
     ),
   ),
+  fromWorkspaceTool(catalogTool("refactor_move"), {
+    kind: "move",
+    title: (i) => `${i.apply ? "Move" : "Preview moving"} ${str(i.from)} to ${str(i.to)}, updating imports`,
+    locations: (i, ctx) => (str(i.from) ? [{ path: absPath(ctx.cwd, str(i.from)) }] : []),
+    // a preview (no `apply`) changes nothing
+    access: (i) => ({ category: i.apply ? "edit" : "read", ruleKey: "refactor" }),
+  }),
   fromWorkspaceTool(
     catalogTool("refactor_code_actions"),
     reads("read", (i) => `Code actions for ${str(i.path)}`),

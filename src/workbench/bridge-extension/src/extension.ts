@@ -23,6 +23,7 @@ import { BridgeError, range, uriPath } from "./convert.ts";
 import { DebugBridge } from "./debug.ts";
 import { DiffManager } from "./diff.ts";
 import { baseHandlers, type Handlers, setUserExtensionsDir } from "./handlers.ts";
+import { moveHandlers } from "./move.ts";
 import { executeInNotebook } from "./notebook.ts";
 import { powerHandlers } from "./powers.ts";
 import { TaskBridge } from "./tasks.ts";
@@ -77,6 +78,7 @@ class BridgeClient implements vscode.Disposable {
       }),
       "terminal.list": async () => ({ terminals: this.#terminals.list() }),
       ...powerHandlers(resolve),
+      ...moveHandlers(resolve),
       ...this.#debug.handlers(),
       ...this.#tasks.handlers(),
     };

@@ -16,7 +16,7 @@ export type Confine = (path: string) => Promise<string>;
 
 export const sha256 = (text: string): string => createHash("sha256").update(text).digest("hex");
 
-function textAfter(doc: vscode.TextDocument, edits: readonly vscode.TextEdit[]): string {
+export function textAfter(doc: vscode.TextDocument, edits: readonly vscode.TextEdit[]): string {
   const text = doc.getText();
   const spans = edits
     .map((e) => ({ start: doc.offsetAt(e.range.start), end: doc.offsetAt(e.range.end), text: e.newText }))
@@ -26,7 +26,7 @@ function textAfter(doc: vscode.TextDocument, edits: readonly vscode.TextEdit[]):
   return out;
 }
 
-async function openDoc(uri: vscode.Uri): Promise<vscode.TextDocument> {
+export async function openDoc(uri: vscode.Uri): Promise<vscode.TextDocument> {
   try {
     return await vscode.workspace.openTextDocument(uri);
   } catch (err) {
@@ -35,7 +35,7 @@ async function openDoc(uri: vscode.Uri): Promise<vscode.TextDocument> {
 }
 
 /** Writable for ccb, and not marked read-only (no write bit at all) by its owner: even root respects that. */
-async function writable(path: string): Promise<boolean> {
+export async function writable(path: string): Promise<boolean> {
   try {
     const st = await stat(path);
     if ((st.mode & 0o222) === 0) return false;
@@ -91,7 +91,7 @@ export async function applyWorkspaceEdit(
 }
 
 /** Save the changed documents that had no unsaved changes; on a failed save restore every one. */
-async function finish(
+export async function finish(
   docs: readonly vscode.TextDocument[],
   before: readonly { text: string; dirty: boolean }[],
   save: boolean,
