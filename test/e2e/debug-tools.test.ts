@@ -210,7 +210,9 @@ describe("debug tools on the workbench's JavaScript debugger", { timeout: 900_00
     await wb.ok("debug_clear_breakpoints", { all: true });
   });
 
-  it("debug_evaluate right after debug_start answers at once: a value, or that nothing is paused yet", async () => {
+  it("debug_evaluate right after debug_start answers at once: a value, or that nothing is paused yet", {
+    timeout: 240_000,
+  }, async () => {
     await wb.ok("debug_set_breakpoints", { breakpoints: [{ path: "buggy.js", line: 2 }] });
     const started = await wb.ok("debug_start", { name: "Run buggy" });
     const session = structured(started).session.id as string;

@@ -672,6 +672,13 @@ export class DebugBridge implements vscode.Disposable {
       },
       "debug.control": async (p) => {
         const root = this.#root(p.session);
+        // A pause right after a start: the launcher alone has no thread to pause (see debug.evaluate).
+        if (p.action === "pause" && this.#rootState(root.id) === "running" && !this.#threaded(root))
+          await this.#until(
+            root,
+            () => this.#rootState(root.id) !== "running" || !!this.#threaded(root),
+            RUNNING_EVAL_MS,
+          );
         const t = this.#target(root, p.action !== "pause");
         const threadId = await this.#threadId(t, p.threadId);
         // The tracker marks it running as the request goes out (a stopped event may follow before the answer).
