@@ -2,6 +2,7 @@ import debugClearBreakpoints from "./debug_clear_breakpoints.ts";
 import debugConfigurations from "./debug_configurations.ts";
 import debugControl from "./debug_control.ts";
 import debugEvaluate from "./debug_evaluate.ts";
+import debugJoin from "./debug_join.ts";
 import debugOutput from "./debug_output.ts";
 import debugSetBreakpoints from "./debug_set_breakpoints.ts";
 import debugStack from "./debug_stack.ts";
@@ -114,6 +115,7 @@ export const workspaceTools: readonly AnyToolDef[] = [
   debugSetBreakpoints,
   debugClearBreakpoints,
   debugStatus,
+  debugJoin,
   debugWait,
   debugStack,
   debugVariables,

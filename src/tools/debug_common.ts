@@ -23,7 +23,9 @@ export const SessionInput = {
   session: z
     .string()
     .optional()
-    .describe("Debug session id from debug_start or debug_status; default the latest live session ccb started."),
+    .describe(
+      "Debug session id from debug_start, debug_join or debug_status; default the latest live session ccb started or joined.",
+    ),
 };
 
 export const FrameInput = {
@@ -65,7 +67,8 @@ export function frameLine(f: FrameView): string {
 }
 
 export function sessionLine(s: DebugSessionInfo): string {
-  return `"${s.name}" (${s.type}, session ${s.id}, ${s.state}${s.byCcb ? "" : ", started in the workbench"})`;
+  const who = s.byCcb ? "" : s.joined ? ", the person's, joined" : ", the person's: debug_join to use it";
+  return `"${s.name}" (${s.type}${s.request ? ` ${s.request}` : ""}, session ${s.id}, ${s.state}${who})`;
 }
 
 /** What debug_wait and the control tools answer about where the program is. */

@@ -9,7 +9,8 @@ export default defineTool({
   title: "Debug sessions and breakpoints",
   description:
     "The workbench's debug sessions (the ones ccb started and the ones the person started, with their state: running, " +
-    "stopped, ended) and every breakpoint with its id. Needs the editor bridge.",
+    "stopped, ended; launch or attach; whether ccb joined a person's) and every breakpoint with its id. The other debug " +
+    "tools take a person's session only after debug_join. Needs the editor bridge.",
   input: z.object({}),
   annotations: EDITOR_READ,
   needsBridge: true,

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -208,6 +208,105 @@ describe("debug tools on the workbench's JavaScript debugger", { timeout: 900_00
     assert.ok(!environ.includes("ANTHROPIC_API_KEY="));
     await wb.ok("debug_stop", { session });
     await wb.ok("debug_clear_breakpoints", { all: true });
+  });
+
+  it("debug_evaluate right after debug_start answers at once: a value, or that nothing is paused yet", {
+    timeout: 240_000,
+  }, async () => {
+    await wb.ok("debug_set_breakpoints", { breakpoints: [{ path: "buggy.js", line: 2 }] });
+    const started = await wb.ok("debug_start", { name: "Run buggy" });
+    const session = structured(started).session.id as string;
+    // No debug_wait in between: the session may still be starting, running or already stopped.
+    const ev = await wb.call("debug_evaluate", { session, expression: "6 * 7" });
+    if (ev.isError) assert.match(text(ev), /DEBUG_NOT_STOPPED.*(not paused|still starting|running)/s, text(ev));
+    else assert.equal(structured(ev).result, "42", text(ev));
+    for (const tool of ["debug_stack", "debug_variables"]) {
+      const r = await wb.call(tool, { session });
+      if (r.isError) assert.match(text(r), /DEBUG_NOT_STOPPED/, `${tool}: ${text(r)}`);
+    }
+    const stop = await wb.ok("debug_wait", { session, seconds: 60 });
+    assert.equal(structured(stop).state, "stopped", "control: the breakpoint is hit afterwards");
+    const after = await wb.ok("debug_evaluate", { session, expression: "items.length * 14" });
+    assert.equal(structured(after).result, "42", "control: stopped, it evaluates in the frame");
+    await wb.ok("debug_stop", { session });
+    await wb.ok("debug_clear_breakpoints", { all: true });
+  });
+
+  it("debug_start by name finds a configuration written to .vscode/launch.json a moment before", async () => {
+    writeFileSync(
+      join(ws.path, ".vscode/launch.json"),
+      [
+        "{",
+        "  // written by the agent just now (JSONC: comments and trailing commas)",
+        '  "version": "0.2.0",',
+        '  "configurations": [',
+        '    { "name": "Run buggy", "type": "node", "request": "launch", "program": "${workspaceFolder}/buggy.js" },',
+        '    /* the new one */ { "name": "Run forever fresh", "type": "node", "request": "launch", "program": "${workspaceFolder}/forever.js", },',
+        "  ],",
+        "}",
+        "",
+      ].join("\n"),
+    );
+    const started = await wb.ok("debug_start", { name: "Run forever fresh" });
+    const session = structured(started).session.id as string;
+    assert.equal(structured(started).session.name, "Run forever fresh");
+    await eventually("forever.js runs", () => (processesRunning("forever.js").length > 0 ? true : undefined), 60_000);
+    await wb.ok("debug_stop", { session });
+    const missing = await wb.call("debug_start", { name: "Run nothing such" });
+    assert.equal(missing.isError, true, "control: a name in neither the editor nor the file");
+    assert.match(text(missing), /No launch configuration named "Run nothing such"/);
+  });
+
+  it("joins a running `node --inspect` with an inline attach configuration: breakpoint, variables, evaluate", async () => {
+    writeFileSync(
+      join(ws.path, "served.js"),
+      [
+        "let count = 0;", // 1
+        "function tick() {", // 2
+        '  const label = "tick-" + count;', // 3
+        "  count++;", // 4
+        "  return label;", // 5
+        "}", // 6
+        "setInterval(tick, 100);", // 7
+        "",
+      ].join("\n"),
+    );
+    const child = spawn(process.execPath, ["--inspect=127.0.0.1:0", "served.js"], {
+      cwd: ws.path,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    try {
+      let err = "";
+      child.stderr.setEncoding("utf8").on("data", (d: string) => (err += d));
+      const port = await eventually(
+        "the inspector's port on stderr",
+        () => /Debugger listening on ws:\/\/127\.0\.0\.1:(\d+)\//.exec(err)?.[1],
+        30_000,
+      );
+      const started = await wb.ok("debug_start", {
+        configuration: {
+          type: "node",
+          request: "attach",
+          name: "attach served",
+          address: "127.0.0.1",
+          port: Number(port),
+        },
+      });
+      const session = structured(started).session.id as string;
+      await wb.ok("debug_set_breakpoints", { breakpoints: [{ path: "served.js", line: 4 }] });
+      const stop = await wb.ok("debug_wait", { session, seconds: 60 });
+      assert.equal(structured(stop).state, "stopped", text(stop));
+      assert.equal(structured(stop).frame.path, "served.js");
+      assert.equal(structured(stop).frame.line, 4);
+      const vars = await wb.ok("debug_variables", { session });
+      assert.match(text(vars), /label: string = 'tick-\d+'/, text(vars));
+      const ev = await wb.ok("debug_evaluate", { session, expression: "process.pid" });
+      assert.equal(Number(structured(ev).result), child.pid, "the process started outside the workbench");
+      await wb.ok("debug_clear_breakpoints", { all: true });
+      await wb.ok("debug_stop", { session });
+    } finally {
+      child.kill("SIGKILL");
+    }
   });
 
   it("ending ccb ends a debuggee that is still running (no orphan)", async () => {

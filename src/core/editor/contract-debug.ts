@@ -7,7 +7,11 @@
  * and columns are 1-based, as in DAP (the workbench's client asks adapters for 1-based lines) and
  * as the debug tools speak them. `session` is the id of a root debug session (the one started;
  * child sessions an adapter spawns for the real process belong to it); without it, the latest live
- * session ccb started, else the workbench's active one.
+ * session ccb started or joined, else the workbench's active one when ccb started or joined it.
+ * A session the person started is listed (debug.sessions) but served to the other calls only once
+ * ccb joined it (debug.join, after the server checked its file fields as debug.start's are);
+ * until then they answer PERMISSION_DENIED. Requests to the debug adapter are bounded (seconds):
+ * one that does not answer, or a session that is not paused, answers DEBUG_NOT_STOPPED or TIMEOUT.
  */
 import { z } from "zod";
 
@@ -35,6 +39,10 @@ export const DebugSessionInfo = z.object({
   state: DebugState,
   /** Started through ccb (vs by the person). */
   byCcb: z.boolean(),
+  /** A session the person started that ccb joined (debug.join): the debug calls may use it. */
+  joined: z.boolean(),
+  /** The configuration's request: "launch" or "attach". */
+  request: z.string().optional(),
 });
 export type DebugSessionInfo = z.infer<typeof DebugSessionInfo>;
 
@@ -102,6 +110,11 @@ export const debugMethods = {
       name: z.string().optional(),
       configuration: JsonObject.optional(),
       folder: z.string().optional(),
+      /**
+       * With `name`: that configuration as the folder's .vscode/launch.json on disk holds it (read by
+       * the server through the workspace), used when the editor has not re-read the file yet.
+       */
+      launch: JsonObject.optional(),
     }),
     result: z.object({ session: DebugSessionInfo }),
     timeoutMs: 120_000,
@@ -109,6 +122,18 @@ export const debugMethods = {
   "debug.sessions": {
     params: z.object({}),
     result: z.object({ sessions: z.array(DebugSessionInfo) }),
+    timeoutMs: 15_000,
+  },
+  /** A root session and the file fields of its resolved configuration (program, cwd, envFile), for the join check. */
+  "debug.describe": {
+    params: z.object({ session: z.string() }),
+    result: z.object({ session: DebugSessionInfo, paths: z.record(z.string(), z.string()) }),
+    timeoutMs: 15_000,
+  },
+  /** Let the other debug calls use a session the person started (the server checked it first). */
+  "debug.join": {
+    params: z.object({ session: z.string() }),
+    result: z.object({ session: DebugSessionInfo }),
     timeoutMs: 15_000,
   },
   "debug.setBreakpoints": {

@@ -50,3 +50,24 @@ export async function confineDebugParams(
   }
   return out;
 }
+
+/**
+ * The join check for a session the person started (debug.describe's paths: its resolved program,
+ * cwd and envFile): each must lie inside the workspace, as debug_start's inline ones must, so
+ * joining reaches no program debug_start could not have been given. The refusal names the field,
+ * not the outside path.
+ */
+export async function confineJoinedSession(ws: Workspace, paths: Record<string, string>): Promise<void> {
+  for (const [field, value] of Object.entries(paths)) {
+    try {
+      await ws.resolve(value);
+    } catch (err) {
+      if (!(err instanceof CcbError) || err.code !== "PATH_OUTSIDE_WORKSPACE") throw err;
+      throw new CcbError(
+        "PATH_OUTSIDE_WORKSPACE",
+        `This debug session's "${field}" is outside the workspace: ccb does not join it.`,
+        { hint: "Ask the person to debug it themselves, or start a session of a workspace program with debug_start." },
+      );
+    }
+  }
+}

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { confineDebugParams } from "../../../src/core/editor/debug-confine.ts";
+import { confineDebugParams, confineJoinedSession } from "../../../src/core/editor/debug-confine.ts";
 import { Workspace } from "../../../src/core/workspace.ts";
 import { decide, PermissionRules } from "../../../src/protocols/acp/permissions.ts";
 import { AGENT_TOOLS } from "../../../src/protocols/acp/tools/index.ts";
@@ -48,6 +48,21 @@ describe("debug tools: safety", () => {
     assert.equal(acp("debug_evaluate").acp.access({ expression: "x" }).category, "execute");
     assert.equal(decide("default", acp("debug_control").acp.access({ action: "continue" }), rules).kind, "ask");
     assert.equal(decide("default", acp("debug_stack").acp.access({}), rules).kind, "allow", "control: reads run");
+    const join = acp("debug_join").acp.access({ session: "s-1" });
+    assert.equal(decide("default", join, rules).kind, "ask", "joining the person's session asks");
+    assert.notEqual(join.ruleKey, acp("debug_join").acp.access({ session: "s-2" }).ruleKey, "per session");
+  });
+
+  it("joins only a person's session whose program, cwd and envFile are in the workspace", async () => {
+    const w = new Workspace([ws.path]);
+    await confineJoinedSession(w, { program: join(w.primary, "src/app.js"), cwd: w.primary });
+    await confineJoinedSession(w, {}); // an attach configuration names no file
+    await assert.rejects(confineJoinedSession(w, { program: join(w.primary, "src/app.js"), cwd: "/tmp" }), (err) => {
+      assert.match(String(err), /PATH_OUTSIDE_WORKSPACE|"cwd" is outside the workspace/);
+      assert.doesNotMatch(String(err), /\/tmp/, "the outside path is not shown");
+      return true;
+    });
+    await assert.rejects(confineJoinedSession(w, { program: "/etc/passwd" }), /"program" is outside/);
   });
 
   it("confines breakpoint files and an inline configuration's program, cwd and envFile", async () => {

@@ -15,8 +15,9 @@ function breakpointLocations(i: Args, cwd: string): ToolCallLocation[] {
 /**
  * The ACP presentation of the debug tools (same definitions as the MCP tools of the catalog).
  * Starting a session runs a program, and evaluating runs code in it: "execute", which asks as a
- * command does; driving a started session (breakpoints, steps, stop) asks once per session
- * ("always" remembers "debug"); reading its state never asks.
+ * command does; joining a session the person started asks too (per session: it exposes their
+ * program); driving a started session (breakpoints, steps, stop) asks once per session ("always"
+ * remembers "debug"); reading its state never asks.
  */
 const PRESENTATION: Record<
   string,
@@ -31,6 +32,7 @@ const PRESENTATION: Record<
   debug_set_breakpoints: { kind: "edit", category: "other", title: () => "Set breakpoints" },
   debug_clear_breakpoints: { kind: "edit", category: "other", title: () => "Clear breakpoints" },
   debug_status: { kind: "read", category: "read", title: () => "Debug sessions and breakpoints" },
+  debug_join: { kind: "other", category: "execute", title: (i) => `Join debug session ${str(i.session)}` },
   debug_wait: { kind: "read", category: "read", title: () => "Wait for the debugger" },
   debug_stack: { kind: "read", category: "read", title: () => "Call stack" },
   debug_variables: { kind: "read", category: "read", title: () => "Variables" },
@@ -53,7 +55,7 @@ export const DEBUG_TOOLS: readonly AcpTool[] = workspaceTools
         category: p.category,
         ruleKey:
           p.category === "execute"
-            ? `${def.name}:${str(i.name) || str(i.expression) || JSON.stringify(i.configuration ?? {})}`
+            ? `${def.name}:${str(i.name) || str(i.expression) || str(i.session) || JSON.stringify(i.configuration ?? {})}`
             : "debug",
       }),
     });

@@ -20,6 +20,12 @@ import { BridgeError, uriPath } from "./convert.ts";
 
 const OUTPUT_LIMIT = 1_000_000;
 const CCB_ID = "__ccbId";
+/** Every request to an adapter answers within this, or the call answers TIMEOUT. */
+const DAP_TIMEOUT_MS = 10_000;
+/** A global evaluate while nothing is paused: after this, "not paused yet". */
+const RUNNING_EVAL_MS = 5_000;
+/** The file fields of a configuration the server checks before ccb joins a person's session. */
+const PATH_FIELDS = ["program", "cwd", "envFile"] as const;
 
 interface Tracked {
   session: vscode.DebugSession;
@@ -30,11 +36,15 @@ interface Tracked {
   description?: string;
   threadId?: number;
   stoppedAt: number;
+  /** The adapter reported a thread (a `thread` or `stopped` event): it runs the program and answers requests about it. */
+  threaded: boolean;
 }
 
 interface Root {
   id: string;
   byCcb: boolean;
+  /** A session the person started that ccb joined. */
+  joined: boolean;
   output: string;
   dropped: number;
   exitCode: number | null;
@@ -92,7 +102,7 @@ const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s
 export class DebugBridge implements vscode.Disposable {
   readonly #sessions = new Map<string, Tracked>();
   readonly #roots = new Map<string, Root>();
-  /** Root ids ccb started, latest last. */
+  /** Root ids ccb started or joined, latest last. */
   readonly #started: string[] = [];
   readonly #disposables: vscode.Disposable[] = [];
 
@@ -116,13 +126,14 @@ export class DebugBridge implements vscode.Disposable {
     const known = this.#sessions.get(s.id);
     if (known) return known;
     const root = this.#rootOf(s);
-    const t: Tracked = { session: s, rootId: root.id, state: "running", stoppedAt: 0 };
+    const t: Tracked = { session: s, rootId: root.id, state: "running", stoppedAt: 0, threaded: false };
     this.#sessions.set(s.id, t);
     if (!this.#roots.has(root.id)) {
       const byCcb = typeof root.configuration[CCB_ID] === "string";
       this.#roots.set(root.id, {
         id: root.id,
         byCcb,
+        joined: false,
         output: "",
         dropped: 0,
         exitCode: null,
@@ -156,7 +167,11 @@ export class DebugBridge implements vscode.Disposable {
         if (m.type !== "event") return;
         const body = m.body ?? {};
         switch (m.event) {
+          case "thread":
+            if (body.reason === "started") t.threaded = true;
+            break;
           case "stopped":
+            t.threaded = true;
             t.state = "stopped";
             t.reason = typeof body.reason === "string" ? body.reason : "unknown";
             t.description = typeof body.description === "string" ? body.description : undefined;
@@ -233,24 +248,43 @@ export class DebugBridge implements vscode.Disposable {
   #info(rootId: string): DebugSessionInfo {
     const t = this.#sessions.get(rootId);
     const root = this.#roots.get(rootId);
+    const request = t?.session.configuration.request;
     return {
       id: rootId,
       name: t?.session.name ?? "?",
       type: t?.session.type ?? "?",
       state: this.#rootState(rootId),
       byCcb: root?.byCcb ?? false,
+      joined: root?.joined ?? false,
+      ...(typeof request === "string" ? { request } : {}),
     };
   }
 
-  /** The root session a call is about. */
+  /** A root the debug calls may use: ccb started it, or joined it. */
+  #usable(r: Root): boolean {
+    return r.byCcb || r.joined;
+  }
+
+  /** A root session by id, usable or not (listing, describe, join). */
+  #known(id: string): Root {
+    const r = this.#roots.get(id);
+    if (!r)
+      throw new BridgeError("NOT_FOUND", `No debug session ${id}.`, "debug_status lists the workbench's sessions.");
+    return r;
+  }
+
+  /**
+   * The root session a call is about: one ccb started or joined. A session the person started is
+   * refused until ccb joins it (debug_join checks its program is in the workspace first).
+   */
   #root(id: string | undefined): Root {
     if (id !== undefined) {
-      const r = this.#roots.get(id);
-      if (!r)
+      const r = this.#known(id);
+      if (!this.#usable(r))
         throw new BridgeError(
-          "NOT_FOUND",
-          `No debug session ${id}.`,
-          "debug_start starts one; debug_wait lists the live ones.",
+          "PERMISSION_DENIED",
+          `Debug session ${id} ("${this.#info(id).name}") was started by the person in the workbench, and ccb has not joined it.`,
+          "debug_join joins it (when its program is in the workspace); the person sees every step.",
         );
       return r;
     }
@@ -261,36 +295,98 @@ export class DebugBridge implements vscode.Disposable {
     const active = vscode.debug.activeDebugSession;
     if (active) {
       const r = this.#roots.get(this.#track(active).rootId);
-      if (r) return r;
+      if (r && this.#usable(r)) return r;
     }
     const last = this.#started.at(-1);
     const r = last ? this.#roots.get(last) : undefined;
     if (r) return r;
+    const theirs = [...this.#roots.values()].filter((x) => !x.ended && !this.#usable(x));
+    if (theirs.length)
+      throw new BridgeError(
+        "NOT_FOUND",
+        `No debug session ccb started or joined. The person's: ${theirs.map((x) => `"${this.#info(x.id).name}" (session ${x.id})`).join(", ")}.`,
+        "debug_join {session} joins one of them; debug_start starts one.",
+      );
     throw new BridgeError("NOT_FOUND", "No debug session.", "Start one with debug_start.");
   }
 
-  /** The session of a tree that requests go to: the last one stopped, else the latest live one. */
+  /** Members that stand for the program: the sessions no live member descends from (js-debug's launcher is not one). */
+  #leaves(members: Tracked[]): Tracked[] {
+    const parents = new Set(members.map((m) => m.session.parentSession?.id).filter((x) => x !== undefined));
+    return members.filter((m) => !parents.has(m.session.id));
+  }
+
+  /** The session of a tree that requests go to: the last one stopped, else the latest live one that runs the program. */
   #target(root: Root, needStopped: boolean): Tracked {
     const members = this.#members(root.id).filter((m) => m.state !== "ended");
     const stopped = members.filter((m) => m.state === "stopped").sort((a, b) => b.stoppedAt - a.stoppedAt)[0];
     if (stopped) return stopped;
+    const state = this.#rootState(root.id);
     if (needStopped)
       throw new BridgeError(
         "DEBUG_NOT_STOPPED",
-        `The debug session is ${this.#rootState(root.id)}, not stopped.`,
-        "Wait for a breakpoint with debug_wait, or pause it with debug_control.",
+        state === "ended"
+          ? "The debug session has ended."
+          : "The program is running: it is not paused yet (no breakpoint hit, no pause).",
+        state === "ended"
+          ? "Start a new one with debug_start."
+          : "Wait for a breakpoint with debug_wait, or pause it with debug_control.",
       );
-    const live = members.at(-1);
+    const leaves = this.#leaves(members);
+    const live = leaves.filter((m) => m.threaded).at(-1) ?? leaves.at(-1);
     if (!live)
       throw new BridgeError("DEBUG_NOT_STOPPED", "The debug session has ended.", "Start a new one with debug_start.");
     return live;
   }
 
-  async #dap<T>(t: Tracked, command: string, args: Record<string, unknown>): Promise<T> {
+  /** The latest live member of a tree that has a thread. */
+  #threaded(root: Root): Tracked | undefined {
+    return this.#members(root.id)
+      .filter((m) => m.state !== "ended" && m.threaded)
+      .at(-1);
+  }
+
+  /** Resolve when `cond` holds (checked on every event of the tree) or after `ms`. */
+  #until(root: Root, cond: () => boolean, ms: number): Promise<void> {
+    if (cond()) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        if (!cond()) return;
+        clearTimeout(timer);
+        root.waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        root.waiters.delete(done);
+        resolve();
+      }, ms);
+      root.waiters.add(done);
+    });
+  }
+
+  /** One DAP request, bounded: an adapter that does not answer within `timeoutMs` gives TIMEOUT, not a hung call. */
+  async #dap<T>(t: Tracked, command: string, args: Record<string, unknown>, timeoutMs = DAP_TIMEOUT_MS): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new BridgeError(
+              "TIMEOUT",
+              `The debugger did not answer ${command} within ${Math.round(timeoutMs / 1000)} s (the program is ${this.#rootState(t.rootId)}).`,
+              "debug_status shows the session's state; debug_wait waits until it stops.",
+            ),
+          ),
+        timeoutMs,
+      );
+    });
     try {
-      return (await t.session.customRequest(command, args)) as T;
+      return (await Promise.race([Promise.resolve(t.session.customRequest(command, args)), late])) as T;
     } catch (err) {
+      if (err instanceof BridgeError) throw err;
       throw new BridgeError("BRIDGE_ERROR", `The debugger refused ${command}: ${(err as Error).message}`);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -381,13 +477,15 @@ export class DebugBridge implements vscode.Disposable {
               ).map((c) => ({ f, c })),
             )
             .find((x) => x.c.name === p.name);
-          if (!found)
+          // The editor re-reads launch.json seconds after it changed: the server's copy from disk bridges that.
+          if (found) config = { ...found.c };
+          else if (p.launch && p.launch.name === p.name) config = { ...p.launch };
+          else
             throw new BridgeError(
               "NOT_FOUND",
               `No launch configuration named "${p.name}".`,
               "debug_configurations lists them.",
             );
-          config = { ...found.c };
         } else throw new BridgeError("INVALID_ARGUMENT", "Give a configuration name or an inline configuration.");
         const id = randomUUID();
         config[CCB_ID] = id;
@@ -417,6 +515,24 @@ export class DebugBridge implements vscode.Disposable {
         return { session: this.#info(s.id) };
       },
       "debug.sessions": async () => ({ sessions: [...this.#roots.keys()].map((id) => this.#info(id)) }),
+      "debug.describe": async (p) => {
+        const root = this.#known(p.session);
+        const config: Record<string, unknown> = this.#sessions.get(root.id)?.session.configuration ?? {};
+        const paths: Record<string, string> = {};
+        for (const f of PATH_FIELDS) {
+          const v = config[f];
+          if (typeof v === "string" && v !== "") paths[f] = v;
+        }
+        return { session: this.#info(root.id), paths };
+      },
+      "debug.join": async (p) => {
+        const root = this.#known(p.session);
+        if (!this.#usable(root)) {
+          root.joined = true;
+          this.#started.push(root.id);
+        }
+        return { session: this.#info(root.id) };
+      },
       "debug.setBreakpoints": async (p) => {
         const bps = p.breakpoints.map(
           (b) =>
@@ -446,20 +562,7 @@ export class DebugBridge implements vscode.Disposable {
       "debug.breakpoints": async () => ({ breakpoints: sourceBreakpoints() }),
       "debug.wait": async (p) => {
         const root = this.#root(p.session);
-        if (this.#rootState(root.id) === "running" && p.timeoutMs > 0)
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              if (this.#rootState(root.id) === "running") return;
-              clearTimeout(timer);
-              root.waiters.delete(done);
-              resolve();
-            };
-            const timer = setTimeout(() => {
-              root.waiters.delete(done);
-              resolve();
-            }, p.timeoutMs);
-            root.waiters.add(done);
-          });
+        if (p.timeoutMs > 0) await this.#until(root, () => this.#rootState(root.id) !== "running", p.timeoutMs);
         // The adapter may still be sending the last output of a process that just ended.
         const state = this.#rootState(root.id);
         const out: ResultOf<"debug.wait"> = {
@@ -519,13 +622,48 @@ export class DebugBridge implements vscode.Disposable {
       },
       "debug.evaluate": async (p) => {
         const root = this.#root(p.session);
+        // Right after a start the program may have no thread yet (js-debug's launcher session, the
+        // only member then, never answers an evaluate) or be about to stop at a breakpoint: wait a
+        // little for either, bounded, instead of sending the request where nothing answers it.
+        if (p.frameId === undefined && this.#rootState(root.id) === "running" && !this.#threaded(root))
+          await this.#until(
+            root,
+            () => this.#rootState(root.id) !== "running" || !!this.#threaded(root),
+            RUNNING_EVAL_MS,
+          );
         const t = this.#target(root, p.frameId !== undefined);
-        const frameId = p.frameId ?? (t.state === "stopped" ? (await this.#topFrame(t))?.id : undefined);
-        const r = await this.#dap<{ result: string; type?: string; variablesReference?: number }>(t, "evaluate", {
-          expression: p.expression,
-          context: p.context ?? "repl",
-          ...(frameId !== undefined ? { frameId } : {}),
-        });
+        type Evaluated = { result: string; type?: string; variablesReference?: number };
+        const request = (frameId: number | undefined, timeoutMs?: number) =>
+          this.#dap<Evaluated>(
+            t,
+            "evaluate",
+            { expression: p.expression, context: p.context ?? "repl", ...(frameId !== undefined ? { frameId } : {}) },
+            timeoutMs,
+          );
+        let r: Evaluated;
+        if (t.state === "stopped") r = await request(p.frameId ?? (await this.#topFrame(t))?.id);
+        else {
+          const state = this.#rootState(root.id);
+          if (state === "ended")
+            throw new BridgeError(
+              "DEBUG_NOT_STOPPED",
+              "The debug session has ended.",
+              "Start a new one with debug_start.",
+            );
+          // A global evaluate in the running program (as the debug console does), bounded.
+          try {
+            r = await request(undefined, RUNNING_EVAL_MS);
+          } catch (err) {
+            if (!(err instanceof BridgeError) || err.code !== "TIMEOUT") throw err;
+            throw new BridgeError(
+              "DEBUG_NOT_STOPPED",
+              t.threaded
+                ? `The program is running and not paused yet: the debugger did not evaluate it globally within ${RUNNING_EVAL_MS / 1000} s.`
+                : "The debug session is still starting (no thread yet): nothing is paused, and the debugger did not evaluate it globally.",
+              "Wait for a breakpoint with debug_wait (or pause with debug_control), then evaluate in its frame.",
+            );
+          }
+        }
         return {
           result: clip(r.result, p.maxValueChars),
           ...(r.type ? { type: r.type } : {}),
@@ -534,6 +672,13 @@ export class DebugBridge implements vscode.Disposable {
       },
       "debug.control": async (p) => {
         const root = this.#root(p.session);
+        // A pause right after a start: the launcher alone has no thread to pause (see debug.evaluate).
+        if (p.action === "pause" && this.#rootState(root.id) === "running" && !this.#threaded(root))
+          await this.#until(
+            root,
+            () => this.#rootState(root.id) !== "running" || !!this.#threaded(root),
+            RUNNING_EVAL_MS,
+          );
         const t = this.#target(root, p.action !== "pause");
         const threadId = await this.#threadId(t, p.threadId);
         // The tracker marks it running as the request goes out (a stopped event may follow before the answer).
@@ -544,19 +689,8 @@ export class DebugBridge implements vscode.Disposable {
         const root = this.#root(p.session);
         const s = this.#sessions.get(root.id)?.session;
         if (!s || this.#rootState(root.id) === "ended") return { stopped: false, session: this.#info(root.id) };
-        const ended = new Promise<void>((resolve) => {
-          const finish = () => {
-            clearTimeout(timer);
-            root.waiters.delete(done);
-            resolve();
-          };
-          const done = () => {
-            if (this.#rootState(root.id) === "ended") finish();
-          };
-          const timer = setTimeout(finish, 20_000);
-          root.waiters.add(done);
-        });
-        await vscode.debug.stopDebugging(s);
+        const ended = this.#until(root, () => this.#rootState(root.id) === "ended", 20_000);
+        await Promise.race([Promise.resolve(vscode.debug.stopDebugging(s)), ended]);
         await ended;
         return { stopped: true, session: this.#info(root.id) };
       },

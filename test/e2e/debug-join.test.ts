@@ -1,0 +1,203 @@
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { silentLogger } from "../../src/core/log.ts";
+import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
+import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
+import { tmpdirFixture } from "../helpers/tmp.ts";
+import { bootWorkbench, eventually, text, type Workbench } from "./workbench-helpers.ts";
+
+/**
+ * Joining a debug session the person started: real code-server with its JavaScript debugger behind
+ * `ccb serve`, and a real Chromium as the person's window (it opens the link ccb printed, is
+ * focused, so its extension host serves). The person starts debugging from the workbench's UI
+ * (F5 on launch.json, the command palette); the agent lists the sessions, is refused until it
+ * joins, joins, and reads the stack and a variable. A session of a program outside the workspace
+ * cannot be joined.
+ */
+const ws = tmpdirFixture({ prefix: "ccb-dbgjoin-ws-" });
+const home = tmpdirFixture({ prefix: "ccb-dbgjoin-home-" });
+const outside = tmpdirFixture({ prefix: "ccb-dbgjoin-outside-" });
+
+writeFileSync(
+  join(ws.path, "app.js"),
+  [
+    "function greet(name) {", // 1
+    '  const message = "hello " + name;', // 2
+    "  return message;", // 3
+    "}", // 4
+    'setInterval(() => greet("person"), 100);', // 5
+    "",
+  ].join("\n"),
+);
+writeFileSync(join(outside.path, "elsewhere.js"), "setInterval(() => {}, 100);\n");
+mkdirSync(join(ws.path, ".vscode"));
+writeFileSync(
+  join(ws.path, ".vscode/launch.json"),
+  JSON.stringify({
+    version: "0.2.0",
+    configurations: [
+      { name: "Person app", type: "node", request: "launch", program: "${workspaceFolder}/app.js" },
+      { name: "Elsewhere app", type: "node", request: "launch", program: join(outside.path, "elsewhere.js") },
+    ],
+  }),
+);
+
+let wb: Workbench;
+let chromium: Chromium;
+let cdp: CdpSession;
+const structured = (r: { structuredContent?: Record<string, unknown> }) => r.structuredContent as Record<string, any>;
+
+/** Evaluate in the person's workbench (the App page frames it, same origin). */
+async function inWorkbench<T>(expression: string): Promise<T> {
+  const r = (await cdp.send("Runtime.evaluate", {
+    expression: `(() => { const document = window.document.getElementById("wb").contentDocument; const window_ = window.document.getElementById("wb").contentWindow; return (${expression}); })()`,
+    returnByValue: true,
+  })) as { result: { value?: unknown }; exceptionDetails?: { text: string } };
+  if (r.exceptionDetails) throw new Error(`page: ${r.exceptionDetails.text}`);
+  return r.result.value as T;
+}
+
+/** A key as the person presses it (to the focused frame: the workbench). */
+async function press(key: string, code: string, keyCode: number, modifiers = 0): Promise<void> {
+  const base = { key, code, windowsVirtualKeyCode: keyCode, nativeVirtualKeyCode: keyCode, modifiers };
+  await cdp.send("Input.dispatchKeyEvent", { type: "rawKeyDown", ...base });
+  await cdp.send("Input.dispatchKeyEvent", { type: "keyUp", ...base });
+}
+
+async function sessions(): Promise<Array<Record<string, any>>> {
+  return structured(await wb.ok("debug_status")).sessions;
+}
+
+before(
+  async () => {
+    wb = await bootWorkbench(ws.path, home.path);
+    const link = /open (http:\/\/127\.0\.0\.1:\d+\/app\?ccb_ott=[A-Za-z0-9_-]+)/.exec(wb.serve.stderr())?.[1];
+    assert.ok(link, "ccb printed a one-time /app link");
+    const served = wb.countLog(/bridge: extension host \d+ serves/);
+    chromium = await launchChromium({ url: link, log: silentLogger, width: 1280, height: 800 });
+    cdp = chromium.page;
+    await cdp.send("Runtime.enable");
+    // The person's window is focused: its extension host takes the serving role from the headless one.
+    await wb.waitLog(() => wb.countLog(/bridge: extension host \d+ serves/) > served, 300_000);
+    await eventually(
+      "the workbench is loaded in the person's window",
+      async () =>
+        (await inWorkbench<boolean>(`!!document?.querySelector(".monaco-workbench .part.statusbar")`).catch(
+          () => false,
+        ))
+          ? true
+          : undefined,
+      300_000,
+    );
+    await eventually(
+      "the editor has read launch.json",
+      async () => (/"Person app"/.test(text(await wb.ok("debug_configurations"))) ? true : undefined),
+      120_000,
+    );
+  },
+  { timeout: 700_000 },
+);
+
+after(async () => {
+  await chromium?.close();
+  await wb?.stop();
+  ws.cleanup();
+  home.cleanup();
+  outside.cleanup();
+});
+
+describe("joining a debug session the person started in the workbench", { timeout: 900_000 }, () => {
+  let session = "";
+
+  it("the person presses F5: the session is listed as theirs, and ccb's tools refuse it until joined", async () => {
+    await inWorkbench(`(window_.focus(), document.querySelector(".monaco-workbench")?.focus(), true)`);
+    await cdp.send("Runtime.evaluate", { expression: `document.getElementById("wb").focus()` });
+    await press("F5", "F5", 116);
+    const theirs = await eventually(
+      "the person's session in debug_status",
+      async () => (await sessions()).find((s) => s.name === "Person app" && s.state === "running"),
+      120_000,
+    );
+    session = theirs.id;
+    assert.equal(theirs.byCcb, false, "the person started it, not ccb");
+    assert.equal(theirs.joined, false);
+    assert.equal(theirs.request, "launch");
+    assert.match(
+      text(await wb.ok("debug_status")),
+      /"Person app" \(.* launch, session .*, running, the person's: debug_join/,
+    );
+
+    const refused = await wb.call("debug_stack", { session });
+    assert.equal(refused.isError, true);
+    assert.match(text(refused), /PERMISSION_DENIED.*started by the person.*debug_join/s);
+    const byDefault = await wb.call("debug_evaluate", { expression: "1 + 1" });
+    assert.equal(byDefault.isError, true, "without a session id the person's session is not taken either");
+    assert.match(text(byDefault), /No debug session ccb started or joined\. The person's: "Person app"/);
+  });
+
+  it("the agent joins it: stack and a variable of the person's program", async () => {
+    const joined = await wb.ok("debug_join", { session });
+    assert.equal(structured(joined).joined, true);
+    assert.match(text(joined), /Joined "Person app".*the person's, joined/);
+    assert.equal((await sessions()).find((s) => s.id === session)?.joined, true);
+
+    await wb.ok("debug_set_breakpoints", { breakpoints: [{ path: "app.js", line: 3 }] });
+    const stop = await wb.ok("debug_wait", { session, seconds: 60 });
+    assert.equal(structured(stop).state, "stopped", text(stop));
+    assert.equal(structured(stop).frame.path, "app.js");
+    assert.equal(structured(stop).frame.line, 3);
+    const stack = await wb.ok("debug_stack", { session });
+    assert.match(text(stack), /#0 (global\.)?greet at app\.js:3/, text(stack));
+    const vars = await wb.ok("debug_variables", { session });
+    assert.match(text(vars), /name: string = 'person'/, text(vars));
+    assert.match(text(vars), /message: string = 'hello person'/, text(vars));
+    const ev = await wb.ok("debug_evaluate", { session, expression: "message.toUpperCase()" });
+    assert.equal(structured(ev).result, "'HELLO PERSON'");
+    // The default session is now the joined one.
+    const byDefault = await wb.ok("debug_evaluate", { expression: "name.length" });
+    assert.equal(structured(byDefault).result, "6");
+    await wb.ok("debug_clear_breakpoints", { all: true });
+    const end = await wb.ok("debug_stop", { session });
+    assert.equal(structured(end).session.state, "ended");
+  });
+
+  it("a session of a program outside the workspace, started from the command palette, cannot be joined", async () => {
+    await inWorkbench(`(window_.focus(), true)`);
+    await press("F1", "F1", 112);
+    await eventually(
+      "the command palette is open",
+      async () =>
+        (await inWorkbench<boolean>(`!!document.querySelector(".quick-input-widget input:focus")`)) ? true : undefined,
+      30_000,
+    );
+    await press("a", "KeyA", 65, 2); // Ctrl+A: replace the palette's ">" prefix
+    await cdp.send("Input.insertText", { text: "debug Elsewhere app" });
+    await eventually(
+      "the palette offers the configuration",
+      async () =>
+        (await inWorkbench<boolean>(
+          `[...document.querySelectorAll(".quick-input-list .monaco-list-row")].some((r) => r.textContent.includes("Elsewhere app"))`,
+        ))
+          ? true
+          : undefined,
+      30_000,
+    );
+    await press("Enter", "Enter", 13);
+    const theirs = await eventually(
+      "the person's second session in debug_status",
+      async () => (await sessions()).find((s) => s.name === "Elsewhere app" && s.state === "running"),
+      120_000,
+    );
+    assert.equal(theirs.byCcb, false);
+    const join = await wb.call("debug_join", { session: theirs.id });
+    assert.equal(join.isError, true);
+    assert.match(text(join), /PATH_OUTSIDE_WORKSPACE.*"program" is outside the workspace/s);
+    assert.doesNotMatch(text(join), new RegExp(outside.path), "the outside path is not shown");
+    const still = await wb.call("debug_evaluate", { session: theirs.id, expression: "process.env" });
+    assert.equal(still.isError, true, "refused, not joined");
+    assert.match(text(still), /PERMISSION_DENIED/);
+    assert.equal((await sessions()).find((s) => s.id === theirs.id)?.joined, false);
+  });
+});
