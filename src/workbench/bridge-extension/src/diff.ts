@@ -1,6 +1,6 @@
 import * as vscode from "vscode";
 import type { ParamsOf, ResultOf } from "../../contract.ts";
-import { HunkReview } from "./hunk-review.ts";
+import { HunkReview } from "../../review/hunk-review.ts";
 
 type DiffResult = ResultOf<"diff.open">;
 
