@@ -98,10 +98,10 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
       await new Promise((r) => setTimeout(r, 300));
     }
   };
-  /** The code lenses shown in the diff's proposed side, top to bottom: their links' text and centers. */
-  const LENSES = `[...document.querySelectorAll(".monaco-diff-editor .editor.modified .codelens-decoration a")]
+  /** The code lenses shown in the diff's proposed side, top to bottom: their text (links and labels) and centers. */
+  const LENSES = `[...document.querySelectorAll(".monaco-diff-editor .editor.modified .codelens-decoration > a, .monaco-diff-editor .editor.modified .codelens-decoration > span")]
     .map((a) => { const r = a.getBoundingClientRect(); return { text: a.textContent.trim(), x: r.x + r.width / 2, y: r.y + r.height / 2, w: r.width }; })
-    .filter((l) => l.w > 0).sort((p, q) => p.y - q.y || p.x - q.x)`;
+    .filter((l) => l.w > 0 && l.text !== "|").sort((p, q) => p.y - q.y || p.x - q.x)`;
   type Lens = { text: string; x: number; y: number };
   /** A person's click (mouse down and up at the point). */
   const click = async (x: number, y: number) => {
@@ -219,6 +219,7 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
     const result = toolResultText(next);
     console.error(`claude's tool result after the per-hunk review: ${JSON.stringify(result)}`);
     assert.doesNotMatch(result, /= 50;/, "the rejected hunk is not in what the model reads");
+    assert.match(result, /user modified your proposed changes/, "claude tells the model its proposal was changed");
     // the tab closed by itself
     await until<number>(
       "the diff tab closed",
@@ -244,10 +245,16 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
     await until<Lens[]>("the hunk code lenses", LENSES, (v) => v.length === 4);
     const from = claude!.output.length;
     // a number that is no hunk decides nothing (control for the ones that do)
-    assert.equal(await bridgeCall("commands.execute", { command: "ccb.diff.rejectHunk", args: [{ hunk: 7 }] }), false);
-    assert.equal(await bridgeCall("commands.execute", { command: "ccb.diff.rejectHunk", args: [{ hunk: 1 }] }), true);
+    assert.deepEqual(await bridgeCall("commands.execute", { command: "ccb.diff.rejectHunk", args: [{ hunk: 7 }] }), {
+      result: false,
+    });
+    assert.deepEqual(await bridgeCall("commands.execute", { command: "ccb.diff.rejectHunk", args: [{ hunk: 1 }] }), {
+      result: true,
+    });
     assert.equal(answers.length, 2, "one hunk is still undecided");
-    assert.equal(await bridgeCall("commands.execute", { command: "ccb.diff.rejectHunk", args: [{ hunk: 0 }] }), true);
+    assert.deepEqual(await bridgeCall("commands.execute", { command: "ccb.diff.rejectHunk", args: [{ hunk: 0 }] }), {
+      result: true,
+    });
     await claude!.waitFor(/reject/i, from);
     assert.match(answers[2] ?? "", /^DIFF_REJECTED/);
     assert.equal(readFileSync(file, "utf8"), LINES(10, 20, 3, 4, 50));
