@@ -240,17 +240,50 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
     assert.equal(readFileSync(file, "utf8"), LINES(10, 20, 3, 4, 50));
   });
 
-  it("rejecting every hunk ({ hunk: n }, no URI: the diff in front) answers DIFF_REJECTED; the file is unchanged", async () => {
+  it("rejecting every hunk (the one at the cursor, then { hunk: 0 }) answers DIFF_REJECTED; the file is unchanged", async () => {
     await nextDiff();
     await until<Lens[]>("the hunk code lenses", LENSES, (v) => v.length === 4);
     const from = claude!.output.length;
-    // a number that is no hunk decides nothing (control for the ones that do)
+    // a number that is no hunk decides nothing, nor does the cursor off every hunk (controls for the ones that do)
     assert.deepEqual(await bridgeCall("commands.execute", { command: "ccb.diff.rejectHunk", args: [{ hunk: 7 }] }), {
       result: false,
     });
-    assert.deepEqual(await bridgeCall("commands.execute", { command: "ccb.diff.rejectHunk", args: [{ hunk: 1 }] }), {
+    const lineOf = (re: string) =>
+      until<{ x: number; y: number }>(
+        `the proposed line matching ${re}`,
+        `(() => { const l = [...document.querySelectorAll(".monaco-diff-editor .editor.modified .view-line")].find((e) => ${re}.test(e.textContent)); if (!l) return undefined; const r = l.getBoundingClientRect(); return { x: r.x + 30, y: r.y + r.height / 2 }; })()`,
+        (v) => v !== undefined,
+      );
+    /** The click has reached the extension host (its selection events are asynchronous; a person is slower). */
+    const cursorAt = async (line: number) => {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const st = (await bridgeCall("editor.state", {})) as {
+          active?: { uri: string; selections: { active: { line: number } }[] };
+        };
+        if (st.active?.uri.startsWith("ccb-proposed:") && st.active.selections[0]?.active.line === line) return;
+        if (Date.now() > deadline) throw new Error(`TIMEOUT the cursor on line ${line}: ${JSON.stringify(st.active)}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    const unchanged = await lineOf(String.raw`/const\sd\s=\s4/`);
+    await click(unchanged.x, unchanged.y);
+    await cursorAt(3);
+    assert.deepEqual(await bridgeCall("commands.execute", { command: "ccb.diff.rejectHunk", args: [] }), {
+      result: false,
+    });
+    // the person clicks into hunk 1's proposed line and runs the command with no argument
+    const hunk1 = await lineOf(String.raw`/const\se\s=\s500/`);
+    await click(hunk1.x, hunk1.y);
+    await cursorAt(4);
+    assert.deepEqual(await bridgeCall("commands.execute", { command: "ccb.diff.rejectHunk", args: [] }), {
       result: true,
     });
+    await until<string[]>(
+      "hunk 1's original line back in the proposal",
+      `[...document.querySelectorAll(".monaco-diff-editor .editor.modified .view-line")].map((e) => e.textContent.replace(/\u00a0/g, " "))`,
+      (v) => v.some((t) => t.includes("e = 50;")) && !v.some((t) => t.includes("e = 500")),
+    );
     assert.equal(answers.length, 2, "one hunk is still undecided");
     assert.deepEqual(await bridgeCall("commands.execute", { command: "ccb.diff.rejectHunk", args: [{ hunk: 0 }] }), {
       result: true,
