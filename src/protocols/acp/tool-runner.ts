@@ -7,6 +7,7 @@ import type { Logger } from "../../core/log.ts";
 import { maskDeep, maskSecrets } from "../../core/secret-vault.ts";
 import { parseArguments, runTool } from "../../tools/kernel.ts";
 import { type Todo, textContent, toolCallStart } from "./converters.ts";
+import { applyReviewed, type DiffReview, openDiffReview, type ReviewOutcome } from "./diff-review.ts";
 import type { ModeId } from "./modes.ts";
 import type { TurnOutlet } from "./outlet.ts";
 import { decide, optionKind, PERMISSION_OPTIONS, type PermissionRules } from "./permissions.ts";
@@ -183,6 +184,8 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
   }
 
   const access = presentation.access(input);
+  /** The text the person kept in the workbench's review when it is not the proposal: written instead of running the tool. */
+  let reviewed: { review: DiffReview; text: string } | undefined;
   if (presentation.gate) {
     const gate: GateContext = {
       mode: host.config.mode,
@@ -198,9 +201,17 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
     const decision = decide(host.config.mode, access, host.rules);
     if (decision.kind === "deny") return fail(decision.reason);
     if (decision.kind === "ask") {
-      const answer = await askPermission(host, outlet, final, PERMISSION_OPTIONS, signal);
+      const asked = await askOrReview(host, outlet, final, signal);
+      if (asked.via === "workbench") {
+        if (asked.outcome.kind !== "accepted")
+          return fail(
+            "The user rejected this change in the editor. Do not retry it; ask the user how to proceed if needed.",
+          );
+        if (asked.outcome.text !== asked.review.newText) reviewed = { review: asked.review, text: asked.outcome.text };
+      }
+      const answer = asked.via === "workbench" ? "allow_once" : asked.answer;
       if (answer === "cancelled") return fail("Cancelled.", true);
-      const kind = answer === undefined ? undefined : optionKind(answer);
+      const kind = asked.via === "workbench" ? "allow_once" : answer === undefined ? undefined : optionKind(answer);
       if (kind === "allow_always") host.rules.remember(access.ruleKey, "allow");
       if (kind === "reject_always") host.rules.remember(access.ruleKey, "deny");
       if (kind !== "allow_once" && kind !== "allow_always") {
@@ -214,7 +225,9 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
   send({ status: "in_progress" });
   if (access.category !== "read") host.markChanged();
   try {
-    const out = await runTool(tool, input, ctx);
+    const out = reviewed
+      ? await applyReviewed(reviewed.review, reviewed.text, host.io, signal)
+      : await runTool(tool, input, ctx);
     if (signal.aborted) {
       send({ status: "failed", ...(out.content ? { content: out.content } : {}), rawOutput: out.rawOutput });
       store();
@@ -243,6 +256,42 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
     if (signal.aborted || isCcbError(err, "ABORTED")) return fail("Cancelled.", true);
     return fail(errorText(err));
   }
+}
+
+type Asked =
+  | { via: "client"; answer: string | "cancelled" | undefined }
+  | { via: "workbench"; review: DiffReview; outcome: Exclude<ReviewOutcome, { kind: "closed" }> };
+
+/**
+ * The permission step of a call that shows one diff: the client's request and, while the session's
+ * workbench is connected, the same diff in the workbench (diff-review.ts), where the person may
+ * decide it whole or hunk by hunk. The first to answer decides; the other is withdrawn (the client's
+ * request cancelled, the workbench's diff closed).
+ */
+async function askOrReview(
+  host: ToolHost,
+  outlet: TurnOutlet,
+  toolCall: ToolCallUpdate,
+  signal: AbortSignal,
+): Promise<Asked> {
+  const review = openDiffReview(host.core, toolCall.content ?? [], host.log, signal);
+  if (!review)
+    return { via: "client", answer: await askPermission(host, outlet, toolCall, PERMISSION_OPTIONS, signal) };
+  const withdraw = new AbortController();
+  const fromClient = askPermission(
+    host,
+    outlet,
+    toolCall,
+    PERMISSION_OPTIONS,
+    AbortSignal.any([signal, withdraw.signal]),
+  ).then((answer): Asked => ({ via: "client", answer }));
+  const fromWorkbench = review.outcome.then((outcome): Asked | Promise<Asked> =>
+    outcome.kind === "closed" ? fromClient : { via: "workbench", review, outcome },
+  );
+  const first = await Promise.race([fromClient, fromWorkbench]);
+  if (first.via === "client") review.close();
+  else if (!signal.aborted) withdraw.abort();
+  return first.via === "client" && signal.aborted ? { via: "client", answer: "cancelled" } : first;
 }
 
 /** The chosen optionId, "cancelled" when the turn was cancelled, or undefined for an unknown answer. */

@@ -1,5 +1,6 @@
 import * as vscode from "vscode";
 import type { ParamsOf, ResultOf } from "../../contract.ts";
+import { HunkReview } from "../../review/hunk-review.ts";
 
 type DiffResult = ResultOf<"diff.open">;
 
@@ -11,7 +12,18 @@ interface OpenDiff {
   id: string;
   proposedUri: vscode.Uri;
   originalUri: vscode.Uri;
+  /** The original as its document holds it (what "nothing kept" compares with). */
+  originalText: string;
+  review: HunkReview;
+  /** Decisions run one at a time (a rejection edits the document the next one reads). */
+  queue: Promise<void>;
   resolve(r: DiffResult): void;
+}
+
+/** The argument of ccb.diff.acceptHunk / rejectHunk: a hunk number, the diff's proposed URI, or both. */
+interface HunkArg {
+  hunk?: number;
+  uri?: string | vscode.Uri;
 }
 
 /**
@@ -19,6 +31,14 @@ interface OpenDiff {
  * the right (editable). Accept (title button or save) resolves with the final text including the
  * person's own edits; Reject or closing the tab resolves as rejected; diff.close / closeAll as
  * closed. It never writes the real file: the caller does.
+ *
+ * Per hunk (hunk-review.ts): code lenses "Accept hunk | Reject hunk" over each undecided hunk of
+ * the proposal, and the commands ccb.diff.acceptHunk / rejectHunk (no argument: the hunk at the
+ * cursor; `{ hunk: n }`: hunk n as numbered when the diff opened; `uri`: which diff). Rejecting a
+ * hunk puts the original's lines back into the proposal; once every hunk is decided the review
+ * ends by itself with the proposal's text (accepted), or as rejected when that is the original.
+ * The state lives in the extension host whose window opened the diff, keyed by the diff's id (in
+ * its URIs' query), which is where its tab, code lenses and title buttons are.
  */
 export class DiffManager implements vscode.FileSystemProvider {
   readonly #texts = new Map<string, Uint8Array>();
@@ -26,6 +46,7 @@ export class DiffManager implements vscode.FileSystemProvider {
   readonly #emitter = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
   readonly onDidChangeFile = this.#emitter.event;
   readonly #disposables: vscode.Disposable[] = [];
+  readonly #lensesChanged = new vscode.EventEmitter<void>();
 
   constructor(private readonly onClosed: (id: string) => void) {
     const original: vscode.TextDocumentContentProvider = {
@@ -37,6 +58,26 @@ export class DiffManager implements vscode.FileSystemProvider {
       vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, original),
       vscode.commands.registerCommand("ccb.diff.accept", (uri?: vscode.Uri) => this.#finishFrom(uri, "accepted")),
       vscode.commands.registerCommand("ccb.diff.reject", (uri?: vscode.Uri) => this.#finishFrom(uri, "rejected")),
+      vscode.commands.registerCommand("ccb.diff.acceptHunk", (arg?: HunkArg | vscode.Uri) =>
+        this.#decide(arg, "accept"),
+      ),
+      vscode.commands.registerCommand("ccb.diff.rejectHunk", (arg?: HunkArg | vscode.Uri) =>
+        this.#decide(arg, "reject"),
+      ),
+      vscode.languages.registerCodeLensProvider(
+        { scheme: PROPOSED_SCHEME },
+        {
+          onDidChangeCodeLenses: this.#lensesChanged.event,
+          provideCodeLenses: (doc) => this.#lenses(doc),
+        },
+      ),
+      this.#lensesChanged,
+      vscode.workspace.onDidChangeTextDocument((e) => {
+        if (e.document.uri.scheme !== PROPOSED_SCHEME || e.contentChanges.length === 0) return;
+        const d = this.#byUri(e.document.uri);
+        if (!d) return;
+        d.review.onEdits(e.contentChanges.map((c) => ({ start: c.range.start, end: c.range.end, text: c.text })));
+      }),
       vscode.window.tabGroups.onDidChangeTabs((e) => {
         for (const tab of e.closed) {
           const input = tab.input;
@@ -68,9 +109,25 @@ export class DiffManager implements vscode.FileSystemProvider {
     }
     this.#texts.set(originalUri.toString(), new TextEncoder().encode(original));
     this.#texts.set(proposedUri.toString(), new TextEncoder().encode(p.proposedText));
+    // Hunks over the texts as the editor holds them (it may normalize line breaks).
+    const [originalDoc, proposedDoc] = await Promise.all([
+      vscode.workspace.openTextDocument(originalUri),
+      vscode.workspace.openTextDocument(proposedUri),
+    ]);
+    const originalText = originalDoc.getText();
+    const review = new HunkReview(originalText, proposedDoc.getText());
     const result = new Promise<DiffResult>((resolve) => {
-      this.#diffs.set(p.id, { id: p.id, proposedUri, originalUri, resolve });
+      this.#diffs.set(p.id, {
+        id: p.id,
+        proposedUri,
+        originalUri,
+        originalText,
+        review,
+        queue: Promise.resolve(),
+        resolve,
+      });
     });
+    this.#lensesChanged.fire();
     await vscode.commands.executeCommand("vscode.diff", originalUri, proposedUri, p.title, { preview: false });
     return result;
   }
@@ -93,6 +150,105 @@ export class DiffManager implements vscode.FileSystemProvider {
     return undefined;
   }
 
+  #byEitherUri(uri: vscode.Uri): { d: OpenDiff; side: "proposed" | "original" } | undefined {
+    for (const d of this.#diffs.values()) {
+      if (d.proposedUri.toString() === uri.toString()) return { d, side: "proposed" };
+      if (d.originalUri.toString() === uri.toString()) return { d, side: "original" };
+    }
+    return undefined;
+  }
+
+  /**
+   * Which diff and hunk a hunk command means: the diff of `uri`, else of the focused editor, else of
+   * the active diff tab, else the only diff under review in this window; the hunk `hunk`, else the
+   * one at the cursor of that diff's focused side.
+   */
+  #target(arg: HunkArg | vscode.Uri | undefined): { d: OpenDiff; n: number } | undefined {
+    const a: HunkArg = arg instanceof vscode.Uri ? { uri: arg } : (arg ?? {});
+    const editor = vscode.window.activeTextEditor;
+    const named = typeof a.uri === "string" ? vscode.Uri.parse(a.uri) : a.uri;
+    const fromEditor = editor ? this.#byEitherUri(editor.document.uri) : undefined;
+    const tab = activeProposedUri();
+    const only = this.#diffs.size === 1 ? [...this.#diffs.values()][0] : undefined;
+    const d = named ? this.#byEitherUri(named)?.d : (fromEditor?.d ?? (tab ? this.#byUri(tab) : undefined) ?? only);
+    if (!d) return undefined;
+    if (typeof a.hunk === "number") return Number.isInteger(a.hunk) ? { d, n: a.hunk } : undefined;
+    const side = editor ? this.#byEitherUri(editor.document.uri) : undefined;
+    if (!editor || side?.d !== d) return undefined;
+    const line = editor.selection.active.line;
+    const n = side.side === "proposed" ? d.review.atProposedLine(line) : d.review.atOriginalLine(line);
+    return n === undefined ? undefined : { d, n };
+  }
+
+  /** Accept or reject one hunk (true when it was undecided); when it was the last undecided one the review ends. */
+  #decide(arg: HunkArg | vscode.Uri | undefined, how: "accept" | "reject"): Promise<boolean> {
+    const t = this.#target(arg);
+    if (!t) return Promise.resolve(false);
+    const { d, n } = t;
+    const run = async (): Promise<boolean> => {
+      if (this.#diffs.get(d.id) !== d) return false;
+      if (how === "accept") {
+        if (!d.review.accept(n)) return false;
+      } else {
+        const revert = d.review.reject(n);
+        if (!revert) return false;
+        const doc = await vscode.workspace.openTextDocument(d.proposedUri);
+        const range = doc.validateRange(new vscode.Range(revert.range.start, 0, revert.range.end, 0));
+        const edit = new vscode.WorkspaceEdit();
+        edit.replace(d.proposedUri, range, revert.text);
+        await vscode.workspace.applyEdit(edit);
+      }
+      this.#lensesChanged.fire();
+      if (d.review.complete) {
+        const doc = await vscode.workspace.openTextDocument(d.proposedUri);
+        const kept = doc.getText();
+        this.#finish(
+          d,
+          kept === d.originalText ? { outcome: "rejected" } : { outcome: "accepted", finalText: kept },
+          true,
+        );
+      }
+      return true;
+    };
+    const decided = d.queue.then(run, run);
+    d.queue = decided.then(
+      () => undefined,
+      () => undefined,
+    );
+    return decided;
+  }
+
+  #lenses(doc: vscode.TextDocument): vscode.CodeLens[] {
+    const d = this.#byUri(doc.uri);
+    if (!d) return [];
+    const uri = d.proposedUri.toString();
+    const lenses: vscode.CodeLens[] = [];
+    for (const h of d.review.list()) {
+      if (h.state === "rejected") continue; // its original lines are back: no difference left to show
+      const at = doc.validateRange(new vscode.Range(h.range.start, 0, h.range.start, 0));
+      const label = `hunk ${h.n + 1} of ${d.review.size}`;
+      if (h.state === "accepted") {
+        lenses.push(new vscode.CodeLens(at, { title: "Accepted", command: "", tooltip: `Accepted ${label}` }));
+        continue;
+      }
+      lenses.push(
+        new vscode.CodeLens(at, {
+          title: "Accept hunk",
+          command: "ccb.diff.acceptHunk",
+          arguments: [{ hunk: h.n, uri }],
+          tooltip: `Accept ${label}: keep the proposed lines`,
+        }),
+        new vscode.CodeLens(at, {
+          title: "Reject hunk",
+          command: "ccb.diff.rejectHunk",
+          arguments: [{ hunk: h.n, uri }],
+          tooltip: `Reject ${label}: keep the original lines`,
+        }),
+      );
+    }
+    return lenses;
+  }
+
   #finishFrom(uri: vscode.Uri | undefined, outcome: "accepted" | "rejected"): void {
     const target = uri ?? activeProposedUri();
     const d = target ? this.#byUri(target) : undefined;
@@ -108,6 +264,7 @@ export class DiffManager implements vscode.FileSystemProvider {
     if (!this.#diffs.has(d.id) || this.#diffs.get(d.id) !== d) return;
     this.#diffs.delete(d.id);
     d.resolve(r);
+    this.#lensesChanged.fire();
     this.onClosed(d.id);
     const forget = () => {
       this.#texts.delete(d.proposedUri.toString());
