@@ -16,6 +16,7 @@ const pExecFile = promisify(execFile);
  * instance's 0700 state folder, not `node -e`: VS Code forks its extension host with the server's
  * own Node flags (process.execArgv), which must hold no script. entry.js follows it on the command
  * line, so the process is recognisable as code-server and the script finds its package from it.
+ * A code-server whose modules do not export these runs entry.js as it is (wrapper and all).
  */
 const ONE_PROCESS_SCRIPT = `"use strict";
 process.argv.splice(1, 1); // [node, entry.js, ...args], as entry.js itself sees them
@@ -23,7 +24,9 @@ const dir = require("node:path").dirname(process.argv[1]);
 const cli = require(dir + "/cli.js");
 const { runCodeServer } = require(dir + "/main.js");
 const { wrapper } = require(dir + "/wrapper.js");
-(async () => {
+const known = [cli.parse, cli.readConfigFile, cli.setDefaults, runCodeServer].every((f) => typeof f === "function");
+if (!known || !wrapper || typeof wrapper.onDispose !== "function") require(process.argv[1]);
+else (async () => {
   const parsed = cli.parse(process.argv.slice(2));
   const args = await cli.setDefaults(parsed, await cli.readConfigFile(parsed.config));
   const server = await runCodeServer(args);
