@@ -11,9 +11,13 @@
 //                runtime is killed, the headless Chromium is killed, the workbench host is killed
 // Run: node --import tsx bench/workbench-cost.bench.ts (after scripts/setup-peers.sh and npm run build).
 // BENCH_ROUNDS (default 3), BENCH_IDLE_S (default 30), BENCH_RECOVERY=0 to skip the faults.
+// BENCH_BEFORE / BENCH_AFTER: the CCB_WORKBENCH_TUNING of each side (default "off" and the defaults),
+// so one lever can be measured alone: BENCH_BEFORE=-lean-chromium BENCH_AFTER= (same run, alternating).
+// BENCH_TIMELINE=1 prints each round's start timeline from the host's log, and CPU seconds per group;
+// BENCH_LOGS_DIR=<dir> keeps each round's host and runtime logs there.
 // The machine's load average is printed with every figure: on a shared 2-core machine wall times move
 // with it; CPU seconds to the first answer are printed as the steadier measure.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -26,8 +30,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 30);
 const RECOVERY = process.env.BENCH_RECOVERY !== "0";
 const dir = mkdtempSync(join(tmpdir(), "ccb-cost-bench-"));
-const SETTINGS = { before: "off", after: "" } as const;
-type Setting = keyof typeof SETTINGS;
+const SETTINGS = { before: process.env.BENCH_BEFORE ?? "off", after: process.env.BENCH_AFTER ?? "" };
+const TIMELINE = process.env.BENCH_TIMELINE === "1";
+type Setting = "before" | "after";
 
 interface FrontEnd {
   client: Client;
@@ -121,6 +126,20 @@ async function round(setting: Setting, i: number): Promise<RoundResult> {
   const a = await serve(ws, env);
   const first = parts(a.fe.pid);
   const coldCpuS = [a.fe.pid, ...first.below.map((p) => p.pid)].reduce((s, p) => s + cpuMs(p), 0) / 1000;
+  if (TIMELINE) {
+    const cpu = new Map<string, number>();
+    for (const p of first.below) cpu.set(groupOf(p), (cpu.get(groupOf(p)) ?? 0) + cpuMs(p.pid) / 1000);
+    console.log(
+      `  ${setting} CPU by group: ${[...cpu.entries()]
+        .sort((x, y) => y[1] - x[1])
+        .map(([g, v]) => `${g} ${v.toFixed(1)}`)
+        .join(", ")}`,
+    );
+    const logs = join(home, "state/ccb/workbenches");
+    for (const f of existsSync(logs) ? readdirSync(logs).filter((n) => n.endsWith(".host.log")) : [])
+      for (const line of readFileSync(join(logs, f), "utf8").split("\n"))
+        if (/timeline:/.test(line)) console.log(`  ${setting} ${line.replace(/^.*timeline: /, "")}`);
+  }
   const b = await serve(ws, env);
   // memory: an agent opened a TypeScript file (the TypeScript servers start), then idle
   await until(a.fe, "editor_open", { path: "a.ts" });
@@ -153,6 +172,12 @@ async function round(setting: Setting, i: number): Promise<RoundResult> {
   await b.fe.close();
   await a.fe.close();
   await sleep(3000); // the host (grace 0) and its workbench stop
+  if (process.env.BENCH_LOGS_DIR) {
+    // the host's log and the runtime's logs of each round, for a round that went wrong
+    const to = join(process.env.BENCH_LOGS_DIR, `${setting}-${i}`);
+    for (const from of ["state/ccb/workbenches", "state/ccb/workbench-data"])
+      if (existsSync(join(home, from))) cpSync(join(home, from), join(to, from), { recursive: true });
+  }
   rmSync(home, { recursive: true, force: true });
   return { coldMs: a.ms, coldCpuS, warmMs: b.ms, pss, recovery, load };
 }
@@ -191,7 +216,9 @@ const ccbShare = (r: RoundResult) =>
   [...r.pss.entries()].filter(([g]) => g.startsWith("ccb") || g.startsWith("chromium")).reduce((s, [, v]) => s + v, 0);
 const total = (r: RoundResult) => [...r.pss.values()].reduce((s, v) => s + v, 0);
 
-console.log(`\n== what a workspace costs: medians of ${ROUNDS} rounds (code-server, headless Chromium) ==`);
+console.log(
+  `\n== what a workspace costs: medians of ${ROUNDS} rounds (code-server, headless Chromium); before: CCB_WORKBENCH_TUNING="${SETTINGS.before}", after: "${SETTINGS.after}" ==`,
+);
 console.log(`${"".padEnd(44)} ${"before".padStart(12)} ${"after".padStart(12)} ${"change".padStart(9)}`);
 const cold = row("cold start (serve --stdio -> editor answers)", (r) => r.coldMs / 1000, "s");
 const coldCpu = row("  CPU used by then (all its processes)", (r) => r.coldCpuS, "s");

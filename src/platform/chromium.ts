@@ -42,6 +42,8 @@ export interface ChromiumOptions {
    * (DevTools focus emulation; a headless page otherwise has no focus) — what a stream viewer sees.
    */
   hidden?: boolean;
+  /** More flags, after CHROMIUM_FLAGS (the headless client's tuning). */
+  extraFlags?: readonly string[] | undefined;
   log: Logger;
   env?: NodeJS.ProcessEnv;
 }
@@ -144,6 +146,7 @@ export async function launchChromium(o: ChromiumOptions): Promise<Chromium> {
     ...CHROMIUM_FLAGS,
     `--window-size=${o.width ?? 1280},${o.height ?? 800}`,
     `--user-data-dir=${profile}`,
+    ...(o.extraFlags ?? []),
   ];
   if (noSandbox) {
     o.log.warn("Chromium runs with --no-sandbox (CCB_CHROMIUM_NO_SANDBOX=1)");

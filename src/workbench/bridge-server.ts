@@ -273,6 +273,26 @@ export class BridgeServer implements EditorBridge {
     this.#elect();
   }
 
+  /**
+   * Reject the calls waiting on a host whose window is known to be gone (ccb's headless Chromium
+   * exited and this host then missed its probe): its extension host lives on for the runtime's
+   * reconnection grace but can no longer reach the editor, so they would only wait out their own
+   * timeouts. The caller gets BRIDGE_UNAVAILABLE and retries on the host that serves next.
+   */
+  failPending(conn: BridgeConnection, why: string): void {
+    if (conn.pending.size === 0) return;
+    this.#o.log.info(`bridge: extension host ${conn.seq}: ${conn.pending.size} call(s) given up: ${why}`);
+    for (const p of conn.pending.values()) {
+      p.cleanup();
+      p.reject(
+        new CcbError("BRIDGE_UNAVAILABLE", `The editor went away before answering (${why}).`, {
+          hint: "Retry: the workbench's other window or its replacement answers.",
+        }),
+      );
+    }
+    conn.pending.clear();
+  }
+
   /** Subscribe to hosts connecting (the health probe starts at once). */
   onConnect(listener: (conn: BridgeConnection) => void): () => void {
     this.#connectListeners.add(listener);

@@ -71,8 +71,8 @@ export function mountWorkbenchProxy(
   target: ProxyTarget,
   session: BrowserSession,
   log: Logger,
-  /** Ask the runtime for uncompressed files for clients on this machine (plainForLoopback; default true). */
-  plainLoopback = true,
+  /** Which clients get the runtime's files uncompressed (plainFor; default every loopback client). */
+  plain: PlainFor = "loopback",
 ): () => void {
   // toProxy keeps req.url as the outgoing path: otherwise http-proxy runs the deprecated url.parse
   // (DEP0169) on every request path.
@@ -120,7 +120,7 @@ export function mountWorkbenchProxy(
       }
       req.url = forward(req.url ?? "/");
       announcePrefix(req, target, basePath);
-      if (plainLoopback) plainForLoopback(req);
+      plainFor(req, plain);
       // The top-level workbench page gets the MCP App's liveness script (src/workbench/alive.ts).
       if (req.method === "GET" && url.pathname === `${basePath}/`) {
         return proxyWorkbenchPage(
@@ -150,15 +150,23 @@ export function mountWorkbenchProxy(
   return () => proxy.close();
 }
 
+/** Who gets uncompressed files: nobody, ccb's headless client (loopback and HeadlessChrome), every loopback client. */
+export type PlainFor = "none" | "headless" | "loopback";
+
 /**
- * A client on this machine (ccb's headless client, a person's local browser) gets the runtime's
- * files uncompressed: code-server compresses every response with Brotli as it sends it (its 19 MB
- * workbench.js costs 2-3 s of CPU per page load, on the critical path of a cold start), for bytes
- * that never leave the machine. Clients elsewhere keep asking for what they accept.
+ * A client on this machine gets the runtime's files uncompressed: code-server compresses every
+ * response with Brotli as it sends it (its 19 MB workbench.js costs 2-3 s of CPU per page load, on
+ * the critical path of a cold start), for bytes that never leave the machine. `headless`: only
+ * ccb's own headless client (a loopback connection whose User-Agent is HeadlessChrome's), since a
+ * person on an SSH tunnel also arrives from loopback and keeps what their browser accepts. A
+ * browser that claims to be headless only gets bigger answers.
  */
-function plainForLoopback(req: IncomingMessage): void {
+function plainFor(req: IncomingMessage, who: PlainFor): void {
+  if (who === "none") return;
   const remote = (req.socket.remoteAddress ?? "").replace(/^::ffff:/, "");
-  if (remote && isLoopbackHost(remote)) req.headers["accept-encoding"] = "identity";
+  if (!remote || !isLoopbackHost(remote)) return;
+  if (who === "headless" && !/\bHeadlessChrome\//.test(String(req.headers["user-agent"] ?? ""))) return;
+  req.headers["accept-encoding"] = "identity";
 }
 
 /**

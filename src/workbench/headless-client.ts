@@ -17,6 +17,8 @@ export interface HeadlessClientOptions {
    */
   hidden?: boolean;
   env?: NodeJS.ProcessEnv;
+  /** More Chromium flags (tuning.ts headlessChromiumFlags). */
+  extraFlags?: readonly string[];
 }
 
 export interface HeadlessClient {
@@ -43,6 +45,7 @@ export async function startHeadlessClient(o: HeadlessClientOptions): Promise<Hea
     chromePath: o.chromePath,
     hidden: o.hidden ?? true,
     onLoad: o.onLoad,
+    extraFlags: o.extraFlags,
     log: o.log,
     ...(o.env ? { env: o.env } : {}),
   });

@@ -43,6 +43,8 @@ export class BridgeProbe {
   #lastProbeMs: number | null = null;
   #lastAnswerAt = 0;
   #closed = false;
+  /** Until then (Date.now()), a host that misses its probe also has its waiting calls given up (windowGone). */
+  #goneUntil = 0;
 
   constructor(
     private readonly bridge: BridgeServer,
@@ -75,7 +77,10 @@ export class BridgeProbe {
     if (this.#closed || this.#pending.has(conn)) return;
     this.#pending.add(conn);
     const t0 = performance.now();
-    const late = setTimeout(() => this.bridge.setResponsive(conn, false), this.o.probeTimeoutMs);
+    const late = setTimeout(() => {
+      this.bridge.setResponsive(conn, false);
+      if (Date.now() <= this.#goneUntil) this.bridge.failPending(conn, "its window is gone");
+    }, this.o.probeTimeoutMs);
     late.unref();
     const answered = () => {
       this.#lastProbeMs = Math.round(performance.now() - t0);
@@ -94,6 +99,20 @@ export class BridgeProbe {
         clearTimeout(late);
         this.#pending.delete(conn);
       });
+  }
+
+  /**
+   * A window is known to be gone (ccb's headless Chromium exited): probe every host now, and a host
+   * that misses this probe (or one already under way) also gives up the calls waiting on it, which
+   * could otherwise only wait out their timeouts (issue 35: a Chromium kill took 31 s to recover,
+   * most of it an editor call waiting on the dead window's host).
+   */
+  windowGone(): void {
+    this.#goneUntil = Date.now() + this.o.probeTimeoutMs + this.o.probeIntervalMs;
+    for (const c of this.bridge.connections) {
+      if (c.responsive) this.#probe(c);
+      else this.bridge.failPending(c, "its window is gone");
+    }
   }
 
   close(): void {
@@ -202,7 +221,9 @@ export class HeadlessKeeper {
       this.#error = "";
       this.#set("running");
       void c.exited.then(() => {
-        if (this.#client === c && !this.#closed) this.#later(`Chromium ${c.pid} exited`);
+        if (this.#client !== c || this.#closed) return;
+        this.o.probe.windowGone();
+        this.#later(`Chromium ${c.pid} exited`);
       });
     } catch (err) {
       this.#error = toCcbError(err).toUserText().replace(/\n/g, " ");

@@ -25,7 +25,7 @@ import { createStateDirs, installBridgeExtension, removeStateDirs } from "./laun
 import type { LaunchDirs, Runtime, RuntimeKind, RuntimeOptions } from "./launcher/types.ts";
 import { TerminalShare } from "./panel-terminals.ts";
 import { runtimeStep, Timeline } from "./timeline.ts";
-import { workbenchTuning } from "./tuning.ts";
+import { headlessChromiumFlags, serverNodeFlags, workbenchTuning } from "./tuning.ts";
 
 export type { WorkbenchHttp } from "./gateway.ts";
 
@@ -210,7 +210,14 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
   };
   const servers = o.publicHttp ? [http, o.publicHttp] : [http];
   const closeProxies = servers.map((s) =>
-    mountWorkbenchProxy(s, basePath, target, session, log.child("proxy"), tuning["plain-loopback"]),
+    mountWorkbenchProxy(
+      s,
+      basePath,
+      target,
+      session,
+      log.child("proxy"),
+      tuning["plain-loopback"] ? "loopback" : tuning["plain-headless"] ? "headless" : "none",
+    ),
   );
   const publicPath = (): string | undefined => {
     if (!runtime) return undefined;
@@ -235,6 +242,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
       url,
       log: log.child("headless"),
       env,
+      extraFlags: headlessChromiumFlags(tuning),
       onLoad: () => {
         timeline.mark("page loaded");
         keeper?.progress();
@@ -255,7 +263,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
         );
         early.catch(() => undefined); // its failure is the keeper's to report
       }
-      dirs = createStateDirs(core.workspace.roots, env, o.keepUserData, tuning["lean-settings"]);
+      dirs = createStateDirs(core.workspace.roots, env, o.keepUserData, tuning["lean-settings"], tuning["no-typings"]);
       installBridgeExtension(
         dirs,
         {
@@ -279,6 +287,8 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
           keeper?.progress();
         },
         ...(tuning["quick-heal"] ? { minBackoffMs: 250 } : {}),
+        nodeFlags: serverNodeFlags(tuning),
+        oneProcess: tuning["one-process"],
       });
       supervisor.onState((s) => {
         if (s === "running") {

@@ -1,11 +1,41 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { CcbError } from "../../core/errors.ts";
 import type { LaunchInput, Runtime } from "./types.ts";
 
 const pExecFile = promisify(execFile);
+
+/**
+ * code-server's entry.js is a wrapper that parses the arguments, forks entry.js again as the real
+ * server (only to hot-swap it on SIGUSR1 after a self-update) and hands it the arguments over IPC: a
+ * second Node (32 MiB PSS) and a second Node boot on every start. With `oneProcess` ccb's runtime
+ * Node runs the server itself with this script: the same parsing (code-server's own cli.js), then
+ * its own runCodeServer, stopped on SIGTERM as the forked child would be. It is a file in the
+ * instance's 0700 state folder, not `node -e`: VS Code forks its extension host with the server's
+ * own Node flags (process.execArgv), which must hold no script. entry.js follows it on the command
+ * line, so the process is recognisable as code-server and the script finds its package from it.
+ * A code-server whose modules do not export these runs entry.js as it is (wrapper and all).
+ */
+const ONE_PROCESS_SCRIPT = `"use strict";
+process.argv.splice(1, 1); // [node, entry.js, ...args], as entry.js itself sees them
+const dir = require("node:path").dirname(process.argv[1]);
+const cli = require(dir + "/cli.js");
+const { runCodeServer } = require(dir + "/main.js");
+const { wrapper } = require(dir + "/wrapper.js");
+const known = [cli.parse, cli.readConfigFile, cli.setDefaults, runCodeServer].every((f) => typeof f === "function");
+if (!known || !wrapper || typeof wrapper.onDispose !== "function") require(process.argv[1]);
+else (async () => {
+  const parsed = cli.parse(process.argv.slice(2));
+  const args = await cli.setDefaults(parsed, await cli.readConfigFile(parsed.config));
+  const server = await runCodeServer(args);
+  wrapper.onDispose(() => server.dispose());
+})().catch((err) => {
+  console.error(err && err.stack ? err.stack : String(err));
+  process.exit(1);
+});
+`;
 
 /** The code-server package folder holds out/node/entry.js. */
 export function isCodeServerRoot(root: string): boolean {
@@ -47,6 +77,13 @@ export async function findNode24(
   return { path: candidate, version };
 }
 
+/** Write ONE_PROCESS_SCRIPT into the state folder; its path. */
+function oneProcessScript(stateDir: string): string {
+  const path = join(stateDir, "code-server-one-process.cjs");
+  writeFileSync(path, ONE_PROCESS_SCRIPT, { mode: 0o600 });
+  return path;
+}
+
 export async function codeServerRuntime(
   root: string,
   nodeOption: string | undefined,
@@ -70,6 +107,8 @@ export async function codeServerRuntime(
       return {
         command: node.path,
         args: [
+          ...(input.nodeFlags ?? []),
+          ...(input.oneProcess ? [oneProcessScript(dirs.state)] : []),
           join(root, "out/node/entry.js"),
           // A Unix socket only its owner can open (mode 600, in a 0700 folder); --bind-addr is then unused.
           "--socket",

@@ -20,6 +20,10 @@ export interface SupervisorOptions {
   env: NodeJS.ProcessEnv;
   /** Backoff bounds for restarts after a crash. */
   minBackoffMs?: number;
+  /** Flags for the runtime's Node (LaunchInput.nodeFlags). */
+  nodeFlags?: readonly string[];
+  /** LaunchInput.oneProcess. */
+  oneProcess?: boolean;
   maxBackoffMs?: number;
   readyTimeoutMs?: number;
   /** Told each line of the runtime's output (the start's timeline reads its steps there). */
@@ -113,6 +117,8 @@ export class RuntimeSupervisor {
       basePath: this.#o.basePath,
       dirs,
       folder: this.#o.folder,
+      nodeFlags: this.#o.nodeFlags,
+      oneProcess: this.#o.oneProcess,
     });
     this.#set("starting");
     const t0 = performance.now();

@@ -18,6 +18,7 @@ import { ownedPrivateDir } from "../../core/files/safe/private.ts";
 import { claimDir, removeStale } from "../../platform/state.ts";
 import { embeddedAssetDir } from "../../util/assets.ts";
 import { BRIDGE_CONFIG_FILE, type BridgeConfig, EXTENSION_ID } from "../contract.ts";
+import { NO_TYPINGS_SETTINGS } from "../tuning.ts";
 import type { LaunchDirs } from "./types.ts";
 
 function inside(child: string, parent: string): boolean {
@@ -61,7 +62,7 @@ export const LEAN_SETTINGS: Record<string, unknown> = {
 };
 
 /** Write ccb's settings into `file`, over a settings file that is there (one with comments is left as it is). */
-function writeSettings(file: string, lean: boolean): void {
+function writeSettings(file: string, lean: boolean, noTypings: boolean): void {
   let current: Record<string, unknown> = {};
   if (existsSync(file)) {
     try {
@@ -70,9 +71,13 @@ function writeSettings(file: string, lean: boolean): void {
       return; // the person's own (JSON with comments): ccb's flags still turn off telemetry and trust
     }
   }
-  writeFileSync(file, `${JSON.stringify({ ...current, ...CCB_SETTINGS, ...(lean ? LEAN_SETTINGS : {}) }, null, 2)}\n`, {
-    mode: 0o600,
-  });
+  writeFileSync(
+    file,
+    `${JSON.stringify({ ...current, ...CCB_SETTINGS, ...(lean ? LEAN_SETTINGS : {}), ...(noTypings ? NO_TYPINGS_SETTINGS : {}) }, null, 2)}\n`,
+    {
+      mode: 0o600,
+    },
+  );
 }
 
 /**
@@ -93,6 +98,8 @@ export function createStateDirs(
   keepUserData?: string,
   /** Add LEAN_SETTINGS (default true; off only for the same-run comparison of bench/workbench-cost). */
   lean = true,
+  /** Add NO_TYPINGS_SETTINGS (the `no-typings` lever; default false). */
+  noTypings = false,
 ): LaunchDirs {
   const base = env.XDG_STATE_HOME || join(homedir(), ".local/state");
   const candidates = [join(base, "ccb/workbench"), join(tmpdir(), `ccb-workbench-${process.getuid?.() ?? "u"}`)];
@@ -114,7 +121,7 @@ export function createStateDirs(
     };
     for (const d of [dirs.userData, dirs.extensions, dirs.serverData, join(dirs.userData, "User")])
       mkdirSync(d, { recursive: true, mode: 0o700 });
-    writeSettings(join(dirs.userData, "User/settings.json"), lean);
+    writeSettings(join(dirs.userData, "User/settings.json"), lean, noTypings);
     writeFileSync(join(state, "code-server.yaml"), "auth: none\ncert: false\n", { mode: 0o600 });
     return dirs;
   }

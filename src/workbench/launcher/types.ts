@@ -29,6 +29,10 @@ export interface LaunchInput {
   dirs: LaunchDirs;
   /** The folder the workbench opens (the primary workspace root). */
   folder: string;
+  /** Flags for the runtime's own Node, before its entry script (code-server; OpenVSCode's script starts its Node itself). */
+  nodeFlags?: readonly string[] | undefined;
+  /** code-server: run its server in the one process ccb starts, without the restart wrapper that forks it (`one-process`). */
+  oneProcess?: boolean | undefined;
 }
 
 export interface LaunchCommand {

@@ -77,7 +77,16 @@ before(async () => {
     { socketPath: () => socketPath(), stripPrefix: true, epoch: () => 3, proofKey: PROOF_KEY },
     session,
     silentLogger,
-    false,
+    "none",
+  );
+  // only ccb's own headless client (HeadlessChrome from loopback) gets files uncompressed
+  mountWorkbenchProxy(
+    http,
+    `${BASE}h`,
+    { socketPath: () => socketPath(), stripPrefix: true, epoch: () => 3, proofKey: PROOF_KEY },
+    session,
+    silentLogger,
+    "headless",
   );
   mountSessionRoutes(http, BASE, session, "s3cret-token", () => ({
     runtime: "code-server",
@@ -153,6 +162,22 @@ describe("workbench gateway", () => {
     });
     assert.equal(control.status, 200, control.body);
     assert.equal((JSON.parse(control.body) as { encoding: string }).encoding, "gzip, deflate, br");
+  });
+
+  test("the headless rule: a loopback HeadlessChrome gets files uncompressed, a person's browser on loopback (an SSH tunnel) keeps compression", async () => {
+    const enc = async (ua: string) => {
+      const r = await send(`${BASE}h/static/workbench.js`, {
+        headers: { cookie, "accept-encoding": "gzip, deflate, br", "user-agent": ua },
+      });
+      assert.equal(r.status, 200, r.body);
+      return (JSON.parse(r.body) as { encoding: string }).encoding;
+    };
+    const headless =
+      "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/140.0.0.0 Safari/537.36";
+    const person =
+      "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36";
+    assert.equal(await enc(headless), "identity");
+    assert.equal(await enc(person), "gzip, deflate, br", "control: a person's Chrome on loopback is left alone");
   });
 
   test("without the cookie the workbench is refused (HTTP and WebSocket), even with the right path", async () => {

@@ -109,6 +109,41 @@ describe("bridge health probe", () => {
     await until("nothing connected", () => bridge.connections.length === 0);
   });
 
+  test("a window known gone (ccb's Chromium exited): the calls waiting on its silent host are given up at once, not at their timeout; the control waits", async () => {
+    const settle = (p: Promise<unknown>) =>
+      p.then(
+        () => "answered",
+        (e: { code?: string }) => e.code ?? "error",
+      );
+    // control: a silent host without windowGone keeps the call waiting past the probe's deadline
+    const first = await host(true, { on: false });
+    await until("it connected", () => bridge.connections.length === 1);
+    const conn1 = bridge.connections[0];
+    assert.ok(conn1);
+    const waiting = settle(bridge.callOn(conn1, "commands.list", { filter: "x" }, { timeoutMs: 60_000 }));
+    await new Promise((r) => setTimeout(r, 800));
+    assert.equal(conn1.responsive, false, "its probe went unanswered");
+    assert.equal(conn1.pending.size > 0, true, "control: without windowGone the call still waits");
+    // now the window is known gone: the waiting call is given up with BRIDGE_UNAVAILABLE
+    const t0 = performance.now();
+    probe.windowGone();
+    assert.equal(await waiting, "BRIDGE_UNAVAILABLE");
+    assert.ok(performance.now() - t0 < 5_000);
+    // a host that answers keeps its calls (positive control of the probe inside windowGone)
+    const live = await host(false, { on: true });
+    await until("two hosts", () => bridge.connections.length === 2);
+    const conn2 = bridge.connections.find((c) => c !== conn1);
+    assert.ok(conn2);
+    probe.windowGone();
+    assert.equal(
+      await settle(bridge.callOn(conn2, "commands.list", { filter: "x" }, { timeoutMs: 5_000 })),
+      "answered",
+    );
+    first.sock.close();
+    live.sock.close();
+    await until("nothing connected", () => bridge.connections.length === 0);
+  });
+
   test("with no host answering, tools say why instead of waiting on a window nobody has", async () => {
     const gone = await host(false, { on: false });
     await until("it serves first", () => bridge.active !== undefined);

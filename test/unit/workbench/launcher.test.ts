@@ -8,11 +8,11 @@ import { after, describe, test } from "node:test";
 import { isCcbError } from "../../../src/core/errors.ts";
 import { silentLogger } from "../../../src/core/log.ts";
 import { resolveRuntime, runtimeEnv } from "../../../src/workbench/index.ts";
-import { findNode24 } from "../../../src/workbench/launcher/code-server.ts";
+import { codeServerRuntime, findNode24 } from "../../../src/workbench/launcher/code-server.ts";
 import { RuntimeSupervisor, type WorkbenchState } from "../../../src/workbench/launcher/process.ts";
 import { createStateDirs, LEAN_SETTINGS, removeStateDirs } from "../../../src/workbench/launcher/state.ts";
 import type { Runtime } from "../../../src/workbench/launcher/types.ts";
-import { node24 } from "../../helpers/peers.ts";
+import { codeServerRoot, node24 } from "../../helpers/peers.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
 
 const tmp = tmpdirFixture({ prefix: "ccb-launcher-" });
@@ -88,6 +88,11 @@ describe("state folders", () => {
     const off = JSON.parse(readFileSync(join(plain.userData, "User/settings.json"), "utf8"));
     assert.equal(off["typescript.tsserver.useSyntaxServer"], undefined);
     assert.equal(off["telemetry.telemetryLevel"], "off", "ccb's own settings either way");
+    assert.equal(on["typescript.disableAutomaticTypeAcquisition"], undefined, "the typings installer by default");
+    const typings = createStateDirs([ws], env, undefined, true, true);
+    const noTypings = JSON.parse(readFileSync(join(typings.userData, "User/settings.json"), "utf8"));
+    assert.equal(noTypings["typescript.disableAutomaticTypeAcquisition"], true, "+no-typings");
+    removeStateDirs(typings);
     removeStateDirs(lean);
     removeStateDirs(plain);
   });
@@ -204,6 +209,52 @@ describe("runtime supervisor", () => {
     assert.equal(await groupGone(second), true, "the whole process group is gone");
     assert.equal(await groupGone(first), true, "the crashed group was cleaned up too");
     removeStateDirs(dirs);
+  });
+
+  test("code-server in one process (no restart wrapper forking a second Node), with the server's Node flags; the control forks", async () => {
+    const runtime = await codeServerRuntime(codeServerRoot(), node24());
+    const entries = (pgid: number) => {
+      const out: string[] = [];
+      for (const p of readdirSync("/proc").filter((x) => /^\d+$/.test(x))) {
+        try {
+          const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+          const cmd = readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0");
+          if (
+            Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]) === pgid &&
+            cmd.some((a) => a.endsWith("entry.js") || a.endsWith("/out/node/entry"))
+          )
+            out.push(cmd.slice(0, 3).join(" "));
+        } catch {
+          // gone
+        }
+      }
+      return out;
+    };
+    for (const oneProcess of [true, false]) {
+      const dirs = createStateDirs([join(tmp.path, "ws")], { XDG_STATE_HOME: join(tmp.path, "state") });
+      const sup = new RuntimeSupervisor({
+        runtime,
+        dirs,
+        basePath: "/ide/x",
+        folder: tmp.path,
+        log: silentLogger,
+        env: process.env,
+        oneProcess,
+        nodeFlags: ["--max-semi-space-size=2"],
+      });
+      try {
+        await sup.start();
+        assert.equal(await sup.get("/healthz"), 200);
+        const procs = entries(sup.pid as number);
+        if (oneProcess) {
+          assert.equal(procs.length, 1, procs.join("; "));
+          assert.match(procs[0] as string, /--max-semi-space-size=2 \S*code-server-one-process\.cjs$/);
+        } else assert.equal(procs.length, 2, `control: the wrapper and its forked server: ${procs.join("; ")}`);
+      } finally {
+        await sup.stop();
+        removeStateDirs(dirs);
+      }
+    }
   });
 
   test("a ccb killed with SIGKILL does not leave its runtime running (watchdog)", async () => {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Logger } from "../../../src/core/log.ts";
 import { runtimeStep, Timeline } from "../../../src/workbench/timeline.ts";
-import { LEVERS, workbenchTuning } from "../../../src/workbench/tuning.ts";
+import { headlessChromiumFlags, LEVERS, serverNodeFlags, workbenchTuning } from "../../../src/workbench/tuning.ts";
 
 function recorder(): { log: Logger; lines: string[]; levels: string[] } {
   const lines: string[] = [];
@@ -54,11 +54,18 @@ describe("the start levers (CCB_WORKBENCH_TUNING)", () => {
     assert.deepEqual(workbenchTuning({}), LEVERS);
     assert.equal(LEVERS["plain-loopback"], false, "off by default: it would hurt a person on an SSH tunnel");
     assert.equal(LEVERS["quick-heal"], false, "off by default: measured slower");
+    assert.equal(LEVERS["size-mode"], false, "off by default: +5-6 s of CPU per start");
+    assert.equal(LEVERS["single-process"], false, "off by default: webviews would lose their process isolation");
     assert.ok(Object.values(workbenchTuning({ CCB_WORKBENCH_TUNING: "off" })).every((v) => v === false));
     const one = workbenchTuning({ CCB_WORKBENCH_TUNING: "-early-browser, -nonsense, +quick-heal" });
     assert.equal(one["early-browser"], false);
     assert.equal(one["warm-server"], true);
     assert.equal(one["quick-heal"], true);
     assert.equal(one["plain-loopback"], false);
+    assert.deepEqual(headlessChromiumFlags(workbenchTuning({ CCB_WORKBENCH_TUNING: "off" })), []);
+    assert.deepEqual(serverNodeFlags(workbenchTuning({ CCB_WORKBENCH_TUNING: "off" })), []);
+    const heap = workbenchTuning({ CCB_WORKBENCH_TUNING: "off,+young-gen,+size-mode" });
+    assert.deepEqual(serverNodeFlags(heap), ["--max-semi-space-size=2", "--optimize-for-size"]);
+    assert.deepEqual(headlessChromiumFlags(heap), ["--js-flags=--max-semi-space-size=2 --optimize-for-size"]);
   });
 });
