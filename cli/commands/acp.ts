@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
-import { commonArgs, reportFatal, runtimeArgs, runtimeOptions, setupLogging } from "../common.ts";
+import { runtimeArgs, runtimeOptionsFrom } from "../../src/workbench/runtime-flags.ts";
+import { commonArgs, reportFatal, setupLogging } from "../common.ts";
 
 export default defineCommand({
   meta: {
@@ -45,7 +46,7 @@ export default defineCommand({
         log,
         workbench: {
           start: args.workbench === true,
-          ...runtimeOptions(args),
+          ...runtimeOptionsFrom(args),
         },
       });
       process.exit(0);

@@ -22,8 +22,9 @@ import { codeServerRuntime, isCodeServerRoot } from "./launcher/code-server.ts";
 import { openVscodeRuntime } from "./launcher/openvscode.ts";
 import { RuntimeSupervisor, type WorkbenchState } from "./launcher/process.ts";
 import { createStateDirs, installBridgeExtension, removeStateDirs } from "./launcher/state.ts";
-import type { LaunchDirs, Runtime, RuntimeKind, RuntimeOptions } from "./launcher/types.ts";
+import type { LaunchDirs, Runtime, RuntimeKind } from "./launcher/types.ts";
 import { TerminalShare } from "./panel-terminals.ts";
+import type { RuntimeOptions } from "./runtime-flags.ts";
 import { runtimeStep, Timeline } from "./timeline.ts";
 import { workbenchTuning } from "./tuning.ts";
 

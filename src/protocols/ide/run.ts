@@ -4,7 +4,7 @@ import { createCore } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { LOOPBACK_NAMES } from "../../net/loopback.ts";
-import type { RuntimeOptions } from "../../workbench/launcher/types.ts";
+import type { WorkbenchRuntimeOptions } from "../../workbench/runtime-flags.ts";
 import { CLAUDE_HINT_NAMES } from "./hint-names.ts";
 import { type IdeServer, startIde } from "./ide.ts";
 import { lockDir, runningServers } from "./lockfile.ts";
@@ -23,7 +23,7 @@ export interface RunIdeOptions {
   open: boolean;
   workbench: boolean;
   /** Runtime flags for the workbench (as `ccb serve` takes them). */
-  workbenchOptions?: RuntimeOptions;
+  workbenchOptions?: WorkbenchRuntimeOptions;
   /** The command after `--`, if any. */
   command: string[];
   /** Register ccb's editor tools with a `claude` command (its --mcp-config); default true. */

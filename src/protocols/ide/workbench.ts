@@ -1,7 +1,8 @@
 import type { Core } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
-import type { WorkbenchLease, WorkbenchRuntimeOptions } from "../../workbench/share/acquire.ts";
+import type { WorkbenchRuntimeOptions } from "../../workbench/runtime-flags.ts";
+import type { WorkbenchLease } from "../../workbench/share/acquire.ts";
 import type { IdeWorkbench } from "./run.ts";
 
 /**
