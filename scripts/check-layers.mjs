@@ -2,7 +2,8 @@
 // Imports point downwards: cli → src/protocols/* → src/{workbench,stream,link} → src/tools →
 // src/{net,platform} → src/core → src/util. A module may import its own folder and any lower layer; never a
 // higher one, and never a sibling of its own layer (src/protocols/mcp ↛ src/protocols/acp, src/workbench ↛
-// src/link). runtime-fetch/ stands on its own: it may use src/core and src/util only. Exit 1 lists offenders.
+// src/link). runtime-fetch/ stands on its own: it may use src/core and src/util only. No import circle either
+// (type-only and lazy imports count). Exit 1 lists offenders.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -50,6 +51,8 @@ function walk(dir) {
 
 const SPEC = /(?:^|\s)(?:import|export)\s[^"'`;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm;
 const problems = [];
+/** file → the files it imports (relative specifiers, type-only and lazy ones too), for the cycle check. */
+const edges = new Map();
 for (const file of ["src", "cli", "runtime-fetch"].flatMap((d) => walk(d))) {
   const from = unitOf(file);
   if (!from) continue;
@@ -58,14 +61,52 @@ for (const file of ["src", "cli", "runtime-fetch"].flatMap((d) => walk(d))) {
     const spec = m[1] ?? m[2];
     if (!spec?.startsWith(".")) continue;
     const target = relative(root, resolve(join(root, dirname(file)), spec));
+    if (!edges.has(file)) edges.set(file, new Set());
+    edges.get(file).add(target);
     const to = unitOf(target);
     if (!to || to.unit === from.unit) continue;
     const ok = from.standalone ? from.standalone.includes(to.unit) : to.rank < from.rank;
     if (!ok) problems.push(`${file} imports ${target} (${from.unit} → ${to.unit})`);
   }
 }
+problems.push(...cycles(edges).map((c) => `import circle among: ${c.join(", ")}`));
 if (problems.length > 0) {
-  console.error(`check-layers: ${problems.length} import(s) point upwards or sideways:\n  ${problems.join("\n  ")}`);
+  console.error(
+    `check-layers: ${problems.length} import(s) point upwards or sideways, or go round in a circle:\n  ${problems.join("\n  ")}`,
+  );
   process.exit(1);
 }
-console.error("check-layers: every import points downwards");
+console.error("check-layers: every import points downwards, and none goes round in a circle");
+
+/** The import circles: groups of files that import each other, directly or round about (Tarjan's strongly connected components). */
+function cycles(graph) {
+  let next = 0;
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const onStack = new Set();
+  const found = [];
+  const visit = (v) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v), index.get(w)));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const group = [];
+    let w;
+    do {
+      w = stack.pop();
+      onStack.delete(w);
+      group.push(w);
+    } while (w !== v);
+    if (group.length > 1) found.push(group.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}

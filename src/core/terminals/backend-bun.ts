@@ -1,5 +1,4 @@
-import type { ExitStatus, PtyBackend, PtyProcess, SpawnSpec } from "./backend.ts";
-import { bunGlobal } from "./backend.ts";
+import { bunGlobal, type ExitStatus, type PtyBackend, type PtyProcess, type SpawnSpec } from "./pty.ts";
 
 // The subset of Bun's API used here (Bun >= 1.3: `Bun.spawn(cmd, { terminal })`), typed locally
 // so that nothing in the Node build refers to Bun's types.

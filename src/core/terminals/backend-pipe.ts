@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { StringDecoder } from "node:string_decoder";
 import { CcbError } from "../errors.ts";
-import type { ExitStatus, PtyBackend, PtyProcess, SpawnSpec } from "./backend.ts";
+import type { ExitStatus, PtyBackend, PtyProcess, SpawnSpec } from "./pty.ts";
 
 const DRAIN_AFTER_EXIT_MS = 300;
 

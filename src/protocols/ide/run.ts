@@ -10,6 +10,7 @@ import { type IdeServer, startIde } from "./ide.ts";
 import { lockDir, runningServers } from "./lockfile.ts";
 import { isClaude, writeMcpConfig } from "./mcp-tools.ts";
 import { openBrowser } from "./open-link.ts";
+import type { IdeWorkbench } from "./workbench.ts";
 
 /**
  * `ccb ide`: the workbench (unless --no-workbench) + the IDE server + the lock file; optionally a
@@ -34,14 +35,6 @@ export interface RunIdeOptions {
 }
 
 /** A running workbench as `ccb ide` needs it. */
-export interface IdeWorkbench {
-  /** A one-time link to the workbench (exchanged for the workbench cookie by the browser that opens it). */
-  url: string;
-  /** Another one-time link (for --open, so the printed one stays usable). */
-  link(): string;
-  close(): Promise<void>;
-}
-
 /** NO_PROXY with the loopback names added (keeping what is there). */
 export function withLoopbackNoProxy(value: string | undefined): string {
   const parts = (value ?? "")
