@@ -41,7 +41,7 @@ export default defineCommand({
         const io = { input: process.stdin, output: process.stderr };
         process.exit(args.logout ? runLogout(env, io) : await runLogin(env, io));
       }
-      const { startAcpAgent } = await import("../../src/protocols/acp/stdio.ts");
+      const { startAcpAgent } = await import("../../src/protocols/acp/index.ts");
       await startAcpAgent({
         log,
         workbench: {

@@ -48,7 +48,7 @@ export default defineCommand({
         !process.env.CCB_LOG_LEVEL &&
         !process.env.CCB_LOG_FILE;
       const { log } = setupLogging(quiet ? { ...args, "log-level": "error" } : args);
-      const { runIde, statusLines } = await import("../../src/protocols/ide/run.ts");
+      const { runIde, statusLines } = await import("../../src/protocols/ide/index.ts");
       if (args.status) {
         const { shareStatusLines } = await import("../../src/workbench/share/status.ts");
         process.stdout.write(`${[...statusLines(), ...(await shareStatusLines())].join("\n")}\n`);

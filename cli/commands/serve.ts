@@ -140,7 +140,7 @@ export default defineCommand({
       const profile = args.tools ?? "all";
       if (!Object.hasOwn(TOOL_PROFILES, profile))
         throw new CcbError("INVALID_ARGUMENT", `--tools must be all or editor, got "${profile}".`);
-      const { runServe } = await import("../../src/protocols/mcp/serve.ts");
+      const { runServe } = await import("../../src/protocols/mcp/index.ts");
       await runServe({
         roots,
         rootsSource: source,

@@ -97,7 +97,7 @@ export async function resolveRuntime(
   const root = rootOpt ? resolvePath(rootOpt) : undefined;
   const nodeOpt = o.runtimeNode || env.CCB_RUNTIME_NODE || undefined;
   const node = nodeOpt?.includes("/") ? resolvePath(nodeOpt) : nodeOpt;
-  const rf = await import("../../runtime-fetch/index.ts");
+  const rf = await import("../runtime-fetch/index.ts");
   // Without --runtime and --runtime-root: OpenVSCode when it is installed or ships with ccb, else a
   // code-server that `ccb runtime fetch --runtime code-server` installed, else OpenVSCode's "how to get it".
   const cached = root ? undefined : rf.cachedCodeServer({ env });

@@ -6,7 +6,7 @@ import { silentLogger } from "../../src/core/log.ts";
 import { type LinkServer, startLinkServer } from "../../src/link/server.ts";
 import type { RouteDescription } from "../../src/net/gateway.ts";
 import { type SocketServer, startSocketServer } from "../../src/protocols/ide/server.ts";
-import { type ServeHandle, startServe } from "../../src/protocols/mcp/serve.ts";
+import { type ServeHandle, startServe } from "../../src/protocols/mcp/index.ts";
 import { type StreamHandle, startStream } from "../../src/stream/index.ts";
 import { newToken } from "../../src/util/secrets.ts";
 import { type HeldWorkbench, startOwner } from "../../src/workbench/share/owner.ts";
