@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { sessionLine } from "./debug_common.ts";
 import { breakpointLine, breakpointView } from "./debug_set_breakpoints.ts";
-import { callBridge, EDITOR_READ } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+import { callBridge } from "./editor_common.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
 
 export default defineTool({
   name: "debug_status",
@@ -11,7 +11,7 @@ export default defineTool({
     "The workbench's debug sessions (the ones ccb started and the ones the person started, with their state: running, " +
     "stopped, ended) and every breakpoint with its id. Needs the editor bridge.",
   input: z.object({}),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(_args, ctx) {
     ctx.core.bridge.require();

@@ -35,12 +35,6 @@ export async function languageReady(ctx: ToolContext, path: string, ms = 30_000)
   }
 }
 
-export const EDITOR_READ: ToolAnnotations = {
-  readOnlyHint: true,
-  destructiveHint: false,
-  idempotentHint: true,
-  openWorldHint: false,
-};
 export const EDITOR_WRITE: ToolAnnotations = {
   readOnlyHint: false,
   destructiveHint: false,

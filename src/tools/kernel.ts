@@ -122,10 +122,11 @@ export function inputSchema(schema: z.ZodType): Record<string, unknown> {
 
 // ---------------------------------------------------------------- a catalog
 
-/** Tools by name, in order; names are unique. */
+/** Tools by name, in order; names are unique. Each front end's tools/list shape is built once per catalog. */
 export class ToolCatalog<T extends { name: string }> {
   readonly tools: readonly T[];
   readonly #byName = new Map<string, T>();
+  readonly #lists = new Map<object, unknown[]>();
 
   constructor(tools: readonly T[]) {
     for (const t of tools) {
@@ -137,6 +138,16 @@ export class ToolCatalog<T extends { name: string }> {
 
   get(name: string): T | undefined {
     return this.#byName.get(name);
+  }
+
+  /** The tools as one front end lists them (`entry`: a module-level function, the cache's key). */
+  list<E>(entry: (tool: T) => E): E[] {
+    let list = this.#lists.get(entry);
+    if (!list) {
+      list = this.tools.map(entry);
+      this.#lists.set(entry, list);
+    }
+    return list as E[];
   }
 }
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { callBridge, EDITOR_READ, resolveForEditor, toWirePos } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+import { callBridge, resolveForEditor, toWirePos } from "./editor_common.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
 import { HierarchyBounds, hierarchyText, hierarchyView } from "./language_hierarchy.ts";
 
 export default defineTool({
@@ -13,7 +13,7 @@ export default defineTool({
     ...HierarchyBounds,
     direction: z.enum(["supertypes", "subtypes"]).optional().describe("supertypes (default) or subtypes."),
   }),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(args, ctx) {
     const abs = await resolveForEditor(ctx.core, args.path);
