@@ -86,10 +86,17 @@ export interface ToolDef<
 // biome-ignore lint/suspicious/noExplicitAny: erased schema type in heterogeneous catalogs
 export type AnyToolDef<D extends object = CoreDeps, R = ToolResult, P = ToolProgress> = ToolDef<any, D, R, P>;
 
-/** Identity helper that keeps the schema's type attached to `execute`. */
-export function defineTool<S extends z.ZodObject, D extends object = CoreDeps, R = ToolResult, P = ToolProgress>(
-  def: ToolDef<S, D, R, P>,
-): ToolDef<S, D, R, P> {
+/**
+ * Identity helper that keeps the schema's type attached to `execute`, and the tool's name as its
+ * literal type (so a front end can key a table by the catalog's names: a missing row fails to compile).
+ */
+export function defineTool<
+  S extends z.ZodObject,
+  D extends object = CoreDeps,
+  R = ToolResult,
+  P = ToolProgress,
+  const N extends string = string,
+>(def: ToolDef<S, D, R, P> & { name: N }): ToolDef<S, D, R, P> & { name: N } {
   return def;
 }
 

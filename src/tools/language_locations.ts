@@ -3,8 +3,8 @@ import { callBridge, locationLine, locationView, resolveForEditor, SymbolAtInput
 import { defineTool, READ_ONLY } from "./kernel.ts";
 
 /** A tool that asks one location provider about the symbol at a position (definition, implementations, type definition). */
-export function locationsTool(o: {
-  name: string;
+export function locationsTool<const N extends string>(o: {
+  name: N;
   title: string;
   description: string;
   method: "language.definition" | "language.implementations" | "language.typeDefinition";
