@@ -14,8 +14,8 @@ import { shareKey } from "../../src/workbench/share/record.ts";
 import { repoRoot } from "../helpers/cli.ts";
 import { generate, type ListenerUnderTest, type MatrixCase, oversizeFrame, send } from "../helpers/edge-matrix.ts";
 import { type AuthServer, startAuthServer } from "../helpers/oidc.ts";
+import { INITIALIZE, MCP_POST_HEADERS } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { INITIALIZE, MCP_POST_HEADERS } from "./serve-helpers.ts";
 
 /**
  * One matrix, generated from the policies every listener declares (Gateway.routes()), run against
