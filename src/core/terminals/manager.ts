@@ -20,15 +20,6 @@ import type {
   TerminalService,
 } from "./types.ts";
 
-export type {
-  CreateTerminalOptions,
-  TerminalEvent,
-  TerminalInfo,
-  TerminalManagerOptions,
-  TerminalReadOptions,
-  TerminalReadResult,
-} from "./types.ts";
-
 interface Managed {
   info: TerminalInfo;
   proc: PtyProcess;

@@ -43,3 +43,20 @@ export interface PtyBackend {
 export function bunGlobal(): unknown {
   return (globalThis as { Bun?: unknown }).Bun;
 }
+
+/** A child's decoded output: what comes before anyone listens is kept for the first listener. */
+export class ChildOutput {
+  readonly #listeners: ((data: string) => void)[] = [];
+  readonly #pending: string[] = [];
+
+  readonly emit = (text: string): void => {
+    if (text.length === 0) return;
+    if (this.#listeners.length === 0) this.#pending.push(text);
+    else for (const l of this.#listeners) l(text);
+  };
+
+  listen(listener: (data: string) => void): void {
+    this.#listeners.push(listener);
+    for (const text of this.#pending.splice(0)) listener(text);
+  }
+}

@@ -1,4 +1,4 @@
-// The public types of the terminal service (re-exported by manager.ts, the module others import).
+// The public types of the terminal service (TerminalManager in manager.ts implements it).
 
 /** Which backend to ask for (CCB_PTY_BACKEND): what `backend.ts` picks from. */
 export type BackendChoice = "node-pty" | "bun" | "pipe";
