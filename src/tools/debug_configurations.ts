@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { callBridge, displayPath } from "./editor_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge, displayPath } from "./shared/editor.ts";
 
 export default defineTool({
   name: "debug_configurations",

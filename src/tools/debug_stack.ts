@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { frameLine, frameView, SessionInput } from "./debug_common.ts";
-import { callBridge } from "./editor_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
+import { frameLine, frameView, SessionInput } from "./shared/debug.ts";
+import { callBridge } from "./shared/editor.ts";
 
 export default defineTool({
   name: "debug_stack",

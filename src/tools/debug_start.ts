@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { confineDebugParams } from "../core/editor/debug-confine.ts";
 import { CcbError } from "../core/errors.ts";
-import { DEBUG_RUN, sessionLine } from "./debug_common.ts";
-import { callBridge } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
+import { DEBUG_RUN, sessionLine } from "./shared/debug.ts";
+import { callBridge } from "./shared/editor.ts";
 
 export default defineTool({
   name: "debug_start",

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { sessionLine } from "./debug_common.ts";
 import { breakpointLine, breakpointView } from "./debug_set_breakpoints.ts";
-import { callBridge } from "./editor_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
+import { sessionLine } from "./shared/debug.ts";
+import { callBridge } from "./shared/editor.ts";
 
 export default defineTool({
   name: "debug_status",

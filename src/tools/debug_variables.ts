@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { FrameInput, SessionInput, variableLines } from "./debug_common.ts";
-import { callBridge } from "./editor_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
+import { FrameInput, SessionInput, variableLines } from "./shared/debug.ts";
+import { callBridge } from "./shared/editor.ts";
 
 export default defineTool({
   name: "debug_variables",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { SEVERITIES } from "../core/editor/contract.ts";
-import { callBridge, displayPath, fromWireRange, rangeText, resolveForEditor } from "./editor_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge, displayPath, fromWireRange, rangeText, resolveForEditor } from "./shared/editor.ts";
 
 export default defineTool({
   name: "diagnostics_get",

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { callBridge, displayPath, editorLine, editorView, resolveForEditor } from "./editor_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge, displayPath, editorLine, editorView, resolveForEditor } from "./shared/editor.ts";
 
 export default defineTool({
   name: "editor_state",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { SymbolNodeT } from "../core/editor/contract.ts";
-import { callBridge, fromWireRange, resolveForEditor } from "./editor_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge, fromWireRange, resolveForEditor } from "./shared/editor.ts";
 
 interface SymbolView {
   name: string;

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { callBridge, fromWireRange, PositionInput, resolveForEditor, toWirePos } from "./editor_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge, fromWireRange, PositionInput, resolveForEditor, toWirePos } from "./shared/editor.ts";
 
 export default defineTool({
   name: "language_hover",

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { callBridge, resolveForEditor, SymbolAtInput, toWirePos } from "./editor_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge, resolveForEditor, SymbolAtInput, toWirePos } from "./shared/editor.ts";
 
 export default defineTool({
   name: "language_signature_help",

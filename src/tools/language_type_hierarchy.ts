@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { callBridge } from "./editor_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
-import { HierarchyBounds, hierarchyRequest, hierarchyResult } from "./language_hierarchy.ts";
+import { callBridge } from "./shared/editor.ts";
+import { HierarchyBounds, hierarchyRequest, hierarchyResult } from "./shared/hierarchy.ts";
 
 export default defineTool({
   name: "language_type_hierarchy",

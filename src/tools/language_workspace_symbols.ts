@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { callBridge, locationLine, locationView } from "./editor_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge, locationLine, locationView } from "./shared/editor.ts";
 
 export default defineTool({
   name: "language_workspace_symbols",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { CodeActionInfo } from "../core/editor/contract.ts";
-import { callBridge, languageReady, RangeInput, resolveForEditor, toWireRange } from "./editor_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge, languageReady, RangeInput, resolveForEditor, toWireRange } from "./shared/editor.ts";
 
 export function actionLine(a: CodeActionInfo): string {
   const notes = [a.isPreferred ? "preferred" : "", a.disabled ? `disabled: ${a.disabled}` : ""].filter(Boolean);

@@ -7,8 +7,8 @@ import { isCcbError } from "../../../../src/core/errors.ts";
 import { silentLogger } from "../../../../src/core/log.ts";
 import { OutputRing } from "../../../../src/core/terminals/buffer.ts";
 import { TerminalManager } from "../../../../src/core/terminals/manager.ts";
-import type { TerminalEvent } from "../../../../src/core/terminals/types.ts";
 import { isAlive } from "../../../../src/core/terminals/process-tree.ts";
+import type { TerminalEvent } from "../../../../src/core/terminals/types.ts";
 import { Workspace } from "../../../../src/core/workspace.ts";
 import { tmpdirFixture } from "../../../helpers/tmp.ts";
 

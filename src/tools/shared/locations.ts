@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { callBridge, locationLine, locationView, resolveForEditor, SymbolAtInput, toWirePos } from "./editor_common.ts";
-import { defineTool, READ_ONLY } from "./kernel.ts";
+import { defineTool, READ_ONLY } from "../kernel.ts";
+import { callBridge, locationLine, locationView, resolveForEditor, SymbolAtInput, toWirePos } from "./editor.ts";
 
 /** A tool that asks one location provider about the symbol at a position (definition, implementations, type definition). */
 export function locationsTool<const N extends string>(o: {

@@ -1,6 +1,7 @@
 import { z } from "zod";
-import type { Core } from "../core/core.ts";
-import type { HierarchyNodeT } from "../core/editor/contract.ts";
+import type { Core } from "../../core/core.ts";
+import type { HierarchyNodeT } from "../../core/editor/contract.ts";
+import type { ToolResult } from "../kernel.ts";
 import {
   displayPath,
   fromWireRange,
@@ -9,8 +10,7 @@ import {
   resolveForEditor,
   SymbolAtInput,
   toWirePos,
-} from "./editor_common.ts";
-import type { ToolResult } from "./kernel.ts";
+} from "./editor.ts";
 
 /** Shared by the call and type hierarchy tools: the depth and size bounds, and the tree as text. */
 export const HierarchyBounds = {
