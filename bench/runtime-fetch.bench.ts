@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fetchRuntime } from "../runtime-fetch/index.ts";
+import { fetchRuntime } from "../src/runtime-fetch/index.ts";
 import {
   FIXTURE_FILE,
   FIXTURE_TAG,

@@ -24,57 +24,14 @@ export const commonArgs = {
   },
 } as const;
 
-/** The workbench runtime flags of every command that may start a workbench (ide, serve, acp). */
-export const runtimeArgs = {
-  runtime: {
-    type: "string",
-    description:
-      "Workbench runtime: openvscode (default: from the cache, or the one that ships with ccb; `ccb runtime fetch` installs it) or code-server (detected from --runtime-root; else the one `ccb runtime fetch --runtime code-server` installed).",
-    valueHint: "openvscode|code-server",
-  },
-  "runtime-root": {
-    type: "string",
-    description:
-      "An existing runtime install: an OpenVSCode Server folder, or the code-server package folder (env CCB_RUNTIME_ROOT).",
-    valueHint: "dir",
-  },
-  "runtime-node": {
-    type: "string",
-    description:
-      "Node 24 binary for code-server (env CCB_RUNTIME_NODE; default: the cached code-server's, else node from PATH, version-checked).",
-    valueHint: "path",
-  },
-  share: {
-    type: "boolean",
-    default: true,
-    description:
-      "Share one workbench with the other ccb front ends of the same folders (default). --no-share: a private workbench of this front end's own, started with its own runtime flags.",
-  },
+/** The --workspace flag of every command that takes roots (read by `workspaceRoots`, repeatable). */
+export const workspaceArg = {
+  type: "string",
+  alias: "w",
+  description:
+    "Workspace folder; repeat for several (env CCB_WORKSPACE, ':'-separated). Default: the current directory. Every tool path is confined to these folders.",
+  valueHint: "dir",
 } as const;
-
-/** The runtime options from `runtimeArgs` (flags first, then CCB_RUNTIME_ROOT / CCB_RUNTIME_NODE). */
-export function runtimeOptions(args: {
-  runtime?: string;
-  "runtime-root"?: string;
-  "runtime-node"?: string;
-  share?: boolean;
-}): {
-  runtime: "openvscode" | "code-server" | undefined;
-  runtimeRoot: string | undefined;
-  runtimeNode: string | undefined;
-  share: boolean;
-} {
-  const runtime = args.runtime || undefined;
-  if (runtime !== undefined && runtime !== "openvscode" && runtime !== "code-server") {
-    throw new CcbError("INVALID_ARGUMENT", `--runtime must be openvscode or code-server, got "${runtime}".`);
-  }
-  return {
-    runtime,
-    runtimeRoot: args["runtime-root"] || process.env.CCB_RUNTIME_ROOT || undefined,
-    runtimeNode: args["runtime-node"] || process.env.CCB_RUNTIME_NODE || undefined,
-    share: args.share !== false,
-  };
-}
 
 /** Workspace roots from repeated --workspace flags, else CCB_WORKSPACE (path-list separated), else the cwd. */
 export function workspaceRoots(

@@ -4,7 +4,7 @@
 //                            files ["bin/"], preferUnplugged, no bin field, no scripts; bin/ccb[.exe]
 //   <out>/<name>-runtime-<p>/ one runtime package per OpenVSCode Server platform a target carries
 //                            (linux-x64, linux-arm64): the pinned upstream archive byte for byte (checked
-//                            against runtime-fetch/pinned-manifest.json first), os/cpu/libc, no scripts; the
+//                            against src/runtime-fetch/pinned-manifest.json first), os/cpu/libc, no scripts; the
 //                            platform package of that target depends on it at exactly the same version
 //   <out>/<name>/            the dispatcher: bin/ccb.mjs (platforms/launcher.mjs), optionalDependencies
 //                            on every platform package at exactly the same version, no scripts

@@ -1,6 +1,6 @@
 // The workbench runtime that ships with ccb: which pinned OpenVSCode Server archive each compiled
 // target carries, and the check every release script makes before packaging one. The pins come from
-// runtime-fetch/pinned-manifest.json, the same file the fetcher uses (CCB_RUNTIME_MANIFEST replaces it,
+// src/runtime-fetch/pinned-manifest.json, the same file the fetcher uses (CCB_RUNTIME_MANIFEST replaces it,
 // for tests, as it does for the fetcher).
 import { createHash } from "node:crypto";
 import { createReadStream, readFileSync, statSync } from "node:fs";
@@ -11,7 +11,7 @@ export const RUNTIME_OF_TARGET = { "linux-x64": "linux-x64", "linux-arm64": "lin
 
 export function runtimeManifest(env = process.env) {
   const file =
-    env.CCB_RUNTIME_MANIFEST || fileURLToPath(new URL("../runtime-fetch/pinned-manifest.json", import.meta.url));
+    env.CCB_RUNTIME_MANIFEST || fileURLToPath(new URL("../src/runtime-fetch/pinned-manifest.json", import.meta.url));
   return JSON.parse(readFileSync(file, "utf8"));
 }
 

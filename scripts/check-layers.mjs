@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Imports point downwards: cli → src/protocols/* → src/{workbench,stream,link} → src/tools →
-// src/{net,platform} → src/core → src/util. A module may import its own folder and any lower layer; never a
-// higher one, and never a sibling of its own layer (src/protocols/mcp ↛ src/protocols/acp, src/workbench ↛
-// src/link). runtime-fetch/ stands on its own: it may use src/core and src/util only. Exit 1 lists offenders.
+// src/{net,platform,runtime-fetch} → src/core → src/util. A module may import its own folder and any lower
+// layer; never a higher one, and never a sibling of its own layer (src/protocols/mcp ↛ src/protocols/acp,
+// src/workbench ↛ src/link). No import circle either (type-only and lazy imports count). Exit 1 lists
+// offenders.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,6 +16,7 @@ const UNITS = [
   ["src/core", 1],
   ["src/net", 2],
   ["src/platform", 2],
+  ["src/runtime-fetch", 2],
   ["src/tools", 3],
   ["src/workbench", 4],
   ["src/stream", 4],
@@ -24,17 +26,12 @@ const UNITS = [
   ["src/protocols/acp", 5],
   ["cli", 6],
 ];
-/** Libraries on their own: the units they may import; others import them as at the given rank. */
-const STANDALONE = { "runtime-fetch": { uses: ["src/core", "src/util"], rank: 2 } };
 
 function unitOf(file) {
   let best;
   for (const [u, rank] of UNITS)
     if ((file === u || file.startsWith(`${u}/`)) && (!best || u.length > best[0].length)) best = [u, rank];
-  if (best) return { unit: best[0], rank: best[1] };
-  for (const [u, s] of Object.entries(STANDALONE))
-    if (file.startsWith(`${u}/`)) return { unit: u, rank: s.rank, standalone: s.uses };
-  return undefined;
+  return best && { unit: best[0], rank: best[1] };
 }
 
 function walk(dir) {
@@ -50,7 +47,9 @@ function walk(dir) {
 
 const SPEC = /(?:^|\s)(?:import|export)\s[^"'`;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm;
 const problems = [];
-for (const file of ["src", "cli", "runtime-fetch"].flatMap((d) => walk(d))) {
+/** file → the files it imports (relative specifiers, type-only and lazy ones too), for the cycle check. */
+const edges = new Map();
+for (const file of ["src", "cli"].flatMap((d) => walk(d))) {
   const from = unitOf(file);
   if (!from) continue;
   const text = readFileSync(join(root, file), "utf8");
@@ -58,14 +57,51 @@ for (const file of ["src", "cli", "runtime-fetch"].flatMap((d) => walk(d))) {
     const spec = m[1] ?? m[2];
     if (!spec?.startsWith(".")) continue;
     const target = relative(root, resolve(join(root, dirname(file)), spec));
+    if (!edges.has(file)) edges.set(file, new Set());
+    edges.get(file).add(target);
     const to = unitOf(target);
     if (!to || to.unit === from.unit) continue;
-    const ok = from.standalone ? from.standalone.includes(to.unit) : to.rank < from.rank;
-    if (!ok) problems.push(`${file} imports ${target} (${from.unit} → ${to.unit})`);
+    if (to.rank >= from.rank) problems.push(`${file} imports ${target} (${from.unit} → ${to.unit})`);
   }
 }
+problems.push(...cycles(edges).map((c) => `import circle among: ${c.join(", ")}`));
 if (problems.length > 0) {
-  console.error(`check-layers: ${problems.length} import(s) point upwards or sideways:\n  ${problems.join("\n  ")}`);
+  console.error(
+    `check-layers: ${problems.length} import(s) point upwards or sideways, or go round in a circle:\n  ${problems.join("\n  ")}`,
+  );
   process.exit(1);
 }
-console.error("check-layers: every import points downwards");
+console.error("check-layers: every import points downwards, and none goes round in a circle");
+
+/** The import circles: groups of files that import each other, directly or round about (Tarjan's strongly connected components). */
+function cycles(graph) {
+  let next = 0;
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const onStack = new Set();
+  const found = [];
+  const visit = (v) => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v), index.get(w)));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const group = [];
+    let w;
+    do {
+      w = stack.pop();
+      onStack.delete(w);
+      group.push(w);
+    } while (w !== v);
+    if (group.length > 1) found.push(group.sort());
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}

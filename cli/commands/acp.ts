@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
-import { commonArgs, reportFatal, runtimeArgs, runtimeOptions, setupLogging } from "../common.ts";
+import { runtimeArgs, runtimeOptionsFrom } from "../../src/workbench/runtime-flags.ts";
+import { commonArgs, reportFatal, setupLogging } from "../common.ts";
 
 export default defineCommand({
   meta: {
@@ -40,12 +41,12 @@ export default defineCommand({
         const io = { input: process.stdin, output: process.stderr };
         process.exit(args.logout ? runLogout(env, io) : await runLogin(env, io));
       }
-      const { startAcpAgent } = await import("../../src/protocols/acp/stdio.ts");
+      const { startAcpAgent } = await import("../../src/protocols/acp/index.ts");
       await startAcpAgent({
         log,
         workbench: {
           start: args.workbench === true,
-          ...runtimeOptions(args),
+          ...runtimeOptionsFrom(args),
         },
       });
       process.exit(0);

@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
-import { commonArgs, reportFatal, runtimeArgs, runtimeOptions, setupLogging, workspaceRoots } from "../common.ts";
+import { runtimeArgs, runtimeOptionsFrom } from "../../src/workbench/runtime-flags.ts";
+import { commonArgs, reportFatal, setupLogging, workspaceArg, workspaceRoots } from "../common.ts";
 
 export default defineCommand({
   meta: {
@@ -14,13 +15,7 @@ export default defineCommand({
       "  ccb ide --status                  list running ccb IDE servers and shared workbenches (who is attached)",
   },
   args: {
-    workspace: {
-      type: "string",
-      alias: "w",
-      description:
-        "Workspace folder; repeat for several (env CCB_WORKSPACE). Default: the current directory. claude connects when run in or under it.",
-      valueHint: "dir",
-    },
+    workspace: { ...workspaceArg, description: `${workspaceArg.description} claude connects when run in or under it.` },
     open: { type: "boolean", description: "Open the workbench URL in the default browser." },
     workbench: {
       type: "boolean",
@@ -28,12 +23,6 @@ export default defineCommand({
       description: "Start the workbench (--no-workbench: IDE server only).",
     },
     ...runtimeArgs,
-    "headless-client": {
-      type: "boolean",
-      default: true,
-      description:
-        "Also open the workbench in headless Chromium so the editor bridge is live before you open a tab (default on; --no-headless-client to rely on your own tab).",
-    },
     "mcp-tools": {
       type: "boolean",
       default: true,
@@ -59,7 +48,7 @@ export default defineCommand({
         !process.env.CCB_LOG_LEVEL &&
         !process.env.CCB_LOG_FILE;
       const { log } = setupLogging(quiet ? { ...args, "log-level": "error" } : args);
-      const { runIde, statusLines } = await import("../../src/protocols/ide/run.ts");
+      const { runIde, statusLines } = await import("../../src/protocols/ide/index.ts");
       if (args.status) {
         const { shareStatusLines } = await import("../../src/workbench/share/status.ts");
         process.stdout.write(`${[...statusLines(), ...(await shareStatusLines())].join("\n")}\n`);
@@ -71,10 +60,7 @@ export default defineCommand({
         rootsSource: source,
         open: Boolean(args.open),
         workbench: args.workbench !== false,
-        workbenchOptions: {
-          ...runtimeOptions(args),
-          headlessClient: args["headless-client"] !== false,
-        },
+        workbenchOptions: runtimeOptionsFrom(args),
         command,
         mcpTools: args["mcp-tools"] !== false,
         log,

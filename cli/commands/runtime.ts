@@ -1,13 +1,13 @@
 import { defineCommand } from "citty";
-import { formatCodeServer, formatFetchResult, formatStatus } from "../../runtime-fetch/format.ts";
+import { CcbError } from "../../src/core/errors.ts";
+import { formatCodeServer, formatFetchResult, formatStatus } from "../../src/runtime-fetch/format.ts";
 import {
   cachedCodeServer,
   createProgress,
   fetchCodeServer,
   fetchRuntime,
   runtimeStatus,
-} from "../../runtime-fetch/index.ts";
-import { CcbError } from "../../src/core/errors.ts";
+} from "../../src/runtime-fetch/index.ts";
 import { commonArgs, reportFatal, setupLogging } from "../common.ts";
 
 const platformArg = {

@@ -2,16 +2,9 @@ import { defineCommand } from "citty";
 import { CcbError } from "../../src/core/errors.ts";
 import { secretValue } from "../../src/core/secret-vault.ts";
 import { parseRenderMode } from "../../src/protocols/mcp/app/render-mode.ts";
+import { type RuntimeArgValues, runtimeArgs, runtimeOptionsFrom } from "../../src/workbench/runtime-flags.ts";
 import { repeatedFlag } from "../argv.ts";
-import {
-  commonArgs,
-  reportFatal,
-  runtimeArgs,
-  runtimeOptions,
-  secretArg,
-  setupLogging,
-  workspaceRoots,
-} from "../common.ts";
+import { commonArgs, reportFatal, secretArg, setupLogging, workspaceArg, workspaceRoots } from "../common.ts";
 import { announceLine } from "../logging.ts";
 
 export default defineCommand({
@@ -48,13 +41,7 @@ export default defineCommand({
       description: "Port for --http (default 0 = any free port). The listening URL is printed on stderr.",
       valueHint: "n",
     },
-    workspace: {
-      type: "string",
-      alias: "w",
-      description:
-        "Workspace root; repeat for several roots (env CCB_WORKSPACE, ':'-separated). Default: the current directory (announced on stderr). Every tool path is confined to the roots.",
-      valueHint: "dir",
-    },
+    workspace: workspaceArg,
     "auth-token": {
       type: "string",
       description:
@@ -120,12 +107,6 @@ export default defineCommand({
         "Run the live Code OSS workbench beside the server so editor tools work (default on; --no-workbench turns it off). Without a runtime, serve still runs and editor tools say why.",
     },
     ...runtimeArgs,
-    "headless-client": {
-      type: "boolean",
-      default: true,
-      description:
-        "Open the workbench in headless Chromium so the editor bridge is live with no browser tab open (default on; --no-headless-client to rely on your own tab). As root Chromium runs as nobody (CCB_CHROMIUM_USER) with its sandbox on.",
-    },
     "render-mode": {
       type: "string",
       description:
@@ -159,7 +140,7 @@ export default defineCommand({
       const profile = args.tools ?? "all";
       if (!Object.hasOwn(TOOL_PROFILES, profile))
         throw new CcbError("INVALID_ARGUMENT", `--tools must be all or editor, got "${profile}".`);
-      const { runServe } = await import("../../src/protocols/mcp/serve.ts");
+      const { runServe } = await import("../../src/protocols/mcp/index.ts");
       await runServe({
         roots,
         rootsSource: source,
@@ -191,17 +172,9 @@ export default defineCommand({
   },
 });
 
-function workbenchArgs(args: {
-  runtime?: string;
-  "runtime-root"?: string;
-  "runtime-node"?: string;
-  share?: boolean;
-  "headless-client"?: boolean;
-  "render-mode"?: string;
-}) {
+function workbenchArgs(args: RuntimeArgValues & { "render-mode"?: string }) {
   return {
-    ...runtimeOptions(args),
-    headlessClient: args["headless-client"] !== false,
+    ...runtimeOptionsFrom(args),
     renderMode: parseRenderMode(args["render-mode"] ?? process.env.CCB_RENDER_MODE),
   } as const;
 }

@@ -1,6 +1,10 @@
 import { defineCommand } from "citty";
 import { CcbError } from "../../src/core/errors.ts";
-import { commonArgs, reportFatal, runtimeArgs, runtimeOptions, setupLogging, workspaceRoots } from "../common.ts";
+import { runtimeArgs, runtimeOptionsFrom, workbenchRuntime } from "../../src/workbench/runtime-flags.ts";
+import { commonArgs, reportFatal, setupLogging, workspaceArg, workspaceRoots } from "../common.ts";
+
+// the host is the shared workbench: it takes every runtime flag but --share
+const { share: _share, ...hostRuntimeArgs } = runtimeArgs;
 
 const status = defineCommand({
   meta: {
@@ -26,13 +30,7 @@ const link = defineCommand({
       "takeover the workbench runs behind another front end's gateway and older links are dead).",
   },
   args: {
-    workspace: {
-      type: "string",
-      alias: "w",
-      description:
-        "Workspace folder; repeat for several, as given to the front ends (env CCB_WORKSPACE). Default: cwd.",
-      valueHint: "dir",
-    },
+    workspace: workspaceArg,
   },
   async run({ rawArgs }) {
     try {
@@ -57,21 +55,8 @@ const host = defineCommand({
       "front end left, or on SIGTERM/SIGINT.",
   },
   args: {
-    workspace: {
-      type: "string",
-      alias: "w",
-      description: "Workspace folder; repeat for several (env CCB_WORKSPACE). Default: cwd.",
-      valueHint: "dir",
-    },
-    runtime: runtimeArgs.runtime,
-    "runtime-root": runtimeArgs["runtime-root"],
-    "runtime-node": runtimeArgs["runtime-node"],
-    "headless-client": {
-      type: "boolean",
-      default: true,
-      description:
-        "Open the workbench in headless Chromium so the editor bridge is live with no tab open (default on).",
-    },
+    workspace: workspaceArg,
+    ...hostRuntimeArgs,
     "started-by": {
       type: "string",
       description: "The front end that started it (shown by `ccb workbench status`): ide, serve or acp.",
@@ -100,12 +85,11 @@ const host = defineCommand({
           "INVALID_ARGUMENT",
           `--previous-url must be a loopback gateway such as http://127.0.0.1:43123, got "${previousUrl}".`,
         );
-      const { share: _share, ...options } = runtimeOptions(args);
       const code = await runHost(
         {
           roots: workspaceRoots(rawArgs).roots,
           startedBy: startedBy as (typeof FRONT_ENDS)[number],
-          options: { ...options, headlessClient: args["headless-client"] !== false },
+          options: workbenchRuntime(runtimeOptionsFrom(args)),
           previousUrl,
         },
         {

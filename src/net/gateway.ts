@@ -7,6 +7,7 @@ import {
 import { createServer as createHttpsServer } from "node:https";
 import type { Duplex } from "node:stream";
 import type { Logger } from "../core/log.ts";
+import { errorResponse, ServerErrorCode } from "../util/jsonrpc.ts";
 import { CAPABILITY_SEGMENT, FRAME_HEADERS, ONE_TIME_QUERY } from "./browser-session.ts";
 import { HostAllowList } from "./hosts.ts";
 import { hostForUrl, isWildcardHost } from "./loopback.ts";
@@ -353,15 +354,12 @@ function writeRefusal(res: ServerResponse, verdict: Extract<EdgeVerdict, { ok: f
   }
   const value =
     style === "jsonrpc"
-      ? {
-          jsonrpc: "2.0",
-          id: null,
-          error: {
-            code: verdict.status === 401 ? -32001 : -32000,
-            message: verdict.message,
-            data: { code: verdict.code },
-          },
-        }
+      ? errorResponse(
+          null,
+          verdict.status === 401 ? ServerErrorCode.NotAuthorized : ServerErrorCode.Refused,
+          verdict.message,
+          { code: verdict.code },
+        )
       : { error: verdict.message, code: verdict.code };
   sendJson(res, verdict.status, value, headers);
 }

@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
+import { errorResponse } from "../util/jsonrpc.ts";
 
 export function sendJson(
   res: ServerResponse,
@@ -29,7 +30,7 @@ export function sendJsonRpcError(
   message: string,
   headers: Record<string, string> = {},
 ): void {
-  sendJson(res, status, { jsonrpc: "2.0", id: null, error: { code, message } }, headers);
+  sendJson(res, status, errorResponse(null, code, message), headers);
 }
 
 const REASONS: Record<number, string> = {

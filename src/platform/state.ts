@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pidAlive } from "../core/pid.ts";
+import { namesIn } from "../util/paths.ts";
 import { supervisor } from "./supervisor.ts";
 
 /**
@@ -76,14 +77,8 @@ export function ownerGone(dir: string, now = Date.now()): boolean {
 
 /** Remove the folders in `parent` (names starting with `prefix`) whose owner is gone; returns their names. */
 export function removeStale(parent: string, prefix = ""): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(parent);
-  } catch {
-    return [];
-  }
   const removed: string[] = [];
-  for (const n of names) {
+  for (const n of namesIn(parent)) {
     if (!n.startsWith(prefix)) continue;
     const dir = join(parent, n);
     try {

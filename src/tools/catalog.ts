@@ -64,7 +64,7 @@ import workspaceStatus from "./workspace_status.ts";
  * editor and debug tools (beside its own file, shell and planning tools, protocols/acp/tools/); the IDE socket
  * has Claude Code's own tools (protocols/ide/tools/). A workspace tool not listed here does not exist.
  */
-export const workspaceTools: readonly AnyToolDef[] = [
+const CATALOG = [
   vscodeOpen,
   workspaceStatus,
   fsList,
@@ -127,7 +127,10 @@ export const workspaceTools: readonly AnyToolDef[] = [
   taskList,
   taskRun,
   taskStop,
-];
+] as const satisfies readonly AnyToolDef[];
+export const workspaceTools: readonly AnyToolDef[] = CATALOG;
+/** Each tool of the catalog with its literal name and its own input (for tables keyed by tool name). */
+export type WorkspaceTool = (typeof CATALOG)[number];
 
 /** Tool sets a front end can offer. `editor`: without the files, search, terminal and git tools an agent such as `claude` already has. */
 export const TOOL_PROFILES = {

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { CcbError } from "../core/errors.ts";
 import { breakpointLine, breakpointView } from "./debug_set_breakpoints.ts";
-import { callBridge, EDITOR_WRITE, resolveForEditor } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
+import { callBridge, EDITOR_WRITE, resolveForEditor } from "./shared/editor.ts";
 
 export default defineTool({
   name: "debug_clear_breakpoints",

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { callBridge, displayPath, EDITOR_READ } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge, displayPath } from "./shared/editor.ts";
 
 export default defineTool({
   name: "debug_configurations",
@@ -9,7 +9,7 @@ export default defineTool({
     "The workspace's debug launch configurations (.vscode/launch.json and the workspace settings' `launch`), by name, type " +
     "and request, and its compounds. Start one with debug_start {name}, or give debug_start an inline configuration. Needs the editor bridge.",
   input: z.object({}),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(_args, ctx) {
     ctx.core.bridge.require();

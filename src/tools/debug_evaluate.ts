@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { DEBUG_RUN, FrameInput, SessionInput } from "./debug_common.ts";
-import { callBridge } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
+import { DEBUG_RUN, FrameInput, SessionInput } from "./shared/debug.ts";
+import { callBridge } from "./shared/editor.ts";
 
 export default defineTool({
   name: "debug_evaluate",

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { confineJoinedSession } from "../core/editor/debug-confine.ts";
-import { DEBUG_RUN, sessionLine, waitView } from "./debug_common.ts";
-import { callBridge } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
+import { DEBUG_RUN, sessionLine, waitView } from "./shared/debug.ts";
+import { callBridge } from "./shared/editor.ts";
 
 export default defineTool({
   name: "debug_join",

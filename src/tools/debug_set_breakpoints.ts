@@ -2,8 +2,8 @@ import { z } from "zod";
 import type { Core } from "../core/core.ts";
 import type { BreakpointInfo } from "../core/editor/contract.ts";
 import { confineDebugParams } from "../core/editor/debug-confine.ts";
-import { callBridge, displayPath, EDITOR_WRITE } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
+import { callBridge, displayPath, EDITOR_WRITE } from "./shared/editor.ts";
 
 export function breakpointView(core: Core, b: BreakpointInfo) {
   return { ...b, path: displayPath(core, b.path) };

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { frameLine, frameView, SessionInput } from "./debug_common.ts";
-import { callBridge, EDITOR_READ } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
+import { frameLine, frameView, SessionInput } from "./shared/debug.ts";
+import { callBridge } from "./shared/editor.ts";
 
 export default defineTool({
   name: "debug_stack",
@@ -14,7 +14,7 @@ export default defineTool({
     threadId: z.number().int().optional().describe("Thread id (default the thread that stopped)."),
     levels: z.number().int().min(1).max(200).optional().describe("How many frames (default 20)."),
   }),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(args, ctx) {
     ctx.core.bridge.require();

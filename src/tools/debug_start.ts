@@ -4,9 +4,9 @@ import type { Core } from "../core/core.ts";
 import { confineDebugParams } from "../core/editor/debug-confine.ts";
 import { CcbError } from "../core/errors.ts";
 import { parseJsonc } from "../util/jsonc.ts";
-import { DEBUG_RUN, sessionLine } from "./debug_common.ts";
-import { callBridge } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
+import { DEBUG_RUN, sessionLine } from "./shared/debug.ts";
+import { callBridge } from "./shared/editor.ts";
 
 /**
  * The configuration `name` as a root's .vscode/launch.json on disk holds it (read through the

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { sessionLine } from "./debug_common.ts";
 import { breakpointLine, breakpointView } from "./debug_set_breakpoints.ts";
-import { callBridge, EDITOR_READ } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
+import { sessionLine } from "./shared/debug.ts";
+import { callBridge } from "./shared/editor.ts";
 
 export default defineTool({
   name: "debug_status",
@@ -12,7 +12,7 @@ export default defineTool({
     "stopped, ended; launch or attach; whether ccb joined a person's) and every breakpoint with its id. The other debug " +
     "tools take a person's session only after debug_join. Needs the editor bridge.",
   input: z.object({}),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(_args, ctx) {
     ctx.core.bridge.require();

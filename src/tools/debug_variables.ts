@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { FrameInput, SessionInput, variableLines } from "./debug_common.ts";
-import { callBridge, EDITOR_READ } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
+import { FrameInput, SessionInput, variableLines } from "./shared/debug.ts";
+import { callBridge } from "./shared/editor.ts";
 
 export default defineTool({
   name: "debug_variables",
@@ -40,7 +40,7 @@ export default defineTool({
       .optional()
       .describe("Cut each value at this length (default 200)."),
   }),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(args, ctx) {
     ctx.core.bridge.require();

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { SessionInput, WaitSecondsInput, waitView } from "./debug_common.ts";
-import { callBridge, EDITOR_READ } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
+import { SessionInput, WaitSecondsInput, waitView } from "./shared/debug.ts";
+import { callBridge } from "./shared/editor.ts";
 
 export default defineTool({
   name: "debug_wait",
@@ -11,7 +11,7 @@ export default defineTool({
     "when it is already stopped. Says why it stopped and where (the top frame), the exit code when it ended, or that it is " +
     "still running when the wait ran out. Needs the editor bridge.",
   input: z.object({ ...SessionInput, seconds: WaitSecondsInput }),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(args, ctx) {
     ctx.core.bridge.require();

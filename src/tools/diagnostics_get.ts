@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { SEVERITIES } from "../core/editor/contract.ts";
-import { callBridge, displayPath, EDITOR_READ, fromWireRange, rangeText, resolveForEditor } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge, displayPath, fromWireRange, rangeText, resolveForEditor } from "./shared/editor.ts";
 
 export default defineTool({
   name: "diagnostics_get",
@@ -20,7 +20,7 @@ export default defineTool({
       .optional()
       .describe("Leave out diagnostics less severe than this (error > warning > information > hint). Default: all."),
   }),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(args, ctx) {
     const abs = args.path === undefined ? undefined : await resolveForEditor(ctx.core, args.path, false);

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { callBridge, RangeInput, resolveForEditor, toWireRange } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
+import { callBridge, RangeInput, resolveForEditor, toWireRange } from "./shared/editor.ts";
 
 export default defineTool({
   name: "editor_apply_edits",

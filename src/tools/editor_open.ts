@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { defineTool } from "./kernel.ts";
 import {
   callBridge,
   EDITOR_WRITE,
@@ -7,8 +8,7 @@ import {
   RangeInput,
   resolveForEditor,
   toWireRange,
-} from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+} from "./shared/editor.ts";
 
 export default defineTool({
   name: "editor_open",

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { callBridge, displayPath, EDITOR_READ, editorLine, editorView, resolveForEditor } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge, displayPath, editorLine, editorView, resolveForEditor } from "./shared/editor.ts";
 
 export default defineTool({
   name: "editor_state",
@@ -19,7 +19,7 @@ export default defineTool({
       .optional()
       .describe("Include the full text of unsaved buffers (default true; false lists them without text)."),
   }),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(args, ctx) {
     const abs = args.path === undefined ? undefined : await resolveForEditor(ctx.core, args.path, false);

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { CcbError } from "../core/errors.ts";
-import { callBridge, resolveForEditor } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
+import { callBridge, resolveForEditor } from "./shared/editor.ts";
 
 export default defineTool({
   name: "extensions_install",

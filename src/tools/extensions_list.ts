@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { callBridge, EDITOR_READ } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge } from "./shared/editor.ts";
 
 export default defineTool({
   name: "extensions_list",
@@ -13,7 +13,7 @@ export default defineTool({
       .optional()
       .describe("Also list the built-in extensions shipped with the workbench (default false)."),
   }),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(args, ctx) {
     const r = await callBridge(ctx, "extensions.list", { includeBuiltin: args.includeBuiltin ?? false });

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { callBridge } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
+import { callBridge } from "./shared/editor.ts";
 
 export default defineTool({
   name: "extensions_uninstall",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { FileEntry } from "../core/files/files.ts";
-import { Globs, PathInput, plural } from "./fs_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
+import { Globs, PathInput, plural } from "./shared/fs.ts";
 
 function line(e: FileEntry): string {
   if (e.type === "directory") return `${e.path}/`;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { ReadResult } from "../core/files/files.ts";
-import { PathInput } from "./fs_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
+import { PathInput } from "./shared/fs.ts";
 
 function header(r: ReadResult): string {
   const parts = [`version ${r.version}`, `${r.size} bytes`];

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { SearchMatch, SearchResult } from "../core/search/search.ts";
-import { Globs, PathInput, plural } from "./fs_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
+import { Globs, PathInput, plural } from "./shared/fs.ts";
 
 /** ripgrep-like lines: `path:line:text` for matches, `path-line-text` for context, `--` between separate blocks. */
 export function formatMatches(matches: readonly SearchMatch[]): string[] {

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { FS_WRITE, PathInput, Version } from "./fs_common.ts";
 import { defineTool } from "./kernel.ts";
+import { FS_WRITE, PathInput, Version } from "./shared/fs.ts";
 
 export default defineTool({
   name: "fs_write",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { GIT_DIFF_DEFAULT_MAX_BYTES } from "../core/git/git.ts";
-import { GitPaths, RepoDir } from "./git_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
+import { GitPaths, RepoDir } from "./shared/git.ts";
 
 export default defineTool({
   name: "git_diff",

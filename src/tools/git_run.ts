@@ -5,8 +5,8 @@ import {
   GIT_MAX_TIMEOUT_MS,
   type GitRunResult,
 } from "../core/git/git.ts";
-import { RepoDir } from "./git_common.ts";
 import { defineTool } from "./kernel.ts";
+import { RepoDir } from "./shared/git.ts";
 
 function section(name: string, body: string): string {
   return body.length > 0 ? `\n[${name}]\n${body.endsWith("\n") ? body : `${body}\n`}` : "";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { GitStatus, GitStatusEntry } from "../core/git/git.ts";
-import { GitPaths, RepoDir } from "./git_common.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
+import { GitPaths, RepoDir } from "./shared/git.ts";
 
 function entryLine(e: GitStatusEntry): string {
   const xy = `${e.index}${e.worktree}`;

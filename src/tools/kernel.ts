@@ -86,10 +86,17 @@ export interface ToolDef<
 // biome-ignore lint/suspicious/noExplicitAny: erased schema type in heterogeneous catalogs
 export type AnyToolDef<D extends object = CoreDeps, R = ToolResult, P = ToolProgress> = ToolDef<any, D, R, P>;
 
-/** Identity helper that keeps the schema's type attached to `execute`. */
-export function defineTool<S extends z.ZodObject, D extends object = CoreDeps, R = ToolResult, P = ToolProgress>(
-  def: ToolDef<S, D, R, P>,
-): ToolDef<S, D, R, P> {
+/**
+ * Identity helper that keeps the schema's type attached to `execute`, and the tool's name as its
+ * literal type (so a front end can key a table by the catalog's names: a missing row fails to compile).
+ */
+export function defineTool<
+  S extends z.ZodObject,
+  D extends object = CoreDeps,
+  R = ToolResult,
+  P = ToolProgress,
+  const N extends string = string,
+>(def: ToolDef<S, D, R, P> & { name: N }): ToolDef<S, D, R, P> & { name: N } {
   return def;
 }
 
@@ -122,10 +129,11 @@ export function inputSchema(schema: z.ZodType): Record<string, unknown> {
 
 // ---------------------------------------------------------------- a catalog
 
-/** Tools by name, in order; names are unique. */
+/** Tools by name, in order; names are unique. Each front end's tools/list shape is built once per catalog. */
 export class ToolCatalog<T extends { name: string }> {
   readonly tools: readonly T[];
   readonly #byName = new Map<string, T>();
+  readonly #lists = new Map<object, unknown[]>();
 
   constructor(tools: readonly T[]) {
     for (const t of tools) {
@@ -137,6 +145,16 @@ export class ToolCatalog<T extends { name: string }> {
 
   get(name: string): T | undefined {
     return this.#byName.get(name);
+  }
+
+  /** The tools as one front end lists them (`entry`: a module-level function, the cache's key). */
+  list<E>(entry: (tool: T) => E): E[] {
+    let list = this.#lists.get(entry);
+    if (!list) {
+      list = this.tools.map(entry);
+      this.#lists.set(entry, list);
+    }
+    return list as E[];
   }
 }
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { callBridge, EDITOR_READ, resolveForEditor, toWirePos } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
-import { HierarchyBounds, hierarchyText, hierarchyView } from "./language_hierarchy.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge } from "./shared/editor.ts";
+import { HierarchyBounds, hierarchyRequest, hierarchyResult } from "./shared/hierarchy.ts";
 
 export default defineTool({
   name: "language_call_hierarchy",
@@ -13,25 +13,16 @@ export default defineTool({
     ...HierarchyBounds,
     direction: z.enum(["incoming", "outgoing"]).optional().describe("incoming: callers (default); outgoing: callees."),
   }),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(args, ctx) {
-    const abs = await resolveForEditor(ctx.core, args.path);
     const direction = args.direction ?? "incoming";
-    const r = await callBridge(ctx, "language.callHierarchy", {
-      path: abs,
-      position: toWirePos(args.position),
+    const r = await callBridge(ctx, "language.callHierarchy", await hierarchyRequest(ctx.core, args, direction));
+    return hierarchyResult(ctx.core, r, {
       direction,
-      depth: args.depth ?? 2,
-      maxNodes: args.maxNodes ?? 200,
+      heading: direction === "incoming" ? "Callers" : "Callees",
+      callsLabel: direction === "incoming" ? "calls at" : "called at",
+      none: "No function the language service knows at that position.",
     });
-    const roots = r.roots.map((n) => hierarchyView(ctx.core, n));
-    const label = direction === "incoming" ? "calls at" : "called at";
-    return {
-      text: roots.length
-        ? `${direction === "incoming" ? "Callers" : "Callees"}${r.truncated ? " (cut at maxNodes)" : ""}:\n${hierarchyText(roots, label)}`
-        : "No function the language service knows at that position.",
-      structured: { direction, roots, truncated: r.truncated },
-    };
   },
 });

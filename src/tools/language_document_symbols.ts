@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { SymbolNodeT } from "../core/editor/contract.ts";
-import { callBridge, EDITOR_READ, fromWireRange, resolveForEditor } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge, fromWireRange, resolveForEditor } from "./shared/editor.ts";
 
 interface SymbolView {
   name: string;
@@ -42,7 +42,7 @@ export default defineTool({
   input: z.object({
     path: z.string().describe("File to outline, relative to the workspace root or absolute inside it."),
   }),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(args, ctx) {
     const abs = await resolveForEditor(ctx.core, args.path);

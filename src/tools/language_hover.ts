@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { callBridge, EDITOR_READ, fromWireRange, PositionInput, resolveForEditor, toWirePos } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge, fromWireRange, PositionInput, resolveForEditor, toWirePos } from "./shared/editor.ts";
 
 export default defineTool({
   name: "language_hover",
@@ -12,7 +12,7 @@ export default defineTool({
     path: z.string().describe("File, relative to the workspace root or absolute inside it."),
     position: PositionInput.describe("The position to hover (1-based)."),
   }),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(args, ctx) {
     const abs = await resolveForEditor(ctx.core, args.path);

@@ -1,14 +1,6 @@
 import { z } from "zod";
-import {
-  callBridge,
-  EDITOR_READ,
-  locationLine,
-  locationView,
-  resolveForEditor,
-  SymbolAtInput,
-  toWirePos,
-} from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge, locationLine, locationView, resolveForEditor, SymbolAtInput, toWirePos } from "./shared/editor.ts";
 
 export default defineTool({
   name: "language_references",
@@ -21,7 +13,7 @@ export default defineTool({
     includeDeclaration: z.boolean().optional().describe("Also list the declaration itself (default true)."),
     limit: z.number().int().min(1).max(5000).optional().describe("Most locations to return (default 200)."),
   }),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(args, ctx) {
     const abs = await resolveForEditor(ctx.core, args.path);

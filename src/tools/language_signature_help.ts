@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { callBridge, EDITOR_READ, resolveForEditor, SymbolAtInput, toWirePos } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge, resolveForEditor, SymbolAtInput, toWirePos } from "./shared/editor.ts";
 
 export default defineTool({
   name: "language_signature_help",
@@ -9,7 +9,7 @@ export default defineTool({
     "The signature(s) of the call at a position (inside its parentheses): parameters, the active one, documentation. " +
     "Give the file and a 1-based line and column inside the call's argument list. Needs the editor bridge.",
   input: z.object(SymbolAtInput),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(args, ctx) {
     const abs = await resolveForEditor(ctx.core, args.path);

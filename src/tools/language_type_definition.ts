@@ -1,4 +1,4 @@
-import { locationsTool } from "./language_locations.ts";
+import { locationsTool } from "./shared/locations.ts";
 
 export default locationsTool({
   name: "language_type_definition",

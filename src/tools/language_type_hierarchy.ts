@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { callBridge, EDITOR_READ, resolveForEditor, toWirePos } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
-import { HierarchyBounds, hierarchyText, hierarchyView } from "./language_hierarchy.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge } from "./shared/editor.ts";
+import { HierarchyBounds, hierarchyRequest, hierarchyResult } from "./shared/hierarchy.ts";
 
 export default defineTool({
   name: "language_type_hierarchy",
@@ -13,24 +13,15 @@ export default defineTool({
     ...HierarchyBounds,
     direction: z.enum(["supertypes", "subtypes"]).optional().describe("supertypes (default) or subtypes."),
   }),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(args, ctx) {
-    const abs = await resolveForEditor(ctx.core, args.path);
     const direction = args.direction ?? "supertypes";
-    const r = await callBridge(ctx, "language.typeHierarchy", {
-      path: abs,
-      position: toWirePos(args.position),
+    const r = await callBridge(ctx, "language.typeHierarchy", await hierarchyRequest(ctx.core, args, direction));
+    return hierarchyResult(ctx.core, r, {
       direction,
-      depth: args.depth ?? 2,
-      maxNodes: args.maxNodes ?? 200,
+      heading: direction === "supertypes" ? "Supertypes" : "Subtypes",
+      none: "No type hierarchy at that position (none there, or the language service offers none).",
     });
-    const roots = r.roots.map((n) => hierarchyView(ctx.core, n));
-    return {
-      text: roots.length
-        ? `${direction === "supertypes" ? "Supertypes" : "Subtypes"}${r.truncated ? " (cut at maxNodes)" : ""}:\n${hierarchyText(roots)}`
-        : "No type hierarchy at that position (none there, or the language service offers none).",
-      structured: { direction, roots, truncated: r.truncated },
-    };
   },
 });

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { callBridge, EDITOR_READ, locationLine, locationView } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge, locationLine, locationView } from "./shared/editor.ts";
 
 export default defineTool({
   name: "language_workspace_symbols",
@@ -13,7 +13,7 @@ export default defineTool({
     query: z.string().describe("Symbol name or part of it (fuzzy, as in the editor's Go to Symbol in Workspace)."),
     limit: z.number().int().min(1).max(1000).optional().describe("Most results to return (default 100)."),
   }),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(args, ctx) {
     const r = await callBridge(ctx, "language.workspaceSymbols", { query: args.query });

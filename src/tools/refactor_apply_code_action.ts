@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { callBridge } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
-import { changedView, changesText, REFACTOR_WRITE, SaveInput } from "./refactor_common.ts";
+import { callBridge } from "./shared/editor.ts";
+import { changedView, changesText, REFACTOR_WRITE, SaveInput } from "./shared/refactor.ts";
 
 export default defineTool({
   name: "refactor_apply_code_action",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { CodeActionInfo } from "../core/editor/contract.ts";
-import { callBridge, EDITOR_READ, languageReady, RangeInput, resolveForEditor, toWireRange } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge, languageReady, RangeInput, resolveForEditor, toWireRange } from "./shared/editor.ts";
 
 export function actionLine(a: CodeActionInfo): string {
   const notes = [a.isPreferred ? "preferred" : "", a.disabled ? `disabled: ${a.disabled}` : ""].filter(Boolean);
@@ -27,7 +27,7 @@ export default defineTool({
       .optional()
       .describe('Only actions of this kind or a sub-kind, e.g. "quickfix" or "refactor.extract".'),
   }),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(args, ctx) {
     const abs = await resolveForEditor(ctx.core, args.path);

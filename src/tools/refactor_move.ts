@@ -5,9 +5,9 @@ import { z } from "zod";
 import type { Core } from "../core/core.ts";
 import type { PlannedFile } from "../core/editor/contract.ts";
 import { CcbError, isCcbError } from "../core/errors.ts";
-import { callBridge, displayPath, languageReady } from "./editor_common.ts";
 import { defineTool, type ToolContext } from "./kernel.ts";
-import { changedView, changesText, confinePlan, diffsText, REFACTOR_WRITE, SaveInput } from "./refactor_common.ts";
+import { callBridge, displayPath, languageReady } from "./shared/editor.ts";
+import { changedView, changesText, confinePlan, diffsText, REFACTOR_WRITE, SaveInput } from "./shared/refactor.ts";
 
 /**
  * Move or rename a file or folder with every import updated, through the editor: its TypeScript

@@ -2,9 +2,9 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import type { PlannedFile } from "../core/editor/contract.ts";
 import { CcbError } from "../core/errors.ts";
-import { callBridge, displayPath, languageReady, resolveForEditor, SymbolAtInput, toWirePos } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
-import { changedView, changesText, confinePlan, diffsText, REFACTOR_WRITE, SaveInput } from "./refactor_common.ts";
+import { callBridge, displayPath, languageReady, resolveForEditor, SymbolAtInput, toWirePos } from "./shared/editor.ts";
+import { changedView, changesText, confinePlan, diffsText, REFACTOR_WRITE, SaveInput } from "./shared/refactor.ts";
 
 /** The id of a rename plan: the new name, and each file's path, text hash and edits. Any change, another id. */
 function planId(newName: string, files: readonly PlannedFile[]): string {

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { CcbError } from "../core/errors.ts";
-import { callBridge, languageReady, resolveForEditor } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
 import { actionLine } from "./refactor_code_actions.ts";
-import { changedView, changesText, REFACTOR_WRITE, SaveInput } from "./refactor_common.ts";
+import { callBridge, languageReady, resolveForEditor } from "./shared/editor.ts";
+import { changedView, changesText, REFACTOR_WRITE, SaveInput } from "./shared/refactor.ts";
 
 export default defineTool({
   name: "refactor_source_action",

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { displayPath, EDITOR_READ } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
-import { runLine } from "./task_common.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
+import { displayPath } from "./shared/editor.ts";
+import { runLine } from "./shared/task.ts";
 
 export default defineTool({
   name: "task_list",
@@ -11,7 +11,7 @@ export default defineTool({
     "tsc builds, ...), by name and source, with their group and problem matchers; and the runs ccb started (running or " +
     "ended, with their exit code). Run one with task_run {name}. Needs the editor bridge.",
   input: z.object({}),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(_args, ctx) {
     ctx.core.bridge.require();

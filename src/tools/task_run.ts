@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { CcbError } from "../core/errors.ts";
-import { DEBUG_RUN } from "./debug_common.ts";
 import { defineTool } from "./kernel.ts";
+import { DEBUG_RUN } from "./shared/debug.ts";
 import {
   DEFAULT_OUTPUT_CHARS,
   DEFAULT_WAIT_MS,
@@ -9,7 +9,7 @@ import {
   MAX_OUTPUT_CHARS,
   MAX_WAIT_MS,
   waitForRun,
-} from "./task_common.ts";
+} from "./shared/task.ts";
 
 export default defineTool({
   name: "task_run",

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { DEBUG_RUN } from "./debug_common.ts";
-import { displayPath } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
-import { ExecutionInput, runLine } from "./task_common.ts";
+import { DEBUG_RUN } from "./shared/debug.ts";
+import { displayPath } from "./shared/editor.ts";
+import { ExecutionInput, runLine } from "./shared/task.ts";
 
 export default defineTool({
   name: "task_stop",

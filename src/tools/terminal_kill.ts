@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineTool } from "./kernel.ts";
-import { describeTerminal, TerminalId, terminalStructured } from "./terminal_common.ts";
+import { describeTerminal, TerminalId, terminalStructured } from "./shared/terminal.ts";
 
 export default defineTool({
   name: "terminal_kill",

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineTool, READ_ONLY } from "./kernel.ts";
-import { describeTerminal, terminalStructured } from "./terminal_common.ts";
+import { describeTerminal, terminalStructured } from "./shared/terminal.ts";
 
 export default defineTool({
   name: "terminal_list",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { TERMINAL_LIMITS as L } from "../core/terminals/types.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
-import { describeTerminal, plainOutput, TerminalId, terminalStructured } from "./terminal_common.ts";
+import { describeTerminal, plainOutput, TerminalId, terminalStructured } from "./shared/terminal.ts";
 
 export default defineTool({
   name: "terminal_read",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { TERMINAL_LIMITS as L } from "../core/terminals/types.ts";
 import { defineTool } from "./kernel.ts";
-import { describeTerminal, TerminalId, terminalStructured } from "./terminal_common.ts";
+import { describeTerminal, TerminalId, terminalStructured } from "./shared/terminal.ts";
 
 export default defineTool({
   name: "terminal_resize",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { CcbError } from "../core/errors.ts";
 import { defineTool } from "./kernel.ts";
-import { TerminalId } from "./terminal_common.ts";
+import { TerminalId } from "./shared/terminal.ts";
 
 /** Named keys and the bytes a terminal sends for them. */
 const KEYS = {

@@ -2,8 +2,8 @@ import { z } from "zod";
 import type { Core } from "../core/core.ts";
 import { mapTaggedPaths } from "../core/editor/contract.ts";
 import { CcbError } from "../core/errors.ts";
-import { callBridge, displayPath } from "./editor_common.ts";
 import { defineTool } from "./kernel.ts";
+import { callBridge, displayPath } from "./shared/editor.ts";
 
 /** Confine every path inside tagged arguments before the command runs (the bridge server checks again). */
 async function confineArgs(core: Core, value: unknown): Promise<unknown> {

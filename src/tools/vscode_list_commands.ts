@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { callBridge, EDITOR_READ } from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+import { defineTool, READ_ONLY } from "./kernel.ts";
+import { callBridge } from "./shared/editor.ts";
 
 export default defineTool({
   name: "vscode_list_commands",
@@ -16,7 +16,7 @@ export default defineTool({
       .describe("Include internal commands whose ids start with an underscore (default false)."),
     limit: z.number().int().min(1).max(5000).optional().describe("Most ids to return (default 500)."),
   }),
-  annotations: EDITOR_READ,
+  annotations: READ_ONLY,
   needsBridge: true,
   async execute(args, ctx) {
     const r = await callBridge(ctx, "commands.list", {

@@ -13,6 +13,15 @@ export const JsonRpcCode = {
   InternalError: -32603,
 } as const;
 
+/**
+ * The implementation-defined server errors (-32000 to -32099) ccb's HTTP edge answers with, as the
+ * MCP SDKs do: a request the edge will not serve, and one without credentials, scope or session.
+ */
+export const ServerErrorCode = {
+  Refused: -32000,
+  NotAuthorized: -32001,
+} as const;
+
 export type JsonRpcId = string | number;
 
 /** Longest string id echoed in a reply to a message ccb refuses. */

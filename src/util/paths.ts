@@ -1,3 +1,4 @@
+import { readdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
@@ -10,4 +11,13 @@ export function stateDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.CCB_CACHE_DIR || join(env.XDG_CACHE_HOME || join(homedir(), ".cache"), "ccb");
+}
+
+/** The names in a folder, or none when it cannot be read (gone, not a folder, not ours). */
+export function namesIn(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
 }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import httpProxy from "http-proxy";
+import { MAX_FRAME_BYTES } from "../core/editor/contract.ts";
 import type { Logger } from "../core/log.ts";
 import { type BrowserSession, FRAME_HEADERS } from "../net/browser-session.ts";
 import { capabilityPrefix, type Gateway } from "../net/gateway.ts";
@@ -8,7 +9,6 @@ import { isLoopbackHost } from "../net/loopback.ts";
 import type { EdgePolicy } from "../net/policy.ts";
 import { refuseUpgrade } from "../net/respond.ts";
 import { ALIVE_SCRIPT_PATH, EPOCH_PATH, proxyWorkbenchPage, serveAliveScript, serveEpoch } from "./alive.ts";
-import { MAX_FRAME_BYTES } from "./contract.ts";
 
 /**
  * `/bridge` (loopback gateway only): the extension host is not a browser, so any Origin is refused;

@@ -22,8 +22,9 @@ import { codeServerRuntime, isCodeServerRoot } from "./launcher/code-server.ts";
 import { openVscodeRuntime } from "./launcher/openvscode.ts";
 import { RuntimeSupervisor, type WorkbenchState } from "./launcher/process.ts";
 import { createStateDirs, installBridgeExtension, removeStateDirs } from "./launcher/state.ts";
-import type { LaunchDirs, Runtime, RuntimeKind, RuntimeOptions } from "./launcher/types.ts";
+import type { LaunchDirs, Runtime, RuntimeKind } from "./launcher/types.ts";
 import { TerminalShare } from "./panel-terminals.ts";
+import type { RuntimeOptions } from "./runtime-flags.ts";
 import { runtimeStep, Timeline } from "./timeline.ts";
 import { headlessChromiumFlags, serverNodeFlags, workbenchTuning } from "./tuning.ts";
 
@@ -96,7 +97,7 @@ export async function resolveRuntime(
   const root = rootOpt ? resolvePath(rootOpt) : undefined;
   const nodeOpt = o.runtimeNode || env.CCB_RUNTIME_NODE || undefined;
   const node = nodeOpt?.includes("/") ? resolvePath(nodeOpt) : nodeOpt;
-  const rf = await import("../../runtime-fetch/index.ts");
+  const rf = await import("../runtime-fetch/index.ts");
   // Without --runtime and --runtime-root: OpenVSCode when it is installed or ships with ccb, else a
   // code-server that `ccb runtime fetch --runtime code-server` installed, else OpenVSCode's "how to get it".
   const cached = root ? undefined : rf.cachedCodeServer({ env });

@@ -1,8 +1,8 @@
 import type { Core } from "../core/core.ts";
+import type { ServerMethod } from "../core/editor/contract.ts";
 import { CcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { BridgeConnection, BridgeServer } from "./bridge-server.ts";
-import type { ServerMethod } from "./contract.ts";
 
 /**
  * Terminals shared both ways between the core's PTYs and the workbench's terminal panel:

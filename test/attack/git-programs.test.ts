@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { appendFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { connectStdio, type StdioPeer } from "../e2e/serve-helpers.ts";
 import { git, gitMayFail } from "../helpers/git.ts";
+import { connectStdio, type StdioPeer } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 /*

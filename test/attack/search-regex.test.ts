@@ -7,7 +7,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { isCcbError } from "../../src/core/errors.ts";
 import { searchJs } from "../../src/core/search/js.ts";
 import { regexWorkersAlive } from "../../src/core/search/regex-worker.ts";
-import { connectHttp, type HttpServe, rawRequest, startHttpServe } from "../e2e/serve-helpers.ts";
+import { connectHttp, type HttpServe, rawRequest, startHttpServe } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 /*

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { connectStdio, type StdioPeer } from "../e2e/serve-helpers.ts";
+import { connectStdio, type StdioPeer } from "../helpers/serve.ts";
 import { startSwapper } from "../helpers/swap.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 

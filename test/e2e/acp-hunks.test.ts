@@ -8,7 +8,7 @@ import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
 import { bounded } from "../helpers/bounded.ts";
 import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { bootWorkbench, eventually, type Workbench } from "./workbench-helpers.ts";
+import { bootWorkbench, eventually, type Workbench } from "../helpers/workbench.ts";
 
 /**
  * Review per hunk from `ccb acp`: with the session attached to the shared workbench (real

@@ -9,7 +9,7 @@ import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
 import { type FakeAnthropic, isSideRequest, type Script, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { codeServerArgs } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { bootWorkbench, eventually, text, type Workbench } from "./workbench-helpers.ts";
+import { bootWorkbench, eventually, text, type Workbench } from "../helpers/workbench.ts";
 
 /**
  * `ccb acp` with a live editor: the real CLI attaches to the shared workbench that `ccb serve`

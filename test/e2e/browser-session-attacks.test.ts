@@ -9,9 +9,9 @@ import { silentLogger } from "../../src/core/log.ts";
 import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { spawnCcb } from "../helpers/cli.ts";
 import { OtherAccount } from "../helpers/other-account.ts";
+import { cleanEnv } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { cleanEnv } from "./serve-helpers.ts";
-import { bootWorkbench, eventually, type Workbench } from "./workbench-helpers.ts";
+import { bootWorkbench, eventually, type Workbench } from "../helpers/workbench.ts";
 
 /**
  * Issue 38: another local account against a person's workbench session. The person is a real

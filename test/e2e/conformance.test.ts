@@ -3,8 +3,8 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { repoRoot } from "../helpers/cli.ts";
+import { type HttpServe, startHttpServe, waitExit } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { type HttpServe, startHttpServe, waitExit } from "./serve-helpers.ts";
 
 /**
  * The MCP conformance suite (@modelcontextprotocol/conformance 0.1.13, the last that runs on

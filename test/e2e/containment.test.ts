@@ -2,13 +2,13 @@ import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { ccbCommand, spawnCcb } from "../helpers/cli.ts";
 import { codeServerArgs } from "../helpers/peers.ts";
+import { cleanEnv } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { cleanEnv } from "./serve-helpers.ts";
 
 /**
  * Containment, attacked the way a terminal user would: five kinds of children that try to outlive
@@ -200,40 +200,5 @@ describe("containment: nothing ccb started outlives it", { timeout: 600_000 }, (
     assert.deepEqual(readdirSync(base), [], readFileSync(join(home.path, "head.err"), "utf8").slice(-2000));
     shell.stdin?.end();
     await new Promise((r) => (shell.exitCode !== null ? r(null) : shell.once("exit", r)));
-  });
-
-  it("a state folder whose owner died is removed at the next start", async () => {
-    const { claimDir, removeStale } = await import("../../src/platform/state.ts");
-    const parent = join(home.path, "stale");
-    mkdirSync(parent, { recursive: true });
-    const mine = join(parent, "live");
-    mkdirSync(mine);
-    claimDir(mine);
-    const dead = join(parent, "dead");
-    mkdirSync(dead);
-    // A pid that is not running: a finished child's.
-    const gone = spawnCcb(["--version"]);
-    await new Promise((r) => gone.once("exit", r));
-    const { writeFileSync } = await import("node:fs");
-    writeFileSync(join(dead, "ccb-owner.json"), JSON.stringify({ pid: gone.pid, start: "1" }));
-    // Folders of an older ccb have no owner file: removed only when no live process names them.
-    const { utimesSync } = await import("node:fs");
-    const old = new Date(Date.now() - 3_600_000);
-    const inUse = join(parent, "unclaimed-in-use");
-    const orphan = join(parent, "unclaimed-orphan");
-    for (const d of [inUse, orphan]) {
-      mkdirSync(d);
-      utimesSync(d, old, old);
-    }
-    const user = spawn("/bin/sh", ["-c", "sleep 60", inUse], { stdio: "ignore" });
-    try {
-      await until("the user of the folder runs", () => (marked(inUse).length > 0 ? true : undefined));
-      assert.deepEqual(removeStale(parent).sort(), ["dead", "unclaimed-orphan"]);
-    } finally {
-      user.kill("SIGKILL");
-    }
-    assert.ok(existsSync(mine), "a folder whose owner is alive stays");
-    assert.ok(existsSync(inUse), "a folder a live process names stays");
-    assert.ok(!existsSync(dead) && !existsSync(orphan));
   });
 });

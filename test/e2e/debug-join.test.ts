@@ -6,7 +6,7 @@ import { silentLogger } from "../../src/core/log.ts";
 import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
 import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { bootWorkbench, eventually, text, type Workbench } from "./workbench-helpers.ts";
+import { bootWorkbench, eventually, text, type Workbench } from "../helpers/workbench.ts";
 
 /**
  * Joining a debug session the person started: real code-server with its JavaScript debugger behind

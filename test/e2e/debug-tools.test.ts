@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { bootWorkbench, eventually, text, type Workbench } from "./workbench-helpers.ts";
+import { bootWorkbench, eventually, text, type Workbench } from "../helpers/workbench.ts";
 
 /**
  * The debug tools against real code-server and its built-in JavaScript debugger (ms-vscode.js-debug),

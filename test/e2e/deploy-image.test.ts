@@ -8,8 +8,8 @@ import { after, before, describe, test } from "node:test";
 import { generate } from "selfsigned";
 import { FIXTURE_BANNER, FIXTURE_FILE, FIXTURE_TOP, fixtureSet } from "../fixtures/runtime/archives.ts";
 import { repoRoot } from "../helpers/cli.ts";
+import { INITIALIZE, MCP_POST_HEADERS, rawRequest, rpcMessages } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { INITIALIZE, MCP_POST_HEADERS, rawRequest, rpcMessages } from "./serve-helpers.ts";
 
 /**
  * Builds deploy/Containerfile with Podman and runs the image as the pod spec does (non-root uid,

@@ -17,7 +17,7 @@ import {
   selects,
   unmountedWritablePaths,
   validateSchema,
-} from "./deploy-helpers.ts";
+} from "../helpers/deploy.ts";
 
 /** Every kustomization under deploy/kubernetes (the base, each overlay and each developer folder). */
 function kustomizations(dir = KUSTOMIZE_DIR): string[] {

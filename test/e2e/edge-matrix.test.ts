@@ -6,7 +6,7 @@ import { silentLogger } from "../../src/core/log.ts";
 import { type LinkServer, startLinkServer } from "../../src/link/server.ts";
 import type { RouteDescription } from "../../src/net/gateway.ts";
 import { type SocketServer, startSocketServer } from "../../src/protocols/ide/server.ts";
-import { type ServeHandle, startServe } from "../../src/protocols/mcp/serve.ts";
+import { type ServeHandle, startServe } from "../../src/protocols/mcp/index.ts";
 import { type StreamHandle, startStream } from "../../src/stream/index.ts";
 import { newToken } from "../../src/util/secrets.ts";
 import { type HeldWorkbench, startOwner } from "../../src/workbench/share/owner.ts";
@@ -14,8 +14,8 @@ import { shareKey } from "../../src/workbench/share/record.ts";
 import { repoRoot } from "../helpers/cli.ts";
 import { generate, type ListenerUnderTest, type MatrixCase, oversizeFrame, send } from "../helpers/edge-matrix.ts";
 import { type AuthServer, startAuthServer } from "../helpers/oidc.ts";
+import { INITIALIZE, MCP_POST_HEADERS } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { INITIALIZE, MCP_POST_HEADERS } from "./serve-helpers.ts";
 
 /**
  * One matrix, generated from the policies every listener declares (Gateway.routes()), run against

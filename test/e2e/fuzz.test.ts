@@ -3,7 +3,6 @@ import type { ChildProcess } from "node:child_process";
 import { after, before, describe, it } from "node:test";
 import fc from "fast-check";
 import { spawnCcb } from "../helpers/cli.ts";
-import { tmpdirFixture } from "../helpers/tmp.ts";
 import {
   cleanEnv,
   connectHttp,
@@ -13,7 +12,8 @@ import {
   rawRequest,
   startHttpServe,
   waitExit,
-} from "./serve-helpers.ts";
+} from "../helpers/serve.ts";
+import { tmpdirFixture } from "../helpers/tmp.ts";
 
 /**
  * Malformed-frame fuzzing (fast-check): garbage bytes, wrong types, huge ids, nested junk, junk

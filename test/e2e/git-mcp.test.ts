@@ -3,8 +3,8 @@ import { appendFileSync, chmodSync, existsSync, rmSync, writeFileSync } from "no
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { git, gitMayFail } from "../helpers/git.ts";
+import { connectStdio, type StdioPeer } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { connectStdio, type StdioPeer } from "./serve-helpers.ts";
 
 /**
  * git_status / git_diff / git_run over MCP (`ccb serve --stdio`, the SDK client): a hook and an

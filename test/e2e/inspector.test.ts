@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { workspaceTools } from "../../src/tools/catalog.ts";
 import { ccbCommand, repoRoot } from "../helpers/cli.ts";
+import { cleanEnv, type HttpServe, startHttpServe, waitExit } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { cleanEnv, type HttpServe, startHttpServe, waitExit } from "./serve-helpers.ts";
 
 /** The MCP Inspector CLI (@modelcontextprotocol/inspector) as a real client of ccb serve, over both transports. */
 

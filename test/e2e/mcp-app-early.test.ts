@@ -8,9 +8,9 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ccbCommand, spawnCcb } from "../helpers/cli.ts";
 import { codeServerArgs } from "../helpers/peers.ts";
+import { cleanEnv, waitExit } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { cleanEnv, waitExit } from "./serve-helpers.ts";
-import { type ToolResult, text } from "./workbench-helpers.ts";
+import { type ToolResult, text } from "../helpers/workbench.ts";
 
 /**
  * A host that connects the moment `ccb serve` answers (HTTP: the first 200 of /healthz; stdio: from

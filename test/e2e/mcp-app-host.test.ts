@@ -12,7 +12,7 @@ import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
 import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { repoRoot } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { bootWorkbench, type ToolResult, type Workbench } from "./workbench-helpers.ts";
+import { bootWorkbench, type ToolResult, type Workbench } from "../helpers/workbench.ts";
 
 /**
  * The MCP App in a real MCP Apps host built on the ext-apps SDK (`AppBridge` +

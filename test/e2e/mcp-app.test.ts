@@ -11,9 +11,9 @@ import { silentLogger } from "../../src/core/log.ts";
 import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
 import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { runCcb } from "../helpers/cli.ts";
+import { cleanEnv } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { cleanEnv } from "./serve-helpers.ts";
-import { bootWorkbench, type ToolResult, text, type Workbench } from "./workbench-helpers.ts";
+import { bootWorkbench, type ToolResult, text, type Workbench } from "../helpers/workbench.ts";
 
 /**
  * The MCP App end to end: `ccb serve --http --render-mode stream` with the real code-server

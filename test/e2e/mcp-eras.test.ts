@@ -10,8 +10,8 @@ import { Client as LegacyClient } from "@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyHttpTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { workspaceTools } from "../../src/tools/catalog.ts";
 import { ccbCommand } from "../helpers/cli.ts";
+import { cleanEnv, connectStdio, type HttpServe, type StdioPeer, startHttpServe } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { cleanEnv, connectStdio, type HttpServe, type StdioPeer, startHttpServe } from "./serve-helpers.ts";
 
 /**
  * Both MCP eras on both transports of `ccb serve`: the 2026-07-28 stateless protocol (the SDK's 2.x

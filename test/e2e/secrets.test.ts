@@ -9,8 +9,8 @@ import WebSocket from "ws";
 import { spawnCcb } from "../helpers/cli.ts";
 import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { stopProcess, waitForOutput } from "../helpers/process.ts";
+import { cleanEnv, connectStdio } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { cleanEnv, connectStdio } from "./serve-helpers.ts";
 
 /**
  * Secrets, attacked from a terminal and from a model prompt: values planted in ccb's environment
@@ -72,7 +72,7 @@ describe("secrets never reach children or the model", { timeout: 300_000 }, () =
   });
 
   it("a token on the command line gets a warning and is hidden from ps", async () => {
-    const { startHttpServe } = await import("./serve-helpers.ts");
+    const { startHttpServe } = await import("../helpers/serve.ts");
     const value = `flag-planted-${randomBytes(12).toString("hex")}`;
     const serve = await startHttpServe(project.path, ["--auth-token", value], { HOME: home.path });
     try {

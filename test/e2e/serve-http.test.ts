@@ -5,7 +5,6 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { workspaceTools } from "../../src/tools/catalog.ts";
 import { spawnCcb } from "../helpers/cli.ts";
-import { tmpdirFixture } from "../helpers/tmp.ts";
 import {
   cleanEnv,
   connectHttp,
@@ -17,7 +16,8 @@ import {
   startHttpServe,
   waitExit,
   waitForOutput,
-} from "./serve-helpers.ts";
+} from "../helpers/serve.ts";
+import { tmpdirFixture } from "../helpers/tmp.ts";
 
 describe("ccb serve --http with the MCP SDK client", { timeout: 180_000 }, () => {
   const dir = tmpdirFixture({ git: true });

@@ -5,7 +5,6 @@ import { type Core, createCore } from "../../src/core/core.ts";
 import { silentLogger } from "../../src/core/log.ts";
 import { Gateway } from "../../src/net/gateway.ts";
 import { McpHttpEndpoint } from "../../src/protocols/mcp/http.ts";
-import { tmpdirFixture } from "../helpers/tmp.ts";
 import {
   connectHttp,
   connectStdio,
@@ -14,7 +13,8 @@ import {
   MCP_POST_HEADERS,
   rawRequest,
   startHttpServe,
-} from "./serve-helpers.ts";
+} from "../helpers/serve.ts";
+import { tmpdirFixture } from "../helpers/tmp.ts";
 
 /**
  * Limits that keep one client from starving the others: session exhaustion over HTTP (the real

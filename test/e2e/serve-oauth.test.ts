@@ -19,7 +19,6 @@ import type {
 import { exportSPKI, importJWK, type JWK, SignJWT } from "jose";
 import { spawnCcb } from "../helpers/cli.ts";
 import { type AuthServer, authorizeByBrowser, newSigningKey, startAuthServer } from "../helpers/oidc.ts";
-import { tmpdirFixture } from "../helpers/tmp.ts";
 import {
   cleanEnv,
   type HttpServe,
@@ -30,7 +29,8 @@ import {
   rpcMessages,
   startHttpServe,
   waitExit,
-} from "./serve-helpers.ts";
+} from "../helpers/serve.ts";
+import { tmpdirFixture } from "../helpers/tmp.ts";
 
 /**
  * `ccb serve --http --oauth-issuer`: /mcp as an OAuth 2.1 resource server (the MCP authorization

@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { newToken } from "../../src/util/secrets.ts";
 import { spawnCcb } from "../helpers/cli.ts";
+import { cleanEnv, INITIALIZE, MCP_POST_HEADERS, rawRequest, waitExit } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { cleanEnv, INITIALIZE, MCP_POST_HEADERS, rawRequest, waitExit } from "./serve-helpers.ts";
-import { bootWorkbench, type Workbench } from "./workbench-helpers.ts";
+import { bootWorkbench, type Workbench } from "../helpers/workbench.ts";
 
 /**
  * `ccb serve --public-url`: the origin a reverse proxy or ingress serves ccb at. With the real

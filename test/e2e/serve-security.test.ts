@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { generate } from "selfsigned";
 import { spawnCcb } from "../helpers/cli.ts";
-import { tmpdirFixture } from "../helpers/tmp.ts";
 import {
   cleanEnv,
   connectHttp,
@@ -15,7 +14,8 @@ import {
   rpcMessages,
   startHttpServe,
   waitExit,
-} from "./serve-helpers.ts";
+} from "../helpers/serve.ts";
+import { tmpdirFixture } from "../helpers/tmp.ts";
 
 const TOKEN = "e2e-token-0123456789abcdef0123456789abcdef";
 

@@ -5,8 +5,8 @@ import { after, before, describe, it } from "node:test";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { workspaceTools } from "../../src/tools/catalog.ts";
 import { spawnCcb } from "../helpers/cli.ts";
+import { cleanEnv, connectStdio, type StdioPeer, waitExit, waitForOutput } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { cleanEnv, connectStdio, type StdioPeer, waitExit, waitForOutput } from "./serve-helpers.ts";
 
 const INIT = {
   jsonrpc: "2.0",

@@ -6,8 +6,8 @@ import { isClaude, writeMcpConfig } from "../../src/protocols/ide/mcp-tools.ts";
 import { TOOL_PROFILES, workspaceTools } from "../../src/tools/catalog.ts";
 import { spawnCcb } from "../helpers/cli.ts";
 import { exitOf, Output } from "../helpers/proc-output.ts";
+import { connectStdio } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { connectStdio } from "./serve-helpers.ts";
 
 /**
  * The editor profile `ccb ide -- claude` registers: the configuration file it hands claude, and the

@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { isAlive } from "../../src/core/terminals/process-tree.ts";
 import { repoRoot, runCcb } from "../helpers/cli.ts";
+import { connectStdio, type StdioPeer } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { connectStdio, type StdioPeer } from "./serve-helpers.ts";
 
 /**
  * The smoke test CI runs against every runtime: Node (bin/ccb.mjs); with CCB_TEST_BIN the single

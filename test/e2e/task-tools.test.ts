@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { repoRoot } from "../helpers/cli.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { bootWorkbench, eventually, text, type Workbench } from "./workbench-helpers.ts";
+import { bootWorkbench, eventually, text, type Workbench } from "../helpers/workbench.ts";
 
 /**
  * The task tools against real code-server, through `ccb serve` over MCP with a headless browser on

@@ -8,7 +8,7 @@ import { Gateway } from "../../src/net/gateway.ts";
 import { startWorkbench, type WorkbenchHandle } from "../../src/workbench/index.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { eventually } from "./workbench-helpers.ts";
+import { eventually } from "../helpers/workbench.ts";
 
 /**
  * The bridge contract the Claude IDE front end builds on (diffs, selection and @-mention events),

@@ -5,9 +5,9 @@ import { after, before, describe, it } from "node:test";
 import { silentLogger } from "../../src/core/log.ts";
 import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { runCcb } from "../helpers/cli.ts";
+import { cleanEnv } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { cleanEnv } from "./serve-helpers.ts";
-import { backupsHolding, bootWorkbench, eventually, text, type Workbench } from "./workbench-helpers.ts";
+import { backupsHolding, bootWorkbench, eventually, text, type Workbench } from "../helpers/workbench.ts";
 
 /**
  * The workbench heals itself: real code-server behind `ccb serve --http --headless-client`, a

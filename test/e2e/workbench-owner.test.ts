@@ -7,7 +7,7 @@ import { silentLogger } from "../../src/core/log.ts";
 import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { OtherAccount } from "../helpers/other-account.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { bootWorkbench, type Workbench } from "./workbench-helpers.ts";
+import { bootWorkbench, type Workbench } from "../helpers/workbench.ts";
 
 /**
  * The workbench belongs to its owner. Real code-server behind `ccb serve --http`, a second local

@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { bootWorkbench, eventually, text, type Workbench } from "./workbench-helpers.ts";
+import { bootWorkbench, eventually, text, type Workbench } from "../helpers/workbench.ts";
 
 /**
  * The editor's refactor and navigation powers end to end: `ccb serve --http` with a real code-server,

@@ -9,9 +9,9 @@ import { WebSocketServer } from "ws";
 import { pidAlive } from "../../src/core/pid.ts";
 import { shareKey } from "../../src/workbench/share/record.ts";
 import { runCcb } from "../helpers/cli.ts";
+import { cleanEnv, spawnStdioPeer } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { cleanEnv, spawnStdioPeer } from "./serve-helpers.ts";
-import { eventually } from "./workbench-helpers.ts";
+import { eventually } from "../helpers/workbench.ts";
 
 /**
  * The discovery record's races and lifetime, with the real CLI (`ccb serve --stdio`, MCP SDK

@@ -20,9 +20,9 @@ import { IdeClient, textsOf } from "../helpers/ide-client.ts";
 import { OtherAccount } from "../helpers/other-account.ts";
 import { codeServerArgs } from "../helpers/peers.ts";
 import { exitOf, Output } from "../helpers/proc-output.ts";
+import { cleanEnv, spawnStdioPeer } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { cleanEnv, spawnStdioPeer } from "./serve-helpers.ts";
-import { backupsHolding, bridgeConfigs, eventually, type ToolResult, text } from "./workbench-helpers.ts";
+import { backupsHolding, bridgeConfigs, eventually, type ToolResult, text } from "../helpers/workbench.ts";
 
 /**
  * One workbench per workspace, shared by every ccb front end: the real CLI from dist/ (`ccb ide`,

@@ -3,9 +3,9 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { codeServerArgs } from "../helpers/peers.ts";
+import { spawnStdioPeer } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { spawnStdioPeer } from "./serve-helpers.ts";
-import { eventually, type ToolResult, text } from "./workbench-helpers.ts";
+import { eventually, type ToolResult, text } from "../helpers/workbench.ts";
 
 /** `ccb serve --stdio` with the workbench: its gateway runs on a private loopback port; stdout stays protocol-only. */
 const ws = tmpdirFixture({ prefix: "ccb-wbs-ws-" });

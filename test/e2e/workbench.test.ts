@@ -7,8 +7,8 @@ import { WebSocket } from "ws";
 import { silentLogger } from "../../src/core/log.ts";
 import { startHeadlessClient } from "../../src/workbench/headless-client.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
+import { bootWorkbench, bridgeConfigs, eventually, text, type Workbench } from "../helpers/workbench.ts";
 import { tinyVsix } from "../helpers/zip.ts";
-import { bootWorkbench, bridgeConfigs, eventually, text, type Workbench } from "./workbench-helpers.ts";
 
 /**
  * The live workbench end to end: `ccb serve --http` launches a real code-server with the real

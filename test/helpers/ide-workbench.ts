@@ -2,8 +2,7 @@ import type { Core } from "../../src/core/core.ts";
 import { CcbError } from "../../src/core/errors.ts";
 import type { Logger } from "../../src/core/log.ts";
 import { Gateway } from "../../src/net/gateway.ts";
-import type { IdeWorkbench } from "../../src/protocols/ide/run.ts";
-import type { IdeWorkbenchOptions } from "../../src/protocols/ide/workbench.ts";
+import type { IdeWorkbench, IdeWorkbenchOptions } from "../../src/protocols/ide/workbench.ts";
 import { startWorkbench, type WorkbenchHandle as Workbench } from "../../src/workbench/index.ts";
 
 /**

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bootWorkbench, text, type Workbench } from "../e2e/workbench-helpers.ts";
 import { repoRoot } from "./cli.ts";
+import { bootWorkbench, text, type Workbench } from "./workbench.ts";
 
 /** The compiled binary under test: CCB_COMPILED_BIN, else dist/ccb (scripts/test.mjs compiles it first). */
 export function compiledBinary(): string {

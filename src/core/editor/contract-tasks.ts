@@ -8,7 +8,7 @@
  * by its `execution` id (the extension's own), valid while the workbench runs.
  */
 import { z } from "zod";
-import { Diagnostic } from "./contract.ts";
+import { Diagnostic } from "./contract-shapes.ts";
 
 export const TaskInfo = z.object({
   name: z.string(),
@@ -52,8 +52,7 @@ export const TaskResult = z.object({
   /** Characters of output in all; more than output's length when the head was cut. */
   outputChars: z.number().int(),
   /** The diagnostics the task's problem matchers reported (once it ended). */
-  // lazy: contract.ts imports this module before it defines Diagnostic
-  problems: z.array(z.object({ path: z.string(), diagnostic: z.lazy(() => Diagnostic) })),
+  problems: z.array(z.object({ path: z.string(), diagnostic: Diagnostic })),
 });
 export type TaskResult = z.infer<typeof TaskResult>;
 

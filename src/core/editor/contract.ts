@@ -16,9 +16,11 @@
  */
 import { z } from "zod";
 import { debugMethods } from "./contract-debug.ts";
+import { Diagnostic, Location, Position, Range, Selection } from "./contract-shapes.ts";
 import { taskMethods } from "./contract-tasks.ts";
 
 export * from "./contract-debug.ts";
+export * from "./contract-shapes.ts";
 export * from "./contract-tasks.ts";
 
 export const BRIDGE_PROTOCOL_VERSION = 1;
@@ -34,34 +36,6 @@ export const CLOSE_TIMEOUT = 4408;
 export const CLOSE_SHUTDOWN = 4000;
 
 // ---------------------------------------------------------------- shared value shapes
-
-export const Position = z.object({
-  line: z.number().int().min(0).describe("Zero-based line."),
-  character: z.number().int().min(0).describe("Zero-based character (UTF-16 code unit) in the line."),
-});
-export type Position = z.infer<typeof Position>;
-
-export const Range = z.object({
-  start: Position.describe("Start position (inclusive)."),
-  end: Position.describe("End position (exclusive)."),
-});
-export type Range = z.infer<typeof Range>;
-
-export const Selection = z.object({
-  anchor: Position.describe("Where the selection starts (stays put when extending)."),
-  active: Position.describe("Where the cursor is."),
-});
-export type Selection = z.infer<typeof Selection>;
-
-export const Location = z.object({
-  path: z.string().describe("Absolute path of the file."),
-  range: Range,
-});
-export type Location = z.infer<typeof Location>;
-
-export const SEVERITIES = ["error", "warning", "information", "hint"] as const;
-export const Severity = z.enum(SEVERITIES);
-export type Severity = z.infer<typeof Severity>;
 
 /**
  * A command argument or result as tagged JSON, so commands that need VS Code types (all provider
@@ -95,15 +69,6 @@ export const DocumentOverlay = z.object({
   text: z.string(),
 });
 export type DocumentOverlay = z.infer<typeof DocumentOverlay>;
-
-export const Diagnostic = z.object({
-  range: Range,
-  severity: Severity,
-  message: z.string(),
-  source: z.string().optional(),
-  code: z.union([z.string(), z.number()]).optional(),
-});
-export type Diagnostic = z.infer<typeof Diagnostic>;
 
 export const FileDiagnostics = z.object({ path: z.string(), diagnostics: z.array(Diagnostic) });
 export type FileDiagnostics = z.infer<typeof FileDiagnostics>;

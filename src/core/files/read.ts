@@ -158,28 +158,18 @@ export function countLines(data: Uint8Array): number {
 
 /** Byte offsets [start, end) of lines `startLine..endLine` (1-based, inclusive). */
 export function lineSpan(data: Buffer, startLine: number, endLine: number): { start: number; end: number } {
-  let line = 1;
-  let pos = 0;
-  while (line < startLine && pos < data.length) {
+  const start = skipLines(data, 0, startLine - 1);
+  return { start, end: skipLines(data, start, endLine - startLine + 1) };
+}
+
+/** The offset `count` lines after `pos` (past each line's newline), or the end of `data`. */
+function skipLines(data: Buffer, pos: number, count: number): number {
+  for (let n = 0; n < count && pos < data.length; n++) {
     const nl = data.indexOf(10, pos);
-    if (nl === -1) {
-      pos = data.length;
-      break;
-    }
+    if (nl === -1) return data.length;
     pos = nl + 1;
-    line++;
   }
-  const start = pos;
-  while (line <= endLine && pos < data.length) {
-    const nl = data.indexOf(10, pos);
-    if (nl === -1) {
-      pos = data.length;
-      break;
-    }
-    pos = nl + 1;
-    line++;
-  }
-  return { start, end: pos };
+  return pos;
 }
 
 /** Cut `data` to at most `max` bytes, not inside a UTF-8 sequence (and at a line end when one is near). */

@@ -1,5 +1,4 @@
-import type { ExitStatus, PtyBackend, PtyProcess, SpawnSpec } from "./backend.ts";
-import { bunGlobal } from "./backend.ts";
+import { bunGlobal, ChildOutput, type ExitStatus, type PtyBackend, type PtyProcess, type SpawnSpec } from "./pty.ts";
 
 // The subset of Bun's API used here (Bun >= 1.3: `Bun.spawn(cmd, { terminal })`), typed locally
 // so that nothing in the Node build refers to Bun's types.
@@ -45,13 +44,8 @@ export function bunTerminalBackend(): PtyBackend | undefined {
     isPty: true,
     spawn(spec: SpawnSpec): PtyProcess {
       const decoder = new TextDecoder("utf-8");
-      const dataListeners: ((data: string) => void)[] = [];
-      const pending: string[] = [];
-      const emit = (text: string) => {
-        if (text.length === 0) return;
-        if (dataListeners.length === 0) pending.push(text);
-        else for (const l of dataListeners) l(text);
-      };
+      const output = new ChildOutput();
+      const emit = output.emit;
       let eof!: () => void;
       const eofSeen = new Promise<void>((resolve) => (eof = resolve));
       const proc = bun.spawn([spec.file, ...spec.args], {
@@ -79,10 +73,7 @@ export function bunTerminalBackend(): PtyBackend | undefined {
         pid: proc.pid,
         write: (data) => void terminal.write(data),
         resize: (cols, rows) => terminal.resize(cols, rows),
-        onData: (listener) => {
-          dataListeners.push(listener);
-          for (const text of pending.splice(0)) listener(text);
-        },
+        onData: (listener) => output.listen(listener),
         onExit: (listener) => void exited.then(listener),
         close: () => {
           if (!terminal.closed) terminal.close();

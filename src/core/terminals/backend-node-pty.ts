@@ -1,6 +1,6 @@
 import { closeSync, constants as fsConstants, openSync } from "node:fs";
 import { constants } from "node:os";
-import type { ExitStatus, PtyBackend, PtyProcess, SpawnSpec } from "./backend.ts";
+import type { ExitStatus, PtyBackend, PtyProcess, SpawnSpec } from "./pty.ts";
 
 // The subset of node-pty's API used here (typed locally so nothing imports node-pty statically:
 // it must never load under Bun).

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { StringDecoder } from "node:string_decoder";
 import { CcbError } from "../errors.ts";
-import type { ExitStatus, PtyBackend, PtyProcess, SpawnSpec } from "./backend.ts";
+import { ChildOutput, type ExitStatus, type PtyBackend, type PtyProcess, type SpawnSpec } from "./pty.ts";
 
 const DRAIN_AFTER_EXIT_MS = 300;
 
@@ -26,13 +26,8 @@ export function pipeBackend(): PtyBackend {
       if (child.pid === undefined) {
         throw new CcbError("INTERNAL", `Could not start ${spec.file}.`, { cause: spawnError });
       }
-      const dataListeners: ((data: string) => void)[] = [];
-      const pending: string[] = [];
-      const emit = (text: string) => {
-        if (text.length === 0) return;
-        if (dataListeners.length === 0) pending.push(text);
-        else for (const l of dataListeners) l(text);
-      };
+      const output = new ChildOutput();
+      const emit = output.emit;
       const outDecoder = new StringDecoder("utf8");
       const errDecoder = new StringDecoder("utf8");
       child.stdout.on("data", (b: Buffer) => emit(outDecoder.write(b)));
@@ -67,10 +62,7 @@ export function pipeBackend(): PtyBackend {
             },
           );
         },
-        onData: (listener) => {
-          dataListeners.push(listener);
-          for (const text of pending.splice(0)) listener(text);
-        },
+        onData: (listener) => output.listen(listener),
         onExit: (listener) => void exited.then(listener),
         close: () => {
           child.stdin.destroy();

@@ -1,52 +1,8 @@
 import { CcbError } from "../errors.ts";
 import { jsRuntime } from "../js-runtime.ts";
 import type { Logger } from "../log.ts";
-import type { TerminalBackendKind } from "./types.ts";
-
-export interface SpawnSpec {
-  /** Absolute path of the program. */
-  file: string;
-  args: string[];
-  cwd: string;
-  env: Record<string, string>;
-  cols: number;
-  rows: number;
-}
-
-export interface ExitStatus {
-  exitCode: number | null;
-  /** Signal name (e.g. "SIGTERM") when the process was killed by a signal. */
-  signal: string | null;
-}
-
-/** One running child, as each backend exposes it. */
-export interface PtyProcess {
-  readonly pid: number;
-  write(data: string): void;
-  /** Resize the PTY (the pipe fallback throws UNSUPPORTED). */
-  resize(cols: number, rows: number): void;
-  /** Decoded output; for the pipe fallback stdout and stderr interleaved. */
-  onData(listener: (data: string) => void): void;
-  /** Fires once, after the process has exited and its remaining output has been delivered. */
-  onExit(listener: (status: ExitStatus) => void): void;
-  /** Release the PTY / pipes after exit. */
-  close(): void;
-}
-
-/** A way to start children attached to a terminal. */
-export interface PtyBackend {
-  readonly kind: TerminalBackendKind;
-  /** False for the pipe fallback: no TTY, no resize. */
-  readonly isPty: boolean;
-  spawn(spec: SpawnSpec): PtyProcess;
-}
-
-/** `globalThis.Bun` when running under Bun (bun run or a compiled binary), else undefined. */
-export function bunGlobal(): unknown {
-  return (globalThis as { Bun?: unknown }).Bun;
-}
-
-export type BackendChoice = "node-pty" | "bun" | "pipe";
+import { bunGlobal, type PtyBackend } from "./pty.ts";
+import type { BackendChoice } from "./types.ts";
 
 function parseOverride(value: string | undefined): BackendChoice | undefined {
   if (!value) return undefined;

@@ -4,9 +4,10 @@ import { basename } from "node:path";
 import { CcbError, toCcbError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import type { Workspace } from "../workspace.ts";
-import { type PtyBackend, type PtyProcess, selectBackend } from "./backend.ts";
+import { selectBackend } from "./backend.ts";
 import { OutputRing } from "./buffer.ts";
 import { isAlive, signalSession, waitGone } from "./process-tree.ts";
+import type { PtyBackend, PtyProcess } from "./pty.ts";
 import { HeadlessScreen } from "./screen.ts";
 import { defaultShell, resolveProgram, terminalEnv } from "./spawn-spec.ts";
 import type {
@@ -17,15 +18,6 @@ import type {
   TerminalReadOptions,
   TerminalReadResult,
   TerminalService,
-} from "./types.ts";
-
-export type {
-  CreateTerminalOptions,
-  TerminalEvent,
-  TerminalInfo,
-  TerminalManagerOptions,
-  TerminalReadOptions,
-  TerminalReadResult,
 } from "./types.ts";
 
 interface Managed {

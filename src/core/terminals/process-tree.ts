@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { namesIn } from "../../util/paths.ts";
 import { pidAlive } from "../pid.ts";
 
 /** pid, state and session id of a process from /proc (Linux), undefined when unknown or gone. */
@@ -29,13 +30,7 @@ const hasProc = (() => {
 export function sessionMembers(sid: number): number[] {
   if (!hasProc) return [];
   const out: number[] = [];
-  let names: string[];
-  try {
-    names = readdirSync("/proc");
-  } catch {
-    return [];
-  }
-  for (const name of names) {
+  for (const name of namesIn("/proc")) {
     const pid = Number(name);
     if (!Number.isInteger(pid) || pid <= 0) continue;
     const st = procStat(pid);

@@ -1,6 +1,7 @@
-import type { BackendChoice } from "./backend.ts";
+// The public types of the terminal service (TerminalManager in manager.ts implements it).
 
-// The public types of the terminal service (re-exported by manager.ts, the module others import).
+/** Which backend to ask for (CCB_PTY_BACKEND): what `backend.ts` picks from. */
+export type BackendChoice = "node-pty" | "bun" | "pipe";
 
 export type TerminalBackendKind = "node-pty" | "bun-terminal" | "pipe";
 

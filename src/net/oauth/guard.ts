@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "../../core/log.ts";
+import { errorResponse, ServerErrorCode } from "../../util/jsonrpc.ts";
 import { sendJson } from "../respond.ts";
 import type { AccessTokenVerifier, OAuthIdentity } from "./verifier.ts";
 
@@ -139,7 +140,7 @@ export function refuseInsufficientScope(
   const headers: Record<string, string> = guard
     ? { "www-authenticate": guard.challenge({ insufficientScope: needed }, message) }
     : {};
-  sendJson(res, 403, { jsonrpc: "2.0", id, error: { code: -32001, message, data: { scope: needed } } }, headers);
+  sendJson(res, 403, errorResponse(id, ServerErrorCode.NotAuthorized, message, { scope: needed }), headers);
 }
 
 function single(v: string | string[] | undefined): string | undefined {

@@ -1,22 +1,47 @@
 import type { AvailableCommand, StopReason } from "@agentclientprotocol/sdk/unstable";
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
+import type { GitStatus } from "../../core/git/git.ts";
 import { textChunk } from "./converters.ts";
 import { repairHistory } from "./history.ts";
+import type { ModelClient } from "./model.ts";
 import { toolsForModel } from "./model-tools.ts";
 import { contextWindow } from "./modes.ts";
 import type { TurnOutlet } from "./outlet.ts";
-import type { Session } from "./session.ts";
+import type { TokenCounts } from "./pricing.ts";
+import type { StoreRecord } from "./store.ts";
+import type { AcpTool } from "./tools/types.ts";
 
 /**
  * Commands the agent runs itself (no prompt template): they act on the session's conversation.
  * `/compact` and `/clear` append a `compact` record, so the session file stays append-only and a
  * later `session/load` replays everything the user saw while the model continues from the summary.
  */
+/** What a local command reads and changes of its session (`Session` is one). */
+export interface CommandSession {
+  readonly config: { readonly model: string };
+  readonly history: MessageParam[];
+  readonly sessionTokens: TokenCounts;
+  readonly costUsd: number | undefined;
+  readonly lastContextTokens: number;
+  append(record: StoreRecord): void;
+  compactTo(turn: number, summary: string | null): void;
+  modelClient(): Promise<ModelClient>;
+  gitState(signal: AbortSignal): Promise<GitStatus | undefined>;
+  tools(): AcpTool[];
+  systemPrompt(git: GitStatus | undefined, tools: readonly AcpTool[]): string;
+}
+
 export interface LocalCommand {
   name: string;
   description: string;
   hint?: string;
-  run(session: Session, outlet: TurnOutlet, args: string, turn: number, signal: AbortSignal): Promise<StopReason>;
+  run(
+    session: CommandSession,
+    outlet: TurnOutlet,
+    args: string,
+    turn: number,
+    signal: AbortSignal,
+  ): Promise<StopReason>;
 }
 
 /** Rough token estimate (4 characters per token) for what has not been sent yet. */
@@ -29,7 +54,7 @@ const SUMMARY_INSTRUCTIONS =
   "Summarize the conversation above so that work can continue from the summary alone. Keep: the user's goals and constraints, decisions made, " +
   "files read or changed (with paths) and what changed, commands run and their outcomes, errors still open, and the next steps. Be concise; use short sections.";
 
-function say(session: Session, outlet: TurnOutlet, turn: number, text: string): void {
+function say(session: CommandSession, outlet: TurnOutlet, turn: number, text: string): void {
   const chunk = textChunk(text);
   outlet.emit(chunk);
   session.append({ t: "update", turn, update: chunk });

@@ -46,7 +46,7 @@ import { type AcpTool, offeredTools } from "./tools/types.ts";
 import { type LocalRun, Turn, type TurnHost } from "./turn.ts";
 import { type AcpWorkbench, type AcpWorkbenchOptions, acquireAcpWorkbench } from "./workbench.ts";
 
-export interface SessionDeps {
+export interface AcpSessionDeps {
   client: acp.AgentContext;
   caps: ClientCapabilities;
   env: AgentEnv;
@@ -89,7 +89,7 @@ export class Session implements TurnHost {
     readonly id: string,
     readonly cwd: string,
     private readonly writer: SessionWriter,
-    private readonly deps: SessionDeps,
+    private readonly deps: AcpSessionDeps,
     readonly options: SessionOptions,
   ) {
     this.client = deps.client;
@@ -111,7 +111,7 @@ export class Session implements TurnHost {
 
   /** A new session (or a fork / a stored one when `records` are given). */
   static async open(
-    deps: SessionDeps,
+    deps: AcpSessionDeps,
     opts: {
       id: string;
       cwd: string;

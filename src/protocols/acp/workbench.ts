@@ -1,7 +1,8 @@
 import { type Core, createCore } from "../../core/core.ts";
 import type { BridgeSlot, BridgeWriter } from "../../core/editor/bridge.ts";
 import type { Logger } from "../../core/log.ts";
-import type { WorkbenchLease, WorkbenchRuntimeOptions } from "../../workbench/share/acquire.ts";
+import type { WorkbenchRuntimeOptions } from "../../workbench/runtime-flags.ts";
+import type { WorkbenchLease } from "../../workbench/share/acquire.ts";
 
 /** How `ccb acp` gets a workbench for a session (from `ccb acp --workbench` and its runtime options). */
 export interface AcpWorkbenchOptions extends WorkbenchRuntimeOptions {
@@ -55,21 +56,16 @@ export async function acquireAcpWorkbench(
   const key = JSON.stringify(core.workspace.roots);
   let h = held.get(key);
   if (!h) {
+    const { start, env, ...runtime } = options;
     const own = createCore({ roots: core.workspace.roots, log: log.child("workbench") });
     const lease = import("../../workbench/share/acquire.ts").then(({ acquireWorkbench }) =>
       acquireWorkbench({
         core: own,
         log: log.child("workbench"),
         frontEnd: "acp",
-        start: options.start,
-        options: {
-          runtime: options.runtime,
-          runtimeRoot: options.runtimeRoot,
-          runtimeNode: options.runtimeNode,
-          headlessClient: options.headlessClient,
-          share: options.share,
-        },
-        env: options.env,
+        start,
+        options: runtime,
+        env,
       }),
     );
     h = { core: own, lease, sessions: 0 };

@@ -2,20 +2,9 @@
  * The live editor as the Claude Code IDE tools need it. The production implementation
  * (bridge-editor.ts) calls the workbench bridge; unit tests of the protocol layer inject a double.
  * Every operation that needs a live editor throws BRIDGE_UNAVAILABLE (with the reason) when there
- * is none: never a fake success.
+ * is none: never a fake success. Positions and ranges are the bridge contract's (zero-based).
  */
-
-export interface Position {
-  /** 0-based line. */
-  line: number;
-  /** 0-based UTF-16 column. */
-  character: number;
-}
-
-export interface Range {
-  start: Position;
-  end: Position;
-}
+import type { Range } from "../../core/editor/contract.ts";
 
 export interface EditorSelection {
   /** Absolute path of the document (or the untitled name). */

@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, join } from "node:path";
 import { z } from "zod";
 import { pidAlive } from "../../core/pid.ts";
+import { namesIn } from "../../util/paths.ts";
 
 /**
  * The discovery file the Claude Code CLI reads: `${CLAUDE_CONFIG_DIR:-~/.claude}/ide/<port>.lock`.
@@ -95,14 +96,8 @@ export interface LockEntry {
 }
 
 export function readLocks(dir: string): LockEntry[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
   const out: LockEntry[] = [];
-  for (const name of names) {
+  for (const name of namesIn(dir)) {
     const m = /^(\d+)\.lock$/.exec(name);
     if (!m) continue;
     const path = join(dir, name);

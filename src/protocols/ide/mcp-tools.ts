@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { selfCommand } from "../../util/self.ts";
-import type { RuntimeOptions } from "../../workbench/launcher/types.ts";
+import { runtimeArgv, type WorkbenchRuntimeOptions } from "../../workbench/runtime-flags.ts";
 
 /**
  * `ccb ide -- claude` hands claude ccb's editor tools: an MCP configuration (a 0600 file in a
@@ -12,7 +12,7 @@ import type { RuntimeOptions } from "../../workbench/launcher/types.ts";
  * per-user state.
  */
 
-export interface McpToolsOptions extends Pick<RuntimeOptions, "runtime" | "runtimeRoot" | "runtimeNode"> {
+export interface McpToolsOptions extends WorkbenchRuntimeOptions {
   roots: readonly string[];
 }
 
@@ -25,9 +25,7 @@ export function isClaude(cmd: string): boolean {
 export function serveCommand(o: McpToolsOptions): { command: string; args: string[] } {
   const args = ["serve", "--stdio", "--tools", "editor", "--log-level", "warn"];
   for (const r of o.roots) args.push("--workspace", r);
-  if (o.runtime) args.push("--runtime", o.runtime);
-  if (o.runtimeRoot) args.push("--runtime-root", o.runtimeRoot);
-  if (o.runtimeNode) args.push("--runtime-node", o.runtimeNode);
+  args.push(...runtimeArgv(o));
   return selfCommand(args);
 }
 

@@ -1,7 +1,7 @@
 import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { maskDeep } from "../../core/secret-vault.ts";
-import { argumentErrorText, formatIssues, inputSchema, toolFailure } from "../../tools/kernel.ts";
+import { argumentErrorText, catalogOf, formatIssues, inputSchema, toolFailure } from "../../tools/kernel.ts";
 import { errorResponse, idMember, isJsonRpcId, JsonRpcCode, type JsonRpcId } from "../../util/jsonrpc.ts";
 import { CLAUDE_HINT_NAMES } from "./hint-names.ts";
 
@@ -53,18 +53,14 @@ export interface RpcHandlers<T extends RpcTool> {
   onRequest?(method: string, toolName: string | undefined): void;
 }
 
-const listCache = new WeakMap<readonly RpcTool[], unknown[]>();
+/** A tool as the IDE's tools/list shows it (name, description, the kernel's input schema). */
+function ideEntry(t: RpcTool): { name: string; description: string; inputSchema: Record<string, unknown> } {
+  return { name: t.name, description: t.description, inputSchema: inputSchema(t.input) };
+}
 
-/** tools/list entries in the IDE's shape (name, description, the kernel's input schema), once per tool list. */
-export function toolList(tools: readonly RpcTool[]): unknown[] {
-  let list = listCache.get(tools);
-  if (!list) {
-    list = tools.map((t) => {
-      return { name: t.name, description: t.description, inputSchema: inputSchema(t.input) };
-    });
-    listCache.set(tools, list);
-  }
-  return list;
+/** tools/list entries in the IDE's shape, built once per tool list. */
+export function ideToolList(tools: readonly RpcTool[]): unknown[] {
+  return catalogOf(tools).list(ideEntry);
 }
 
 /** Issues of a JSON-RPC envelope or params: every one, the whole value named "(root)". */
@@ -150,7 +146,7 @@ export class RpcSession<T extends RpcTool> {
         return this.#result(id, {});
       case "tools/list":
         this.#h.onRequest?.(method, undefined);
-        return this.#result(id, { tools: toolList(this.#h.tools) });
+        return this.#result(id, { tools: ideToolList(this.#h.tools) });
       case "tools/call":
         return this.#call(id, params);
       default:

@@ -14,7 +14,7 @@ import { type AnyIdeTool, runIdeTool } from "./tools/tool.ts";
  * `ide_connected` and `log_event` are accepted silently (never answered).
  */
 
-export interface SessionDeps {
+export interface IdeSessionDeps {
   editor: IdeEditor;
   workspace: Workspace;
   diffs: DiffRegistry;
@@ -26,7 +26,7 @@ export interface SessionDeps {
   onClosed?: (connectionId: number) => void;
 }
 
-export function attachSession(ws: WebSocket, connectionId: number, deps: SessionDeps): void {
+export function attachSession(ws: WebSocket, connectionId: number, deps: IdeSessionDeps): void {
   const log = deps.log.child(`client ${connectionId}`);
   const rpc = new RpcSession<AnyIdeTool>((text) => ws.send(text), {
     tools: IDE_TOOLS,

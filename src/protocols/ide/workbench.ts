@@ -1,14 +1,22 @@
 import type { Core } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
-import type { WorkbenchLease, WorkbenchRuntimeOptions } from "../../workbench/share/acquire.ts";
-import type { IdeWorkbench } from "./run.ts";
+import type { WorkbenchRuntimeOptions } from "../../workbench/runtime-flags.ts";
+import type { WorkbenchLease } from "../../workbench/share/acquire.ts";
 
 /**
  * The workbench of `ccb ide`: one of the shared ones (src/workbench/share), mounted on a loopback
  * Gateway with a random port (bridge at /bridge, the workbench at /ide/<key>, which a browser opens
  * through a one-time link that sets the workbench cookie).
  */
+
+export interface IdeWorkbench {
+  /** A one-time link to the workbench (exchanged for the workbench cookie by the browser that opens it). */
+  url: string;
+  /** Another one-time link (for --open, so the printed one stays usable). */
+  link(): string;
+  close(): Promise<void>;
+}
 
 export interface IdeWorkbenchOptions extends WorkbenchRuntimeOptions {
   env?: NodeJS.ProcessEnv | undefined;

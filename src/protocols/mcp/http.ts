@@ -18,9 +18,9 @@ import { type EdgePolicy, TOKEN_QUERY_KEYS } from "../../net/policy.ts";
 import { sendJson, sendJsonRpcError } from "../../net/respond.ts";
 import { workspaceTools } from "../../tools/catalog.ts";
 import type { AnyToolDef } from "../../tools/kernel.ts";
-import { errorResponse } from "../../util/jsonrpc.ts";
+import { errorResponse, ServerErrorCode } from "../../util/jsonrpc.ts";
 import type { AppState } from "./app/state.ts";
-import { claimedVersion, RpcCode as ErrorCode, isRequest, refuseRequest, ValidatingTransport } from "./edge.ts";
+import { claimedVersion, isRequest, RpcCode, refuseRequest, ValidatingTransport } from "./edge.ts";
 import { refuseByScope } from "./scopes.ts";
 import { createMcpServer } from "./server.ts";
 
@@ -168,9 +168,15 @@ export class McpHttpEndpoint {
       await this.#serve(session, req, res);
       return;
     }
-    sendJsonRpcError(res, 405, -32000, `Method ${req.method} not allowed on /mcp (use POST, GET or DELETE).`, {
-      allow: "GET, POST, DELETE",
-    });
+    sendJsonRpcError(
+      res,
+      405,
+      ServerErrorCode.Refused,
+      `Method ${req.method} not allowed on /mcp (use POST, GET or DELETE).`,
+      {
+        allow: "GET, POST, DELETE",
+      },
+    );
   }
 
   async #post(req: IncomingMessage, res: ServerResponse, sessionId: string | undefined): Promise<void> {
@@ -182,7 +188,7 @@ export class McpHttpEndpoint {
         sendJsonRpcError(
           res,
           413,
-          ErrorCode.InvalidRequest,
+          RpcCode.InvalidRequest,
           `Request too large: the body limit is ${err.limit} bytes. Send smaller requests (or raise --max-body-bytes).`,
           { connection: "close" },
         );
@@ -194,7 +200,7 @@ export class McpHttpEndpoint {
     try {
       message = JSON.parse(body.toString("utf8"));
     } catch {
-      sendJsonRpcError(res, 400, ErrorCode.ParseError, "Parse error: the request body is not valid JSON.");
+      sendJsonRpcError(res, 400, RpcCode.ParseError, "Parse error: the request body is not valid JSON.");
       return;
     }
     // OAuth scopes (ccb:read / ccb:write), for either era, before anything runs.
@@ -213,7 +219,7 @@ export class McpHttpEndpoint {
       sendJsonRpcError(
         res,
         400,
-        -32000,
+        ServerErrorCode.Refused,
         "Bad Request: no Mcp-Session-Id header. Send an initialize request first to open a session.",
       );
       return;
@@ -222,7 +228,7 @@ export class McpHttpEndpoint {
       sendJsonRpcError(
         res,
         503,
-        -32000,
+        ServerErrorCode.Refused,
         "Too many busy MCP sessions (every one has a request or stream open); retry in a moment.",
         { "retry-after": "5" },
       );
@@ -244,7 +250,7 @@ export class McpHttpEndpoint {
     ) {
       const refusal = refuseRequest(message);
       if (refusal) {
-        const status = refusal.code === ErrorCode.UnsupportedProtocolVersion ? 400 : 200;
+        const status = refusal.code === RpcCode.UnsupportedProtocolVersion ? 400 : 200;
         sendJson(res, status, errorResponse(message.id, refusal.code, refusal.message, refusal.data));
         return;
       }
@@ -305,14 +311,14 @@ export class McpHttpEndpoint {
       sendJsonRpcError(
         res,
         400,
-        -32000,
+        ServerErrorCode.Refused,
         "Bad Request: no Mcp-Session-Id header. Send an initialize request first to open a session.",
       );
     } else {
       sendJsonRpcError(
         res,
         404,
-        -32001,
+        ServerErrorCode.NotAuthorized,
         "Session not found: it was closed or has expired. Send a new initialize request.",
       );
     }

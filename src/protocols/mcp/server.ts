@@ -51,8 +51,9 @@ const INSTRUCTIONS =
 export function createMcpServer(options: McpServerOptions): Server {
   const tools = options.tools ?? workspaceTools;
   const log = options.log ?? options.core.log.child("mcp");
-  const catalog = toolCatalog(tools);
-  const hintNames = mcpHintNames((name) => catalog.byName.has(name));
+  const catalog = catalogOf(tools);
+  const list = mcpToolList(tools);
+  const hintNames = mcpHintNames((name) => catalog.get(name) !== undefined);
   // The MCP App (ui://ccb/workbench.html) is offered by a serve configured with a workbench, from
   // its start; without one, tools do not point hosts at a resource that is not there. The
   // extension is declared in the capabilities (server/discover and initialize alike).
@@ -73,14 +74,14 @@ export function createMcpServer(options: McpServerOptions): Server {
   server.onerror = (err) => log.debug(`protocol: ${err.message}`);
 
   if (app) registerWorkbenchApp(server, app);
-  const linked = app ? catalog.list.map(linkAppTool) : catalog.list;
+  const linked = app ? list.map(linkAppTool) : list;
   server.setRequestHandler("tools/list", (_request, ctx) => ({
-    tools: app && offersApp(ctx) ? linked : catalog.list,
+    tools: app && offersApp(ctx) ? linked : list,
   }));
 
   server.setRequestHandler("tools/call", async (request, ctx): Promise<CallToolResult> => {
     const name = request.params.name;
-    const def = catalog.byName.get(name);
+    const def = catalog.get(name);
     if (!def) {
       throw new ProtocolError(
         RpcCode.InvalidParams,
@@ -144,29 +145,21 @@ function offersApp(ctx: ServerContext): boolean {
   return getUiCapability(caps)?.mimeTypes?.includes(MCP_APP_MIME) ?? false;
 }
 
-interface Catalog {
-  list: Tool[];
-  byName: Map<string, AnyToolDef>;
-}
-
-const catalogs = new WeakMap<readonly AnyToolDef[], Catalog>();
-
-/** The tools/list payload, computed once per tool list (input schemas from the kernel's cache). */
-export function toolCatalog(tools: readonly AnyToolDef[]): Catalog {
-  const cached = catalogs.get(tools);
-  if (cached) return cached;
-  const kernel = catalogOf(tools);
-  const list: Tool[] = kernel.tools.map((def) => ({
+/** A tool as MCP's tools/list shows it (input schemas from the kernel's cache). */
+function mcpEntry(def: AnyToolDef): Tool {
+  return {
     name: def.name,
     title: def.title,
     description: def.description,
     inputSchema: inputSchema(def.input) as Tool["inputSchema"],
     annotations: { title: def.title, ...def.annotations },
     ...(def.meta ? { _meta: def.meta } : {}),
-  }));
-  const catalog = { list, byName: new Map(kernel.tools.map((t) => [t.name, t])) };
-  catalogs.set(tools, catalog);
-  return catalog;
+  };
+}
+
+/** The tools/list payload of a tool list, built once per list. */
+export function mcpToolList(tools: readonly AnyToolDef[]): Tool[] {
+  return catalogOf(tools).list(mcpEntry);
 }
 
 function truncate(s: string, n: number): string {

@@ -1,9 +1,9 @@
 import type { Readable, Writable } from "node:stream";
 import { type JSONRPCMessage, specTypeSchemas, type Transport } from "@modelcontextprotocol/server";
 import { idFromPrefix, idFromSuffix } from "../../util/frame-id.ts";
-import { echoedId, idMember } from "../../util/jsonrpc.ts";
+import { echoedId, errorResponse, idMember } from "../../util/jsonrpc.ts";
 import { CappedLineSplitter } from "../../util/ndjson.ts";
-import { RpcCode as ErrorCode, specIssues } from "./edge.ts";
+import { RpcCode, specIssues } from "./edge.ts";
 
 export interface StdioTransportOptions {
   /** Longest accepted frame (one line) in bytes; longer lines are dropped with a JSON-RPC error. */
@@ -111,7 +111,7 @@ export class LineStdioTransport implements Transport {
   #tooLarge(id: string | number | null): void {
     this.#reply(
       id,
-      ErrorCode.InvalidRequest,
+      RpcCode.InvalidRequest,
       `Request too large: a frame may be at most ${this.#max} bytes (--max-body-bytes). Send smaller requests.`,
     );
   }
@@ -124,13 +124,13 @@ export class LineStdioTransport implements Transport {
     try {
       value = JSON.parse(text);
     } catch {
-      this.#reply(null, ErrorCode.ParseError, "Parse error: the frame is not valid JSON.");
+      this.#reply(null, RpcCode.ParseError, "Parse error: the frame is not valid JSON.");
       return;
     }
     if (specIssues(specTypeSchemas.JSONRPCMessage, value)) {
       this.#reply(
         echoedId(idMember(value)),
-        ErrorCode.InvalidRequest,
+        RpcCode.InvalidRequest,
         "Invalid Request: the frame is not a JSON-RPC 2.0 request, notification or response.",
       );
       return;
@@ -141,6 +141,6 @@ export class LineStdioTransport implements Transport {
   #reply(id: string | number | null, code: number, message: string): void {
     this.onerror?.(new Error(message));
     // The SDK's message type has no room for `id: null`, which JSON-RPC prescribes for errors about unreadable requests.
-    void this.send({ jsonrpc: "2.0", id, error: { code, message } } as unknown as JSONRPCMessage);
+    void this.send(errorResponse(id, code, message) as unknown as JSONRPCMessage);
   }
 }

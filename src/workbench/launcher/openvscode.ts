@@ -20,7 +20,7 @@ export async function openVscodeRuntime(
 ): Promise<Runtime> {
   let root = rootOption;
   if (!root) {
-    const { ensureRuntime } = await import("../../../runtime-fetch/index.ts");
+    const { ensureRuntime } = await import("../../runtime-fetch/index.ts");
     const rt = await ensureRuntime({ env, log });
     root = rt.root;
     log?.info(

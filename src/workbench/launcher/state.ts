@@ -13,11 +13,11 @@ import {
 import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { BRIDGE_CONFIG_FILE, type BridgeConfig, EXTENSION_ID } from "../../core/editor/contract.ts";
 import { CcbError } from "../../core/errors.ts";
 import { ownedPrivateDir } from "../../core/files/safe/private.ts";
 import { claimDir, removeStale } from "../../platform/state.ts";
 import { embeddedAssetDir } from "../../util/assets.ts";
-import { BRIDGE_CONFIG_FILE, type BridgeConfig, EXTENSION_ID } from "../contract.ts";
 import { NO_TYPINGS_SETTINGS } from "../tuning.ts";
 import type { LaunchDirs } from "./types.ts";
 

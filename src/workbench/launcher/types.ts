@@ -1,18 +1,6 @@
 /** One interface, two runtimes: how to start a Code OSS server and reach it. */
 export type RuntimeKind = "openvscode" | "code-server";
 
-/** Which runtime a workbench runs and how it is kept live: the one shape every front end passes down. */
-export interface RuntimeOptions {
-  /** Default: code-server when runtimeRoot is a code-server package, else OpenVSCode. */
-  runtime?: RuntimeKind | undefined;
-  /** An existing install (OpenVSCode folder or the code-server package); default CCB_RUNTIME_ROOT, else the runtime cache. */
-  runtimeRoot?: string | undefined;
-  /** Node 24 for code-server; default CCB_RUNTIME_NODE, else `node` from PATH. */
-  runtimeNode?: string | undefined;
-  /** Open the workbench in headless Chromium so the bridge is live with nobody watching (default true). */
-  headlessClient?: boolean | undefined;
-}
-
 export interface LaunchDirs {
   /** ccb-owned per-instance folder outside the workspace (0700). */
   state: string;

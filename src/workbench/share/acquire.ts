@@ -2,7 +2,7 @@ import type { Core, EditorWriter } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
 import type { WorkbenchHandle } from "../index.ts";
-import type { RuntimeOptions } from "../launcher/types.ts";
+import type { WorkbenchRuntimeOptions } from "../runtime-flags.ts";
 import { spawnHost } from "./host-process.ts";
 import { type HeldWorkbench, startOwner } from "./owner.ts";
 import type { FrontEnd, ShareStatus } from "./protocol.ts";
@@ -22,11 +22,6 @@ import { fetchStatus } from "./status.ts";
  * beside /mcp and the App. When the owner or host dies, the attach channel closes and the attached
  * front ends take over: one of them (under the record lock) starts a new host and the others attach.
  */
-
-export interface WorkbenchRuntimeOptions extends RuntimeOptions {
-  /** false (`--no-share`): neither attach nor publish; a workbench of this front end's own. */
-  share?: boolean | undefined;
-}
 
 export interface AcquireOptions {
   core: Core;

@@ -6,7 +6,7 @@ import { createCore } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { selfCommand } from "../../util/self.ts";
-import type { RuntimeOptions } from "../launcher/types.ts";
+import { type RuntimeOptions, runtimeArgv } from "../runtime-flags.ts";
 import { startOwner } from "./owner.ts";
 import type { FrontEnd } from "./protocol.ts";
 import { ensureRecordsDir, readRecord, recordsDir, type ShareRecord, shareKey } from "./record.ts";
@@ -60,11 +60,7 @@ export function hostGraceMs(value: string | undefined): number {
 export function hostArgs(spec: HostSpec): string[] {
   const args = ["workbench", "host", "--started-by", spec.startedBy];
   for (const r of spec.roots) args.push("--workspace", r);
-  const o = spec.options;
-  if (o.runtime) args.push("--runtime", o.runtime);
-  if (o.runtimeRoot) args.push("--runtime-root", o.runtimeRoot);
-  if (o.runtimeNode) args.push("--runtime-node", o.runtimeNode);
-  if (o.headlessClient === false) args.push("--no-headless-client");
+  args.push(...runtimeArgv(spec.options));
   if (spec.previousUrl) args.push("--previous-url", spec.previousUrl);
   return args;
 }

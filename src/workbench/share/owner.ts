@@ -7,7 +7,7 @@ import { Gateway } from "../../net/gateway.ts";
 import { newToken } from "../../util/secrets.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
 import { startWorkbench, type WorkbenchHandle } from "../index.ts";
-import type { RuntimeOptions } from "../launcher/types.ts";
+import { type RuntimeOptions, workbenchRuntime } from "../runtime-flags.ts";
 import { ShareHost } from "./host.ts";
 import type { OwnerKind, ShareStatus } from "./protocol.ts";
 import { realRoots, removeRecord, type ShareRecord, writeRecord } from "./record.ts";
@@ -89,10 +89,7 @@ export async function startOwner(
     http,
     publicHttp: o.publicHttp,
     log: o.log,
-    runtime: o.options.runtime,
-    runtimeRoot: o.options.runtimeRoot,
-    runtimeNode: o.options.runtimeNode,
-    headlessClient: o.options.headlessClient,
+    ...workbenchRuntime(o.options),
     authToken: o.authToken,
     keepUserData: key,
     env,

@@ -10,7 +10,7 @@ import { isLoopbackHost } from "../../../src/net/loopback.ts";
 import { normaliseOrigin } from "../../../src/net/origin.ts";
 import type { EdgePolicy } from "../../../src/net/policy.ts";
 import { tokensEqual } from "../../../src/util/secrets.ts";
-import { rawRequest } from "../../e2e/serve-helpers.ts";
+import { rawRequest } from "../../helpers/serve.ts";
 
 const OPEN: EdgePolicy = { name: "open", origin: { kind: "same" }, auth: [] };
 

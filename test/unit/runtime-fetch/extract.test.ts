@@ -3,8 +3,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { extractArchive, resolveInArchive, scanArchive } from "../../../runtime-fetch/extract.ts";
 import { isCcbError } from "../../../src/core/errors.ts";
+import { extractArchive, resolveInArchive, scanArchive } from "../../../src/runtime-fetch/extract.ts";
 import { goodEntries, makeTarGz, FIXTURE_TOP as T, type TarEntry } from "../../fixtures/runtime/archives.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
 

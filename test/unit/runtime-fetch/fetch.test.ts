@@ -12,7 +12,8 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { npmEnv } from "../../../runtime-fetch/code-server.ts";
+import { isCcbError } from "../../../src/core/errors.ts";
+import { npmEnv } from "../../../src/runtime-fetch/code-server.ts";
 import {
   cachedRuntime,
   cachedRuntimePath,
@@ -21,8 +22,7 @@ import {
   fetchRuntime,
   openVscodeAvailable,
   runtimeStatus,
-} from "../../../runtime-fetch/index.ts";
-import { isCcbError } from "../../../src/core/errors.ts";
+} from "../../../src/runtime-fetch/index.ts";
 import { FIXTURE_BANNER, FIXTURE_FILE, FIXTURE_TAG, FIXTURE_TOP, fixtureSet } from "../../fixtures/runtime/archives.ts";
 import { type Mirror, type Pause, startMirror } from "../../fixtures/runtime/mirror.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
@@ -397,7 +397,7 @@ describe("two real processes fetching at once", () => {
       onPause: (p) => void someoneWaits.then(() => p.resume()),
     });
     const script = `
-      import { fetchRuntime } from ${JSON.stringify(new URL("../../../runtime-fetch/index.ts", import.meta.url).href)};
+      import { fetchRuntime } from ${JSON.stringify(new URL("../../../src/runtime-fetch/index.ts", import.meta.url).href)};
       const opts = JSON.parse(process.argv[1]);
       const r = await fetchRuntime({ ...opts, onWait: () => process.stderr.write("WAITING\\n") });
       process.stdout.write(r.status);

@@ -4,8 +4,8 @@ import { existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { acquireLock, LOCK_STALE_MS } from "../../../runtime-fetch/lock.ts";
 import { isCcbError } from "../../../src/core/errors.ts";
+import { acquireLock, LOCK_STALE_MS } from "../../../src/runtime-fetch/lock.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
 
 function lockContent(pid: number, token = "someone-else") {

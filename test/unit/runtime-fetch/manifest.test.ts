@@ -3,8 +3,9 @@ import { writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { ccbCacheDir } from "../../../runtime-fetch/cache.ts";
-import { displayUrl } from "../../../runtime-fetch/fetch.ts";
+import { isCcbError } from "../../../src/core/errors.ts";
+import { ccbCacheDir } from "../../../src/runtime-fetch/cache.ts";
+import { displayUrl } from "../../../src/runtime-fetch/fetch.ts";
 import {
   hostRuntimePlatform,
   loadManifest,
@@ -12,9 +13,8 @@ import {
   PINNED_MANIFEST,
   resolveManifest,
   runtimeManifestSchema,
-} from "../../../runtime-fetch/manifest.ts";
-import { createProgress } from "../../../runtime-fetch/progress.ts";
-import { isCcbError } from "../../../src/core/errors.ts";
+} from "../../../src/runtime-fetch/manifest.ts";
+import { createProgress } from "../../../src/runtime-fetch/progress.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
 
 describe("the pinned manifest", () => {

@@ -17,16 +17,10 @@ import {
   TASK_TOOLS,
 } from "../../../src/protocols/acp/tools/index.ts";
 import { type AgentToolContext, defineAcpTool, previewOf } from "../../../src/protocols/acp/tools/types.ts";
-import { RpcSession, toolList } from "../../../src/protocols/ide/rpc.ts";
+import { ideToolList, RpcSession } from "../../../src/protocols/ide/rpc.ts";
 import { IDE_TOOLS } from "../../../src/protocols/ide/tools/index.ts";
-import {
-  type AnyIdeTool,
-  defineIdeTool,
-  IDE_READ,
-  type IdeToolDeps,
-  runIdeTool,
-} from "../../../src/protocols/ide/tools/tool.ts";
-import { createMcpServer, toolCatalog } from "../../../src/protocols/mcp/server.ts";
+import { type AnyIdeTool, defineIdeTool, type IdeToolDeps, runIdeTool } from "../../../src/protocols/ide/tools/tool.ts";
+import { createMcpServer, mcpToolList } from "../../../src/protocols/mcp/server.ts";
 import { workspaceTools } from "../../../src/tools/catalog.ts";
 import {
   argumentErrorText,
@@ -76,7 +70,7 @@ const ideTool: AnyIdeTool = defineIdeTool({
   title: "Leaky",
   description: "Fails with a message that holds a secret and a private path.",
   input: Input,
-  annotations: IDE_READ,
+  annotations: READ_ONLY,
   async execute() {
     leaky();
   },
@@ -158,12 +152,12 @@ describe("tool kernel", () => {
     assert.equal(inputSchema(hover.input), first, "cached: the second call returns the same object");
     assert.equal(first.type, "object");
     assert.equal("$schema" in first, false);
-    const mcp = toolCatalog(workspaceTools).list.find((t) => t.name === "language_hover")!;
+    const mcp = mcpToolList(workspaceTools).find((t) => t.name === "language_hover")!;
     assert.equal(mcp.inputSchema, first, "MCP tools/list");
     const acp = toolsForModel(EDITOR_TOOLS).find((t) => t.name === "language_hover")!;
     assert.equal(acp.input_schema, first, "ACP model tools: the same definition, the same schema");
     for (const t of IDE_TOOLS) {
-      const ide = (toolList(IDE_TOOLS) as { name: string; inputSchema: unknown }[]).find((x) => x.name === t.name)!;
+      const ide = (ideToolList(IDE_TOOLS) as { name: string; inputSchema: unknown }[]).find((x) => x.name === t.name)!;
       assert.equal(ide.inputSchema, inputSchema(t.input), `IDE tools/list ${t.name}`);
     }
     for (const t of BUILTIN_TOOLS) {

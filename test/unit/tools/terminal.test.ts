@@ -9,7 +9,7 @@ import { silentLogger } from "../../../src/core/log.ts";
 import { isAlive } from "../../../src/core/terminals/process-tree.ts";
 import { workspaceTools } from "../../../src/tools/catalog.ts";
 import type { AnyToolDef, ToolResult } from "../../../src/tools/kernel.ts";
-import { plainOutput } from "../../../src/tools/terminal_common.ts";
+import { plainOutput } from "../../../src/tools/shared/terminal.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
 
 const TERMINAL_TOOLS = [

@@ -5,10 +5,10 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { WebSocket } from "ws";
 import { type Core, createCore } from "../../../src/core/core.ts";
+import { BRIDGE_PROTOCOL_VERSION } from "../../../src/core/editor/contract.ts";
 import { silentLogger } from "../../../src/core/log.ts";
 import { ALIVE_SCRIPT_PATH, aliveScript, EPOCH_PATH } from "../../../src/workbench/alive.ts";
 import { BridgeServer } from "../../../src/workbench/bridge-server.ts";
-import { BRIDGE_PROTOCOL_VERSION } from "../../../src/workbench/contract.ts";
 import { BridgeProbe, HEALTH, HeadlessKeeper } from "../../../src/workbench/health.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
 

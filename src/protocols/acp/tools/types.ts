@@ -9,6 +9,7 @@ import type {
 } from "@agentclientprotocol/sdk/unstable";
 import type { z } from "zod";
 import type { Core } from "../../../core/core.ts";
+import { type WorkspaceTool, workspaceTools } from "../../../tools/catalog.ts";
 import { type AnyToolDef, type ToolContext, type ToolDef, toolFailure } from "../../../tools/kernel.ts";
 import type { Todo } from "../converters.ts";
 import type { ModeId } from "../modes.ts";
@@ -119,7 +120,7 @@ export function absPath(cwd: string, p: string): string {
  * A workspace tool of the catalog (src/tools) for the agent: the same definition and handler, run
  * with the session's core; its text is what the model sees, its structured result the raw output.
  */
-export function fromWorkspaceTool(def: AnyToolDef, acp: AcpPresentation<Record<string, unknown>>): AcpTool {
+function fromWorkspaceTool(def: AnyToolDef, acp: AcpPresentation<Record<string, unknown>>): AcpTool {
   return {
     ...def,
     acp,
@@ -128,6 +129,25 @@ export function fromWorkspaceTool(def: AnyToolDef, acp: AcpPresentation<Record<s
       return { text: truncateForModel(r.text), rawOutput: r.structured ?? { output: r.text } };
     },
   };
+}
+
+/** The parsed input of the catalog's tool named `N`. */
+export type CatalogInput<N extends WorkspaceTool["name"]> = z.infer<Extract<WorkspaceTool, { name: N }>["input"]>;
+
+/**
+ * The catalog's tools a presentation table names, in the table's order, for the agent. The table is
+ * typed by the front end against the catalog's names and each tool's own input.
+ */
+export function presentCatalog<N extends WorkspaceTool["name"]>(
+  table: {
+    [K in N]: AcpPresentation<CatalogInput<K>>;
+  },
+): AcpTool[] {
+  return (Object.keys(table) as N[]).map((name) => {
+    const def = workspaceTools.find((t) => t.name === name);
+    if (!def) throw new Error(`The tool catalog has no ${name}`);
+    return fromWorkspaceTool(def, table[name] as AcpPresentation<Record<string, unknown>>);
+  });
 }
 
 const MAX_TOOL_TEXT = 40_000;

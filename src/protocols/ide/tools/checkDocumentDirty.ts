@@ -1,13 +1,14 @@
 import { z } from "zod";
+import { READ_ONLY } from "../../../tools/kernel.ts";
 import { json } from "../converters.ts";
-import { defineIdeTool, IDE_READ } from "./tool.ts";
+import { defineIdeTool } from "./tool.ts";
 
 export default defineIdeTool({
   name: "checkDocumentDirty",
   title: "Unsaved changes?",
   description: "Check whether a document has unsaved changes.",
   input: z.object({ filePath: z.string().describe("Path of the file to check") }),
-  annotations: IDE_READ,
+  annotations: READ_ONLY,
   async execute(args, ctx) {
     const abs = ctx.workspace.lexical(args.filePath);
     const st = await ctx.editor.documentState(abs, ctx.signal);

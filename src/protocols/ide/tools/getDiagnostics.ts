@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { z } from "zod";
+import { READ_ONLY } from "../../../tools/kernel.ts";
 import { diagnosticsPayload, json, pathsFromUri } from "../converters.ts";
-import { defineIdeTool, IDE_READ } from "./tool.ts";
+import { defineIdeTool } from "./tool.ts";
 
 export default defineIdeTool({
   name: "getDiagnostics",
@@ -16,7 +17,7 @@ export default defineIdeTool({
         "Optional file URI (file:///abs/path) to get diagnostics for. If not provided, gets diagnostics for all files.",
       ),
   }),
-  annotations: IDE_READ,
+  annotations: READ_ONLY,
   async execute(args, ctx) {
     const candidates = args.uri ? pathsFromUri(args.uri) : undefined;
     const path = candidates ? (candidates.find((p) => existsSync(p)) ?? candidates[0]) : undefined;

@@ -46,12 +46,6 @@ export async function runIdeTool(tool: AnyIdeTool, args: unknown, ctx: IdeToolCo
   }
 }
 
-export const IDE_READ: ToolAnnotations = {
-  readOnlyHint: true,
-  destructiveHint: false,
-  idempotentHint: true,
-  openWorldHint: false,
-};
 /** Changes what the editor shows (tabs, selection), never a file. */
 export const IDE_VIEW: ToolAnnotations = {
   readOnlyHint: false,

@@ -20,7 +20,7 @@ export interface WorkbenchAppInfo {
 }
 
 /**
- * The App's state in one `ccb serve`: created by the MCP server assembly (src/protocols/mcp/serve.ts)
+ * The App's state in one `ccb serve`: created by the MCP server assembly (src/protocols/mcp/index.ts)
  * and passed to the MCP servers of its sessions (resource + vscode_open metadata) and to the
  * workbench set-up that fills it in (gateway origin, stream address). The core knows nothing of it.
  */

@@ -1,5 +1,13 @@
 import * as vscode from "vscode";
-import type { Diagnostic, EditorInfo, Location, Position, Range, Severity, SymbolNodeT } from "../../contract.ts";
+import type {
+  Diagnostic,
+  EditorInfo,
+  Location,
+  Position,
+  Range,
+  Severity,
+  SymbolNodeT,
+} from "../../../core/editor/contract.ts";
 
 /** Conversions between VS Code objects and the contract's plain JSON (zero-based, absolute paths). */
 

@@ -8,7 +8,7 @@ import type {
   debugMethods,
   ParamsOf,
   ResultOf,
-} from "../../contract.ts";
+} from "../../../core/editor/contract.ts";
 import { BridgeError, uriPath } from "./convert.ts";
 
 /**

@@ -1,5 +1,5 @@
 import * as vscode from "vscode";
-import type { ParamsOf, ResultOf } from "../../contract.ts";
+import type { ParamsOf, ResultOf } from "../../../core/editor/contract.ts";
 import { HunkReview } from "../../review/hunk-review.ts";
 
 type DiffResult = ResultOf<"diff.open">;

@@ -18,7 +18,7 @@ import {
   type ServerParamsOf,
   type ServerResultOf,
   serverMethods,
-} from "../../contract.ts";
+} from "../../../core/editor/contract.ts";
 import { BridgeError, range, uriPath } from "./convert.ts";
 import { DebugBridge } from "./debug.ts";
 import { DiffManager } from "./diff.ts";

@@ -1,5 +1,5 @@
 import * as vscode from "vscode";
-import type { DocumentOverlay, ExtensionMethod, ParamsOf, ResultOf } from "../../contract.ts";
+import type { DocumentOverlay, ExtensionMethod, ParamsOf, ResultOf } from "../../../core/editor/contract.ts";
 import {
   BridgeError,
   diagnostic,

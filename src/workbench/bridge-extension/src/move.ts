@@ -2,7 +2,7 @@ import { constants } from "node:fs";
 import { access, lstat } from "node:fs/promises";
 import { dirname, sep } from "node:path";
 import * as vscode from "vscode";
-import type { ParamsOf, PlannedFile, ResultOf } from "../../contract.ts";
+import type { ParamsOf, PlannedFile, ResultOf } from "../../../core/editor/contract.ts";
 import { BridgeError, range, toRange } from "./convert.ts";
 import { type Confine, finish, openDoc, sha256, textAfter, writable } from "./powers.ts";
 

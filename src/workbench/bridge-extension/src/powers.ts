@@ -2,7 +2,14 @@ import { createHash } from "node:crypto";
 import { constants } from "node:fs";
 import { access, readFile, stat } from "node:fs/promises";
 import * as vscode from "vscode";
-import type { ChangedFile, CodeActionInfo, HierarchyNodeT, ParamsOf, PlannedFile, ResultOf } from "../../contract.ts";
+import type {
+  ChangedFile,
+  CodeActionInfo,
+  HierarchyNodeT,
+  ParamsOf,
+  PlannedFile,
+  ResultOf,
+} from "../../../core/editor/contract.ts";
 import { BridgeError, location, range, symbolKind, toPos, toRange, uriPath } from "./convert.ts";
 
 /**

@@ -91,7 +91,7 @@ describe("the core's editor state has one writer at a time (Core.claimEditor)", 
       .sort();
     assert.deepEqual(claiming, [
       "protocols/acp/workbench.ts",
-      "protocols/ide/run.ts",
+      "protocols/ide/index.ts",
       "workbench/share/acquire.ts",
       "workbench/share/host-process.ts",
     ]);

@@ -6,8 +6,9 @@ import fc from "fast-check";
 import { isCcbError } from "../../../../src/core/errors.ts";
 import { silentLogger } from "../../../../src/core/log.ts";
 import { OutputRing } from "../../../../src/core/terminals/buffer.ts";
-import { type TerminalEvent, TerminalManager } from "../../../../src/core/terminals/manager.ts";
+import { TerminalManager } from "../../../../src/core/terminals/manager.ts";
 import { isAlive } from "../../../../src/core/terminals/process-tree.ts";
+import type { TerminalEvent } from "../../../../src/core/terminals/types.ts";
 import { Workspace } from "../../../../src/core/workspace.ts";
 import { tmpdirFixture } from "../../../helpers/tmp.ts";
 

@@ -48,7 +48,15 @@ function reachable(start: string): Set<string> {
 
 test("no circle: the turn, the tool runner, the gates and the live editor never reach session.ts", () => {
   const session = join(ACP, "session.ts");
-  for (const name of ["turn.ts", "tool-runner.ts", "tools/plan.ts", "live-editor.ts", "outlet.ts", "workbench.ts"]) {
+  for (const name of [
+    "turn.ts",
+    "tool-runner.ts",
+    "tools/plan.ts",
+    "live-editor.ts",
+    "outlet.ts",
+    "workbench.ts",
+    "session-commands.ts",
+  ]) {
     const from = join(ACP, name);
     assert.ok(reachable(from).size > 1, `${name} has imports to follow`);
     assert.ok(!reachable(from).has(session), `${name} must not import session.ts, directly or not`);
@@ -58,7 +66,7 @@ test("no circle: the turn, the tool runner, the gates and the live editor never 
   const importers = readdirSync(ACP)
     .filter((n) => n.endsWith(".ts") && n !== "session.ts")
     .filter((n) => importsOf(join(ACP, n)).includes(session));
-  assert.deepEqual(importers.sort(), ["agent.ts", "session-commands.ts"]);
+  assert.deepEqual(importers.sort(), ["agent.ts"]);
 });
 
 test("the generic runner and the turn name no tool", () => {

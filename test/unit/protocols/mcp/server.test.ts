@@ -6,7 +6,7 @@ import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { type Core, createCore } from "../../../../src/core/core.ts";
 import { CcbError } from "../../../../src/core/errors.ts";
-import { createMcpServer, toolCatalog } from "../../../../src/protocols/mcp/server.ts";
+import { createMcpServer, mcpToolList } from "../../../../src/protocols/mcp/server.ts";
 import { workspaceTools } from "../../../../src/tools/catalog.ts";
 import { type AnyToolDef, defineTool, READ_ONLY } from "../../../../src/tools/kernel.ts";
 import { tmpdirFixture } from "../../../helpers/tmp.ts";
@@ -181,7 +181,7 @@ describe("MCP server mapping (in-process)", () => {
   });
 
   it("the real registry converts: unique names, object schemas, all annotations stated", () => {
-    const { list } = toolCatalog(workspaceTools);
+    const list = mcpToolList(workspaceTools);
     assert.equal(list.length, workspaceTools.length);
     assert.equal(new Set(list.map((t) => t.name)).size, list.length);
     for (const t of list) {

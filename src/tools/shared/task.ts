@@ -1,9 +1,9 @@
 import { z } from "zod";
-import type { Core } from "../core/core.ts";
-import type { TaskResult, TaskRunInfo } from "../core/editor/contract.ts";
-import { displayPath, fromWireRange, rangeText } from "./editor_common.ts";
-import type { ToolContext } from "./kernel.ts";
-import { plainOutput } from "./terminal_common.ts";
+import type { Core } from "../../core/core.ts";
+import type { TaskResult, TaskRunInfo } from "../../core/editor/contract.ts";
+import type { ToolContext } from "../kernel.ts";
+import { displayPath, fromWireRange, rangeText } from "./editor.ts";
+import { plainOutput } from "./terminal.ts";
 
 /** Shared by the task tools: the run id they take, and how a run and its result are shown. */
 

@@ -1,8 +1,8 @@
 import { createHash, type Hash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { open, stat, truncate } from "node:fs/promises";
-import { CcbError, throwIfAborted } from "../src/core/errors.ts";
-import type { Logger } from "../src/core/log.ts";
+import { CcbError, throwIfAborted } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
 
 export interface Expected {
   size: number;

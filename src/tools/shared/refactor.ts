@@ -1,10 +1,10 @@
 import { z } from "zod";
-import type { Core } from "../core/core.ts";
-import type { ChangedFile, PlannedFile } from "../core/editor/contract.ts";
-import { CcbError } from "../core/errors.ts";
-import { unifiedDiff } from "../util/unified-diff.ts";
-import { displayPath } from "./editor_common.ts";
-import type { ToolAnnotations } from "./kernel.ts";
+import type { Core } from "../../core/core.ts";
+import type { ChangedFile, PlannedFile } from "../../core/editor/contract.ts";
+import { CcbError } from "../../core/errors.ts";
+import { unifiedDiff } from "../../util/unified-diff.ts";
+import type { ToolAnnotations } from "../kernel.ts";
+import { displayPath } from "./editor.ts";
 
 /**
  * Shared by the refactor tools: how an edit the editor made (or would make) reads for a model — one

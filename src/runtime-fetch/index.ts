@@ -5,8 +5,8 @@
  */
 import { mkdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { CcbError, isCcbError, toCcbError } from "../src/core/errors.ts";
-import { type Logger, silentLogger } from "../src/core/log.ts";
+import { CcbError, isCcbError, toCcbError } from "../core/errors.ts";
+import { type Logger, silentLogger } from "../core/log.ts";
 import {
   ccbCacheDir,
   discardDir,
@@ -63,7 +63,7 @@ export {
 export { findPackagedArchive, type PackagedArchive, runtimePackageName } from "./packaged.ts";
 export { createProgress } from "./progress.ts";
 
-export interface RuntimeOptions {
+export interface RuntimeCacheOptions {
   /** A runtime platform name (`linux-x64`, `linux-arm64`, `linux-armhf`); default: this host's. */
   platform?: string | undefined;
   /** Default: CCB_RUNTIME_MANIFEST (a JSON file; testing / advanced override), else the pinned manifest. */
@@ -77,7 +77,7 @@ export interface RuntimeOptions {
   searchFrom?: string[] | undefined;
 }
 
-export interface FetchRuntimeOptions extends RuntimeOptions {
+export interface FetchRuntimeOptions extends RuntimeCacheOptions {
   /** Install from the archive that ships with ccb (what `ensureRuntime` found); still hash-checked. */
   packaged?: PackagedArchive | undefined;
   /** Base URL of a GitHub-releases mirror (default CCB_RUNTIME_MIRROR): `<mirror>/<release tag>/<asset file name>`. */
@@ -123,7 +123,7 @@ interface Resolved {
   cacheDir: string;
 }
 
-function resolveAll(o: RuntimeOptions): Resolved {
+function resolveAll(o: RuntimeCacheOptions): Resolved {
   const env = o.env ?? process.env;
   const manifest = o.manifest ?? resolveManifest(env);
   const platform = resolvePlatform(o.platform, o.host ?? process);
@@ -144,18 +144,18 @@ function installed(r: Resolved): InstalledRuntime {
 }
 
 /** The installed runtime for a platform (default: this host), or undefined when it is not in the cache. */
-export function cachedRuntime(o: RuntimeOptions = {}): InstalledRuntime | undefined {
+export function cachedRuntime(o: RuntimeCacheOptions = {}): InstalledRuntime | undefined {
   const r = resolveAll(o);
   return isInstalled(r.paths, r.asset) ? installed(r) : undefined;
 }
 
 /** The folder of the installed runtime, or undefined. */
-export function cachedRuntimePath(platform?: string, o: RuntimeOptions = {}): string | undefined {
+export function cachedRuntimePath(platform?: string, o: RuntimeCacheOptions = {}): string | undefined {
   return cachedRuntime({ ...o, platform: platform ?? o.platform })?.root;
 }
 
 /** Whether OpenVSCode Server can run without a download: installed in the cache, or shipped with ccb. */
-export function openVscodeAvailable(o: RuntimeOptions = {}): boolean {
+export function openVscodeAvailable(o: RuntimeCacheOptions = {}): boolean {
   try {
     const r = resolveAll(o);
     return isInstalled(r.paths, r.asset) || findPackagedArchive(r.platform, r.asset, o.searchFrom) !== undefined;
@@ -216,7 +216,7 @@ export type RuntimeStatus =
   | { supported: false; platform: string; code: string; message: string; hint?: string | undefined };
 
 /** What `ccb runtime status` shows. Unsupported platforms are a status, not an error. */
-export async function runtimeStatus(o: RuntimeOptions = {}): Promise<RuntimeStatus> {
+export async function runtimeStatus(o: RuntimeCacheOptions = {}): Promise<RuntimeStatus> {
   let r: Resolved;
   try {
     r = resolveAll(o);

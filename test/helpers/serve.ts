@@ -2,7 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { ccbCommand, spawnCcb } from "../helpers/cli.ts";
+import { ccbCommand, spawnCcb } from "./cli.ts";
 
 /** Shared helpers of the `ccb serve` end-to-end tests: spawn the real CLI, connect real SDK clients. */
 

@@ -1,5 +1,5 @@
 import { extract, list, type ReadEntry } from "tar";
-import { CcbError } from "../src/core/errors.ts";
+import { CcbError } from "../core/errors.ts";
 
 export interface ArchiveRules {
   /** Every entry must lie in this single top-level folder. */

@@ -4,7 +4,7 @@ import { StatefulSet } from "kubernetes-models/apps/v1";
 import { Ingress, NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
 import { ConfigMap, Namespace, Service } from "kubernetes-models/v1";
 import { parseAllDocuments } from "yaml";
-import { repoRoot } from "../helpers/cli.ts";
+import { repoRoot } from "./cli.ts";
 
 /** Checks of rendered Kubernetes manifests, as pure functions so tests can also feed them broken objects. */
 

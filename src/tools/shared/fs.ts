@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ToolAnnotations } from "./kernel.ts";
+import type { ToolAnnotations } from "../kernel.ts";
 
 /** Shared schema pieces and annotation presets of the fs_* tools. */
 

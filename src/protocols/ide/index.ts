@@ -4,12 +4,13 @@ import { createCore } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { LOOPBACK_NAMES } from "../../net/loopback.ts";
-import type { RuntimeOptions } from "../../workbench/launcher/types.ts";
+import type { WorkbenchRuntimeOptions } from "../../workbench/runtime-flags.ts";
 import { CLAUDE_HINT_NAMES } from "./hint-names.ts";
 import { type IdeServer, startIde } from "./ide.ts";
 import { lockDir, runningServers } from "./lockfile.ts";
 import { isClaude, writeMcpConfig } from "./mcp-tools.ts";
 import { openBrowser } from "./open-link.ts";
+import type { IdeWorkbench } from "./workbench.ts";
 
 /**
  * `ccb ide`: the workbench (unless --no-workbench) + the IDE server + the lock file; optionally a
@@ -23,7 +24,7 @@ export interface RunIdeOptions {
   open: boolean;
   workbench: boolean;
   /** Runtime flags for the workbench (as `ccb serve` takes them). */
-  workbenchOptions?: RuntimeOptions;
+  workbenchOptions?: WorkbenchRuntimeOptions;
   /** The command after `--`, if any. */
   command: string[];
   /** Register ccb's editor tools with a `claude` command (its --mcp-config); default true. */
@@ -34,14 +35,6 @@ export interface RunIdeOptions {
 }
 
 /** A running workbench as `ccb ide` needs it. */
-export interface IdeWorkbench {
-  /** A one-time link to the workbench (exchanged for the workbench cookie by the browser that opens it). */
-  url: string;
-  /** Another one-time link (for --open, so the printed one stays usable). */
-  link(): string;
-  close(): Promise<void>;
-}
-
 /** NO_PROXY with the loopback names added (keeping what is there). */
 export function withLoopbackNoProxy(value: string | undefined): string {
   const parts = (value ?? "")

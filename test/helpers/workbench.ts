@@ -2,9 +2,9 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { spawnCcb } from "../helpers/cli.ts";
-import { codeServerArgs } from "../helpers/peers.ts";
-import { cleanEnv, connectHttp } from "./serve-helpers.ts";
+import { spawnCcb } from "./cli.ts";
+import { codeServerArgs } from "./peers.ts";
+import { cleanEnv, connectHttp } from "./serve.ts";
 
 export interface HttpServe {
   child: ChildProcess;

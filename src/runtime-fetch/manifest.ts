@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { CcbError } from "../src/core/errors.ts";
+import { CcbError } from "../core/errors.ts";
 import pinned from "./pinned-manifest.json" with { type: "json" };
 
 /** The Linux builds OpenVSCode Server publishes. There is no macOS or Windows build upstream. */

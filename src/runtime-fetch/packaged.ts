@@ -11,7 +11,7 @@
 import { realpathSync, statSync } from "node:fs";
 import { dirname, join, parse } from "node:path";
 import { fileURLToPath } from "node:url";
-import { CCB_PACKAGE_NAME } from "../src/core/version.ts";
+import { CCB_PACKAGE_NAME } from "../core/version.ts";
 import type { RuntimeAsset, RuntimePlatform } from "./manifest.ts";
 
 export interface PackagedArchive {

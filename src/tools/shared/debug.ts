@@ -1,9 +1,9 @@
 import { basename } from "node:path";
 import { z } from "zod";
-import type { Core } from "../core/core.ts";
-import type { DebugFrame, DebugSessionInfo, DebugVariableT, WaitResult } from "../core/editor/contract.ts";
-import { displayPath } from "./editor_common.ts";
-import type { ToolAnnotations } from "./kernel.ts";
+import type { Core } from "../../core/core.ts";
+import type { DebugFrame, DebugSessionInfo, DebugVariableT, WaitResult } from "../../core/editor/contract.ts";
+import type { ToolAnnotations } from "../kernel.ts";
+import { displayPath } from "./editor.ts";
 
 /**
  * Shared by the debug tools: what they take (the session, a frame) and how they show what the

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import type { Core } from "../core/core.ts";
-import type { EditorMethod, EditorMethods } from "../core/editor/bridge.ts";
-import type { EditorInfo, Range as WireRange } from "../core/editor/contract.ts";
-import type { ToolAnnotations, ToolContext } from "./kernel.ts";
+import type { Core } from "../../core/core.ts";
+import type { EditorMethod, EditorMethods } from "../../core/editor/bridge.ts";
+import type { EditorInfo, Range as WireRange } from "../../core/editor/contract.ts";
+import type { ToolAnnotations, ToolContext } from "../kernel.ts";
 
 /**
  * Shared by the editor tools: a typed call through the live bridge (BRIDGE_UNAVAILABLE with the
@@ -35,12 +35,6 @@ export async function languageReady(ctx: ToolContext, path: string, ms = 30_000)
   }
 }
 
-export const EDITOR_READ: ToolAnnotations = {
-  readOnlyHint: true,
-  destructiveHint: false,
-  idempotentHint: true,
-  openWorldHint: false,
-};
 export const EDITOR_WRITE: ToolAnnotations = {
   readOnlyHint: false,
   destructiveHint: false,

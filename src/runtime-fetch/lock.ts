@@ -1,4 +1,4 @@
-import { acquireLockFile } from "../src/core/lock-file.ts";
+import { acquireLockFile } from "../core/lock-file.ts";
 
 /** How long a lock may go without a heartbeat before it counts as abandoned (pid reuse, frozen host). */
 export const LOCK_STALE_MS = 120_000;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { TerminalInfo } from "../core/terminals/manager.ts";
+import type { TerminalInfo } from "../../core/terminals/types.ts";
 
 /** Shared schema pieces and formatting of the terminal_* tools. */
 

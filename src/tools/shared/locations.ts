@@ -1,18 +1,10 @@
 import { z } from "zod";
-import {
-  callBridge,
-  EDITOR_READ,
-  locationLine,
-  locationView,
-  resolveForEditor,
-  SymbolAtInput,
-  toWirePos,
-} from "./editor_common.ts";
-import { defineTool } from "./kernel.ts";
+import { defineTool, READ_ONLY } from "../kernel.ts";
+import { callBridge, locationLine, locationView, resolveForEditor, SymbolAtInput, toWirePos } from "./editor.ts";
 
 /** A tool that asks one location provider about the symbol at a position (definition, implementations, type definition). */
-export function locationsTool(o: {
-  name: string;
+export function locationsTool<const N extends string>(o: {
+  name: N;
   title: string;
   description: string;
   method: "language.definition" | "language.implementations" | "language.typeDefinition";
@@ -24,7 +16,7 @@ export function locationsTool(o: {
     title: o.title,
     description: `${o.description} Give the file and a 1-based line and column on the symbol. Returns locations with 1-based ranges. Needs the editor bridge.`,
     input: z.object(SymbolAtInput),
-    annotations: EDITOR_READ,
+    annotations: READ_ONLY,
     needsBridge: true,
     async execute(args, ctx) {
       const abs = await resolveForEditor(ctx.core, args.path);

@@ -13,8 +13,8 @@ import { createHash } from "node:crypto";
 import { createReadStream, existsSync, readFileSync, statSync } from "node:fs";
 import { mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { CcbError } from "../src/core/errors.ts";
-import { type Logger, silentLogger } from "../src/core/log.ts";
+import { CcbError } from "../core/errors.ts";
+import { type Logger, silentLogger } from "../core/log.ts";
 import { ccbCacheDir, MARKER_FILE } from "./cache.ts";
 import { acquireLock } from "./lock.ts";
 

@@ -9,7 +9,7 @@ import { isLoopbackHost } from "../../net/loopback.ts";
 import type { OAuthOptions } from "../../net/oauth/index.ts";
 import type { AnyToolDef } from "../../tools/kernel.ts";
 import type { WorkbenchHttp } from "../../workbench/gateway.ts";
-import type { WorkbenchRuntimeOptions } from "../../workbench/share/acquire.ts";
+import type { WorkbenchRuntimeOptions } from "../../workbench/runtime-flags.ts";
 import type { RenderMode } from "./app/render-mode.ts";
 import { AppState } from "./app/state.ts";
 import type { WorkbenchAppHandle } from "./app/stream-tier.ts";

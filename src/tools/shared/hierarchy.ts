@@ -1,7 +1,16 @@
 import { z } from "zod";
-import type { Core } from "../core/core.ts";
-import type { HierarchyNodeT } from "../core/editor/contract.ts";
-import { displayPath, fromWireRange, type RangeInput, SymbolAtInput } from "./editor_common.ts";
+import type { Core } from "../../core/core.ts";
+import type { HierarchyNodeT } from "../../core/editor/contract.ts";
+import type { ToolResult } from "../kernel.ts";
+import {
+  displayPath,
+  fromWireRange,
+  type PositionInput,
+  type RangeInput,
+  resolveForEditor,
+  SymbolAtInput,
+  toWirePos,
+} from "./editor.ts";
 
 /** Shared by the call and type hierarchy tools: the depth and size bounds, and the tree as text. */
 export const HierarchyBounds = {
@@ -45,4 +54,40 @@ export function hierarchyText(nodes: readonly HierarchyView[], callsLabel?: stri
       return n.children.length ? `${own}\n${hierarchyText(n.children, callsLabel, `${indent}  `)}` : own;
     })
     .join("\n");
+}
+
+/** The bridge's request for a hierarchy: the symbol's file and position, the direction, the bounds (defaults 2 and 200). */
+export async function hierarchyRequest<D extends string>(
+  core: Core,
+  args: { path: string; position: PositionInput; depth?: number | undefined; maxNodes?: number | undefined },
+  direction: D,
+): Promise<{
+  path: string;
+  position: { line: number; character: number };
+  direction: D;
+  depth: number;
+  maxNodes: number;
+}> {
+  return {
+    path: await resolveForEditor(core, args.path),
+    position: toWirePos(args.position),
+    direction,
+    depth: args.depth ?? 2,
+    maxNodes: args.maxNodes ?? 200,
+  };
+}
+
+/** A hierarchy tool's result: the tree under its heading (and whether it was cut), or `none`. */
+export function hierarchyResult(
+  core: Core,
+  r: { roots: readonly HierarchyNodeT[]; truncated: boolean },
+  o: { direction: string; heading: string; none: string; callsLabel?: string },
+): ToolResult {
+  const roots = r.roots.map((n) => hierarchyView(core, n));
+  return {
+    text: roots.length
+      ? `${o.heading}${r.truncated ? " (cut at maxNodes)" : ""}:\n${hierarchyText(roots, o.callsLabel)}`
+      : o.none,
+    structured: { direction: o.direction, roots, truncated: r.truncated },
+  };
 }
