@@ -104,9 +104,15 @@ export function decorate(probe: Probe, place: TokenPlace, value: string): Probe 
   return { ...probe, headers, path };
 }
 
+/**
+ * The token with one character changed, same length. Not the last one: in base64url (a JWT's
+ * signature) the last character carries unused bits, so changing it can leave the decoded bytes,
+ * and the signature, as they were (a valid token again: this case once passed a real one).
+ */
 function wrong(value: string): string {
-  const last = value.slice(-1) === "A" ? "B" : "A";
-  return `${value.slice(0, -1)}${last}`;
+  const i = value.length - 2;
+  const c = value[i] === "A" ? "B" : "A";
+  return `${value.slice(0, i)}${c}${value.slice(i + 1)}`;
 }
 
 export async function generate(l: ListenerUnderTest): Promise<MatrixCase[]> {
