@@ -33,8 +33,12 @@ export const LEVERS = {
    * with no egress) turns it on with CCB_WORKBENCH_TUNING=+no-typings.
    */
   "no-typings": false,
-  /** code-server without its restart wrapper: one Node process instead of two (code-server.ts ONE_PROCESS_SCRIPT). */
-  "one-process": true,
+  /**
+   * code-server without its restart wrapper: one Node process instead of two (code-server.ts
+   * ONE_PROCESS_SCRIPT), 32 MiB. Off: with it, workbench-owner's attack test found the runtime
+   * listening on a TCP port beside its Unix socket (the runtime must listen on the socket only).
+   */
+  "one-process": false,
   /**
    * A small V8 young generation (--max-semi-space-size=2, MiB) for the VS Code server's Node (its
    * extension host and file watcher inherit the server's Node flags) and the headless page.
