@@ -22,8 +22,8 @@ export interface DiffReview {
   oldText: string | null;
   newText: string;
   outcome: Promise<ReviewOutcome>;
-  /** Close the diff in the workbench (the client answered first, or the call ended). */
-  close(): void;
+  /** Close the diff in the workbench (the client answered first, or the call ended); settles when the workbench answered (at most 15 s). */
+  close(): Promise<void>;
 }
 
 /**
@@ -75,14 +75,15 @@ export function openDiffReview(
     oldText: diff.oldText ?? null,
     newText: diff.newText,
     outcome,
-    close() {
+    async close() {
       if (closed) return;
       closed = true;
       stop.abort();
       if (!core.bridge.status().connected) return;
-      core.bridge
-        .call("diff.close", { id }, { signal: AbortSignal.timeout(15_000) })
-        .catch((err: Error) => log.debug(`closing workbench diff ${id}: ${err.message}`));
+      await core.bridge.call("diff.close", { id }, { signal: AbortSignal.timeout(15_000) }).then(
+        () => undefined,
+        (err: Error) => log.debug(`closing workbench diff ${id}: ${err.message}`),
+      );
     },
   };
 }

@@ -289,7 +289,8 @@ async function askOrReview(
     outcome.kind === "closed" ? fromClient : { via: "workbench", review, outcome },
   );
   const first = await Promise.race([fromClient, fromWorkbench]);
-  if (first.via === "client") review.close();
+  // the diff is gone from the workbench before the edit lands (no stale proposal beside the file)
+  if (first.via === "client") await review.close();
   else if (!signal.aborted) withdraw.abort();
   return first.via === "client" && signal.aborted ? { via: "client", answer: "cancelled" } : first;
 }
