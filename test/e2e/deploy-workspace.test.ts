@@ -4,9 +4,10 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { runCcb } from "../helpers/cli.ts";
 import { codeServerArgs } from "../helpers/peers.ts";
+import type { HttpServe } from "../helpers/serve.ts";
 import { rawRequest } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { type HttpServe, startWorkbenchServe } from "../helpers/workbench.ts";
+import { startWorkbenchServe } from "../helpers/workbench.ts";
 
 /**
  * What a Kubernetes pod relies on: JSON log lines on stderr, /readyz following the editor bridge,

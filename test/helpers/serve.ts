@@ -56,15 +56,18 @@ export interface HttpServe {
   stop(): Promise<number | null>;
 }
 
-/** Spawn `ccb serve --http --port 0 ...` and wait for the URL it prints on stderr. */
-export async function startHttpServe(
+/** Spawn `ccb serve --http --port 0 ...` (no workbench) and wait for the URL it prints on stderr. */
+export function startHttpServe(
   workspace: string,
   extraArgs: string[] = [],
   env: Record<string, string> = {},
 ): Promise<HttpServe> {
-  const child = spawnCcb(["serve", "--no-workbench", "--http", "--port", "0", "--workspace", workspace, ...extraArgs], {
-    env: cleanEnv(env),
-  });
+  return spawnHttpServe(["--no-workbench", "--http", "--port", "0", "--workspace", workspace, ...extraArgs], env);
+}
+
+/** Spawn `ccb serve <args>` and wait for the URL of /mcp it prints on stderr. */
+export async function spawnHttpServe(args: string[], env: Record<string, string>): Promise<HttpServe> {
+  const child = spawnCcb(["serve", ...args], { env: cleanEnv(env) });
   let err = "";
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const base = await new Promise<string>((resolve, reject) => {

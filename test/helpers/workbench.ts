@@ -2,51 +2,16 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { spawnCcb } from "./cli.ts";
 import { codeServerArgs } from "./peers.ts";
-import { cleanEnv, connectHttp } from "./serve.ts";
-
-export interface HttpServe {
-  child: ChildProcess;
-  base: string;
-  url: string;
-  stderr: () => string;
-  stop(): Promise<number | null>;
-}
+import { connectHttp, type HttpServe, spawnHttpServe } from "./serve.ts";
 
 /** Spawn `ccb serve --http --port 0 ...` (workbench on) and wait for the URL it prints on stderr. */
-export async function startWorkbenchServe(
+export function startWorkbenchServe(
   workspace: string,
   extraArgs: string[],
   env: Record<string, string>,
 ): Promise<HttpServe> {
-  const child = spawnCcb(["serve", "--http", "--port", "0", "--workspace", workspace, ...extraArgs], {
-    env: cleanEnv(env),
-  });
-  let err = "";
-  child.stderr?.setEncoding("utf8").on("data", (d: string) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const base = await new Promise<string>((resolve, reject) => {
-    const check = () => {
-      const m = /listening on (https?:\/\/\S+)\/mcp/.exec(err);
-      if (m) {
-        child.stderr?.off("data", check);
-        resolve(m[1] as string);
-      }
-    };
-    child.stderr?.on("data", check);
-    void exited.then((code) => reject(new Error(`ccb serve exited (${code}) before listening:\n${err}`)));
-  });
-  return {
-    child,
-    base,
-    url: `${base}/mcp`,
-    stderr: () => err,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-      return exited;
-    },
-  };
+  return spawnHttpServe(["--http", "--port", "0", "--workspace", workspace, ...extraArgs], env);
 }
 
 /** Shared by the workbench end-to-end tests: `ccb serve` with real code-server and headless Chromium. */
