@@ -3,8 +3,8 @@ import { access, lstat } from "node:fs/promises";
 import { dirname, sep } from "node:path";
 import * as vscode from "vscode";
 import type { ParamsOf, PlannedFile, ResultOf } from "../../../core/editor/contract.ts";
-import { BridgeError, range, toRange } from "./convert.ts";
-import { type Confine, finish, openDoc, sha256, textAfter, writable } from "./powers.ts";
+import { BridgeError, toRange } from "./convert.ts";
+import { type Confine, finish, openDoc, plannedFile, sha256, writable } from "./powers.ts";
 
 /**
  * Moving a file or folder with its imports updated. The edits come from the editor's own TypeScript
@@ -68,19 +68,11 @@ async function planned(edits: readonly FileSpanEdits[], confine: Confine): Promi
     if (!f.textChanges.length) continue;
     await confine(f.fileName);
     const doc = await openDoc(vscode.Uri.file(f.fileName));
-    const text = doc.getText();
     const changes = f.textChanges.map(
       (c) =>
         new vscode.TextEdit(new vscode.Range(doc.positionAt(c.start), doc.positionAt(c.start + c.length)), c.newText),
     );
-    out.push({
-      path: doc.uri.fsPath,
-      hash: sha256(text),
-      isDirty: doc.isDirty,
-      edits: changes.map((e) => ({ range: range(e.range), newText: e.newText })),
-      before: text,
-      after: textAfter(doc, changes),
-    });
+    out.push(plannedFile(doc, changes, doc.uri.fsPath));
   }
   return out;
 }

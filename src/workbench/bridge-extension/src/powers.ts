@@ -169,18 +169,22 @@ async function recordChanges(action: () => Thenable<unknown>, confine: Confine, 
 async function plan(edit: vscode.WorkspaceEdit): Promise<PlannedFile[]> {
   const out: PlannedFile[] = [];
   for (const [uri, edits] of edit.entries()) {
-    const doc = await openDoc(uri);
-    const text = doc.getText();
-    out.push({
-      path: uriPath(uri),
-      hash: sha256(text),
-      isDirty: doc.isDirty,
-      edits: edits.map((e) => ({ range: range(e.range), newText: e.newText })),
-      before: text,
-      after: textAfter(doc, edits),
-    });
+    out.push(plannedFile(await openDoc(uri), edits, uriPath(uri)));
   }
   return out;
+}
+
+/** One file of a planned edit: its text now (hash, dirty), the edits, and its text after them. */
+export function plannedFile(doc: vscode.TextDocument, edits: readonly vscode.TextEdit[], path: string): PlannedFile {
+  const text = doc.getText();
+  return {
+    path,
+    hash: sha256(text),
+    isDirty: doc.isDirty,
+    edits: edits.map((e) => ({ range: range(e.range), newText: e.newText })),
+    before: text,
+    after: textAfter(doc, edits),
+  };
 }
 
 // ---------------------------------------------------------------- code actions listed, by id
