@@ -50,6 +50,14 @@ export interface BridgeServerOptions {
   idleReason?: () => string;
 }
 
+/** Reopens a window that was closed while idle (park.ts): a call then waits for it instead of failing. */
+export interface BridgeWaker {
+  /** The window is closed while idle: the core keeps this server as its bridge, and a call wakes it. */
+  readonly parked: boolean;
+  /** Reopen it; resolves once some host serves, BRIDGE_UNAVAILABLE if none does in time. */
+  wake(signal?: AbortSignal): Promise<void>;
+}
+
 interface Pending {
   resolve(v: unknown): void;
   reject(e: unknown): void;
@@ -107,6 +115,9 @@ export class BridgeServer implements EditorBridge {
   #seq = 0;
   #closed = false;
   #o: BridgeServerOptions;
+  #waker: BridgeWaker | undefined;
+  #inFlight = 0;
+  #lastCallAt = Date.now();
 
   constructor(options: BridgeServerOptions) {
     this.#o = { ...options };
@@ -117,6 +128,16 @@ export class BridgeServer implements EditorBridge {
   /** Set who serves the extension's requests (terminals). */
   setServe(serve: NonNullable<BridgeServerOptions["serve"]>): void {
     this.#o.serve = serve;
+  }
+
+  /** Who reopens a window closed while idle (undefined: nobody; a call without a host fails at once). */
+  setWaker(waker: BridgeWaker | undefined): void {
+    this.#waker = waker;
+  }
+
+  /** Editor calls under way, and when the last one started or ended (Date.now()): probes are not calls. */
+  get calls(): { inFlight: number; lastAt: number } {
+    return { inFlight: this.#inFlight, lastAt: this.#lastCallAt };
   }
 
   get active(): BridgeConnection | undefined {
@@ -318,6 +339,8 @@ export class BridgeServer implements EditorBridge {
       best.send({ type: "role", role: "active" });
       this.#o.log.info(`bridge: extension host ${best.seq} serves`);
       this.#o.editor.set(this);
+    } else if (this.#waker?.parked && !this.#closed) {
+      this.#o.editor.set(this); // the next call wakes the window
     } else if (!this.#closed) {
       this.#o.editor.clear(
         this.#o.idleReason?.() ??
@@ -367,9 +390,26 @@ export class BridgeServer implements EditorBridge {
         `Invalid parameters for ${method}: ${checked.error.issues[0]?.message ?? ""}`,
       );
     const confined = await this.#confine(method, checked.data as Record<string, unknown>);
-    const conn = this.#active;
-    if (!conn) this.#o.core.bridge.require(); // throws BRIDGE_UNAVAILABLE with the reason
-    return this.callOn(conn as BridgeConnection, method, confined, options);
+    this.#inFlight++;
+    this.#lastCallAt = Date.now();
+    try {
+      if (this.#waker?.parked) {
+        // closing (the host still listed may be the closing page's), closed, or reopening
+        await this.#waker.wake(options.signal);
+      }
+      const conn = this.#active;
+      if (!conn) {
+        this.#o.core.bridge.require(); // throws BRIDGE_UNAVAILABLE with the reason
+        throw new CcbError(
+          "BRIDGE_UNAVAILABLE",
+          `The live editor bridge is not connected: ${this.#o.idleReason?.() ?? ""}`,
+        );
+      }
+      return await this.callOn(conn, method, confined, options);
+    } finally {
+      this.#inFlight--;
+      this.#lastCallAt = Date.now();
+    }
   }
 
   /** A call on one given extension host (params already checked and confined by the caller). */

@@ -30,21 +30,33 @@ export interface HeadlessClient {
   evaluate(expression: string): Promise<unknown>;
   /** Reload the page (same URL; the session cookie opens it again). */
   reload(): Promise<void>;
+  /**
+   * Leave the workbench: the page navigates away, so the workbench shuts down as a closed tab does
+   * and tells the runtime its extension host can end now (a killed browser leaves it to the
+   * runtime's reconnection grace, hours). Then close.
+   */
+  leave(): Promise<void>;
   /** Resolves when its browser exited (killed, crashed or closed). */
   exited: Promise<void>;
   close(): Promise<void>;
 }
+
+/** How long a page may take to leave the workbench before its browser is closed anyway. */
+const LEAVE_TIMEOUT_MS = 5_000;
 
 /**
  * Opens the workbench in headless Chromium so an extension host (and so the bridge) exists with
  * nobody watching. The launcher's root policy applies (src/platform/chromium.ts).
  */
 export async function startHeadlessClient(o: HeadlessClientOptions): Promise<HeadlessClient> {
+  let leaving = false;
   const chrome = await launchChromium({
     url: o.url,
     chromePath: o.chromePath,
     hidden: o.hidden ?? true,
-    onLoad: o.onLoad,
+    onLoad: () => {
+      if (!leaving) o.onLoad?.();
+    },
     extraFlags: o.extraFlags,
     log: o.log,
     ...(o.env ? { env: o.env } : {}),
@@ -64,6 +76,14 @@ export async function startHeadlessClient(o: HeadlessClientOptions): Promise<Hea
     },
     async reload() {
       await chrome.page.send("Page.reload", { ignoreCache: false });
+    },
+    async leave() {
+      leaving = true;
+      // Page.navigate answers once the new document committed: the workbench's unload has run.
+      await Promise.race([
+        chrome.page.send("Page.navigate", { url: "about:blank" }),
+        new Promise((r) => setTimeout(r, LEAVE_TIMEOUT_MS).unref()),
+      ]);
     },
     exited: chrome.exited,
     close: () => chrome.close(),

@@ -122,7 +122,7 @@ export class BridgeProbe {
   }
 }
 
-export type HeadlessState = "off" | "starting" | "running" | "restarting" | "failed";
+export type HeadlessState = "off" | "starting" | "running" | "restarting" | "failed" | "parked";
 
 /** Keeps ccb's headless client open: starts it, and replaces it when it dies, hangs, or its page serves nothing. */
 export class HeadlessKeeper {
@@ -185,6 +185,39 @@ export class HeadlessKeeper {
     c.reload().catch(() => this.#later(`its page did not reload (Chromium ${c.pid})`));
   }
 
+  /** When the current client opened or its page last made progress (Date.now()). */
+  get openedAt(): number {
+    return this.#startedAt;
+  }
+
+  /**
+   * Close the client while nothing needs it (park.ts): its page leaves the workbench first (so the
+   * runtime ends its extension host), then its browser closes. It stays closed until unpark.
+   */
+  park(why: string): Promise<void> {
+    this.#busy = this.#busy.then(async () => {
+      const c = this.#client;
+      if (this.#closed || !c) return;
+      this.#client = undefined;
+      if (this.#timer) clearTimeout(this.#timer);
+      this.#timer = undefined;
+      this.#set("parked");
+      this.o.log.info(`headless client: closing Chromium ${c.pid}: ${why}; the next editor call reopens it`);
+      await c.leave().catch(() => undefined);
+      await c.close().catch(() => undefined);
+    });
+    return this.#busy;
+  }
+
+  /** Open a client again after park (nothing happens unless parked). */
+  unpark(why: string): Promise<void> {
+    if (this.#state !== "parked") return this.#busy;
+    this.o.log.info(`headless client: reopening: ${why}`);
+    this.#failures = 0;
+    this.#set("starting");
+    return this.#replace(why);
+  }
+
   /** Open the first client (once the runtime runs). */
   start(): Promise<void> {
     return this.#replace(undefined);
@@ -235,7 +268,7 @@ export class HeadlessKeeper {
 
   /** Replace after a backoff that grows while nothing answers (1 s .. 30 s). */
   #later(why: string): void {
-    if (this.#timer || this.#closed) return;
+    if (this.#timer || this.#closed || this.#state === "parked") return;
     const t = this.o.timing ?? HEALTH;
     const delay = Math.min(t.backoffMinMs * 2 ** this.#failures, t.backoffMaxMs);
     this.#failures++;
@@ -247,7 +280,7 @@ export class HeadlessKeeper {
   }
 
   async #check(t: typeof HEALTH): Promise<void> {
-    if (this.#closed || this.#timer || !this.o.running()) return;
+    if (this.#closed || this.#timer || this.#state === "parked" || !this.o.running()) return;
     const c = this.#client;
     if (!c) {
       if (this.#opening === 0) this.#later("none is open while the runtime runs");

@@ -24,6 +24,7 @@ import { RuntimeSupervisor, type WorkbenchState } from "./launcher/process.ts";
 import { createStateDirs, installBridgeExtension, removeStateDirs } from "./launcher/state.ts";
 import type { LaunchDirs, Runtime, RuntimeKind } from "./launcher/types.ts";
 import { TerminalShare } from "./panel-terminals.ts";
+import { IdlePark } from "./park.ts";
 import type { RuntimeOptions } from "./runtime-flags.ts";
 import { runtimeStep, Timeline } from "./timeline.ts";
 import { headlessChromiumFlags, serverNodeFlags, workbenchTuning } from "./tuning.ts";
@@ -127,6 +128,9 @@ export async function resolveRuntime(
   return openVscodeRuntime(root, o.log, env);
 }
 
+/** Seconds without an editor call before the headless client closes (--headless-idle). */
+const DEFAULT_HEADLESS_IDLE_S = 600;
+
 /**
  * Start the workbench beside ccb's HTTP server: mounts the routes, then (in the background) boots
  * the runtime with the bridge extension, opens the headless client, and keeps the core's editor state (o.editor) filled
@@ -145,6 +149,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
   let supervisor: RuntimeSupervisor | undefined;
   let dirs: LaunchDirs | undefined;
   let keeper: HeadlessKeeper | undefined;
+  let park: IdlePark | undefined;
   let runtimeStarts = 0;
   let unavailable = "";
   let closed = false;
@@ -159,6 +164,8 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
       case "stopped":
         return "The workbench stopped.";
       case "running":
+        if (keeper?.state === "parked" || park?.parked)
+          return "The workbench's headless client is closed while idle; the next editor call reopens it (a few seconds).";
         if (keeper?.error)
           return `The workbench is running but its headless client could not start (${keeper.error}); ccb retries it. A workbench tab serves too: open it (vscode_open gives the host its address).`;
         if (keeper)
@@ -169,7 +176,10 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
     }
   };
   const refreshReason = () => {
-    if (!bridge.active && !closed) o.editor.clear(reason());
+    if (bridge.active || closed) return;
+    if (park?.parked)
+      o.editor.set(bridge); // the next call reopens the headless client
+    else o.editor.clear(reason());
   };
 
   const bridge = new BridgeServer({ core, editor: o.editor, log: log.child("bridge"), idleReason: reason });
@@ -328,6 +338,20 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
           onChange: refreshReason,
           ...(tuning["quick-heal"] ? { timing: { ...HEALTH, backoffMinMs: 250 } } : {}),
         });
+        const idleS = o.headlessIdle ?? DEFAULT_HEADLESS_IDLE_S;
+        if (idleS > 0) {
+          park = new IdlePark({
+            bridge,
+            keeper,
+            probe,
+            log: log.child("headless"),
+            idleMs: idleS * 1000,
+            goneMs: HEALTH.probeTimeoutMs + 1_000,
+            onChange: refreshReason,
+            onWake: () => timeline.restart("an editor call reopens the headless client"),
+          });
+          bridge.setWaker(park);
+        }
         await keeper.start();
       }
     } catch (err) {
@@ -372,6 +396,8 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
       closing ??= (async () => {
         closed = true;
         offActive();
+        park?.close();
+        bridge.setWaker(undefined);
         probe.close();
         await keeper?.close();
         await supervisor?.stop().catch(() => undefined);

@@ -64,6 +64,26 @@ export const RUNTIME_FLAGS = {
     read: (value: string | boolean | undefined): boolean => value !== false,
     argv: (v: boolean | undefined): string[] => (v === false ? ["--no-headless-client"] : []),
   },
+  headlessIdle: {
+    flag: "headless-idle",
+    arg: {
+      type: "string",
+      description:
+        "Close the headless client after this many seconds without an editor call, when no window holds a running task, debug session, review, unsaved file or terminal of its own; the next editor call reopens it and waits (a few seconds). 0 keeps it open (env CCB_HEADLESS_IDLE; default 600).",
+      valueHint: "seconds",
+    },
+    read(value: string | boolean | undefined, env: NodeJS.ProcessEnv): number | undefined {
+      const raw = (typeof value === "string" && value !== "" ? value : undefined) ?? env.CCB_HEADLESS_IDLE;
+      if (raw === undefined || raw === "") return undefined;
+      if (!/^\d{1,7}$/.test(raw))
+        throw new CcbError(
+          "INVALID_ARGUMENT",
+          `--headless-idle must be a whole number of seconds (0 = never), got "${raw}".`,
+        );
+      return Number(raw);
+    },
+    argv: (v: number | undefined): string[] => (v !== undefined ? ["--headless-idle", String(v)] : []),
+  },
   share: {
     flag: "share",
     arg: {

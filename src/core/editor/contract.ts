@@ -361,6 +361,22 @@ export const extensionMethods = {
     result: z.object({ files: z.array(FileDiagnostics) }),
     timeoutMs: 15_000,
   },
+  /**
+   * What this window holds that would be lost if it closed (ccb's headless client is closed while
+   * idle only when every window answers all zero): running tasks, debug sessions, open reviews,
+   * unsaved documents and terminals that are not ccb's (those are core PTYs and survive).
+   */
+  "workbench.activity": {
+    params: Empty,
+    result: z.object({
+      tasks: z.number().int(),
+      debugSessions: z.number().int(),
+      reviews: z.number().int(),
+      dirty: z.number().int(),
+      terminals: z.number().int(),
+    }),
+    timeoutMs: 5_000,
+  },
   "commands.list": {
     params: z.object({ filter: z.string().optional(), includeInternal: z.boolean().optional() }),
     result: z.object({ commands: z.array(z.string()) }),

@@ -183,6 +183,7 @@ describe("the headless keeper's no-answer grace", () => {
           sandbox: true,
           evaluate: async () => 1,
           reload: async () => undefined,
+          leave: async () => undefined,
           exited: never,
           close: async () => undefined,
         });

@@ -116,6 +116,11 @@ export class DebugBridge implements vscode.Disposable {
     );
   }
 
+  /** Debug sessions that have not ended (any starter: ccb, the person, another extension). */
+  get live(): number {
+    return [...this.#sessions.values()].filter((t) => t.state !== "ended").length;
+  }
+
   #rootOf(s: vscode.DebugSession): vscode.DebugSession {
     let r = s;
     while (r.parentSession) r = r.parentSession;

@@ -48,6 +48,11 @@ export class DiffManager implements vscode.FileSystemProvider {
   readonly #disposables: vscode.Disposable[] = [];
   readonly #lensesChanged = new vscode.EventEmitter<void>();
 
+  /** Reviews open in this window (a decision still to come). */
+  get pending(): number {
+    return this.#diffs.size;
+  }
+
   constructor(private readonly onClosed: (id: string) => void) {
     const original: vscode.TextDocumentContentProvider = {
       provideTextDocumentContent: (uri) =>

@@ -21,7 +21,7 @@ import {
 } from "../../../core/editor/contract.ts";
 import { BridgeError, range, uriPath } from "./convert.ts";
 import { DebugBridge } from "./debug.ts";
-import { DiffManager } from "./diff.ts";
+import { DiffManager, PROPOSED_SCHEME } from "./diff.ts";
 import { baseHandlers, type Handlers, setUserExtensionsDir } from "./handlers.ts";
 import { moveHandlers } from "./move.ts";
 import { executeInNotebook } from "./notebook.ts";
@@ -77,6 +77,15 @@ class BridgeClient implements vscode.Disposable {
         attached: this.#terminals.attach(p.id, p.title, p.backlog, p.focus ?? false),
       }),
       "terminal.list": async () => ({ terminals: this.#terminals.list() }),
+      "workbench.activity": async () => ({
+        tasks: vscode.tasks.taskExecutions.length,
+        debugSessions: this.#debug.live,
+        reviews: this.#diffs.pending,
+        dirty:
+          vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme !== PROPOSED_SCHEME).length +
+          vscode.workspace.notebookDocuments.filter((n) => n.isDirty).length,
+        terminals: await this.#otherTerminals(),
+      }),
       ...powerHandlers(resolve),
       ...moveHandlers(resolve),
       ...this.#debug.handlers(),
@@ -266,6 +275,28 @@ class BridgeClient implements vscode.Disposable {
 
   #event(event: BridgeEvent): void {
     this.#send({ type: "event", event });
+  }
+
+  /**
+   * Terminals with a live shell process of the workbench's own (its pty host's: they end with the
+   * window). ccb's PTY mirrors and task terminals are pseudoterminals, with no process id: ccb's
+   * PTYs live in ccb, and running tasks are counted as tasks.
+   */
+  async #otherTerminals(): Promise<number> {
+    const pids = await Promise.all(
+      vscode.window.terminals
+        .filter((t) => t.exitStatus === undefined)
+        .map((t) =>
+          Promise.race([
+            Promise.resolve(t.processId).then(
+              (pid) => pid,
+              () => undefined,
+            ),
+            new Promise<undefined>((r) => setTimeout(() => r(undefined), 1_000)),
+          ]),
+        ),
+    );
+    return pids.filter((pid) => pid !== undefined).length;
   }
 
   #selectionChanged(editor: vscode.TextEditor): void {
