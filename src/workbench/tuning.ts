@@ -1,6 +1,6 @@
 /**
  * The levers that make a workbench start sooner and weigh less (issue 35; measured in
- * bench/workbench-cost.bench.ts). The ones that paid are on by default; two are off until they do.
+ * bench/workbench-cost.bench.ts). The ones that paid are on by default; the others say why they are off.
  * CCB_WORKBENCH_TUNING changes them for a same-run comparison: a comma list of lever names, each
  * prefixed with `-` (off) or `+` (on), `-early-browser,+quick-heal`, where `off` turns all off
  * (`off,+young-gen`: that lever alone). It changes no
@@ -35,10 +35,12 @@ export const LEVERS = {
   "no-typings": false,
   /**
    * code-server without its restart wrapper: one Node process instead of two (code-server.ts
-   * ONE_PROCESS_SCRIPT), 32 MiB. Off: with it, workbench-owner's attack test found the runtime
-   * listening on a TCP port beside its Unix socket (the runtime must listen on the socket only).
+   * ONE_PROCESS_SCRIPT), 24-32 MiB. The script gives the server what the wrapper gives the server it
+   * forks (CODE_SERVER_PARENT_PID, NODE_EXEC_PATH): without the first, VS Code's server-main.js also
+   * started its own standalone server on TCP localhost:8000 (found by workbench-owner's attack test;
+   * launcher.test.ts checks both ways that the runtime listens on its Unix socket only).
    */
-  "one-process": false,
+  "one-process": true,
   /**
    * A small V8 young generation (--max-semi-space-size=2, MiB) for the VS Code server's Node (its
    * extension host and file watcher inherit the server's Node flags) and the headless page.

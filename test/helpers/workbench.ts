@@ -65,6 +65,8 @@ export async function bootWorkbench(
       // Defaults: as root, ccb runs Chromium as an unprivileged account with its sandbox on.
       ...(process.env.CHROME_PATH ? { CHROME_PATH: process.env.CHROME_PATH } : {}),
       ...(process.env.CCB_CACHE_DIR ? { CCB_CACHE_DIR: process.env.CCB_CACHE_DIR } : {}),
+      // A workbench test run under other levers: CCB_E2E_TUNING=+one-process becomes ccb's CCB_WORKBENCH_TUNING.
+      ...(process.env.CCB_E2E_TUNING ? { CCB_WORKBENCH_TUNING: process.env.CCB_E2E_TUNING } : {}),
       ...(opts.env ?? {}),
     },
   );

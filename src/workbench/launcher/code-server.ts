@@ -16,6 +16,11 @@ const pExecFile = promisify(execFile);
  * instance's 0700 state folder, not `node -e`: VS Code forks its extension host with the server's
  * own Node flags (process.execArgv), which must hold no script. entry.js follows it on the command
  * line, so the process is recognisable as code-server and the script finds its package from it.
+ * It sets the two variables the wrapper gives the server it forks (wrapper.js, ParentProcess.spawn):
+ * CODE_SERVER_PARENT_PID, without which VS Code's server-main.js, imported on the first page request,
+ * also runs VS Code's own standalone server, a second server listening on TCP localhost:8000; and
+ * NODE_EXEC_PATH, the Node of the `code` command in the workbench's terminals. Then, as the forked
+ * server does, it keeps VS Code from calling process.exit (wrapper.preventExit).
  * A code-server whose modules do not export these runs entry.js as it is (wrapper and all).
  */
 const ONE_PROCESS_SCRIPT = `"use strict";
@@ -25,15 +30,19 @@ const cli = require(dir + "/cli.js");
 const { runCodeServer } = require(dir + "/main.js");
 const { wrapper } = require(dir + "/wrapper.js");
 const known = [cli.parse, cli.readConfigFile, cli.setDefaults, runCodeServer].every((f) => typeof f === "function");
-if (!known || !wrapper || typeof wrapper.onDispose !== "function") require(process.argv[1]);
+const wrapped = wrapper && ["onDispose", "preventExit", "exit"].every((m) => typeof wrapper[m] === "function");
+if (!known || !wrapped) require(process.argv[1]);
 else (async () => {
+  process.env.CODE_SERVER_PARENT_PID = String(process.pid);
+  process.env.NODE_EXEC_PATH = process.execPath;
   const parsed = cli.parse(process.argv.slice(2));
   const args = await cli.setDefaults(parsed, await cli.readConfigFile(parsed.config));
+  wrapper.preventExit();
   const server = await runCodeServer(args);
   wrapper.onDispose(() => server.dispose());
 })().catch((err) => {
   console.error(err && err.stack ? err.stack : String(err));
-  process.exit(1);
+  wrapper.exit(1);
 });
 `;
 

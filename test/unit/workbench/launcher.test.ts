@@ -1,7 +1,17 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { after, describe, test } from "node:test";
@@ -146,6 +156,49 @@ function liveInGroup(pgid: number): number {
   return n;
 }
 
+/** The processes of the process group `pgid`. */
+function groupPids(pgid: number): number[] {
+  const out: number[] = [];
+  for (const p of readdirSync("/proc").filter((x) => /^\d+$/.test(x))) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]) === pgid) out.push(Number(p));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+/** The TCP ports `pids` listen on: the LISTEN sockets of /proc/net/tcp{,6} whose inode one of them holds open. */
+function tcpListenPorts(pids: number[]): number[] {
+  const listening = new Map<string, number>();
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    for (const line of readFileSync(table, "utf8").split("\n").slice(1)) {
+      const [, local, , state, , , , , , inode] = line.trim().split(/\s+/);
+      if (state === "0A" && local && inode) listening.set(inode, Number.parseInt(local.split(":")[1] ?? "", 16));
+    }
+  }
+  const ports: number[] = [];
+  for (const pid of pids) {
+    let fds: string[] = [];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue; // gone
+    }
+    for (const fd of fds) {
+      try {
+        const port = listening.get(/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1] ?? "");
+        if (port !== undefined) ports.push(port);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return ports;
+}
+
 /** SIGKILL was sent; the kernel needs a moment to finish the processes. */
 async function groupGone(pgid: number): Promise<boolean> {
   for (let i = 0; i < 100; i++) {
@@ -211,8 +264,14 @@ describe("runtime supervisor", () => {
     removeStateDirs(dirs);
   });
 
-  test("code-server in one process (no restart wrapper forking a second Node), with the server's Node flags; the control forks", async () => {
+  test("code-server in one process (no restart wrapper forking a second Node), with the server's Node flags; the control forks; neither listens on TCP once VS Code's server is loaded", async () => {
     const runtime = await codeServerRuntime(codeServerRoot(), node24());
+    // Positive control of the TCP check: a listener of this very process is found.
+    const probe = createServer().listen(0, "127.0.0.1");
+    await once(probe, "listening");
+    const probePort = (probe.address() as { port: number }).port;
+    assert.deepEqual(tcpListenPorts([process.pid]), [probePort]);
+    probe.close();
     const entries = (pgid: number) => {
       const out: string[] = [];
       for (const p of readdirSync("/proc").filter((x) => /^\d+$/.test(x))) {
@@ -250,6 +309,14 @@ describe("runtime supervisor", () => {
           assert.equal(procs.length, 1, procs.join("; "));
           assert.match(procs[0] as string, /--max-semi-space-size=2 \S*code-server-one-process\.cjs$/);
         } else assert.equal(procs.length, 2, `control: the wrapper and its forked server: ${procs.join("; ")}`);
+        // The workbench page loads VS Code's server (server-main.js); then, and a moment later, the
+        // runtime's group listens on its Unix socket only (one-process once also ran VS Code's own
+        // standalone server on TCP localhost:8000).
+        assert.equal(await sup.get(runtime.workbenchPath("/ide/x", tmp.path)), 200);
+        for (let i = 0; i < 10; i++) {
+          assert.deepEqual(tcpListenPorts(groupPids(sup.pid as number)), [], `one-process ${oneProcess}: a TCP port`);
+          await new Promise((r) => setTimeout(r, 200)); // a late listener would show within 2 s
+        }
       } finally {
         await sup.stop();
         removeStateDirs(dirs);
