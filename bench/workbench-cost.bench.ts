@@ -7,6 +7,9 @@
 //   warm attach  a second `ccb serve --stdio` on the same folder -> its first editor_state that answers
 //   memory       after editor_open of a TypeScript file and BENCH_IDLE_S (30) s idle: PSS
 //                (/proc/<pid>/smaps_rollup) of every process, by group
+//   parked       the headless client closed while idle (--headless-idle BENCH_PARK_S, default 45 s, after
+//                the memory figure): PSS once Chromium and the extension host are gone, then the first
+//                editor_open after idle (it reopens the client and waits)
 //   recovery     time without editor tools (the fault -> the first editor_open that answers) when the
 //                runtime is killed, the headless Chromium is killed, the workbench host is killed
 // Run: node --import tsx bench/workbench-cost.bench.ts (after scripts/setup-peers.sh and npm run build).
@@ -29,6 +32,7 @@ const root = new URL("..", import.meta.url).pathname;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 30);
 const RECOVERY = process.env.BENCH_RECOVERY !== "0";
+const PARK_S = Number(process.env.BENCH_PARK_S ?? 45);
 const dir = mkdtempSync(join(tmpdir(), "ccb-cost-bench-"));
 const SETTINGS = { before: process.env.BENCH_BEFORE ?? "off", after: process.env.BENCH_AFTER ?? "" };
 const TIMELINE = process.env.BENCH_TIMELINE === "1";
@@ -50,6 +54,7 @@ function homeEnv(home: string, setting: Setting): Record<string, string> {
     XDG_CONFIG_HOME: join(home, "config"),
     ...(process.getuid?.() === 0 ? { CCB_CHROMIUM_NO_SANDBOX: "1" } : {}),
     CCB_WORKBENCH_GRACE: "0", // the host stops with its last front end: rounds do not add up
+    CCB_HEADLESS_IDLE: String(PARK_S),
     ...(SETTINGS[setting] ? { CCB_WORKBENCH_TUNING: SETTINGS[setting] } : {}),
   });
 }
@@ -108,6 +113,9 @@ interface RoundResult {
   coldCpuS: number;
   warmMs: number;
   pss: Map<string, number>;
+  /** PSS by group once the headless client closed while idle, and the first editor call after it. */
+  parkedPss: Map<string, number>;
+  wakeMs: number;
   recovery: { runtime?: number; chromium?: number; host?: number };
   load: number;
 }
@@ -144,11 +152,29 @@ async function round(setting: Setting, i: number): Promise<RoundResult> {
   // memory: an agent opened a TypeScript file (the TypeScript servers start), then idle
   await until(a.fe, "editor_open", { path: "a.ts" });
   await sleep(IDLE_S * 1000);
-  const now = parts(a.fe.pid);
-  const pss = new Map<string, number>();
-  const add = (g: string, kb: number) => pss.set(g, (pss.get(g) ?? 0) + kb / 1024);
-  for (const fe of [a.fe.pid, b.fe.pid]) add("ccb: front ends (2)", pssKb(fe));
-  for (const p of now.below as Proc[]) add(groupOf(p), pssKb(p.pid));
+  const measure = () => {
+    const now = parts(a.fe.pid);
+    const pss = new Map<string, number>();
+    const add = (g: string, kb: number) => pss.set(g, (pss.get(g) ?? 0) + kb / 1024);
+    for (const fe of [a.fe.pid, b.fe.pid]) add("ccb: front ends (2)", pssKb(fe));
+    for (const p of now.below as Proc[]) add(groupOf(p), pssKb(p.pid));
+    return pss;
+  };
+  const pss = measure();
+  // parked: no editor call for PARK_S s -> Chromium, the extension host and tsserver end
+  await waitFor(
+    () => {
+      const now = parts(a.fe.pid);
+      return now.chromium === undefined && !now.below.some((p) => /extensionHost|tsserver/.test(p.cmd))
+        ? true
+        : undefined;
+    },
+    "parked headless client",
+    (PARK_S + 60) * 1000,
+  );
+  await sleep(5_000);
+  const parkedPss = measure();
+  const wakeMs = await until(a.fe, "editor_open", { path: "a.ts" });
   const recovery: RoundResult["recovery"] = {};
   if (RECOVERY) {
     const rt = await waitFor(() => parts(a.fe.pid).runtime, "runtime");
@@ -179,9 +205,10 @@ async function round(setting: Setting, i: number): Promise<RoundResult> {
       if (existsSync(join(home, from))) cpSync(join(home, from), join(to, from), { recursive: true });
   }
   rmSync(home, { recursive: true, force: true });
-  return { coldMs: a.ms, coldCpuS, warmMs: b.ms, pss, recovery, load };
+  return { coldMs: a.ms, coldCpuS, warmMs: b.ms, pss, parkedPss, wakeMs, recovery, load };
 }
 
+const total = (pss: Map<string, number>) => [...pss.values()].reduce((s, v) => s + v, 0);
 const results: Record<Setting, RoundResult[]> = { before: [], after: [] };
 for (let i = 0; i < ROUNDS; i++) {
   const order: Setting[] = i % 2 === 0 ? ["before", "after"] : ["after", "before"];
@@ -190,7 +217,7 @@ for (let i = 0; i < ROUNDS; i++) {
     results[s].push(r);
     const rec = r.recovery;
     console.log(
-      `round ${i + 1} ${s.padEnd(6)} load ${r.load.toFixed(1)}: cold ${(r.coldMs / 1000).toFixed(1)} s (CPU ${r.coldCpuS.toFixed(1)} s), warm attach ${(r.warmMs / 1000).toFixed(2)} s, PSS ${[...r.pss.values()].reduce((x, y) => x + y, 0).toFixed(0)} MiB${RECOVERY ? `, recovery runtime ${((rec.runtime ?? 0) / 1000).toFixed(1)} s, Chromium ${((rec.chromium ?? 0) / 1000).toFixed(1)} s, host ${((rec.host ?? 0) / 1000).toFixed(1)} s` : ""}`,
+      `round ${i + 1} ${s.padEnd(6)} load ${r.load.toFixed(1)}: cold ${(r.coldMs / 1000).toFixed(1)} s (CPU ${r.coldCpuS.toFixed(1)} s), warm attach ${(r.warmMs / 1000).toFixed(2)} s, PSS ${total(r.pss).toFixed(0)} MiB, parked ${total(r.parkedPss).toFixed(0)} MiB, wake ${(r.wakeMs / 1000).toFixed(1)} s${RECOVERY ? `, recovery runtime ${((rec.runtime ?? 0) / 1000).toFixed(1)} s, Chromium ${((rec.chromium ?? 0) / 1000).toFixed(1)} s, host ${((rec.host ?? 0) / 1000).toFixed(1)} s` : ""}`,
     );
   }
 }
@@ -211,10 +238,11 @@ const row = (label: string, f: (r: RoundResult) => number | undefined, unit: str
   );
   return [b, a];
 };
-const groups = [...new Set([...results.before, ...results.after].flatMap((r) => [...r.pss.keys()]))].sort();
-const ccbShare = (r: RoundResult) =>
-  [...r.pss.entries()].filter(([g]) => g.startsWith("ccb") || g.startsWith("chromium")).reduce((s, [, v]) => s + v, 0);
-const total = (r: RoundResult) => [...r.pss.values()].reduce((s, v) => s + v, 0);
+const groups = [
+  ...new Set([...results.before, ...results.after].flatMap((r) => [...r.pss.keys(), ...r.parkedPss.keys()])),
+].sort();
+const ccbShare = (pss: Map<string, number>) =>
+  [...pss.entries()].filter(([g]) => g.startsWith("ccb") || g.startsWith("chromium")).reduce((s, [, v]) => s + v, 0);
 
 console.log(
   `\n== what a workspace costs: medians of ${ROUNDS} rounds (code-server, headless Chromium); before: CCB_WORKBENCH_TUNING="${SETTINGS.before}", after: "${SETTINGS.after}" ==`,
@@ -225,8 +253,13 @@ const coldCpu = row("  CPU used by then (all its processes)", (r) => r.coldCpuS,
 const warm = row("warm attach (second front end)", (r) => r.warmMs / 1000, "s", 2);
 console.log(`PSS after ${IDLE_S} s idle, one TypeScript file open:`);
 for (const g of groups) row(`  ${g}`, (r) => r.pss.get(g) ?? 0, "MiB", 0);
-const all = row("  all processes", total, "MiB", 0);
-const share = row("  ccb's share (ccb + the Chromium keep-alive)", ccbShare, "MiB", 0);
+const all = row("  all processes", (r) => total(r.pss), "MiB", 0);
+const share = row("  ccb's share (ccb + the Chromium keep-alive)", (r) => ccbShare(r.pss), "MiB", 0);
+console.log(`PSS once the headless client closed while idle (--headless-idle ${PARK_S}):`);
+for (const g of groups) row(`  ${g}`, (r) => r.parkedPss.get(g) ?? 0, "MiB", 0);
+const parkedAll = row("  all processes", (r) => total(r.parkedPss), "MiB", 0);
+const parkedShare = row("  ccb's share", (r) => ccbShare(r.parkedPss), "MiB", 0);
+const wake = row("first editor call after idle (reopens the client)", (r) => r.wakeMs / 1000, "s");
 let rec: number[][] = [];
 if (RECOVERY) {
   console.log("recovery (fault -> editor_open answers):");
@@ -249,6 +282,9 @@ console.log(
     warmAttachS: { before: warm[0], after: warm[1] },
     pssAllMiB: { before: all[0], after: all[1] },
     pssCcbShareMiB: { before: share[0], after: share[1] },
+    parkedPssAllMiB: { before: parkedAll[0], after: parkedAll[1] },
+    parkedPssCcbShareMiB: { before: parkedShare[0], after: parkedShare[1] },
+    wakeS: { before: wake[0], after: wake[1] },
     ...(RECOVERY
       ? {
           recoveryS: {

@@ -79,14 +79,18 @@ export class IdlePark implements BridgeWaker {
     const t0 = performance.now();
     const timeoutMs = this.o.wakeTimeoutMs ?? 120_000;
     await this.o.keeper.unpark("an editor call came");
+    const bound = new AbortController();
+    const timer = setTimeout(() => bound.abort(), timeoutMs); // kept: a waiting call is work under way
     try {
-      await this.o.bridge.waitForActive(AbortSignal.timeout(timeoutMs));
+      await this.o.bridge.waitForActive(bound.signal);
     } catch {
       throw new CcbError(
         "BRIDGE_UNAVAILABLE",
         `The workbench's headless client was reopened after being closed while idle, but no editor window answered within ${Math.round(timeoutMs / 1000)} s.`,
         { hint: "ccb keeps retrying it; try the call again shortly, or open the workbench in a browser tab." },
       );
+    } finally {
+      clearTimeout(timer);
     }
     this.o.log.info(
       `headless client reopened: the editor serves again ${Math.round(performance.now() - t0)} ms after the call`,

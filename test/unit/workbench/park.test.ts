@@ -1,0 +1,164 @@
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { CcbError } from "../../../src/core/errors.ts";
+import type { Logger } from "../../../src/core/log.ts";
+import type { BridgeConnection, BridgeServer } from "../../../src/workbench/bridge-server.ts";
+import type { BridgeProbe, HeadlessKeeper, HeadlessState } from "../../../src/workbench/health.ts";
+import { IdlePark } from "../../../src/workbench/park.ts";
+
+/**
+ * The idle policy of ccb's headless client (park.ts) against a scripted bridge and keeper: when it
+ * closes (idle long enough, no call under way, every window holds nothing), when it must not (a call,
+ * a task, a window that cannot say, a call that came while the windows were asked), and how calls
+ * reopen it (once for concurrent callers; not when a person's tab serves; a bounded wait).
+ */
+const quiet = { tasks: 0, debugSessions: 0, reviews: 0, dirty: 0, terminals: 0 };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function rig(o: { holds?: () => Promise<unknown>; idleMs?: number; wakeTimeoutMs?: number } = {}) {
+  const lines: string[] = [];
+  const log = {
+    info: (m: string) => lines.push(m),
+    debug: () => undefined,
+    warn: (m: string) => lines.push(m),
+    child: () => log,
+  } as unknown as Logger;
+  const conn = { responsive: true, seq: 1 } as unknown as BridgeConnection;
+  const activeListeners = new Set<(c: BridgeConnection | undefined) => void>();
+  const bridge = {
+    calls: { inFlight: 0, lastAt: Date.now() - 10_000 },
+    connections: [conn] as BridgeConnection[],
+    active: conn as BridgeConnection | undefined,
+    asked: 0,
+    callOn: async () => {
+      bridge.asked++;
+      return o.holds ? o.holds() : quiet;
+    },
+    waitForActive: (signal?: AbortSignal) =>
+      new Promise<BridgeConnection>((resolve, reject) => {
+        if (bridge.active) return resolve(bridge.active);
+        const l = (c: BridgeConnection | undefined) => {
+          if (c) resolve(c);
+        };
+        activeListeners.add(l);
+        signal?.addEventListener("abort", () => reject(new Error("aborted")));
+      }),
+    connect(c: BridgeConnection) {
+      bridge.connections = [c];
+      bridge.active = c;
+      for (const l of activeListeners) l(c);
+    },
+  };
+  const keeper = {
+    state: "running" as HeadlessState,
+    openedAt: Date.now() - 10_000,
+    parks: 0,
+    unparks: 0,
+    async park() {
+      keeper.parks++;
+      keeper.state = "parked";
+      bridge.connections = [];
+      bridge.active = undefined;
+    },
+    async unpark() {
+      keeper.unparks++;
+      keeper.state = "running";
+      setTimeout(() => bridge.connect({ responsive: true, seq: 2 } as unknown as BridgeConnection), 50);
+    },
+  };
+  const probe = { windowGone: () => undefined };
+  let changes = 0;
+  const park = new IdlePark({
+    bridge: bridge as unknown as BridgeServer,
+    keeper: keeper as unknown as HeadlessKeeper,
+    probe: probe as unknown as BridgeProbe,
+    log,
+    idleMs: o.idleMs ?? 1_000,
+    goneMs: 500,
+    wakeTimeoutMs: o.wakeTimeoutMs ?? 5_000,
+    onChange: () => changes++,
+  });
+  return { park, bridge, keeper, lines, changes: () => changes };
+}
+
+describe("IdlePark: when ccb's headless client closes while idle", () => {
+  it("closes once idle long enough with nothing held; a call reopens it and waits for the new host", async () => {
+    const r = rig();
+    await sleep(700); // checks every 250 ms
+    assert.equal(r.keeper.parks, 1);
+    assert.equal(r.park.parked, true);
+    const [a, b] = [r.park.wake(), r.park.wake()]; // two calls at once
+    assert.equal(r.park.parked, true, "still parked while reopening: a third call waits too");
+    await Promise.all([a, b]);
+    assert.equal(r.keeper.unparks, 1, "reopened once for both");
+    assert.equal(r.park.parked, false);
+    assert.ok(r.bridge.active);
+    r.park.close();
+  });
+
+  it("control: not while a call is under way, nor before the idle time", async () => {
+    const busy = rig();
+    busy.bridge.calls = { inFlight: 1, lastAt: Date.now() - 10_000 };
+    const fresh = rig({ idleMs: 60_000 });
+    await sleep(700);
+    assert.equal(busy.keeper.parks, 0);
+    assert.equal(fresh.keeper.parks, 0);
+    busy.park.close();
+    fresh.park.close();
+  });
+
+  it("not while a window holds a task (named in the log), nor when a window cannot say", async () => {
+    const task = rig({ holds: async () => ({ ...quiet, tasks: 1, terminals: 2 }) });
+    const mute = rig({
+      holds: async () => {
+        throw new CcbError("BRIDGE_ERROR", "unknown method");
+      },
+    });
+    await sleep(700);
+    assert.equal(task.keeper.parks, 0);
+    assert.equal(mute.keeper.parks, 0);
+    assert.ok(
+      task.lines.some((l) => /stays open while idle: 1 task running, 2 terminal/.test(l)),
+      task.lines.join("\n"),
+    );
+    assert.ok(mute.lines.some((l) => /a window did not say what it holds/.test(l)));
+    task.park.close();
+    mute.park.close();
+  });
+
+  it("not when a call came while the windows were asked", async () => {
+    let r!: ReturnType<typeof rig>;
+    r = rig({
+      holds: async () => {
+        r.bridge.calls = { inFlight: 0, lastAt: Date.now() }; // a call started and ended meanwhile
+        return quiet;
+      },
+    });
+    await sleep(400);
+    assert.ok(r.bridge.asked >= 1);
+    assert.equal(r.keeper.parks, 0);
+    r.park.close();
+  });
+
+  it("a call while a person's tab serves reopens nothing", async () => {
+    const r = rig();
+    await sleep(700);
+    assert.equal(r.keeper.parks, 1);
+    r.bridge.active = { responsive: true, seq: 9 } as unknown as BridgeConnection; // a person's tab
+    await r.park.wake();
+    assert.equal(r.keeper.unparks, 0);
+    r.park.close();
+  });
+
+  it("a reopened client whose host never serves fails the call with BRIDGE_UNAVAILABLE (bounded)", async () => {
+    const r = rig({ wakeTimeoutMs: 300 });
+    await sleep(700);
+    r.keeper.unpark = async () => {
+      r.keeper.unparks++;
+      r.keeper.state = "starting";
+    };
+    await assert.rejects(r.park.wake(), (e: unknown) => e instanceof CcbError && e.code === "BRIDGE_UNAVAILABLE");
+    assert.equal(r.park.parked, false);
+    r.park.close();
+  });
+});
