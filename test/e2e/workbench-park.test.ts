@@ -3,6 +3,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { silentLogger } from "../../src/core/log.ts";
+import { launchChromium } from "../../src/platform/chromium.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { bootWorkbench, eventually, text, type Workbench } from "../helpers/workbench.ts";
 
@@ -14,7 +16,9 @@ import { bootWorkbench, eventually, text, type Workbench } from "../helpers/work
  * - the next editor call answers (it waits for the reopened client), with the file's language
  *   features, and the unsaved-edit guard holds after it;
  * - controls: a running task keeps the client open past the idle time, and it closes once the task
- *   is stopped; a terminal of the workbench's own (not one of ccb's PTYs) keeps it open too.
+ *   is stopped; a terminal of the workbench's own (not one of ccb's PTYs) keeps it open too;
+ * - a person's tab (a real Chromium on the one-time link) serves the calls while ccb's client is
+ *   closed, with nothing reopened; once the person closes it, the next call reopens ccb's client.
  */
 const ws = tmpdirFixture({ prefix: "ccb-park-ws-" });
 const home = tmpdirFixture({ prefix: "ccb-park-home-" });
@@ -141,5 +145,28 @@ describe("the headless client closes while idle and reopens on the next editor c
     const closed = wb.countLog(/headless client: closing Chromium/);
     await new Promise((r) => setTimeout(r, IDLE_S * 1000));
     assert.equal(wb.countLog(/headless client: closing Chromium/), closed, "not closed while its terminal runs");
+  });
+
+  it("a person's tab serves while ccb's client is closed; after the person leaves, a call reopens it", async () => {
+    const term = await wb.call("vscode_execute_command", { command: "workbench.action.terminal.killAll" });
+    assert.ok(!term.isError, text(term));
+    const link = /open (http:\/\/127\.0\.0\.1:\d+\/app\?ccb_ott=[A-Za-z0-9_-]+)/.exec(wb.serve.stderr())?.[1];
+    assert.ok(link, "ccb printed a one-time /app link");
+    const served = wb.countLog(/bridge: extension host \d+ serves/);
+    const person = await launchChromium({ url: link, log: silentLogger, width: 1280, height: 800 });
+    try {
+      await waitPark(() => wb.countLog(/bridge: extension host \d+ serves/) > served, 300_000);
+      const closed = wb.countLog(/headless client: closing Chromium/);
+      await waitPark(() => wb.countLog(/headless client: closing Chromium/) > closed, 120_000);
+      const reopened = wb.countLog(/headless client: reopening/);
+      await hover(); // answered by the person's window
+      await new Promise((r) => setTimeout(r, 1_000));
+      assert.equal(wb.countLog(/headless client: reopening/), reopened, "nothing reopened while the person's tab serves");
+    } finally {
+      await person.close();
+    }
+    const reopened = wb.countLog(/headless client: reopening/);
+    await hover(); // the person's window is gone: the call (or its retry) reopens ccb's client
+    assert.ok(wb.countLog(/headless client: reopening/) > reopened, parkLog());
   });
 });
