@@ -29,6 +29,31 @@ function workspacePaths(core: Core, value: unknown, depth = 0): unknown {
 
 const DEFAULT_WAIT_S = 15;
 
+/** ccb's own commands the model may run: they show or add shared terminals, they decide nothing. */
+const CCB_COMMANDS_FOR_THE_MODEL = new Set(["ccb.terminals.list", "ccb.terminal.new"]);
+
+/**
+ * ccb's commands belong to the person (a diff review's accept and reject are their decisions), and
+ * runCommands would run them in a list: refused before the workbench sees them. The extension
+ * refuses the decisions by every other route too (bridge-extension/src/model-guard.ts).
+ */
+function refuseThePersonsCommands(command: string): void {
+  const id = command.trim().toLowerCase();
+  const ccb = id.startsWith("ccb.") && !CCB_COMMANDS_FOR_THE_MODEL.has(command);
+  if (!ccb && id !== "runcommands") return;
+  throw new CcbError(
+    "PERMISSION_DENIED",
+    ccb
+      ? `${command} is the person's: accepting or rejecting a proposed change in the review is their decision, not the model's.`
+      : "runCommands is not available to the model: it could run the person's review decisions.",
+    {
+      hint: ccb
+        ? "Wait for the person's decision in the editor; the change's result tells you what they kept."
+        : "Run each command with its own vscode_execute_command call.",
+    },
+  );
+}
+
 export default defineTool({
   name: "vscode_execute_command",
   title: "Run an editor command",
@@ -41,7 +66,8 @@ export default defineTool({
     'a WorkspaceEdit as {"$type":"workspaceEdit","files":[{"path","edits"}]} (not applied: use refactor_rename or refactor_apply_code_action to change files). ' +
     "A command that waits for input (a picker, input box or dialog) ends after waitSeconds with TIMEOUT, the picker closed. " +
     'Example: command "vscode.executeDefinitionProvider", args [{"$type":"uri","path":"src/a.ts"},{"$type":"position","line":3,"character":10}]. ' +
-    "Commands can change anything the workbench can: prefer the dedicated tools when one exists. Needs the editor bridge.",
+    "Commands can change anything the workbench can: prefer the dedicated tools when one exists. " +
+    "ccb's review commands (ccb.diff.*) and runCommands are refused: a review's decisions are the person's. Needs the editor bridge.",
   input: z.object({
     command: z.string().min(1).describe('The command id, e.g. "editor.action.formatDocument".'),
     args: z
@@ -60,6 +86,7 @@ export default defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   needsBridge: true,
   async execute(args, ctx) {
+    refuseThePersonsCommands(args.command);
     ctx.core.bridge.require();
     const confined = (await confineArgs(ctx.core, args.args ?? [])) as unknown[];
     const r = await callBridge(ctx, "commands.execute", {

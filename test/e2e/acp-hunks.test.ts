@@ -3,10 +3,13 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type * as acp from "@agentclientprotocol/sdk";
+import { silentLogger } from "../../src/core/log.ts";
+import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
 import { bounded } from "../helpers/bounded.ts";
 import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
+import { type PersonPage, personPage } from "../helpers/person-page.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { bootWorkbench, eventually, type Workbench } from "../helpers/workbench.ts";
 
@@ -14,10 +17,10 @@ import { bootWorkbench, eventually, type Workbench } from "../helpers/workbench.
  * Review per hunk from `ccb acp`: with the session attached to the shared workbench (real
  * code-server, bridge extension, headless Chromium, run by `ccb serve`), a write that needs
  * permission opens its diff in the workbench beside the ACP client's permission request. The person
- * decides there hunk by hunk (ccb.diff.acceptHunk / rejectHunk with { hunk: n }, run in the
- * workbench); the client's request is withdrawn, and the file and the model get exactly the hunk
- * kept. Controls: the client answering first writes the whole proposal; every hunk rejected writes
- * nothing.
+ * (a real Chromium on the workbench's link, whose window serves) decides there hunk by hunk, with
+ * clicks on the "Accept hunk" / "Reject hunk" code lenses; the client's request is withdrawn, and
+ * the file and the model get exactly the hunk kept. Controls: the client answering first writes the
+ * whole proposal; every hunk rejected writes nothing.
  */
 
 const LINES = (a: number, e: number) =>
@@ -41,12 +44,15 @@ describe("ccb acp: a permission's diff reviewed per hunk in the workbench", () =
   let api: FakeAnthropic;
   const agents: AgentHarness[] = [];
 
-  /** The person runs a hunk command in the workbench once the diff is there (false until it is). */
-  const person = async (command: string, hunk: number) =>
-    eventually(`${command} ${hunk} in the workbench`, async () => {
-      const r = await wb.ok("vscode_execute_command", { command, args: [{ hunk }] });
-      return /true/.test(r.content.map((c) => c.text ?? "").join("")) ? true : undefined;
-    });
+  let chromium: Chromium;
+  let page: PersonPage;
+
+  /** The person clicks a hunk's lens once the diff is there, and the hunk is decided (its lenses gone). */
+  const person = async (how: "Accept" | "Reject", hunk: number) => {
+    const lens = new RegExp(`^(Accept|Reject) hunk ${hunk + 1} of`);
+    await page.clickLens(new RegExp(`^${how} hunk ${hunk + 1} of`));
+    await page.untilLenses(`hunk ${hunk} decided`, (v) => !v.some((l) => lens.test(l.tooltip)), 30_000);
+  };
 
   const start = async (onPermission: (p: acp.RequestPermissionRequest, s: AbortSignal) => any) => {
     const h = AgentHarness.start({
@@ -78,9 +84,22 @@ describe("ccb acp: a permission's diff reviewed per hunk in the workbench", () =
       ),
     });
     wb = await bootWorkbench(ws.path, home.path);
+    // the person's tab, opened from the workbench's link; their focused window takes the serving role
+    const link = ((await wb.ok("vscode_open"))._meta?.["ccb/workbench"] as { url: string }).url;
+    const serving = wb.countLog(/bridge: extension host \d+ serves/);
+    chromium = await launchChromium({ url: link, log: silentLogger, width: 1280, height: 800 });
+    await chromium.page.send("Emulation.setDeviceMetricsOverride", {
+      width: 1280,
+      height: 800,
+      deviceScaleFactor: 1,
+      mobile: false,
+    });
+    page = personPage(chromium.page);
+    await wb.waitLog(() => wb.countLog(/bridge: extension host \d+ serves/) > serving);
   });
   after(async () => {
     for (const h of agents) await h.close();
+    await chromium?.close();
     await wb?.stop();
     await api?.close();
     data.cleanup();
@@ -104,9 +123,9 @@ describe("ccb acp: a permission's diff reviewed per hunk in the workbench", () =
       asked.toolCall.content?.some((c) => c.type === "diff"),
       "the request shows the diff",
     );
-    await person("ccb.diff.acceptHunk", 0);
+    await person("Accept", 0);
     assert.equal(readFileSync(file(), "utf8"), LINES(1, 5), "nothing written while hunk 1 is undecided");
-    await person("ccb.diff.rejectHunk", 1);
+    await person("Reject", 1);
     assert.equal((await bounded(done, 120_000, "the prompt")).stopReason, "end_turn");
     assert.equal(readFileSync(file(), "utf8"), LINES(10, 5));
     assert.deepEqual(withdrawn, [asked.toolCall.toolCallId], "the client's request was withdrawn");
@@ -130,8 +149,8 @@ describe("ccb acp: a permission's diff reviewed per hunk in the workbench", () =
     const { h, sessionId } = await start(waitForWithdrawal(withdrawn));
     const done = h.prompt(sessionId, "write a=11 e=51");
     await bounded(h.waitForPermission(), 120_000, "the permission request");
-    await person("ccb.diff.rejectHunk", 1);
-    await person("ccb.diff.rejectHunk", 0);
+    await person("Reject", 1);
+    await person("Reject", 0);
     assert.equal((await bounded(done, 120_000, "the prompt")).stopReason, "end_turn");
     assert.equal(readFileSync(file(), "utf8"), LINES(1, 5));
     assert.match(lastResult(), /rejected this change in the editor/);
@@ -147,10 +166,11 @@ describe("ccb acp: a permission's diff reviewed per hunk in the workbench", () =
     assert.equal((await h.prompt(sessionId, "write a=12 e=52")).stopReason, "end_turn");
     assert.equal(readFileSync(file(), "utf8"), LINES(12, 52));
     assert.match(lastResult(), /^Wrote /);
-    // no review is left open: a hunk command finds no diff
-    await eventually("the workbench's diff closed", async () => {
-      const r = await wb.ok("vscode_execute_command", { command: "ccb.diff.acceptHunk", args: [{ hunk: 0 }] });
-      return /false/.test(r.content.map((c) => c.text ?? "").join("")) ? true : undefined;
-    });
+    // no review is left open: the person's window shows no diff
+    await page.until<number>(
+      "the workbench's diff closed",
+      `document.querySelectorAll(".monaco-diff-editor").length`,
+      (v) => v === 0,
+    );
   });
 });

@@ -13,15 +13,18 @@ import { type PtyProcess, startClaude, stopClaude, writeClaudeHome } from "../he
 import { type FakeAnthropic, isSideRequest, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { type IdeWorkbenchFixture, startIdeWorkbench } from "../helpers/ide-workbench.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
+import { cursorInto, type Lens, type PersonPage, personPage } from "../helpers/person-page.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 /**
  * Review per hunk, end to end: the real Claude Code CLI proposes two-hunk Edits through ccb's IDE
  * server (openDiff), the diff opens in a real workbench (code-server + the bridge extension) shown
  * in a real Chromium that is its person: they click the "Accept hunk" / "Reject hunk" code lenses
- * (CDP mouse events on the lens), or run ccb.diff.rejectHunk with { hunk: n }. The file on disk and
- * what claude reads hold exactly the hunks kept; all rejected is DIFF_REJECTED; the whole-file
- * accept is unchanged (control).
+ * (CDP mouse events on the lens), run "Reject hunk at cursor" from the command palette (CDP keys),
+ * or click the title bar's "Accept proposed changes". The file on disk and what claude reads hold
+ * exactly the hunks kept; all rejected is DIFF_REJECTED; the whole-file accept is unchanged
+ * (control). (A hunk number that is no hunk deciding nothing: test/unit/workbench/hunks.test.ts; a
+ * command cannot be given one from the workbench's UI.)
  */
 
 const LINES = (a: number, b: number, c: number, d: number, e: number) =>
@@ -80,34 +83,9 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
   const bridgeCall = <M extends EditorMethod>(method: M, params: EditorMethods[M]["params"]) =>
     core.bridge.require().call(method, params, { signal: AbortSignal.timeout(60_000) });
 
-  const evaluate = async <T>(expression: string): Promise<T> => {
-    const r = (await cdp.send("Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true })) as {
-      result: { value?: unknown };
-      exceptionDetails?: { text: string };
-    };
-    if (r.exceptionDetails) throw new Error(`page: ${r.exceptionDetails.text}`);
-    return r.result.value as T;
-  };
-  const until = async <T>(what: string, expression: string, ok: (v: T) => boolean, timeoutMs = 120_000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    let last: T | undefined;
-    for (;;) {
-      last = await evaluate<T>(expression).catch(() => undefined);
-      if (last !== undefined && ok(last)) return last;
-      if (Date.now() > deadline) throw new Error(`TIMEOUT ${what}: last ${JSON.stringify(last)}`);
-      await new Promise((r) => setTimeout(r, 300));
-    }
-  };
-  /** The code lenses shown in the diff's proposed side, top to bottom: their text (links and labels) and centers. */
-  const LENSES = `[...document.querySelectorAll(".monaco-diff-editor .editor.modified .codelens-decoration > a, .monaco-diff-editor .editor.modified .codelens-decoration > span")]
-    .map((a) => { const r = a.getBoundingClientRect(); return { text: a.textContent.trim(), x: r.x + r.width / 2, y: r.y + r.height / 2, w: r.width }; })
-    .filter((l) => l.w > 0 && l.text !== "|").sort((p, q) => p.y - q.y || p.x - q.x)`;
-  type Lens = { text: string; x: number; y: number };
-  /** A person's click (mouse down and up at the point). */
-  const click = async (x: number, y: number) => {
-    for (const type of ["mouseMoved", "mousePressed", "mouseReleased"])
-      await cdp.send("Input.dispatchMouseEvent", { type, x, y, button: "left", clickCount: 1 });
-  };
+  let person: PersonPage;
+  /** The lenses' texts, top to bottom. */
+  const lensTexts = (v: Lens[]) => v.map((l) => l.text);
 
   function nextDiff(): Promise<string> {
     if (opened.length > 0) return Promise.resolve(opened.shift()!);
@@ -159,6 +137,7 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
       mobile: false,
     });
     await cdp.send("Page.navigate", { url: wb.url });
+    person = personPage(cdp);
     await bounded(wb.workbench.bridgeConnected, 180_000, "the workbench bridge connecting");
     ide = await startIde({ core, log, lockDir: join(home, ".claude", "ide") });
     ide.diffs.onOpen((e) => {
@@ -196,23 +175,17 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
     await claude.waitFor(/please\s*change\s*main\.ts/, from);
     claude.type("\r");
     await nextDiff();
-    const lenses = await until<Lens[]>("the hunk code lenses", LENSES, (v) => v.length === 4);
-    assert.deepEqual(
-      lenses.map((l) => l.text),
-      ["Accept hunk", "Reject hunk", "Accept hunk", "Reject hunk"],
-    );
+    const lenses = await person.untilLenses("the hunk code lenses", (v) => v.length === 4);
+    assert.deepEqual(lensTexts(lenses), ["Accept hunk", "Reject hunk", "Accept hunk", "Reject hunk"]);
     assert.ok(lenses[2]!.y > lenses[0]!.y, "one pair over each hunk");
-    await click(lenses[0]!.x, lenses[0]!.y);
+    await person.click(lenses[0]!.x, lenses[0]!.y);
     // hunk 0 decided, hunk 1 not yet: the review is still open and nothing was written
-    const left = await until<Lens[]>("hunk 0 shown as accepted", LENSES, (v) => v.some((l) => l.text === "Accepted"));
-    assert.deepEqual(
-      left.map((l) => l.text),
-      ["Accepted", "Accept hunk", "Reject hunk"],
-    );
+    const left = await person.untilLenses("hunk 0 shown as accepted", (v) => v.some((l) => l.text === "Accepted"));
+    assert.deepEqual(lensTexts(left), ["Accepted", "Accept hunk", "Reject hunk"]);
     assert.equal(answers.length, 0, "no answer to claude while a hunk is undecided");
     assert.equal(readFileSync(file, "utf8"), LINES(1, 2, 3, 4, 5));
     const reject = left.find((l) => l.text === "Reject hunk")!;
-    await click(reject.x, reject.y);
+    await person.click(reject.x, reject.y);
     const next = await main.wait(2);
     assert.equal(answers[0], `FILE_SAVED\n${LINES(10, 2, 3, 4, 5)}`);
     assert.equal(readFileSync(file, "utf8"), LINES(10, 2, 3, 4, 5));
@@ -221,7 +194,7 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
     assert.doesNotMatch(result, /= 50;/, "the rejected hunk is not in what the model reads");
     assert.match(result, /user modified your proposed changes/, "claude tells the model its proposal was changed");
     // the tab closed by itself
-    await until<number>(
+    await person.until<number>(
       "the diff tab closed",
       `document.querySelectorAll(".monaco-diff-editor").length`,
       (v) => v === 0,
@@ -229,65 +202,35 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
   });
 
   it("control: the whole-file accept keeps every hunk", async () => {
-    const id = await nextDiff();
-    await until<Lens[]>("the hunk code lenses", LENSES, (v) => v.length === 4);
-    await bridgeCall("commands.execute", {
-      command: "ccb.diff.accept",
-      args: [{ $type: "uri", uri: `ccb-proposed:/main.ts?diff=${id}` }],
-    });
+    await nextDiff();
+    await person.untilLenses("the hunk code lenses", (v) => v.length === 4);
+    await person.clickTitleAction("Accept proposed changes");
     await main.wait(3);
     assert.equal(answers[1], `FILE_SAVED\n${LINES(10, 20, 3, 4, 50)}`);
     assert.equal(readFileSync(file, "utf8"), LINES(10, 20, 3, 4, 50));
   });
 
-  it("rejecting every hunk (the one at the cursor, then { hunk: 0 }) answers DIFF_REJECTED; the file is unchanged", async () => {
+  it("rejecting every hunk (the one at the cursor, from the palette, then hunk 0's lens) answers DIFF_REJECTED; the file is unchanged", async () => {
     await nextDiff();
-    await until<Lens[]>("the hunk code lenses", LENSES, (v) => v.length === 4);
+    const undecided = lensTexts(await person.untilLenses("the hunk code lenses", (v) => v.length === 4));
     const from = claude!.output.length;
-    // a number that is no hunk decides nothing, nor does the cursor off every hunk (controls for the ones that do)
-    assert.deepEqual(await bridgeCall("commands.execute", { command: "ccb.diff.rejectHunk", args: [{ hunk: 7 }] }), {
-      result: false,
-    });
-    const lineOf = (re: string) =>
-      until<{ x: number; y: number }>(
-        `the proposed line matching ${re}`,
-        `(() => { const l = [...document.querySelectorAll(".monaco-diff-editor .editor.modified .view-line")].find((e) => ${re}.test(e.textContent)); if (!l) return undefined; const r = l.getBoundingClientRect(); return { x: r.x + 30, y: r.y + r.height / 2 }; })()`,
-        (v) => v !== undefined,
-      );
-    /** The click has reached the extension host (its selection events are asynchronous; a person is slower). */
-    const cursorAt = async (line: number) => {
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const st = (await bridgeCall("editor.state", {})) as {
-          active?: { uri: string; selections: { active: { line: number } }[] };
-        };
-        if (st.active?.uri.startsWith("ccb-proposed:") && st.active.selections[0]?.active.line === line) return;
-        if (Date.now() > deadline) throw new Error(`TIMEOUT the cursor on line ${line}: ${JSON.stringify(st.active)}`);
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    };
-    const unchanged = await lineOf(String.raw`/const\sd\s=\s4/`);
-    await click(unchanged.x, unchanged.y);
-    await cursorAt(3);
-    assert.deepEqual(await bridgeCall("commands.execute", { command: "ccb.diff.rejectHunk", args: [] }), {
-      result: false,
-    });
-    // the person clicks into hunk 1's proposed line and runs the command with no argument
-    const hunk1 = await lineOf(String.raw`/const\se\s=\s500/`);
-    await click(hunk1.x, hunk1.y);
-    await cursorAt(4);
-    assert.deepEqual(await bridgeCall("commands.execute", { command: "ccb.diff.rejectHunk", args: [] }), {
-      result: true,
-    });
-    await until<string[]>(
+    const state = () => bridgeCall("editor.state", {});
+    // the cursor off every hunk decides nothing (the control is the same command on hunk 1, below)
+    await cursorInto(person, String.raw`/const\sd\s=\s4/`, 3, state);
+    await person.palette("Reject hunk at cursor");
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.deepEqual(lensTexts(await person.lenses()), undecided, "no hunk decided");
+    assert.equal(answers.length, 2);
+    // the person clicks into hunk 1's proposed line and runs the command from the palette
+    await cursorInto(person, String.raw`/const\se\s=\s500/`, 4, state);
+    await person.palette("Reject hunk at cursor");
+    await person.until<string[]>(
       "hunk 1's original line back in the proposal",
       `[...document.querySelectorAll(".monaco-diff-editor .editor.modified .view-line")].map((e) => e.textContent.replace(/\u00a0/g, " "))`,
       (v) => v.some((t) => t.includes("e = 50;")) && !v.some((t) => t.includes("e = 500")),
     );
     assert.equal(answers.length, 2, "one hunk is still undecided");
-    assert.deepEqual(await bridgeCall("commands.execute", { command: "ccb.diff.rejectHunk", args: [{ hunk: 0 }] }), {
-      result: true,
-    });
+    await person.clickLens(/^Reject hunk 1 of 2/);
     await claude!.waitFor(/reject/i, from);
     assert.match(answers[2] ?? "", /^DIFF_REJECTED/);
     assert.equal(readFileSync(file, "utf8"), LINES(10, 20, 3, 4, 50));

@@ -5,6 +5,7 @@ import { after, before, describe, it } from "node:test";
 import { createLogging } from "../../cli/logging.ts";
 import { type Core, createCore } from "../../src/core/core.ts";
 import type { EditorMethod, EditorMethods } from "../../src/core/editor/bridge.ts";
+import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { diffTitle } from "../../src/protocols/ide/diffs.ts";
 import { type IdeServer, startIde } from "../../src/protocols/ide/ide.ts";
 import { bounded } from "../helpers/bounded.ts";
@@ -13,13 +14,14 @@ import { type FakeAnthropic, isSideRequest, startFakeAnthropic } from "../helper
 import { IdeClient, jsonOf, textsOf } from "../helpers/ide-client.ts";
 import { type IdeWorkbenchFixture, startIdeWorkbench } from "../helpers/ide-workbench.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
+import { type PersonPage, personPage } from "../helpers/person-page.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 /**
  * The real Claude Code CLI against the IDE server with a REAL workbench (code-server + the ccb
- * bridge extension, kept live by headless Chromium). The person's actions in the workbench are
- * driven through the bridge: accepting/rejecting a diff (the extension's ccb.diff.accept/reject
- * commands) and selecting text (editor.setSelection).
+ * bridge extension, shown in a real Chromium that is its person). The person accepts or rejects a
+ * diff with clicks on the diff's title-bar buttons (CDP mouse events); selecting text is driven
+ * through the bridge (editor.setSelection).
  */
 
 function mainRequests() {
@@ -66,6 +68,8 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
   let core: Core;
   let wb: IdeWorkbenchFixture;
   let ide: IdeServer;
+  let chromium: Chromium;
+  let person: PersonPage;
   let claude: PtyProcess | undefined;
   let claudePid: number | undefined;
   type Opened = { diffId: string; tabName: string };
@@ -121,9 +125,17 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
       runtime: "code-server",
       runtimeRoot: codeServerRoot(),
       runtimeNode: node24(),
-      headlessClient: true,
+      headlessClient: false,
       env,
     });
+    chromium = await launchChromium({ url: wb.url, log, width: 1280, height: 800 });
+    await chromium.page.send("Emulation.setDeviceMetricsOverride", {
+      width: 1280,
+      height: 800,
+      deviceScaleFactor: 1,
+      mobile: false,
+    });
+    person = personPage(chromium.page);
     await bounded(wb.workbench.bridgeConnected, 180_000, "the workbench bridge connecting");
     ide = await startIde({ core, log, lockDir: join(home, ".claude", "ide") });
     ide.diffs.onOpen((e) => {
@@ -136,6 +148,7 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
 
   after(async () => {
     if (claude) await stopClaude(claude, claudePid);
+    await chromium?.close();
     await ide?.close();
     await wb?.close();
     await core?.dispose();
@@ -185,30 +198,24 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
   });
 
   it("an Edit opens a real diff in the workbench; accepting it there makes claude write the file", async () => {
-    const { diffId: id } = await nextDiff();
+    await nextDiff();
     await diffVisible(diffTitle(file));
     assert.equal(
       readFileSync(file, "utf8"),
       "export const x = 1;\nexport const y = 5;\n",
       "the IDE never writes the file",
     );
-    await bridgeCall("commands.execute", {
-      command: "ccb.diff.accept",
-      args: [{ $type: "uri", uri: `ccb-proposed:/main.ts?diff=${id}` }],
-    });
+    await person.clickTitleAction("Accept proposed changes");
     const afterEdit = await main.wait(3);
     assert.match(toolResultText(afterEdit), /updated successfully/);
     assert.equal(readFileSync(file, "utf8"), "export const x = 2;\nexport const y = 5;\n");
   });
 
   it("rejecting the next diff in the workbench leaves the file unchanged", async () => {
-    const { diffId: id } = await nextDiff();
+    await nextDiff();
     await diffVisible(diffTitle(file));
     const from = claude!.output.length;
-    await bridgeCall("commands.execute", {
-      command: "ccb.diff.reject",
-      args: [{ $type: "uri", uri: `ccb-proposed:/main.ts?diff=${id}` }],
-    });
+    await person.clickTitleAction("Reject proposed changes");
     await claude!.waitFor(/reject/i, from);
     assert.equal(readFileSync(file, "utf8"), "export const x = 2;\nexport const y = 5;\n");
   });

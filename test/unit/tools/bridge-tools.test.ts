@@ -195,6 +195,33 @@ describe("editor tools with a bridge", () => {
     });
   });
 
+  test("vscode_execute_command refuses ccb's review commands and runCommands before the bridge (control: other commands run)", async () => {
+    answers["commands.execute"] = { result: true };
+    const t = tool("vscode_execute_command");
+    for (const command of [
+      "ccb.diff.accept",
+      "ccb.diff.acceptHunk",
+      "ccb.diff.reject",
+      "ccb.diff.rejectHunk",
+      "ccb.sendSelection",
+      " CCB.Diff.Accept",
+      "runCommands",
+    ]) {
+      calls.length = 0;
+      await assert.rejects(t.execute(t.input.parse({ command, args: [{ hunk: 0 }] }), ctx), (err: unknown) => {
+        assert.ok(isCcbError(err, "PERMISSION_DENIED"), `${command}: ${String(err)}`);
+        assert.match((err as Error).message, /person/);
+        return true;
+      });
+      assert.equal(calls.length, 0, `${command} never reaches the workbench`);
+    }
+    for (const command of ["ccb.terminals.list", "ccb.terminal.new", "editor.action.formatDocument"]) {
+      calls.length = 0;
+      await t.execute(t.input.parse({ command }), ctx);
+      assert.equal(calls[0]?.method, "commands.execute", command);
+    }
+  });
+
   test("1-based tool positions become zero-based wire positions", async () => {
     calls.length = 0;
     answers["language.definition"] = {

@@ -1,6 +1,7 @@
 import * as vscode from "vscode";
 import type { ParamsOf, ResultOf } from "../../../core/editor/contract.ts";
 import { HunkReview } from "../../review/hunk-review.ts";
+import { refusedForModel } from "./model-guard.ts";
 
 type DiffResult = ResultOf<"diff.open">;
 
@@ -61,13 +62,20 @@ export class DiffManager implements vscode.FileSystemProvider {
     this.#disposables.push(
       vscode.workspace.registerFileSystemProvider(PROPOSED_SCHEME, this, { isCaseSensitive: true }),
       vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, original),
-      vscode.commands.registerCommand("ccb.diff.accept", (uri?: vscode.Uri) => this.#finishFrom(uri, "accepted")),
-      vscode.commands.registerCommand("ccb.diff.reject", (uri?: vscode.Uri) => this.#finishFrom(uri, "rejected")),
+      // The decisions are the person's: refused while a command the model asked for runs (model-guard.ts).
+      vscode.commands.registerCommand(
+        "ccb.diff.accept",
+        (uri?: vscode.Uri) => !refusedForModel("accepting the proposal") && this.#finishFrom(uri, "accepted"),
+      ),
+      vscode.commands.registerCommand(
+        "ccb.diff.reject",
+        (uri?: vscode.Uri) => !refusedForModel("rejecting the proposal") && this.#finishFrom(uri, "rejected"),
+      ),
       vscode.commands.registerCommand("ccb.diff.acceptHunk", (arg?: HunkArg | vscode.Uri) =>
-        this.#decide(arg, "accept"),
+        refusedForModel("accepting a hunk") ? Promise.resolve(false) : this.#decide(arg, "accept"),
       ),
       vscode.commands.registerCommand("ccb.diff.rejectHunk", (arg?: HunkArg | vscode.Uri) =>
-        this.#decide(arg, "reject"),
+        refusedForModel("rejecting a hunk") ? Promise.resolve(false) : this.#decide(arg, "reject"),
       ),
       vscode.languages.registerCodeLensProvider(
         { scheme: PROPOSED_SCHEME },
@@ -254,15 +262,17 @@ export class DiffManager implements vscode.FileSystemProvider {
     return lenses;
   }
 
-  #finishFrom(uri: vscode.Uri | undefined, outcome: "accepted" | "rejected"): void {
+  /** End the review of `uri` (else of the active diff tab) as the person decided; false when there is none. */
+  #finishFrom(uri: vscode.Uri | undefined, outcome: "accepted" | "rejected"): boolean {
     const target = uri ?? activeProposedUri();
     const d = target ? this.#byUri(target) : undefined;
-    if (!d) return;
+    if (!d) return false;
     if (outcome === "accepted") {
       const doc = vscode.workspace.textDocuments.find((t) => t.uri.toString() === d.proposedUri.toString());
       const text = doc ? doc.getText() : new TextDecoder().decode(this.#texts.get(d.proposedUri.toString()));
       this.#finish(d, { outcome, finalText: text }, true);
     } else this.#finish(d, { outcome }, true);
+    return true;
   }
 
   #finish(d: OpenDiff, r: DiffResult, closeTab: boolean): void {
@@ -313,9 +323,11 @@ export class DiffManager implements vscode.FileSystemProvider {
   }
   writeFile(uri: vscode.Uri, content: Uint8Array): void {
     if (!this.#texts.has(uri.toString())) throw vscode.FileSystemError.NoPermissions(uri);
+    const d = this.#byUri(uri);
+    // Saving a proposal under review accepts it: the person's decision, refused during a model command.
+    if (d && refusedForModel("saving (accepting) the proposal")) throw vscode.FileSystemError.NoPermissions(uri);
     this.#texts.set(uri.toString(), content);
     this.#emitter.fire([{ type: vscode.FileChangeType.Changed, uri }]);
-    const d = this.#byUri(uri);
     if (d) setTimeout(() => this.#finishFrom(uri, "accepted"), 0);
   }
   delete(): void {}

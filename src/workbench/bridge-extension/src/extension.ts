@@ -23,6 +23,7 @@ import { BridgeError, range, uriPath } from "./convert.ts";
 import { DebugBridge } from "./debug.ts";
 import { DiffManager, PROPOSED_SCHEME } from "./diff.ts";
 import { baseHandlers, type Handlers, setUserExtensionsDir } from "./handlers.ts";
+import { setModelGuardLog } from "./model-guard.ts";
 import { moveHandlers } from "./move.ts";
 import { executeInNotebook } from "./notebook.ts";
 import { powerHandlers } from "./powers.ts";
@@ -63,6 +64,7 @@ class BridgeClient implements vscode.Disposable {
   #selectionTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly context: vscode.ExtensionContext) {
+    setModelGuardLog((line) => this.#out.appendLine(line));
     this.#diffs = new DiffManager((id) => this.#event({ type: "diffClosed", id }));
     this.#terminals = new SharedTerminals(this);
     const resolve = async (path: string) => (await this.request("workspace.resolve", { path })).path;

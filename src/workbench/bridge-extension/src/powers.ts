@@ -11,6 +11,7 @@ import type {
   ResultOf,
 } from "../../../core/editor/contract.ts";
 import { BridgeError, location, range, symbolKind, toPos, toRange, uriPath } from "./convert.ts";
+import { asModelCommand } from "./model-guard.ts";
 
 /**
  * The editor's refactor and deeper navigation powers (rename, code actions, format, call and type
@@ -291,7 +292,8 @@ async function loadDocuments(args: readonly unknown[]): Promise<void> {
 
 export async function executeBounded(command: string, args: unknown[], waitMs: number): Promise<unknown> {
   await loadDocuments(args);
-  const run = Promise.resolve(vscode.commands.executeCommand(command, ...args));
+  // Until it settles (even past waitMs), the person's review decisions are refused (model-guard.ts).
+  const run = asModelCommand(() => vscode.commands.executeCommand(command, ...args));
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = Symbol("expired");
   const timeout = new Promise<typeof expired>((resolve) => {
@@ -415,7 +417,7 @@ export function powerHandlers(confine: Confine): PowerHandlers {
       const a = entry.action;
       if (isCommand(a)) {
         const files = await recordChanges(
-          () => vscode.commands.executeCommand(a.command, ...(a.arguments ?? [])),
+          () => asModelCommand(() => vscode.commands.executeCommand(a.command, ...(a.arguments ?? []))),
           confine,
           p.save,
         );

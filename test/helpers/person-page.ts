@@ -1,0 +1,149 @@
+import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
+
+/** A code lens of the diff's proposed side: its text, its tooltip (which hunk) and its center. */
+export interface Lens {
+  text: string;
+  tooltip: string;
+  x: number;
+  y: number;
+}
+
+/**
+ * A person at a workbench page in a real Chromium, driven the way they act: the page is read with
+ * DOM queries, and they act only with mouse and keyboard events (CDP Input), so every decision runs
+ * through the workbench's own UI as a click or a keystroke, never through the editor bridge.
+ */
+export interface PersonPage {
+  evaluate<T>(expression: string): Promise<T>;
+  /** Poll `expression` in the page until `ok` holds. */
+  until<T>(what: string, expression: string, ok: (v: T) => boolean, timeoutMs?: number): Promise<T>;
+  /** A click (mouse moved, pressed and released at the point). */
+  click(x: number, y: number): Promise<void>;
+  /** The code lenses shown over the diff's proposed side, top to bottom (links and labels). */
+  lenses(): Promise<Lens[]>;
+  untilLenses(what: string, ok: (v: Lens[]) => boolean, timeoutMs?: number): Promise<Lens[]>;
+  /** Click the lens whose tooltip matches (e.g. /^Reject hunk 2 of/), once it is shown. */
+  clickLens(tooltip: RegExp): Promise<void>;
+  /** Click the diff editor's title-bar action labelled `label` (e.g. "Accept proposed changes"). */
+  clickTitleAction(label: string): Promise<void>;
+  /** The center of the proposed side's line whose text matches `re` (a JS regex literal, as text). */
+  proposedLine(re: string): Promise<{ x: number; y: number }>;
+  /** Press a key (keyDown and keyUp), with modifiers held (CDP's bits: 1 Alt, 2 Ctrl, 4 Meta, 8 Shift). */
+  key(key: string, code: string, keyCode: number, opts?: { text?: string; modifiers?: number }): Promise<void>;
+  /** Run a command from the command palette: F1, type its title, Enter on the item once listed. */
+  palette(title: string): Promise<void>;
+}
+
+const LENSES = `[...document.querySelectorAll(".monaco-diff-editor .editor.modified .codelens-decoration > a, .monaco-diff-editor .editor.modified .codelens-decoration > span")]
+  .map((a) => { const r = a.getBoundingClientRect(); return { text: a.textContent.trim(), tooltip: a.getAttribute("title") ?? "", x: r.x + r.width / 2, y: r.y + r.height / 2, w: r.width }; })
+  .filter((l) => l.w > 0 && l.text !== "|").sort((p, q) => p.y - q.y || p.x - q.x)
+  .map(({ text, tooltip, x, y }) => ({ text, tooltip, x, y }))`;
+
+export function personPage(cdp: CdpSession): PersonPage {
+  const evaluate = async <T>(expression: string): Promise<T> => {
+    const r = (await cdp.send("Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true })) as {
+      result: { value?: unknown };
+      exceptionDetails?: { text: string };
+    };
+    if (r.exceptionDetails) throw new Error(`page: ${r.exceptionDetails.text}`);
+    return r.result.value as T;
+  };
+  const until = async <T>(what: string, expression: string, ok: (v: T) => boolean, timeoutMs = 120_000): Promise<T> => {
+    const deadline = Date.now() + timeoutMs;
+    let last: T | undefined;
+    for (;;) {
+      last = await evaluate<T>(expression).catch(() => undefined);
+      if (last !== undefined && ok(last)) return last;
+      if (Date.now() > deadline) throw new Error(`TIMEOUT ${what}: last ${JSON.stringify(last)}`);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  };
+  const click = async (x: number, y: number) => {
+    for (const type of ["mouseMoved", "mousePressed", "mouseReleased"])
+      await cdp.send("Input.dispatchMouseEvent", { type, x, y, button: "left", clickCount: 1 });
+  };
+  const key = async (key: string, code: string, keyCode: number, opts: { text?: string; modifiers?: number } = {}) => {
+    const common = {
+      key,
+      code,
+      windowsVirtualKeyCode: keyCode,
+      nativeVirtualKeyCode: keyCode,
+      modifiers: opts.modifiers ?? 0,
+    };
+    await cdp.send("Input.dispatchKeyEvent", { type: "keyDown", ...common, ...(opts.text ? { text: opts.text } : {}) });
+    await cdp.send("Input.dispatchKeyEvent", { type: "keyUp", ...common });
+  };
+  const untilLenses = (what: string, ok: (v: Lens[]) => boolean, timeoutMs?: number) =>
+    until<Lens[]>(what, LENSES, ok, timeoutMs);
+  return {
+    evaluate,
+    until,
+    click,
+    key,
+    lenses: () => evaluate<Lens[]>(LENSES),
+    untilLenses,
+    async clickLens(tooltip) {
+      const lenses = await untilLenses(`a lens ${tooltip}`, (v) => v.some((l) => tooltip.test(l.tooltip)));
+      const lens = lenses.find((l) => tooltip.test(l.tooltip))!;
+      await click(lens.x, lens.y);
+    },
+    async clickTitleAction(label) {
+      const at = await until<{ x: number; y: number } | null>(
+        `the title action "${label}"`,
+        `(() => { const a = [...document.querySelectorAll(".editor-actions .action-label")].find((e) => (e.getAttribute("aria-label") ?? "").startsWith(${JSON.stringify(label)})); if (!a) return null; const r = a.getBoundingClientRect(); return r.width > 0 ? { x: r.x + r.width / 2, y: r.y + r.height / 2 } : null; })()`,
+        (v) => v !== null,
+      );
+      await click(at!.x, at!.y);
+    },
+    async proposedLine(re) {
+      return until<{ x: number; y: number }>(
+        `the proposed line matching ${re}`,
+        `(() => { const l = [...document.querySelectorAll(".monaco-diff-editor .editor.modified .view-line")].find((e) => ${re}.test(e.textContent)); if (!l) return undefined; const r = l.getBoundingClientRect(); return { x: r.x + 30, y: r.y + r.height / 2 }; })()`,
+        (v) => v !== undefined,
+      );
+    },
+    async palette(title) {
+      await key("F1", "F1", 112);
+      await until<boolean>(
+        "the command palette open",
+        `!!document.querySelector(".quick-input-widget .quick-input-box input")`,
+        (v) => v,
+        30_000,
+      );
+      await cdp.send("Input.insertText", { text: title });
+      await until<boolean>(
+        `"${title}" listed in the palette`,
+        `[...document.querySelectorAll(".quick-input-widget .quick-input-list .monaco-list-row.focused")].some((r) => r.textContent.includes(${JSON.stringify(title)}))`,
+        (v) => v,
+        30_000,
+      );
+      await key("Enter", "Enter", 13, { text: "\r" });
+    },
+  };
+}
+
+/** What `editor.state` answers about the active editor (the part a cursor check reads). */
+interface ActiveState {
+  active?: { uri: string; selections: { active: { line: number } }[] };
+}
+
+/**
+ * The person clicks into the diff's proposed line matching `re` (zero-based `line`), and the click
+ * has reached the extension host (its selection events are asynchronous; a person is slower).
+ */
+export async function cursorInto(
+  person: PersonPage,
+  re: string,
+  line: number,
+  editorState: () => Promise<unknown>,
+): Promise<void> {
+  const at = await person.proposedLine(re);
+  await person.click(at.x, at.y);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const st = (await editorState()) as ActiveState;
+    if (st.active?.uri.startsWith("ccb-proposed:") && st.active.selections[0]?.active.line === line) return;
+    if (Date.now() > deadline) throw new Error(`TIMEOUT the cursor on line ${line}: ${JSON.stringify(st.active)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
