@@ -253,6 +253,8 @@ export async function runTool<S extends z.ZodObject, D extends object, R, P>(
   args: z.infer<S>,
   ctx: ToolContext<D, P>,
 ): Promise<R> {
+  // An agent at work: a parked editor starts reopening (src/workbench/park.ts). Every front end's deps carry the core.
+  (ctx as Partial<CoreDeps>).core?.bridge.touch();
   try {
     return await def.execute(args, ctx);
   } catch (err) {

@@ -135,6 +135,12 @@ export class BridgeServer implements EditorBridge {
     this.#waker = waker;
   }
 
+  /** An agent is at work: the clock of idleness restarts, and a parked window starts reopening (unawaited). */
+  touch(): void {
+    this.#lastCallAt = Date.now();
+    if (this.#waker?.parked) this.#waker.wake().catch(() => undefined);
+  }
+
   /** Editor calls under way, and when the last one started or ended (Date.now()): probes are not calls. */
   get calls(): { inFlight: number; lastAt: number } {
     return { inFlight: this.#inFlight, lastAt: this.#lastCallAt };

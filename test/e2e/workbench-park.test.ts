@@ -161,7 +161,11 @@ describe("the headless client closes while idle and reopens on the next editor c
       const reopened = wb.countLog(/headless client: reopening/);
       await hover(); // answered by the person's window
       await new Promise((r) => setTimeout(r, 1_000));
-      assert.equal(wb.countLog(/headless client: reopening/), reopened, "nothing reopened while the person's tab serves");
+      assert.equal(
+        wb.countLog(/headless client: reopening/),
+        reopened,
+        "nothing reopened while the person's tab serves",
+      );
     } finally {
       await person.close();
     }

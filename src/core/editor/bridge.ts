@@ -23,6 +23,8 @@ export interface EditorBridge {
   ): Promise<unknown>;
   /** Subscribe to editor events (selection changes, diagnostics, ...). Returns an unsubscribe function. */
   onEvent(listener: (event: { type: string; [key: string]: unknown }) => void): () => void;
+  /** An agent is at work: an editor window closed while idle starts reopening now, nobody waits for it. */
+  touch?(): void;
 }
 
 /**
@@ -162,6 +164,14 @@ export class BridgeSlot {
     options?: EditorCallOptions,
   ): Promise<EditorMethods[M]["result"]> {
     return callEditor(this.require(), method, params, options);
+  }
+
+  /**
+   * An agent is at work (a tool call of any kind, a prompt): a headless editor closed while idle
+   * starts reopening, so the editor call that usually follows waits less. Never waits, never throws.
+   */
+  touch(): void {
+    this.#bridge?.touch?.();
   }
 
   /** The connected bridge, or BRIDGE_UNAVAILABLE saying why. */

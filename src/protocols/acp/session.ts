@@ -413,6 +413,7 @@ export class Session implements TurnHost {
       await previous;
       if (ac.signal.aborted) return { stopReason: "cancelled" };
       await this.lookAgainForWorkbench();
+      this.core.bridge.touch(); // a prompt: the editor reopens while the model thinks, if it was parked
       const outlet = new TurnOutlet(this.client, this.id, this.log);
       this.turnTokens = ZERO_TOKENS;
       try {

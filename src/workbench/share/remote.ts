@@ -22,6 +22,10 @@ interface Pending {
  * core.bridge while the owner's bridge serves and clears it, with the owner's reason, otherwise;
  * while the channel is up, this process's core.terminals are the owner's (RemoteTerminals).
  */
+/** touch(): at most one call per this long, with a filter that matches no command (a few bytes back). */
+const TOUCH_EVERY_MS = 10_000;
+const TOUCH_FILTER = "\u0000ccb-touch";
+
 export class RemoteBridge implements EditorBridge {
   readonly #listeners = new Set<(event: { type: string; [key: string]: unknown }) => void>();
   readonly #pending = new Map<number, Pending>();
@@ -29,6 +33,7 @@ export class RemoteBridge implements EditorBridge {
   #ws: WebSocket;
   #link: string | undefined;
   #connected = false;
+  #touchedAt = 0;
   #runtime: string | undefined;
   #ready!: () => void;
   #first!: () => void;
@@ -221,6 +226,18 @@ export class RemoteBridge implements EditorBridge {
         );
       }
     });
+  }
+
+  /**
+   * An agent is at work: the owner's workbench should know (its idle clock, a parked headless client
+   * reopening). Over the channel that is a call like any other, one that matches no command, sent at
+   * most every TOUCH_EVERY_MS and not awaited.
+   */
+  touch(): void {
+    const now = Date.now();
+    if (!this.#connected || now - this.#touchedAt < TOUCH_EVERY_MS) return;
+    this.#touchedAt = now;
+    this.call("commands.list", { filter: TOUCH_FILTER }).catch(() => undefined);
   }
 
   call(method: string, params: unknown, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<unknown> {

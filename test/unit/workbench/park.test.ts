@@ -162,3 +162,62 @@ describe("IdlePark: when ccb's headless client closes while idle", () => {
     r.park.close();
   });
 });
+
+describe("touch: an agent at work reopens a parked editor without waiting", () => {
+  it("a tool call of any kind touches the core's bridge; the bridge server wakes its waker, unawaited", async () => {
+    const { createCore } = await import("../../../src/core/core.ts");
+    const { BridgeServer } = await import("../../../src/workbench/bridge-server.ts");
+    const { defineTool, runTool } = await import("../../../src/tools/kernel.ts");
+    const { z } = await import("zod");
+    const core = createCore({ roots: [process.cwd()] });
+    const editor = core.claimEditor("test");
+    const bridge = new BridgeServer({ core, editor, log: core.log });
+    let wakes = 0;
+    let parked = true;
+    bridge.setWaker({
+      get parked() {
+        return parked;
+      },
+      wake: () => {
+        wakes++;
+        return new Promise<void>(() => undefined); // never reopens: touch must not wait for it
+      },
+    });
+    editor.set(bridge);
+    const before = bridge.calls.lastAt;
+    await sleep(5);
+    const plain = defineTool({
+      name: "plain_tool",
+      title: "A tool that needs no editor",
+      description: "test",
+      input: z.object({}),
+      async execute() {
+        return "done";
+      },
+    });
+    assert.equal(await runTool(plain, {}, { core, signal: new AbortController().signal, log: core.log }), "done");
+    assert.equal(wakes, 1, "the call woke the parked editor");
+    assert.ok(bridge.calls.lastAt > before, "and restarted the idle clock");
+    parked = false;
+    bridge.touch();
+    assert.equal(wakes, 1, "control: nothing to wake when not parked");
+    await bridge.close();
+    await core.dispose();
+  });
+
+  it("an editor call while parked whose reopening brings no host fails with BRIDGE_UNAVAILABLE", async () => {
+    const { createCore } = await import("../../../src/core/core.ts");
+    const { BridgeServer } = await import("../../../src/workbench/bridge-server.ts");
+    const core = createCore({ roots: [process.cwd()] });
+    const editor = core.claimEditor("test");
+    const bridge = new BridgeServer({ core, editor, log: core.log, idleReason: () => "closed while idle" });
+    bridge.setWaker({ parked: true, wake: async () => undefined });
+    editor.set(bridge);
+    await assert.rejects(
+      bridge.call("commands.list", { filter: "x" }),
+      (e: unknown) => e instanceof CcbError && e.code === "BRIDGE_UNAVAILABLE",
+    );
+    await bridge.close();
+    await core.dispose();
+  });
+});
