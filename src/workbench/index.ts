@@ -8,6 +8,7 @@ import type { Logger } from "../core/log.ts";
 import { BrowserSession } from "../net/browser-session.ts";
 import { newToken } from "../util/secrets.ts";
 import { BridgeServer } from "./bridge-server.ts";
+import { compileCache } from "./compile-cache.ts";
 import {
   APP_PAGE,
   BRIDGE_POLICY,
@@ -27,7 +28,7 @@ import { TerminalShare } from "./panel-terminals.ts";
 import { IdlePark } from "./park.ts";
 import type { RuntimeOptions } from "./runtime-flags.ts";
 import { runtimeStep, Timeline } from "./timeline.ts";
-import { headlessChromiumFlags, serverNodeFlags, workbenchTuning } from "./tuning.ts";
+import { headlessChromiumFlags, serverNodeFlags, type Tuning, workbenchTuning } from "./tuning.ts";
 
 export type { WorkbenchHttp } from "./gateway.ts";
 
@@ -85,9 +86,18 @@ export interface WorkbenchHandle {
   close(): Promise<void>;
 }
 
-/** Environment for the runtime (its integrated terminals inherit it): the one child policy, src/core/child-env.ts. */
-export function runtimeEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return childEnv(env);
+/**
+ * Environment for the runtime (its integrated terminals inherit it): the one child policy,
+ * src/core/child-env.ts, with the `compile-cache` lever's NODE_COMPILE_CACHE (compile-cache.ts).
+ */
+export function runtimeEnv(
+  env: NodeJS.ProcessEnv,
+  tuning: Tuning = workbenchTuning(env),
+  log?: Logger | undefined,
+): NodeJS.ProcessEnv {
+  const cache = compileCache(env, tuning["compile-cache"]);
+  if (cache.refused) log?.warn(`Node's compile cache is off for the runtime: ${cache.refused}`);
+  return childEnv(env, { extra: cache.env });
 }
 
 export async function resolveRuntime(
@@ -290,7 +300,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
         basePath,
         folder: core.workspace.primary,
         log: log.child("runtime"),
-        env: runtimeEnv(env),
+        env: runtimeEnv(env, tuning, log),
         onOutput: (line) => {
           const step = runtimeStep(line);
           if (!step) return;

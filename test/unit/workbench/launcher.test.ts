@@ -69,8 +69,9 @@ describe("runtime resolution", () => {
       CCB_BRIDGE_SECRET: "y",
       FLUJO_MCP_APP_RUNTIME_REGISTER_TOKEN: "z",
       CCB_LOG_LEVEL: "info",
+      CCB_WORKBENCH_TUNING: "-compile-cache", // its NODE_COMPILE_CACHE: compile-cache.test.ts
     });
-    assert.deepEqual(env, { PATH: "/bin", CCB_LOG_LEVEL: "info" });
+    assert.deepEqual(env, { PATH: "/bin", CCB_LOG_LEVEL: "info", CCB_WORKBENCH_TUNING: "-compile-cache" });
   });
 });
 

@@ -19,6 +19,7 @@ import {
   type ServerResultOf,
   serverMethods,
 } from "../../../core/editor/contract.ts";
+import { flushCompileCacheSoon } from "./compile-cache.ts";
 import { BridgeError, range, uriPath } from "./convert.ts";
 import { DebugBridge } from "./debug.ts";
 import { DiffManager, PROPOSED_SCHEME } from "./diff.ts";
@@ -40,6 +41,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const client = new BridgeClient(context);
   context.subscriptions.push(client);
   client.start();
+  flushCompileCacheSoon();
 }
 
 export function deactivate(): void {}

@@ -1,4 +1,5 @@
 import type * as ts from "typescript";
+import { flushCompileCacheSoon } from "./compile-cache.ts";
 
 /**
  * A TypeScript server plugin the bridge extension contributes (package.json `typescriptServerPlugins`;
@@ -53,6 +54,7 @@ function editsForFileRename(oldFilePath: string, newFilePath: string): FileSpanE
 }
 
 function init(): ts.server.PluginModule {
+  flushCompileCacheSoon(); // this tsserver's compile cache (it enables the cache itself)
   return {
     create(info) {
       projects.add(info.project);
