@@ -192,10 +192,11 @@ describe("touch: an agent at work reopens a parked editor without waiting", () =
       description: "test",
       input: z.object({}),
       async execute() {
-        return "done";
+        return { text: "done" };
       },
     });
-    assert.equal(await runTool(plain, {}, { core, signal: new AbortController().signal, log: core.log }), "done");
+    const r = await runTool(plain, {}, { core, signal: new AbortController().signal, log: core.log });
+    assert.equal(r.text, "done");
     assert.equal(wakes, 1, "the call woke the parked editor");
     assert.ok(bridge.calls.lastAt > before, "and restarted the idle clock");
     parked = false;
