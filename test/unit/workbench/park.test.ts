@@ -191,6 +191,7 @@ describe("touch: an agent at work reopens a parked editor without waiting", () =
       title: "A tool that needs no editor",
       description: "test",
       input: z.object({}),
+      annotations: { readOnlyHint: true },
       async execute() {
         return { text: "done" };
       },
