@@ -167,7 +167,7 @@ describe("touch: an agent at work reopens a parked editor without waiting", () =
   it("a tool call of any kind touches the core's bridge; the bridge server wakes its waker, unawaited", async () => {
     const { createCore } = await import("../../../src/core/core.ts");
     const { BridgeServer } = await import("../../../src/workbench/bridge-server.ts");
-    const { defineTool, runTool } = await import("../../../src/tools/kernel.ts");
+    const { defineTool, runTool, READ_ONLY } = await import("../../../src/tools/kernel.ts");
     const { z } = await import("zod");
     const core = createCore({ roots: [process.cwd()] });
     const editor = core.claimEditor("test");
@@ -191,7 +191,7 @@ describe("touch: an agent at work reopens a parked editor without waiting", () =
       title: "A tool that needs no editor",
       description: "test",
       input: z.object({}),
-      annotations: { readOnlyHint: true },
+      annotations: READ_ONLY,
       async execute() {
         return { text: "done" };
       },
