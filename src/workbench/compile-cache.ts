@@ -58,7 +58,8 @@ function sizeOf(dir: string): number {
 
 /** The runtime's environment entries for the lever (`on`), with the folder made and checked. */
 export function compileCache(env: NodeJS.ProcessEnv, on: boolean, maxBytes = COMPILE_CACHE_MAX_BYTES): CompileCache {
-  if (!on) return { env: {} };
+  // Off: no cache at all, not tsserver's own default in the shared /tmp/node-compile-cache.
+  if (!on) return { env: { NODE_DISABLE_COMPILE_CACHE: "1" } };
   const dir = compileCacheDir(env);
   const why = unsafeCacheDir(dir);
   if (why) return { env: { NODE_DISABLE_COMPILE_CACHE: "1" }, refused: `${dir}: ${why}` };

@@ -43,7 +43,7 @@ const on = (env: NodeJS.ProcessEnv) => workbenchTuning({ ...env, CCB_WORKBENCH_T
 const off = (env: NodeJS.ProcessEnv) => workbenchTuning({ ...env, CCB_WORKBENCH_TUNING: "-compile-cache" });
 
 describe("the compile-cache lever", () => {
-  test("on: the runtime's environment carries NODE_COMPILE_CACHE, a 0700 folder of the user's in ccb's cache; off: nothing", () => {
+  test("on: the runtime's environment carries NODE_COMPILE_CACHE, a 0700 folder of the user's in ccb's cache; off: none at all", () => {
     const h = home();
     const env = { PATH: "/bin", XDG_CACHE_HOME: join(h, "cache") };
     const got = runtimeEnv(env, on(env));
@@ -59,7 +59,11 @@ describe("the compile-cache lever", () => {
     const env2 = { PATH: "/bin", XDG_CACHE_HOME: join(h2, "cache") };
     const none = runtimeEnv(env2, off(env2));
     assert.equal(none.NODE_COMPILE_CACHE, undefined);
-    assert.equal(none.NODE_DISABLE_COMPILE_CACHE, undefined, "off is the start path as it was");
+    assert.equal(
+      none.NODE_DISABLE_COMPILE_CACHE,
+      "1",
+      "off: no cache, not even tsserver's own in the shared /tmp/node-compile-cache",
+    );
     assert.ok(!existsSync(join(h2, "cache/ccb/node-compile-cache")), "off makes no folder");
     assert.equal(compileCacheDir({ CCB_COMPILE_CACHE_DIR: join(h2, "elsewhere") }), join(h2, "elsewhere"));
   });
