@@ -71,7 +71,12 @@ describe("runtime resolution", () => {
       CCB_LOG_LEVEL: "info",
       CCB_WORKBENCH_TUNING: "-compile-cache", // its NODE_COMPILE_CACHE: compile-cache.test.ts
     });
-    assert.deepEqual(env, { PATH: "/bin", CCB_LOG_LEVEL: "info", CCB_WORKBENCH_TUNING: "-compile-cache" });
+    assert.deepEqual(env, {
+      PATH: "/bin",
+      CCB_LOG_LEVEL: "info",
+      CCB_WORKBENCH_TUNING: "-compile-cache",
+      NODE_DISABLE_COMPILE_CACHE: "1",
+    });
   });
 });
 

@@ -29,6 +29,8 @@ describe("workbench/runtime-flags: one table from the command line to a child's 
       "--runtime-node",
       "/n24",
       "--no-headless-client",
+      "--headless-idle",
+      "120",
       "--no-share",
     ];
     const options = runtimeOptionsFrom(parse(argv), {});
@@ -37,6 +39,7 @@ describe("workbench/runtime-flags: one table from the command line to a child's 
       runtimeRoot: "/rt",
       runtimeNode: "/n24",
       headlessClient: false,
+      headlessIdle: 120,
       share: false,
     });
     assert.deepEqual(runtimeArgv(options), argv.slice(0, -1));
@@ -45,6 +48,7 @@ describe("workbench/runtime-flags: one table from the command line to a child's 
       runtimeRoot: "/rt",
       runtimeNode: "/n24",
       headlessClient: false,
+      headlessIdle: 120,
     });
   });
 
@@ -55,10 +59,22 @@ describe("workbench/runtime-flags: one table from the command line to a child's 
       runtimeRoot: "/env-rt",
       runtimeNode: "/env-node",
       headlessClient: true,
+      headlessIdle: undefined,
       share: true,
     });
     assert.deepEqual(runtimeOptionsFrom(parse([]), {}).runtimeRoot, undefined);
     assert.deepEqual(runtimeArgv(runtimeOptionsFrom(parse([]), {})), []);
+  });
+
+  it("--headless-idle is whole seconds (CCB_HEADLESS_IDLE too; 0 = never); anything else stops startup", () => {
+    assert.equal(runtimeOptionsFrom(parse([]), { CCB_HEADLESS_IDLE: "0" }).headlessIdle, 0);
+    assert.equal(runtimeOptionsFrom(parse(["--headless-idle", "30"]), { CCB_HEADLESS_IDLE: "0" }).headlessIdle, 30);
+    for (const bad of ["-1", "1.5", "ten", "10s"])
+      assert.throws(
+        () => runtimeOptionsFrom(parse(["--headless-idle", bad]), {}),
+        (e: unknown) => isCcbError(e) && e.code === "INVALID_ARGUMENT" && /--headless-idle must be/.test(e.message),
+        bad,
+      );
   });
 
   it("an unknown runtime stops startup", () => {
