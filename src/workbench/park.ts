@@ -60,10 +60,14 @@ export class IdlePark implements BridgeWaker {
     if (!this.#waking) {
       if (this.o.keeper.state !== "parked") return;
       this.o.onWake?.();
-      this.#waking = this.#reopen().finally(() => {
-        this.#waking = undefined;
-        this.o.onChange();
-      });
+      // #reopen runs after #waking is set: the keeper's state change it makes must still read as parked
+      // (the core keeps this bridge), or a call starting meanwhile would find no bridge at all.
+      this.#waking = Promise.resolve()
+        .then(() => this.#reopen())
+        .finally(() => {
+          this.#waking = undefined;
+          this.o.onChange();
+        });
     }
     const waking = this.#waking;
     if (!signal) return waking;

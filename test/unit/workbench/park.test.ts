@@ -60,8 +60,12 @@ function rig(o: { holds?: () => Promise<unknown>; idleMs?: number; wakeTimeoutMs
       bridge.connections = [];
       bridge.active = undefined;
     },
+    /** Whether the park still read as parked when the keeper left its parked state (the core keeps its bridge). */
+    parkedWhenUnparked: [] as boolean[],
     async unpark() {
       keeper.unparks++;
+      keeper.state = "starting";
+      keeper.parkedWhenUnparked.push(park.parked);
       keeper.state = "running";
       setTimeout(() => bridge.connect({ responsive: true, seq: 2 } as unknown as BridgeConnection), 50);
     },
@@ -91,6 +95,7 @@ describe("IdlePark: when ccb's headless client closes while idle", () => {
     assert.equal(r.park.parked, true, "still parked while reopening: a third call waits too");
     await Promise.all([a, b]);
     assert.equal(r.keeper.unparks, 1, "reopened once for both");
+    assert.deepEqual(r.keeper.parkedWhenUnparked, [true], "parked until the new host serves, from the first step");
     assert.equal(r.park.parked, false);
     assert.ok(r.bridge.active);
     r.park.close();
