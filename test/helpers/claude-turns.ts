@@ -12,8 +12,6 @@ import { isSideRequest, type Reply, type Script } from "./fake-anthropic.ts";
 type OpenedDiff = Parameters<Parameters<DiffRegistry["onOpen"]>[0]>[0];
 
 export interface MainRequests {
-  /** The main requests' bodies, in arrival order. */
-  list: any[];
   /** The model request number `n` (0-based), within 3 minutes. */
   wait(n: number): Promise<any>;
   /** A script: side requests get "Fake title"; main request number `n` is recorded and gets `reply(n)`. */
@@ -32,7 +30,6 @@ export function mainRequests(): MainRequests {
     }
   };
   return {
-    list,
     wait(n) {
       if (list[n]) return Promise.resolve(list[n]);
       return bounded(
