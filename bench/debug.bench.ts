@@ -18,7 +18,7 @@ const N = Number(process.env.BENCH_N ?? 10);
 const { dir, ws, env } = benchWorkspace("ccb-debug-bench-");
 writeFileSync(join(ws, "prog.js"), "let n = 0;\nfor (let i = 0; i < 3; i++) n += i;\nconsole.log(n);\n");
 
-const { core, gw, wb, ctx } = await bootBenchWorkbench(ws, env);
+const { ctx, close } = await bootBenchWorkbench(ws, env);
 await debugSetBreakpoints.execute({ breakpoints: [{ path: "prog.js", line: 3 }] }, ctx);
 const config = { type: "node", request: "launch", name: "bench", program: "prog.js" };
 
@@ -47,9 +47,7 @@ for (let i = 0; i < N; i++) {
   nodeSamples.push(plainNode());
 }
 
-await wb.close();
-await gw.close();
-await core.dispose();
+await close();
 rmSync(dir, { recursive: true, force: true });
 
 const d = summarize(debugSamples);

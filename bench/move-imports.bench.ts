@@ -6,15 +6,22 @@
 // Measured for each: tool calls, bytes of model-visible text (the arguments the model writes + the
 // text and structuredContent it reads back) and wall time. Each ends with every import right (checked).
 // Run: node --import tsx bench/move-imports.bench.ts   (needs scripts/setup-peers.sh and the built extension)
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import fsMove from "../src/tools/fs_move.ts";
 import fsRead from "../src/tools/fs_read.ts";
 import fsSearch from "../src/tools/fs_search.ts";
 import fsWrite from "../src/tools/fs_write.ts";
-import type { AnyToolDef } from "../src/tools/kernel.ts";
 import refactorMove from "../src/tools/refactor_move.ts";
+import {
+  readImporters,
+  type Tally,
+  talliedCall,
+  tallyLine,
+  untilPlanned,
+  writeImportersProject,
+} from "./refactor-lib.ts";
 import { benchWorkspace, bootBenchWorkbench } from "./workbench-lib.ts";
 
 const FILES = 50;
@@ -22,54 +29,30 @@ const HERE = "src/util.ts";
 const THERE = "src/lib/util.ts";
 
 const { dir, ws, env } = benchWorkspace("ccb-move-bench-");
-mkdirSync(join(ws, "src"), { recursive: true });
-writeFileSync(
-  join(ws, "tsconfig.json"),
-  JSON.stringify({ compilerOptions: { strict: true, module: "ESNext", moduleResolution: "Bundler", noEmit: true } }),
-);
-writeFileSync(join(ws, "src/config.ts"), "export const SCALE = 2;\n");
-writeFileSync(
-  join(ws, HERE),
-  'import { SCALE } from "./config";\n\nexport function scaled(x: number): number {\n  return x * SCALE;\n}\n',
-);
-for (let i = 0; i < FILES; i++)
-  writeFileSync(
-    join(ws, `src/use${i}.ts`),
+writeImportersProject(
+  ws,
+  {
+    "src/config.ts": "export const SCALE = 2;\n",
+    [HERE]:
+      'import { SCALE } from "./config";\n\nexport function scaled(x: number): number {\n  return x * SCALE;\n}\n',
+  },
+  FILES,
+  (i) =>
     `import { scaled } from "./util";\n\n// module ${i}\nexport function f${i}(): number {\n  return scaled(${i});\n}\n`,
-  );
+);
 
-const { core, gw, wb, ctx } = await bootBenchWorkbench(ws, env);
+const { ctx, close } = await bootBenchWorkbench(ws, env);
 
-interface Tally {
-  calls: number;
-  bytes: number;
-}
-async function call(t: AnyToolDef, raw: Record<string, unknown>, tally: Tally) {
-  const r = await t.execute(t.input.parse(raw), ctx);
-  tally.calls++;
-  tally.bytes +=
-    Buffer.byteLength(JSON.stringify(raw)) +
-    Buffer.byteLength(r.text) +
-    Buffer.byteLength(JSON.stringify(r.structured ?? {}));
-  return r;
-}
+const call = talliedCall(ctx);
 /** Every importer imports `spec`, and the module sits at `where` with its own import right. */
 function check(what: string, spec: string, where: string, own: string) {
-  const ok = Array.from({ length: FILES }, (_, i) => readFileSync(join(ws, `src/use${i}.ts`), "utf8")).filter((t) =>
-    t.includes(`from "${spec}"`),
-  ).length;
+  const ok = readImporters(ws, FILES).filter((t) => t.includes(`from "${spec}"`)).length;
   if (ok !== FILES || !existsSync(join(ws, where)) || !readFileSync(join(ws, where), "utf8").includes(`from "${own}"`))
     throw new Error(`${what}: ${ok}/${FILES} importers right, or the module is not at ${where} with its import right`);
 }
 /** Wait (not measured) until the language service plans the move over every importer and the moved file. */
-async function warm(from: string, to: string) {
-  for (let i = 0; ; i++) {
-    const r = await refactorMove.execute(refactorMove.input.parse({ from, to }), ctx);
-    if ((r.structured as { files: unknown[] }).files.length === FILES + 1) return;
-    if (i > 120) throw new Error("the language service never saw every importer");
-    await new Promise((res) => setTimeout(res, 1000));
-  }
-}
+const warm = (from: string, to: string) =>
+  untilPlanned(() => refactorMove.execute(refactorMove.input.parse({ from, to }), ctx), FILES + 1, "every importer");
 
 // (A) preview + apply
 await warm(HERE, THERE);
@@ -107,13 +90,10 @@ await call(refactorMove, { from: HERE, to: THERE, apply: true }, c);
 const cMs = performance.now() - t0;
 check("(A, apply only)", "./lib/util", THERE, "../config");
 
-await wb.close();
-await gw.close();
-await core.dispose();
+await close();
 rmSync(dir, { recursive: true, force: true });
 
-const line = (name: string, t: Tally, ms: number) =>
-  `${name.padEnd(44)} ${String(t.calls).padStart(5)} calls ${String(t.bytes).padStart(8)} bytes ${ms.toFixed(0).padStart(7)} ms`;
+const line = (name: string, t: Tally, ms: number) => tallyLine(name, t, ms, 44);
 const ratio = (x: Tally, xMs: number) =>
   `${(b.calls / x.calls).toFixed(0)}x calls, ${(b.bytes / x.bytes).toFixed(2)}x bytes, ${(bMs / xMs).toFixed(2)}x time`;
 console.log(`move of a file imported by ${FILES} files (its own import changes too), load ${loadavg()[0]?.toFixed(1)}`);

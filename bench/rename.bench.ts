@@ -5,57 +5,43 @@
 // Measured for each: tool calls, bytes of model-visible text (the arguments the model writes + the
 // text and structuredContent it reads back) and wall time. Both end with every file renamed (checked).
 // Run: node --import tsx bench/rename.bench.ts   (needs scripts/setup-peers.sh and the built extension)
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import editorApplyEdits from "../src/tools/editor_apply_edits.ts";
 import fsSearch from "../src/tools/fs_search.ts";
-import type { AnyToolDef } from "../src/tools/kernel.ts";
 import refactorRename from "../src/tools/refactor_rename.ts";
+import {
+  readImporters,
+  type Tally,
+  talliedCall,
+  tallyLine,
+  untilPlanned,
+  writeImportersProject,
+} from "./refactor-lib.ts";
 import { benchWorkspace, bootBenchWorkbench } from "./workbench-lib.ts";
 
 const FILES = 50;
 
 const { dir, ws, env } = benchWorkspace("ccb-rename-bench-");
-mkdirSync(join(ws, "src"), { recursive: true });
-writeFileSync(
-  join(ws, "tsconfig.json"),
-  JSON.stringify({ compilerOptions: { strict: true, module: "ESNext", moduleResolution: "Bundler", noEmit: true } }),
-);
-writeFileSync(join(ws, "src/shapes.ts"), "export function totalArea(xs: number[]): number {\n  return xs.length;\n}\n");
-for (let i = 0; i < FILES; i++)
-  writeFileSync(
-    join(ws, `src/use${i}.ts`),
+writeImportersProject(
+  ws,
+  { "src/shapes.ts": "export function totalArea(xs: number[]): number {\n  return xs.length;\n}\n" },
+  FILES,
+  (i) =>
     `import { totalArea } from "./shapes";\n\n// module ${i}\nexport function f${i}(): number {\n  return totalArea([${i}]) + totalArea([]);\n}\n`,
-  );
+);
 
-const { core, gw, wb, ctx } = await bootBenchWorkbench(ws, env);
+const { ctx, close } = await bootBenchWorkbench(ws, env);
 
-interface Tally {
-  calls: number;
-  bytes: number;
-}
-async function call(t: AnyToolDef, raw: Record<string, unknown>, tally: Tally) {
-  const r = await t.execute(t.input.parse(raw), ctx);
-  tally.calls++;
-  tally.bytes +=
-    Buffer.byteLength(JSON.stringify(raw)) +
-    Buffer.byteLength(r.text) +
-    Buffer.byteLength(JSON.stringify(r.structured ?? {}));
-  return r;
-}
-const uses = (name: string) =>
-  Array.from({ length: FILES }, (_, i) => readFileSync(join(ws, `src/use${i}.ts`), "utf8")).filter((t) =>
-    t.includes(`${name}(`),
-  ).length;
+const call = talliedCall(ctx);
+const uses = (name: string) => readImporters(ws, FILES).filter((t) => t.includes(`${name}(`)).length;
 
 // Warm the language service up (not measured): a preview of the rename.
 const DECL = { path: "src/shapes.ts", position: { line: 1, column: 17 } };
-for (let i = 0; ; i++) {
-  const r = await refactorRename.execute(refactorRename.input.parse({ ...DECL, newName: "sumOfAreas" }), ctx);
-  if ((r.structured as { files: unknown[] }).files.length === FILES + 1) break;
-  if (i > 120) throw new Error("the language service never saw every file");
-  await new Promise((res) => setTimeout(res, 1000));
-}
+await untilPlanned(
+  () => refactorRename.execute(refactorRename.input.parse({ ...DECL, newName: "sumOfAreas" }), ctx),
+  FILES + 1,
+  "every file",
+);
 
 // (A) one rename call
 const a: Tally = { calls: 0, bytes: 0 };
@@ -91,13 +77,10 @@ for (const [path, lines] of byFile) {
 const bMs = performance.now() - t0;
 if (uses("totalArea") !== FILES) throw new Error("(B) did not rename every file");
 
-await wb.close();
-await gw.close();
-await core.dispose();
+await close();
 rmSync(dir, { recursive: true, force: true });
 
-const line = (name: string, t: Tally, ms: number) =>
-  `${name.padEnd(34)} ${String(t.calls).padStart(5)} calls ${String(t.bytes).padStart(8)} bytes ${ms.toFixed(0).padStart(7)} ms`;
+const line = (name: string, t: Tally, ms: number) => tallyLine(name, t, ms, 34);
 console.log(
   `rename of a symbol used in ${FILES} files (+ its declaration), load ${(await import("node:os")).loadavg()[0]?.toFixed(1)}`,
 );

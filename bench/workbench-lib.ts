@@ -50,7 +50,12 @@ export async function bootBenchWorkbench(ws: string, env: NodeJS.ProcessEnv) {
   await wb.ready;
   await wb.bridgeConnected;
   const ctx = { core, signal: new AbortController().signal, log: silentLogger };
-  return { core, gw, wb, ctx };
+  const close = async () => {
+    await wb.close();
+    await gw.close();
+    await core.dispose();
+  };
+  return { core, gw, wb, ctx, close };
 }
 
 /** One process: its pid, parent, process group and command line. */

@@ -4,12 +4,11 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type * as acp from "@agentclientprotocol/sdk";
 import { silentLogger } from "../../src/core/log.ts";
-import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
 import { bounded } from "../helpers/bounded.ts";
 import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
-import { type PersonPage, personPage } from "../helpers/person-page.ts";
+import { openPersonWindow, type PersonPage, type PersonWindow } from "../helpers/person-page.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { bootWorkbench, eventually, type Workbench } from "../helpers/workbench.ts";
 
@@ -44,7 +43,7 @@ describe("ccb acp: a permission's diff reviewed per hunk in the workbench", () =
   let api: FakeAnthropic;
   const agents: AgentHarness[] = [];
 
-  let chromium: Chromium;
+  let win: PersonWindow | undefined;
   let page: PersonPage;
 
   /** The person clicks a hunk's lens once the diff is there, and the hunk is decided (its lenses gone). */
@@ -87,19 +86,13 @@ describe("ccb acp: a permission's diff reviewed per hunk in the workbench", () =
     // the person's tab, opened from the workbench's link; their focused window takes the serving role
     const link = ((await wb.ok("vscode_open"))._meta?.["ccb/workbench"] as { url: string }).url;
     const serving = wb.countLog(/bridge: extension host \d+ serves/);
-    chromium = await launchChromium({ url: link, log: silentLogger, width: 1280, height: 800 });
-    await chromium.page.send("Emulation.setDeviceMetricsOverride", {
-      width: 1280,
-      height: 800,
-      deviceScaleFactor: 1,
-      mobile: false,
-    });
-    page = personPage(chromium.page);
+    win = await openPersonWindow(link, silentLogger);
+    page = win.person;
     await wb.waitLog(() => wb.countLog(/bridge: extension host \d+ serves/) > serving);
   });
   after(async () => {
     for (const h of agents) await h.close();
-    await chromium?.close();
+    await win?.chromium.close();
     await wb?.stop();
     await api?.close();
     data.cleanup();

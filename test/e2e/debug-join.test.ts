@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { silentLogger } from "../../src/core/log.ts";
 import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
 import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { bootWorkbench, eventually, text, type Workbench } from "../helpers/workbench.ts";
+import { bootWorkbench, eventually, structured, text, type Workbench, writeLaunchJson } from "../helpers/workbench.ts";
 
 /**
  * Joining a debug session the person started: real code-server with its JavaScript debugger behind
@@ -32,22 +32,14 @@ writeFileSync(
   ].join("\n"),
 );
 writeFileSync(join(outside.path, "elsewhere.js"), "setInterval(() => {}, 100);\n");
-mkdirSync(join(ws.path, ".vscode"));
-writeFileSync(
-  join(ws.path, ".vscode/launch.json"),
-  JSON.stringify({
-    version: "0.2.0",
-    configurations: [
-      { name: "Person app", type: "node", request: "launch", program: "${workspaceFolder}/app.js" },
-      { name: "Elsewhere app", type: "node", request: "launch", program: join(outside.path, "elsewhere.js") },
-    ],
-  }),
-);
+writeLaunchJson(ws.path, [
+  { name: "Person app", type: "node", request: "launch", program: "${workspaceFolder}/app.js" },
+  { name: "Elsewhere app", type: "node", request: "launch", program: join(outside.path, "elsewhere.js") },
+]);
 
 let wb: Workbench;
 let chromium: Chromium;
 let cdp: CdpSession;
-const structured = (r: { structuredContent?: Record<string, unknown> }) => r.structuredContent as Record<string, any>;
 
 /** Evaluate in the person's workbench (the App page frames it, same origin). */
 async function inWorkbench<T>(expression: string): Promise<T> {

@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { bootWorkbench, eventually, text, type Workbench } from "../helpers/workbench.ts";
+import { bootWorkbench, eventually, structured, text, type Workbench, writeLaunchJson } from "../helpers/workbench.ts";
 
 /**
  * The debug tools against real code-server and its built-in JavaScript debugger (ms-vscode.js-debug),
@@ -36,17 +36,11 @@ writeFileSync(
   ].join("\n"),
 );
 writeFileSync(join(ws.path, "forever.js"), 'setInterval(() => console.log("tick"), 500);\n');
-mkdirSync(join(ws.path, ".vscode"));
-writeFileSync(
-  join(ws.path, ".vscode/launch.json"),
-  JSON.stringify({
-    version: "0.2.0",
-    configurations: [{ name: "Run buggy", type: "node", request: "launch", program: "${workspaceFolder}/buggy.js" }],
-  }),
-);
+writeLaunchJson(ws.path, [
+  { name: "Run buggy", type: "node", request: "launch", program: "${workspaceFolder}/buggy.js" },
+]);
 
 let wb: Workbench;
-const structured = (r: { structuredContent?: Record<string, unknown> }) => r.structuredContent as Record<string, any>;
 
 /**
  * pids running `file` of the workspace, as `ps` lists them (js-debug starts `node ./file` in the

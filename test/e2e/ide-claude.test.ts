@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { type PtyProcess, startClaude, stopClaude, writeClaudeHome } from "../helpers/claude-session.ts";
+import { claudeDirs, makeClaudeDirs, type PtyProcess, startClaude, stopClaude } from "../helpers/claude-session.ts";
+import { lastToolResult, mainRequests, resultText, submitPrompt } from "../helpers/claude-turns.ts";
 import { spawnCcb } from "../helpers/cli.ts";
-import { type FakeAnthropic, isSideRequest, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
+import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { claudeBin } from "../helpers/peers.ts";
 import { exitOf, Output } from "../helpers/proc-output.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -16,41 +17,10 @@ import { tmpdirFixture } from "../helpers/tmp.ts";
  * terminal diff, which we accept there: the file changes on disk.
  */
 
-/** Main (tool-carrying) requests, in order, with waiters. */
-function mainRequests() {
-  const list: any[] = [];
-  const waiters: { n: number; resolve: (b: any) => void }[] = [];
-  return {
-    list,
-    push(body: any) {
-      list.push(body);
-      for (const w of [...waiters]) {
-        if (!list[w.n]) continue;
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(list[w.n]);
-      }
-    },
-    wait(n: number): Promise<any> {
-      if (list[n]) return Promise.resolve(list[n]);
-      return new Promise((resolve) => waiters.push({ n, resolve }));
-    },
-  };
-}
-
-function toolResults(body: any): any[] {
-  const last = body.messages.at(-1);
-  return Array.isArray(last?.content) ? last.content.filter((c: any) => c.type === "tool_result") : [];
-}
-
-function resultText(r: any): string {
-  return typeof r.content === "string" ? r.content : r.content.map((c: any) => c.text ?? "").join("");
-}
-
 describe("real claude CLI against ccb ide --no-workbench", () => {
   const tmp = tmpdirFixture({ prefix: "ccb-ide-claude-" });
-  const ws = join(tmp.path, "proj");
-  const home = join(tmp.path, "home");
-  const ctmp = join(tmp.path, "tmp");
+  const dirs = claudeDirs(tmp.path);
+  const { ws, home, ctmp } = dirs;
   const file = join(ws, "main.ts");
   const main = mainRequests();
   let api: FakeAnthropic;
@@ -63,20 +33,16 @@ describe("real claude CLI against ccb ide --no-workbench", () => {
   before(async () => {
     // A missing claude fails the suite here, before any process is started.
     claudeBin();
-    for (const d of [ws, home, ctmp]) mkdirSync(d);
+    makeClaudeDirs(dirs);
     writeFileSync(file, "export const x = 1;\n");
-    writeClaudeHome(home, ws);
     api = await startFakeAnthropic({
-      script: ({ body }) => {
-        if (isSideRequest(body)) return { text: "Fake title" };
-        const n = main.list.length;
-        main.push(body);
+      script: main.answer((n) => {
         if (n === 0) return { toolUses: [{ name: "mcp__ide__getDiagnostics", input: { uri: `file://${file}` } }] };
         if (n === 1) return { toolUses: [{ name: "Read", input: { file_path: file } }] };
         if (n === 2)
           return { toolUses: [{ name: "Edit", input: { file_path: file, old_string: "x = 1", new_string: "x = 2" } }] };
         return { text: "Done." };
-      },
+      }),
     });
     ccb = spawnCcb(["ide", "--no-workbench", "--workspace", ws, "--log-level", "debug"], {
       env: { ...process.env, HOME: home, CLAUDE_CONFIG_DIR: "" },
@@ -122,16 +88,13 @@ describe("real claude CLI against ccb ide --no-workbench", () => {
   it("a model turn calling mcp__ide__getDiagnostics gets the IDE's answer in its next request", async () => {
     const p = claude!;
     await p.waitFor(/for shortcuts/);
-    const from = p.output.length;
-    p.type("please fix main.ts");
-    await p.waitFor(/please\s*fix\s*main\.ts/, from);
-    p.type("\r");
+    await submitPrompt(p, "please fix main.ts");
     const second = await main.wait(1);
     assert.ok(
       second.tools.some((t: any) => t.name === "mcp__ide__getDiagnostics"),
       "the model sees the IDE's getDiagnostics tool",
     );
-    const [r] = toolResults(second);
+    const r = lastToolResult(second);
     assert.ok(r, "a tool_result came back");
     assert.equal(r.is_error, true);
     assert.match(

@@ -1,19 +1,14 @@
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createLogging } from "../../cli/logging.ts";
-import { type Core, createCore } from "../../src/core/core.ts";
-import type { EditorMethod, EditorMethods } from "../../src/core/editor/bridge.ts";
-import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
-import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
-import { type IdeServer, startIde } from "../../src/protocols/ide/ide.ts";
-import { bounded } from "../helpers/bounded.ts";
-import { type PtyProcess, startClaude, stopClaude, writeClaudeHome } from "../helpers/claude-session.ts";
-import { type FakeAnthropic, isSideRequest, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
-import { type IdeWorkbenchFixture, startIdeWorkbench } from "../helpers/ide-workbench.ts";
-import { codeServerRoot, node24 } from "../helpers/peers.ts";
-import { cursorInto, type Lens, type PersonPage, personPage } from "../helpers/person-page.ts";
+import type { IdeServer } from "../../src/protocols/ide/ide.ts";
+import { claudeDirs, makeClaudeDirs, type PtyProcess, stopClaude } from "../helpers/claude-session.ts";
+import { claudeDiffs, mainRequests, startClaudeOnIde, submitPrompt, toolResultText } from "../helpers/claude-turns.ts";
+import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
+import { startWorkbenchIde, type WorkbenchIde } from "../helpers/ide-workbench.ts";
+import { cursorInto, type Lens, type PersonPage } from "../helpers/person-page.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 /**
@@ -30,84 +25,34 @@ import { tmpdirFixture } from "../helpers/tmp.ts";
 const LINES = (a: number, b: number, c: number, d: number, e: number) =>
   `export const a = ${a};\nexport const b = ${b};\nexport const c = ${c};\nexport const d = ${d};\nexport const e = ${e};\n`;
 
-function mainRequests() {
-  const list: any[] = [];
-  const waiters: { n: number; resolve: (b: any) => void }[] = [];
-  return {
-    list,
-    push(body: any) {
-      list.push(body);
-      for (const w of [...waiters]) {
-        if (!list[w.n]) continue;
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(list[w.n]);
-      }
-    },
-    wait(n: number): Promise<any> {
-      if (list[n]) return Promise.resolve(list[n]);
-      return bounded(
-        new Promise((resolve) => waiters.push({ n, resolve })),
-        180_000,
-        () => `model request #${n} (${list.length} arrived)`,
-      );
-    },
-  };
-}
-
-const toolResultText = (body: any): string => {
-  const r = (body.messages.at(-1)?.content ?? []).find((c: any) => c.type === "tool_result");
-  return r ? (typeof r.content === "string" ? r.content : r.content.map((c: any) => c.text ?? "").join("")) : "";
-};
-
 describe("review per hunk: real claude CLI, real workbench, a real person's clicks", () => {
   const tmp = tmpdirFixture({ prefix: "ccb-ide-hunks-" });
-  const ws = join(tmp.path, "proj");
-  const home = join(tmp.path, "home");
-  const ctmp = join(tmp.path, "tmp");
+  const dirs = claudeDirs(tmp.path);
+  const { ws, home, ctmp } = dirs;
   const file = join(ws, "main.ts");
   const main = mainRequests();
   const { log } = createLogging({ level: process.env.CCB_TEST_LOG ?? "warn" });
   let api: FakeAnthropic;
-  let core: Core;
-  let wb: IdeWorkbenchFixture;
+  let w: WorkbenchIde;
   let ide: IdeServer;
-  let chromium: Chromium;
-  let cdp: CdpSession;
   let claude: PtyProcess | undefined;
   let claudePid: number | undefined;
-  const opened: string[] = [];
-  const diffWaiters: ((id: string) => void)[] = [];
+  let nextDiff: () => Promise<unknown>;
   /** What each openDiff answered claude (the IDE tool's result text), in order. */
   const answers: string[] = [];
-
-  const bridgeCall = <M extends EditorMethod>(method: M, params: EditorMethods[M]["params"]) =>
-    core.bridge.require().call(method, params, { signal: AbortSignal.timeout(60_000) });
 
   let person: PersonPage;
   /** The lenses' texts, top to bottom. */
   const lensTexts = (v: Lens[]) => v.map((l) => l.text);
 
-  function nextDiff(): Promise<string> {
-    if (opened.length > 0) return Promise.resolve(opened.shift()!);
-    return bounded(
-      new Promise((resolve) => diffWaiters.push(resolve)),
-      180_000,
-      () => `an openDiff from claude (its screen: ${JSON.stringify(claude?.output.slice(-1200) ?? "")})`,
-    );
-  }
-
   before(async () => {
-    for (const d of [ws, home, ctmp]) mkdirSync(d);
+    makeClaudeDirs(dirs);
     writeFileSync(file, LINES(1, 2, 3, 4, 5));
-    writeClaudeHome(home, ws);
     const edit = (from: string, to: string) => ({
       toolUses: [{ name: "Edit", input: { file_path: file, old_string: from, new_string: to } }],
     });
     api = await startFakeAnthropic({
-      script: ({ body }) => {
-        if (isSideRequest(body)) return { text: "Fake title" };
-        const n = main.list.length;
-        main.push(body);
+      script: main.answer((n) => {
         if (n === 0) return { toolUses: [{ name: "Read", input: { file_path: file } }] };
         // two hunks (a, e): the person keeps a's and rejects e's
         if (n === 1) return edit(LINES(1, 2, 3, 4, 5), LINES(10, 2, 3, 4, 50));
@@ -116,35 +61,12 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
         // two hunks (c, e): both rejected
         if (n === 3) return edit(LINES(10, 20, 3, 4, 50), LINES(10, 20, 30, 4, 500));
         return { text: "Done." };
-      },
+      }),
     });
-    core = createCore({ roots: [ws], log });
-    wb = await startIdeWorkbench(core, log, {
-      runtime: "code-server",
-      runtimeRoot: codeServerRoot(),
-      runtimeNode: node24(),
-      headlessClient: false,
-      env: { ...process.env, XDG_STATE_HOME: join(tmp.path, "state") },
-    });
-    chromium = await launchChromium({ url: "about:blank", log, width: 1280, height: 800 });
-    cdp = chromium.page;
-    await cdp.send("Page.enable");
-    await cdp.send("Runtime.enable");
-    await cdp.send("Emulation.setDeviceMetricsOverride", {
-      width: 1280,
-      height: 800,
-      deviceScaleFactor: 1,
-      mobile: false,
-    });
-    await cdp.send("Page.navigate", { url: wb.url });
-    person = personPage(cdp);
-    await bounded(wb.workbench.bridgeConnected, 180_000, "the workbench bridge connecting");
-    ide = await startIde({ core, log, lockDir: join(home, ".claude", "ide") });
-    ide.diffs.onOpen((e) => {
-      const w = diffWaiters.shift();
-      if (w) w(e.diffId);
-      else opened.push(e.diffId);
-    });
+    w = await startWorkbenchIde({ workspace: ws, stateDir: join(tmp.path, "state"), lockDir: dirs.ideLocks, log });
+    ide = w.ide;
+    person = w.window.person;
+    nextDiff = claudeDiffs(ide, () => claude);
     const open = ide.diffs.open.bind(ide.diffs);
     ide.diffs.open = async (args, signal) => {
       const r = await open(args, signal);
@@ -155,25 +77,21 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
 
   after(async () => {
     if (claude) await stopClaude(claude, claudePid);
-    await chromium?.close();
-    await ide?.close();
-    await wb?.close();
-    await core?.dispose();
+    await w?.close();
     await api?.close();
     tmp.cleanup();
   });
 
   it("accept one hunk and reject the other with the code lenses: disk and claude hold only the kept hunk", async () => {
-    const connected = new Promise<number>((resolve) =>
-      ide.onClient((e) => e.type === "connected" && e.pid && resolve(e.pid)),
-    );
-    claude = startClaude({ cwd: ws, home, tmp: ctmp, idePort: ide.port, apiUrl: api.url, allowedTools: ["Read"] });
-    claudePid = await bounded(connected, 120_000, "claude connecting to the IDE server");
+    ({ claude, pid: claudePid } = await startClaudeOnIde(ide, {
+      cwd: ws,
+      home,
+      tmp: ctmp,
+      apiUrl: api.url,
+      allowedTools: ["Read"],
+    }));
     await claude.waitFor(/for shortcuts/);
-    const from = claude.output.length;
-    claude.type("please change main.ts");
-    await claude.waitFor(/please\s*change\s*main\.ts/, from);
-    claude.type("\r");
+    await submitPrompt(claude, "please change main.ts");
     await nextDiff();
     const lenses = await person.untilLenses("the hunk code lenses", (v) => v.length === 4);
     assert.deepEqual(lensTexts(lenses), ["Accept hunk", "Reject hunk", "Accept hunk", "Reject hunk"]);
@@ -214,7 +132,7 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
     await nextDiff();
     const undecided = lensTexts(await person.untilLenses("the hunk code lenses", (v) => v.length === 4));
     const from = claude!.output.length;
-    const state = () => bridgeCall("editor.state", {});
+    const state = () => w.bridgeCall("editor.state", {});
     // the cursor off every hunk decides nothing (the control is the same command on hunk 1, below)
     await cursorInto(person, String.raw`/const\sd\s=\s4/`, 3, state);
     await person.palette("Reject hunk at cursor");

@@ -1,20 +1,17 @@
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createLogging } from "../../cli/logging.ts";
-import { type Core, createCore } from "../../src/core/core.ts";
-import type { EditorMethod, EditorMethods } from "../../src/core/editor/bridge.ts";
-import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { diffTitle } from "../../src/protocols/ide/diffs.ts";
-import { type IdeServer, startIde } from "../../src/protocols/ide/ide.ts";
+import type { IdeServer } from "../../src/protocols/ide/ide.ts";
 import { bounded } from "../helpers/bounded.ts";
-import { type PtyProcess, startClaude, stopClaude, writeClaudeHome } from "../helpers/claude-session.ts";
-import { type FakeAnthropic, isSideRequest, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
+import { claudeDirs, makeClaudeDirs, type PtyProcess, stopClaude } from "../helpers/claude-session.ts";
+import { claudeDiffs, mainRequests, startClaudeOnIde, submitPrompt, toolResultText } from "../helpers/claude-turns.ts";
+import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { IdeClient, jsonOf, textsOf } from "../helpers/ide-client.ts";
-import { type IdeWorkbenchFixture, startIdeWorkbench } from "../helpers/ide-workbench.ts";
-import { codeServerRoot, node24 } from "../helpers/peers.ts";
-import { type PersonPage, personPage } from "../helpers/person-page.ts";
+import { startWorkbenchIde, type WorkbenchIde } from "../helpers/ide-workbench.ts";
+import type { PersonPage } from "../helpers/person-page.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 /**
@@ -24,92 +21,43 @@ import { tmpdirFixture } from "../helpers/tmp.ts";
  * through the bridge (editor.setSelection).
  */
 
-function mainRequests() {
-  const list: any[] = [];
-  const waiters: { n: number; resolve: (b: any) => void }[] = [];
-  return {
-    list,
-    push(body: any) {
-      list.push(body);
-      for (const w of [...waiters]) {
-        if (!list[w.n]) continue;
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(list[w.n]);
-      }
-    },
-    /** The model request number `n` (0-based), within 3 minutes. */
-    wait(n: number): Promise<any> {
-      if (list[n]) return Promise.resolve(list[n]);
-      return bounded(
-        new Promise((resolve) => waiters.push({ n, resolve })),
-        180_000,
-        () => `model request #${n} (${list.length} arrived)`,
-      );
-    },
-  };
-}
-
 const lastUserText = (body: any): string => JSON.stringify(body.messages.at(-1)?.content ?? "");
-const toolResultText = (body: any): string => {
-  const r = (body.messages.at(-1)?.content ?? []).find((c: any) => c.type === "tool_result");
-  return r ? (typeof r.content === "string" ? r.content : r.content.map((c: any) => c.text ?? "").join("")) : "";
-};
 
 describe("real claude CLI + real workbench through ccb's IDE server", () => {
   const tmp = tmpdirFixture({ prefix: "ccb-ide-wb-" });
-  const ws = join(tmp.path, "proj");
-  const home = join(tmp.path, "home");
-  const ctmp = join(tmp.path, "tmp");
+  const dirs = claudeDirs(tmp.path);
+  const { ws, home, ctmp } = dirs;
   const file = join(ws, "main.ts");
   const bad = join(ws, "bad.json");
   const main = mainRequests();
   const { log } = createLogging({ level: process.env.CCB_TEST_LOG ?? "warn" });
   let api: FakeAnthropic;
-  let core: Core;
-  let wb: IdeWorkbenchFixture;
+  let w: WorkbenchIde;
   let ide: IdeServer;
-  let chromium: Chromium;
   let person: PersonPage;
   let claude: PtyProcess | undefined;
   let claudePid: number | undefined;
-  type Opened = { diffId: string; tabName: string };
-  const opened: Opened[] = [];
-  const diffWaiters: ((d: Opened) => void)[] = [];
-
-  const bridgeCall = <M extends EditorMethod>(method: M, params: EditorMethods[M]["params"]) =>
-    core.bridge.require().call(method, params, { signal: AbortSignal.timeout(60_000) });
+  let nextDiff: () => Promise<unknown>;
 
   /** Wait (polling the editor's tabs) until a diff tab titled `title` is visible in the workbench. */
   async function diffVisible(title: string): Promise<void> {
     const deadline = Date.now() + 120_000;
     let labels: string[] = [];
     while (Date.now() < deadline) {
-      const r = (await bridgeCall("editor.openEditors", {})) as { tabs: { label: string }[] };
+      const r = (await w.bridgeCall("editor.openEditors", {})) as { tabs: { label: string }[] };
       labels = r.tabs.map((t) => t.label);
       if (labels.includes(title)) return;
       await new Promise((res) => setTimeout(res, 200));
     }
     throw new Error(`no tab titled ${title} within 120 s (tabs: ${JSON.stringify(labels)})`);
   }
-  function nextDiff(): Promise<Opened> {
-    if (opened.length > 0) return Promise.resolve(opened.shift()!);
-    return bounded(
-      new Promise((resolve) => diffWaiters.push(resolve)),
-      180_000,
-      () => `an openDiff from claude (its screen: ${JSON.stringify(claude?.output.slice(-1200) ?? "")})`,
-    );
-  }
 
   before(async () => {
-    for (const d of [ws, home, ctmp]) mkdirSync(d);
+    makeClaudeDirs(dirs);
     writeFileSync(file, "export const x = 1;\nexport const y = 5;\n");
     writeFileSync(bad, '{ "name": "ccb", , }\n');
-    writeClaudeHome(home, ws);
     api = await startFakeAnthropic({
-      script: ({ body }) => {
-        if (isSideRequest(body)) return { text: "Fake title" };
-        const n = main.list.length;
-        main.push(body);
+      script: main.answer((n) => {
         if (n === 0) return { toolUses: [{ name: "mcp__ide__getDiagnostics", input: { uri: `file://${bad}` } }] };
         if (n === 1) return { toolUses: [{ name: "Read", input: { file_path: file } }] };
         if (n === 2)
@@ -117,77 +65,44 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
         if (n === 3)
           return { toolUses: [{ name: "Edit", input: { file_path: file, old_string: "y = 5", new_string: "y = 6" } }] };
         return { text: "Done." };
-      },
+      }),
     });
-    core = createCore({ roots: [ws], log });
-    const env = { ...process.env };
-    wb = await startIdeWorkbench(core, log, {
-      runtime: "code-server",
-      runtimeRoot: codeServerRoot(),
-      runtimeNode: node24(),
-      headlessClient: false,
-      env,
-    });
-    chromium = await launchChromium({ url: wb.url, log, width: 1280, height: 800 });
-    await chromium.page.send("Emulation.setDeviceMetricsOverride", {
-      width: 1280,
-      height: 800,
-      deviceScaleFactor: 1,
-      mobile: false,
-    });
-    person = personPage(chromium.page);
-    await bounded(wb.workbench.bridgeConnected, 180_000, "the workbench bridge connecting");
-    ide = await startIde({ core, log, lockDir: join(home, ".claude", "ide") });
-    ide.diffs.onOpen((e) => {
-      const d = { diffId: e.diffId, tabName: e.tabName };
-      const w = diffWaiters.shift();
-      if (w) w(d);
-      else opened.push(d);
-    });
+    w = await startWorkbenchIde({ workspace: ws, stateDir: join(tmp.path, "state"), lockDir: dirs.ideLocks, log });
+    ide = w.ide;
+    person = w.window.person;
+    nextDiff = claudeDiffs(ide, () => claude);
   });
 
   after(async () => {
     if (claude) await stopClaude(claude, claudePid);
-    await chromium?.close();
-    await ide?.close();
-    await wb?.close();
-    await core?.dispose();
+    await w?.close();
     await api?.close();
     tmp.cleanup();
   });
 
   it("the workbench has real diagnostics for the broken JSON file", async () => {
     const seen = new Promise<void>((resolve) => {
-      const off = core.bridge.require().onEvent((e) => {
+      const off = w.core.bridge.require().onEvent((e) => {
         if (e.type === "diagnosticsChanged" && (e.paths as string[]).includes(bad)) {
           off();
           resolve();
         }
       });
     });
-    await bridgeCall("editor.open", { path: bad });
+    await w.bridgeCall("editor.open", { path: bad });
     await bounded(seen, 120_000, "diagnostics for bad.json from the workbench");
   });
 
   it("claude connects and a getDiagnostics turn carries the workbench's diagnostics into the next request", async () => {
-    const port = ide.port;
-    const connected = new Promise<number>((resolve) =>
-      ide.onClient((e) => e.type === "connected" && e.pid && resolve(e.pid)),
-    );
-    claude = startClaude({
+    ({ claude, pid: claudePid } = await startClaudeOnIde(ide, {
       cwd: ws,
       home,
       tmp: ctmp,
-      idePort: port,
       apiUrl: api.url,
       allowedTools: ["mcp__ide__getDiagnostics", "Read"],
-    });
-    claudePid = await bounded(connected, 120_000, "claude connecting to the IDE server");
+    }));
     await claude.waitFor(/for shortcuts/);
-    const from = claude.output.length;
-    claude.type("please fix main.ts");
-    await claude.waitFor(/please\s*fix\s*main\.ts/, from);
-    claude.type("\r");
+    await submitPrompt(claude, "please fix main.ts");
     const second = await main.wait(1);
     const text = toolResultText(second);
     const diags = JSON.parse(text);
@@ -221,17 +136,14 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
   });
 
   it("a selection made in the workbench reaches the model's next request", async () => {
-    await bridgeCall("editor.open", { path: file });
+    await w.bridgeCall("editor.open", { path: file });
     const from = claude!.output.length;
-    await bridgeCall("editor.setSelection", {
+    await w.bridgeCall("editor.setSelection", {
       path: file,
       selections: [{ anchor: { line: 0, character: 7 }, active: { line: 1, character: 12 } }],
     });
     await claude!.waitFor(/2 lines selected/i, from);
-    const typed = claude!.output.length;
-    claude!.type("explain this");
-    await claude!.waitFor(/explain\s*this/, typed);
-    claude!.type("\r");
+    const typed = await submitPrompt(claude!, "explain this");
     const req = await main.wait(4);
     await claude!.waitFor(/Done\./, typed);
     const text = lastUserText(req);
@@ -240,7 +152,7 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
   });
   it("'Send selection to Claude' in the workbench puts an @-mention into claude's prompt box", async () => {
     const from = claude!.output.length;
-    await bridgeCall("commands.execute", { command: "ccb.sendSelection", args: [] });
+    await w.bridgeCall("commands.execute", { command: "ccb.sendSelection", args: [] });
     await claude!.waitFor(/@main\.ts#L1-2/, from);
   });
 

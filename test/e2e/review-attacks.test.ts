@@ -3,16 +3,12 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, afterEach, before, describe, it } from "node:test";
 import { createLogging } from "../../cli/logging.ts";
-import { type Core, createCore } from "../../src/core/core.ts";
-import type { EditorMethod, EditorMethods } from "../../src/core/editor/bridge.ts";
 import { isCcbError } from "../../src/core/errors.ts";
-import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
-import { type IdeServer, startIde } from "../../src/protocols/ide/ide.ts";
+import type { IdeServer } from "../../src/protocols/ide/ide.ts";
 import { workspaceTools } from "../../src/tools/catalog.ts";
 import { runTool } from "../../src/tools/kernel.ts";
-import { type IdeWorkbenchFixture, startIdeWorkbench } from "../helpers/ide-workbench.ts";
-import { codeServerRoot, node24 } from "../helpers/peers.ts";
-import { cursorInto, type PersonPage, personPage } from "../helpers/person-page.ts";
+import { startWorkbenchIde, type WorkbenchIde } from "../helpers/ide-workbench.ts";
+import { cursorInto, type PersonPage } from "../helpers/person-page.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { eventually } from "../helpers/workbench.ts";
 
@@ -38,22 +34,18 @@ describe("review decisions are the person's: the model's commands cannot decide 
   const ws = join(tmp.path, "proj");
   const file = join(ws, "app.ts");
   const { log } = createLogging({ level: process.env.CCB_TEST_LOG ?? "warn" });
-  let core: Core;
-  let wb: IdeWorkbenchFixture;
+  let w: WorkbenchIde;
   let ide: IdeServer;
-  let chromium: Chromium;
   let person: PersonPage;
   let tabs = 0;
 
-  const bridgeCall = <M extends EditorMethod>(method: M, params: EditorMethods[M]["params"]) =>
-    core.bridge.require().call(method, params, { signal: AbortSignal.timeout(60_000) });
   const executeTool = workspaceTools.find((t) => t.name === "vscode_execute_command")!;
   /** The model runs a workbench command with its tool. */
   const model = (args: { command: string; args?: unknown[]; waitSeconds?: number }) =>
     runTool(executeTool, executeTool.input.parse(args), {
-      core,
+      core: w.core,
       signal: AbortSignal.timeout(120_000),
-      log: core.log,
+      log: w.core.log,
     }) as Promise<{ text: string; structured: { result: unknown } }>;
 
   /** Open a two-hunk review (a, e) as claude's openDiff does; `outcome` is what claude would be answered. */
@@ -85,7 +77,7 @@ describe("review decisions are the person's: the model's commands cannot decide 
     assert.equal(readFileSync(file, "utf8"), LINES(1, 5), `${what}: the file is unchanged`);
   };
   /** The person clicks into a proposed line: the diff's proposed side has focus, the cursor on that line. */
-  const cursorTo = (re: string, line: number) => cursorInto(person, re, line, () => bridgeCall("editor.state", {}));
+  const cursorTo = (re: string, line: number) => cursorInto(person, re, line, () => w.bridgeCall("editor.state", {}));
   const answered = (review: { outcome?: string }) => eventually("the review answered", () => review.outcome, 60_000);
   const denied = async (p: Promise<unknown>, what: string) =>
     assert.rejects(p, (err: unknown) => {
@@ -97,28 +89,14 @@ describe("review decisions are the person's: the model's commands cannot decide 
   before(async () => {
     mkdirSync(ws, { recursive: true });
     writeFileSync(file, LINES(1, 5));
-    core = createCore({ roots: [ws], log });
-    wb = await startIdeWorkbench(core, log, {
-      runtime: "code-server",
-      runtimeRoot: codeServerRoot(),
-      runtimeNode: node24(),
-      headlessClient: false,
-      env: { ...process.env, XDG_STATE_HOME: join(tmp.path, "state") },
+    w = await startWorkbenchIde({
+      workspace: ws,
+      stateDir: join(tmp.path, "state"),
+      lockDir: join(tmp.path, "ide"),
+      log,
     });
-    chromium = await launchChromium({ url: "about:blank", log, width: 1280, height: 800 });
-    const cdp = chromium.page;
-    await cdp.send("Page.enable");
-    await cdp.send("Runtime.enable");
-    await cdp.send("Emulation.setDeviceMetricsOverride", {
-      width: 1280,
-      height: 800,
-      deviceScaleFactor: 1,
-      mobile: false,
-    });
-    await cdp.send("Page.navigate", { url: wb.url });
-    await wb.workbench.bridgeConnected;
-    person = personPage(cdp);
-    ide = await startIde({ core, log, lockDir: join(tmp.path, "ide") });
+    ide = w.ide;
+    person = w.window.person;
   });
 
   afterEach(async () => {
@@ -131,10 +109,7 @@ describe("review decisions are the person's: the model's commands cannot decide 
   });
 
   after(async () => {
-    await chromium?.close();
-    await ide?.close();
-    await wb?.close();
-    await core?.dispose();
+    await w?.close();
     tmp.cleanup();
   });
 
@@ -161,14 +136,14 @@ describe("review decisions are the person's: the model's commands cannot decide 
 
   it("the extension refuses the decision commands while a model command runs: by name and through runCommands", async () => {
     const review = await openReview();
-    await bridgeCall("commands.execute", {
+    await w.bridgeCall("commands.execute", {
       command: "runCommands",
       args: [{ commands: [{ command: "ccb.diff.acceptHunk", args: { hunk: 1 } }, "ccb.diff.accept"] }],
     });
     await stillPending(review, "runCommands");
     for (const command of ["ccb.diff.acceptHunk", "ccb.diff.rejectHunk"])
-      assert.deepEqual(await bridgeCall("commands.execute", { command, args: [{ hunk: 0 }] }), { result: false });
-    assert.deepEqual(await bridgeCall("commands.execute", { command: "ccb.diff.accept", args: [] }), {
+      assert.deepEqual(await w.bridgeCall("commands.execute", { command, args: [{ hunk: 0 }] }), { result: false });
+    assert.deepEqual(await w.bridgeCall("commands.execute", { command: "ccb.diff.accept", args: [] }), {
       result: false,
     });
     await stillPending(review, "the commands by name");

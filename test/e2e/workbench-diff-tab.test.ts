@@ -2,15 +2,10 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { type Core, createCore } from "../../src/core/core.ts";
 import { silentLogger } from "../../src/core/log.ts";
-import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
-import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { diffTitle } from "../../src/protocols/ide/diffs.ts";
-import { type IdeServer, startIde } from "../../src/protocols/ide/ide.ts";
 import { repoRoot } from "../helpers/cli.ts";
-import { type IdeWorkbenchFixture, startIdeWorkbench } from "../helpers/ide-workbench.ts";
-import { codeServerRoot, node24 } from "../helpers/peers.ts";
+import { startWorkbenchIde, type WorkbenchIde } from "../helpers/ide-workbench.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 /**
@@ -27,32 +22,14 @@ describe("the workbench's first screen and a Claude diff tab (real code-server, 
   const tmp = tmpdirFixture({ prefix: "ccb-diff-tab-" });
   const ws = join(tmp.path, "proj");
   const file = join(ws, "src", "hello.ts");
-  let core: Core;
-  let wb: IdeWorkbenchFixture;
-  let ide: IdeServer;
-  let chromium: Chromium;
-  let cdp: CdpSession;
+  let w: WorkbenchIde;
 
-  const evaluate = async <T>(expression: string): Promise<T> => {
-    const r = (await cdp.send("Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true })) as {
-      result: { value?: unknown };
-      exceptionDetails?: { text: string };
-    };
-    if (r.exceptionDetails) throw new Error(`page: ${r.exceptionDetails.text}`);
-    return r.result.value as T;
-  };
-  const until = async <T>(what: string, expression: string, ok: (v: T) => boolean, timeoutMs = 180_000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    let last: T | undefined;
-    for (;;) {
-      last = await evaluate<T>(expression).catch(() => undefined);
-      if (last !== undefined && ok(last)) return last;
-      if (Date.now() > deadline) throw new Error(`${what}: last ${JSON.stringify(last)}`);
-      await new Promise((r) => setTimeout(r, 300));
-    }
-  };
+  const evaluate = <T>(expression: string) => w.window.person.evaluate<T>(expression);
+  /** Poll the page until `ok` holds (3 minutes unless told). */
+  const until = <T>(what: string, expression: string, ok: (v: T) => boolean, timeoutMs = 180_000) =>
+    w.window.person.until<T>(what, expression, ok, timeoutMs);
   const screenshot = async (name: string) => {
-    const shot = (await cdp.send("Page.captureScreenshot", { format: "png" })) as { data: string };
+    const shot = (await w.window.cdp.send("Page.captureScreenshot", { format: "png" })) as { data: string };
     writeFileSync(join(ARTIFACTS, name), Buffer.from(shot.data, "base64"));
   };
 
@@ -60,35 +37,16 @@ describe("the workbench's first screen and a Claude diff tab (real code-server, 
     mkdirSync(ARTIFACTS, { recursive: true });
     mkdirSync(join(ws, "src"), { recursive: true });
     writeFileSync(file, 'export const greeting = "hello";\n');
-    const state = join(tmp.path, "state");
-    core = createCore({ roots: [ws], log: silentLogger });
-    wb = await startIdeWorkbench(core, silentLogger, {
-      runtime: "code-server",
-      runtimeRoot: codeServerRoot(),
-      runtimeNode: node24(),
-      headlessClient: false,
-      env: { ...process.env, XDG_STATE_HOME: state },
+    w = await startWorkbenchIde({
+      workspace: ws,
+      stateDir: join(tmp.path, "state"),
+      lockDir: join(tmp.path, "ide"),
+      log: silentLogger,
     });
-    ide = await startIde({ core, log: silentLogger, lockDir: join(tmp.path, "ide") });
-    chromium = await launchChromium({ url: "about:blank", log: silentLogger, width: 1280, height: 800 });
-    cdp = chromium.page;
-    await cdp.send("Page.enable");
-    await cdp.send("Runtime.enable");
-    await cdp.send("Emulation.setDeviceMetricsOverride", {
-      width: 1280,
-      height: 800,
-      deviceScaleFactor: 1,
-      mobile: false,
-    });
-    await cdp.send("Page.navigate", { url: wb.url });
-    await wb.workbench.bridgeConnected;
   });
 
   after(async () => {
-    await chromium?.close();
-    await ide?.close();
-    await wb?.close();
-    await core?.dispose();
+    await w?.close();
     tmp.cleanup();
   });
 
@@ -109,7 +67,7 @@ describe("the workbench's first screen and a Claude diff tab (real code-server, 
   });
 
   it("a Claude diff opens as the file itself: ASCII title, workspace path in the breadcrumb, no temp folder", async () => {
-    const outcome = ide.diffs.open(
+    const outcome = w.ide.diffs.open(
       {
         path: file,
         newContents: 'export const greeting = "hello, world";\n',
@@ -145,7 +103,7 @@ describe("the workbench's first screen and a Claude diff tab (real code-server, 
       "the original on one side",
     );
     await screenshot("workbench-diff-tab.png");
-    await ide.diffs.closeAll();
+    await w.ide.diffs.closeAll();
     assert.match(JSON.stringify(await outcome), /DIFF_REJECTED/);
   });
 });

@@ -41,6 +41,26 @@ export function writeClaudeHome(home: string, workspace: string): void {
   );
 }
 
+/** A claude test's directories under `root`: the workspace (proj), claude's HOME and its TMPDIR. */
+export interface ClaudeDirs {
+  ws: string;
+  home: string;
+  ctmp: string;
+  /** Where claude looks for IDE lock files (~/.claude/ide). */
+  ideLocks: string;
+}
+
+export function claudeDirs(root: string): ClaudeDirs {
+  const home = join(root, "home");
+  return { ws: join(root, "proj"), home, ctmp: join(root, "tmp"), ideLocks: join(home, ".claude", "ide") };
+}
+
+/** Create them, claude's HOME set up for the workspace (its first-run dialogs answered). */
+export function makeClaudeDirs({ ws, home, ctmp }: ClaudeDirs): void {
+  for (const d of [ws, home, ctmp]) mkdirSync(d);
+  writeClaudeHome(home, ws);
+}
+
 /** The environment claude runs with in tests (no proxies, no network side traffic). */
 export function claudeEnv(o: { home: string; tmp: string; apiUrl: string; idePort?: number }): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {

@@ -1,4 +1,6 @@
+import type { Logger } from "../../src/core/log.ts";
 import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
+import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 
 /** A code lens of the diff's proposed side: its text, its tooltip (which hunk) and its center. */
 export interface Lens {
@@ -120,6 +122,34 @@ export function personPage(cdp: CdpSession): PersonPage {
       await key("Enter", "Enter", 13, { text: "\r" });
     },
   };
+}
+
+/** A person's window: a real Chromium (1280×800) and the person at its page. */
+export interface PersonWindow {
+  chromium: Chromium;
+  cdp: CdpSession;
+  person: PersonPage;
+}
+
+/** Open a person's window on `url`: the page sized 1280×800 before it loads. */
+export async function openPersonWindow(url: string, log: Logger): Promise<PersonWindow> {
+  const chromium = await launchChromium({ url: "about:blank", log, width: 1280, height: 800 });
+  const cdp = chromium.page;
+  try {
+    await cdp.send("Page.enable");
+    await cdp.send("Runtime.enable");
+    await cdp.send("Emulation.setDeviceMetricsOverride", {
+      width: 1280,
+      height: 800,
+      deviceScaleFactor: 1,
+      mobile: false,
+    });
+    await cdp.send("Page.navigate", { url });
+  } catch (err) {
+    await chromium.close();
+    throw err;
+  }
+  return { chromium, cdp, person: personPage(cdp) };
 }
 
 /** What `editor.state` answers about the active editor (the part a cursor check reads). */

@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { codeServerArgs } from "./peers.ts";
@@ -39,6 +39,15 @@ export interface Workbench {
 
 export function text(r: ToolResult): string {
   return r.content.map((c) => c.text ?? "").join("\n");
+}
+
+/** A tool result's structured content, read loosely in a test. */
+export const structured = (r: ToolResult) => r.structuredContent as Record<string, any>;
+
+/** Write the workspace's launch configurations (.vscode/launch.json). */
+export function writeLaunchJson(workspace: string, configurations: unknown[]): void {
+  mkdirSync(join(workspace, ".vscode"), { recursive: true });
+  writeFileSync(join(workspace, ".vscode/launch.json"), JSON.stringify({ version: "0.2.0", configurations }));
 }
 
 /** Boot `ccb serve --http --runtime code-server --headless-client` once and wait until the bridge serves. */
