@@ -134,12 +134,21 @@ export class IdlePark implements BridgeWaker {
     const answers = await Promise.all(
       hosts.map((c) =>
         this.o.bridge.callOn(c, "workbench.activity", {}, { timeoutMs: 5_000 }).then(
-          (r) => r as { tasks: number; debugSessions: number; reviews: number; dirty: number; terminals: number },
+          (r) =>
+            r as {
+              tasks: number;
+              debugSessions: number;
+              reviews: number;
+              dirty: number;
+              terminals: number;
+              terminalNames?: string[];
+            },
           () => undefined,
         ),
       ),
     );
     this.o.log.debug(`what the windows hold: ${JSON.stringify(answers)}`);
+    const shells = answers.flatMap((a) => a?.terminalNames ?? []);
     if (answers.some((a) => a === undefined)) return "a window did not say what it holds";
     const sum = { tasks: 0, debugSessions: 0, reviews: 0, dirty: 0, terminals: 0 };
     for (const a of answers) for (const k of Object.keys(sum) as (keyof typeof sum)[]) sum[k] += a?.[k] ?? 0;
@@ -152,7 +161,7 @@ export class IdlePark implements BridgeWaker {
     };
     return (Object.keys(sum) as (keyof typeof sum)[])
       .filter((k) => sum[k] > 0)
-      .map((k) => `${sum[k]} ${words[k]}`)
+      .map((k) => `${sum[k]} ${words[k]}${k === "terminals" && shells.length > 0 ? ` (${shells.join(", ")})` : ""}`)
       .join(", ");
   }
 

@@ -374,6 +374,8 @@ export const extensionMethods = {
       reviews: z.number().int(),
       dirty: z.number().int(),
       terminals: z.number().int(),
+      /** Those terminals' names and process ids (for the log). */
+      terminalNames: z.array(z.string()).optional(),
     }),
     timeoutMs: 5_000,
   },

@@ -88,7 +88,7 @@ class BridgeClient implements vscode.Disposable {
         dirty:
           vscode.workspace.textDocuments.filter((d) => d.isDirty && d.uri.scheme !== PROPOSED_SCHEME).length +
           vscode.workspace.notebookDocuments.filter((n) => n.isDirty).length,
-        terminals: await this.#otherTerminals(),
+        ...(await this.#otherTerminals().then((names) => ({ terminals: names.length, terminalNames: names }))),
       }),
       ...powerHandlers(resolve),
       ...moveHandlers(resolve),
@@ -283,24 +283,27 @@ class BridgeClient implements vscode.Disposable {
 
   /**
    * Terminals with a live shell process of the workbench's own (its pty host's: they end with the
-   * window). ccb's PTY mirrors and task terminals are pseudoterminals, with no process id: ccb's
+   * window). ccb's PTY mirrors and task terminals are pseudoterminals, with no real process id: ccb's
    * PTYs live in ccb, and running tasks are counted as tasks.
    */
-  async #otherTerminals(): Promise<number> {
+  async #otherTerminals(): Promise<string[]> {
+    const live = vscode.window.terminals.filter((t) => t.exitStatus === undefined);
     const pids = await Promise.all(
-      vscode.window.terminals
-        .filter((t) => t.exitStatus === undefined)
-        .map((t) =>
-          Promise.race([
-            Promise.resolve(t.processId).then(
-              (pid) => pid,
-              () => undefined,
-            ),
-            new Promise<undefined>((r) => setTimeout(() => r(undefined), 1_000)),
-          ]),
-        ),
+      live.map((t) =>
+        Promise.race([
+          Promise.resolve(t.processId).then(
+            (pid) => pid,
+            () => undefined,
+          ),
+          new Promise<undefined>((r) => setTimeout(() => r(undefined), 1_000)),
+        ]),
+      ),
     );
-    return pids.filter((pid) => pid !== undefined).length;
+    // A pseudoterminal has none, or -1 once its "process" is ready: only a real pid is a shell.
+    return live.flatMap((t, i) => {
+      const pid = pids[i];
+      return typeof pid === "number" && pid > 0 ? [`${t.name} (pid ${pid})`] : [];
+    });
   }
 
   #selectionChanged(editor: vscode.TextEditor): void {
