@@ -125,8 +125,8 @@ export default defineCommand({
     try {
       const { log } = setupLogging(args);
       const { roots, source } = workspaceRoots(rawArgs);
-      // An unknown render mode stops startup even with --no-workbench: a typo must not go unnoticed.
-      parseRenderMode(args["render-mode"] ?? process.env.CCB_RENDER_MODE);
+      // A bad runtime flag or render mode stops startup even with --no-workbench: a typo must not go unnoticed.
+      const workbench = workbenchArgs(args);
       const wantHttp = Boolean(args.http);
       const authToken = secretArg(args["auth-token"], "--auth-token", "CCB_AUTH_TOKEN");
       const maxBodyBytes = intArg(
@@ -163,7 +163,7 @@ export default defineCommand({
         tools: TOOL_PROFILES[profile as keyof typeof TOOL_PROFILES],
         log,
         announce: (line) => announceLine(line),
-        workbench: args.workbench === false ? undefined : workbenchArgs(args),
+        workbench: args.workbench === false ? undefined : workbench,
       });
       process.exit(0);
     } catch (err) {

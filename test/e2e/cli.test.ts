@@ -105,6 +105,21 @@ describe("ccb CLI", () => {
     assert.match(c.stderr, /unknown command "srve"\. Did you mean serve\?/);
   });
 
+  it("a bad runtime flag value stops startup, with --no-workbench too; nothing starts", async () => {
+    for (const [args, message] of [
+      [["--headless-idle", "ten"], /--headless-idle must be a whole number of seconds/],
+      [["--runtime", "vim"], /--runtime must be openvscode or code-server/],
+    ] as const) {
+      for (const extra of [[], ["--no-workbench"]]) {
+        const r = await runCcb(["serve", "--stdio", ...args, ...extra], { timeoutMs: 20_000 });
+        assert.notEqual(r.code, 0, `${args.join(" ")} ${extra.join(" ")}: ${r.stderr}`);
+        assert.match(r.stderr, message);
+        assert.doesNotMatch(r.stderr, /ready/);
+        assert.equal(r.stdout, "");
+      }
+    }
+  });
+
   it("known flags still work (control): runtime status --json", async () => {
     const home = tmpdirFixture({ prefix: "ccb-cli-rt-" });
     try {
