@@ -139,7 +139,7 @@ describe("ccb acp with the shared workbench of its folder", () => {
       apiUrl: api.url,
       dataDir: data.path,
       onPermission: allowOnce,
-      env: { XDG_STATE_HOME: join(home.path, "state"), CCB_LOG_LEVEL: LOG_LEVEL },
+      env: { XDG_STATE_HOME: join(home.path, "state"), CCB_LOG_LEVEL: "debug" }, // a failure shows why
     });
     await h.initialize();
     const { sessionId } = await h.newSession(ws.path);
@@ -153,7 +153,14 @@ describe("ccb acp with the shared workbench of its folder", () => {
     assert.equal(readFileSync(join(ws.path, "src/app.ts"), "utf8"), BROKEN);
     const broken = toolResultText(api, 1);
     assert.match(broken, /^Edited .*app\.ts/);
-    assert.match(broken, /src\/app\.ts:1:\d+ error: Type 'string' is not assignable to type 'number'\./);
+    assert.match(
+      broken,
+      /src\/app\.ts:1:\d+ error: Type 'string' is not assignable to type 'number'\./,
+      `${broken}\n${h.stderr
+        .split("\n")
+        .filter((l) => /share|bridge|diagnostics|live editor|workbench/.test(l))
+        .join("\n")}`,
+    );
     // the person sees the agent's edit: the file is open in the shared workbench
     const state = text(await wb.ok("editor_state", { includeText: false }));
     assert.match(state, /src\/app\.ts/);

@@ -84,6 +84,9 @@ export function diagnosticsText(
   return `Diagnostics of ${names} from the editor's language servers${caveat}:\n${lines.join("\n")}${more}`;
 }
 
+/** How long an edit waits for the bridge of a running workbench that is away for a moment. */
+const RECONNECT_WAIT_MS = 10_000;
+
 /** Languages with no language server in a stock workbench: their edits do not wait for diagnostics. */
 const NO_SERVER = new Set(["plaintext", "markdown"]);
 
@@ -138,8 +141,31 @@ export class LiveEditor implements EditFeedback {
     return [...starting];
   }
 
+  /**
+   * A workbench runs but its bridge is away for a moment (a probe a busy window missed, the shared
+   * workbench's owner re-electing its host): wait for it, bounded, rather than return no diagnostics.
+   */
+  async #connectedSoon(signal: AbortSignal): Promise<boolean> {
+    if (this.connected) return true;
+    if (!this.core.bridge.workbench()) return false;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        off();
+        signal.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, RECONNECT_WAIT_MS);
+      const off = this.core.bridge.onChange((s) => {
+        if (s.connected) done();
+      });
+      signal.addEventListener("abort", done, { once: true });
+    });
+    return this.connected;
+  }
+
   async afterEdit(files: EditedFile[], signal: AbortSignal): Promise<string | undefined> {
-    if (!this.connected || files.length === 0) return undefined;
+    if (files.length === 0 || !(await this.#connectedSoon(signal))) return undefined;
     const bridge = this.core.bridge.require();
     const t0 = performance.now();
     /** Per file: diagnostics changes since its buffer last changed; undefined until the buffer holds the edit. */
