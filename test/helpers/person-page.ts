@@ -26,7 +26,11 @@ export interface PersonPage {
   untilLenses(what: string, ok: (v: Lens[]) => boolean, timeoutMs?: number): Promise<Lens[]>;
   /** Click the lens whose tooltip matches (e.g. /^Reject hunk 2 of/), once it is shown. */
   clickLens(tooltip: RegExp): Promise<void>;
-  /** Click the diff editor's title-bar action labelled `label` (e.g. "Accept proposed changes"). */
+  /**
+   * Click the diff editor's title-bar action labelled `label` (e.g. "Accept proposed changes") until
+   * the review closes, as a person clicks again when nothing happened (a click lost to a layout
+   * that moved, or refused because a model command had just run); a TIMEOUT error after 60 s.
+   */
   clickTitleAction(label: string): Promise<void>;
   /** The center of the proposed side's line whose text matches `re` (a JS regex literal, as text). */
   proposedLine(re: string): Promise<{ x: number; y: number }>;
@@ -90,12 +94,18 @@ export function personPage(cdp: CdpSession): PersonPage {
       await click(lens.x, lens.y);
     },
     async clickTitleAction(label) {
-      const at = await until<{ x: number; y: number } | null>(
-        `the title action "${label}"`,
-        `(() => { const a = [...document.querySelectorAll(".editor-actions .action-label")].find((e) => (e.getAttribute("aria-label") ?? "").startsWith(${JSON.stringify(label)})); if (!a) return null; const r = a.getBoundingClientRect(); return r.width > 0 ? { x: r.x + r.width / 2, y: r.y + r.height / 2 } : null; })()`,
-        (v) => v !== null,
-      );
-      await click(at!.x, at!.y);
+      const find = `(() => { const a = [...document.querySelectorAll(".editor-actions .action-label")].find((e) => (e.getAttribute("aria-label") ?? "").startsWith(${JSON.stringify(label)})); if (!a) return null; const r = a.getBoundingClientRect(); return r.width > 0 ? { x: r.x + r.width / 2, y: r.y + r.height / 2 } : null; })()`;
+      let at = await until<{ x: number; y: number } | null>(`the title action "${label}"`, find, (v) => v !== null);
+      const deadline = Date.now() + 60_000;
+      while (at) {
+        if (Date.now() > deadline) throw new Error(`TIMEOUT the title action "${label}" is still there after clicks`);
+        await click(at.x, at.y);
+        const gone = Date.now() + 5_000;
+        do {
+          await new Promise((r) => setTimeout(r, 250));
+          at = await evaluate<{ x: number; y: number } | null>(find).catch(() => null);
+        } while (at && Date.now() < gone);
+      }
     },
     async proposedLine(re) {
       return until<{ x: number; y: number }>(
