@@ -1,7 +1,11 @@
+import type { EditorMethods } from "../core/editor/bridge.ts";
 import { CcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { BridgeConnection, BridgeServer, BridgeWaker } from "./bridge-server.ts";
 import type { BridgeProbe, HeadlessKeeper } from "./health.ts";
+
+/** A window's answer to `workbench.activity` (callOn has already checked it against the contract). */
+type Activity = EditorMethods["workbench.activity"]["result"];
 
 /**
  * ccb's headless client closed while nobody needs it (issue 35: it is most of an idle workspace's
@@ -134,15 +138,7 @@ export class IdlePark implements BridgeWaker {
     const answers = await Promise.all(
       hosts.map((c) =>
         this.o.bridge.callOn(c, "workbench.activity", {}, { timeoutMs: 5_000 }).then(
-          (r) =>
-            r as {
-              tasks: number;
-              debugSessions: number;
-              reviews: number;
-              dirty: number;
-              terminals: number;
-              terminalNames?: string[];
-            },
+          (r) => r as Activity,
           () => undefined,
         ),
       ),
