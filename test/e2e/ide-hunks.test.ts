@@ -5,7 +5,14 @@ import { after, before, describe, it } from "node:test";
 import { createLogging } from "../../cli/logging.ts";
 import type { IdeServer } from "../../src/protocols/ide/ide.ts";
 import { claudeDirs, makeClaudeDirs, type PtyProcess, stopClaude } from "../helpers/claude-session.ts";
-import { claudeDiffs, mainRequests, startClaudeOnIde, submitPrompt, toolResultText } from "../helpers/claude-turns.ts";
+import {
+  type ClaudeDiffs,
+  claudeDiffs,
+  mainRequests,
+  startClaudeOnIde,
+  submitPrompt,
+  toolResultText,
+} from "../helpers/claude-turns.ts";
 import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { startWorkbenchIde, type WorkbenchIde } from "../helpers/ide-workbench.ts";
 import { cursorInto, type Lens, type PersonPage } from "../helpers/person-page.ts";
@@ -37,9 +44,9 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
   let ide: IdeServer;
   let claude: PtyProcess | undefined;
   let claudePid: number | undefined;
-  let nextDiff: () => Promise<unknown>;
+  let nextDiff: ClaudeDiffs;
   /** What each openDiff answered claude (the IDE tool's result text), in order. */
-  const answers: string[] = [];
+  const answers = (): readonly string[] => nextDiff.answers;
 
   let person: PersonPage;
   /** The lenses' texts, top to bottom. */
@@ -67,12 +74,6 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
     ide = w.ide;
     person = w.window.person;
     nextDiff = claudeDiffs(ide, () => claude);
-    const open = ide.diffs.open.bind(ide.diffs);
-    ide.diffs.open = async (args, signal) => {
-      const r = await open(args, signal);
-      answers.push(r.content.map((c) => ("text" in c ? c.text : "")).join("\n"));
-      return r;
-    };
   });
 
   after(async () => {
@@ -100,12 +101,12 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
     // hunk 0 decided, hunk 1 not yet: the review is still open and nothing was written
     const left = await person.untilLenses("hunk 0 shown as accepted", (v) => v.some((l) => l.text === "Accepted"));
     assert.deepEqual(lensTexts(left), ["Accepted", "Accept hunk", "Reject hunk"]);
-    assert.equal(answers.length, 0, "no answer to claude while a hunk is undecided");
+    assert.equal(answers().length, 0, "no answer to claude while a hunk is undecided");
     assert.equal(readFileSync(file, "utf8"), LINES(1, 2, 3, 4, 5));
     const reject = left.find((l) => l.text === "Reject hunk")!;
     await person.click(reject.x, reject.y);
     const next = await main.wait(2);
-    assert.equal(answers[0], `FILE_SAVED\n${LINES(10, 2, 3, 4, 5)}`);
+    assert.equal(answers()[0], `FILE_SAVED\n${LINES(10, 2, 3, 4, 5)}`);
     assert.equal(readFileSync(file, "utf8"), LINES(10, 2, 3, 4, 5));
     const result = toolResultText(next);
     console.error(`claude's tool result after the per-hunk review: ${JSON.stringify(result)}`);
@@ -122,9 +123,9 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
   it("control: the whole-file accept keeps every hunk", async () => {
     await nextDiff();
     await person.untilLenses("the hunk code lenses", (v) => v.length === 4);
-    await person.clickTitleAction("Accept proposed changes");
+    await person.clickTitleAction("Accept proposed changes", () => answers().length === 2);
     await main.wait(3);
-    assert.equal(answers[1], `FILE_SAVED\n${LINES(10, 20, 3, 4, 50)}`);
+    assert.equal(answers()[1], `FILE_SAVED\n${LINES(10, 20, 3, 4, 50)}`);
     assert.equal(readFileSync(file, "utf8"), LINES(10, 20, 3, 4, 50));
   });
 
@@ -138,7 +139,7 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
     await person.palette("Reject hunk at cursor");
     await new Promise((r) => setTimeout(r, 1500));
     assert.deepEqual(lensTexts(await person.lenses()), undecided, "no hunk decided");
-    assert.equal(answers.length, 2);
+    assert.equal(answers().length, 2);
     // the person clicks into hunk 1's proposed line and runs the command from the palette
     await cursorInto(person, String.raw`/const\se\s=\s500/`, 4, state);
     await person.palette("Reject hunk at cursor");
@@ -147,10 +148,10 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
       `[...document.querySelectorAll(".monaco-diff-editor .editor.modified .view-line")].map((e) => e.textContent.replace(/\u00a0/g, " "))`,
       (v) => v.some((t) => t.includes("e = 50;")) && !v.some((t) => t.includes("e = 500")),
     );
-    assert.equal(answers.length, 2, "one hunk is still undecided");
+    assert.equal(answers().length, 2, "one hunk is still undecided");
     await person.clickLens(/^Reject hunk 1 of 2/);
     await claude!.waitFor(/reject/i, from);
-    assert.match(answers[2] ?? "", /^DIFF_REJECTED/);
+    assert.match(answers()[2] ?? "", /^DIFF_REJECTED/);
     assert.equal(readFileSync(file, "utf8"), LINES(10, 20, 3, 4, 50));
   });
 });

@@ -7,7 +7,14 @@ import { diffTitle } from "../../src/protocols/ide/diffs.ts";
 import type { IdeServer } from "../../src/protocols/ide/ide.ts";
 import { bounded } from "../helpers/bounded.ts";
 import { claudeDirs, makeClaudeDirs, type PtyProcess, stopClaude } from "../helpers/claude-session.ts";
-import { claudeDiffs, mainRequests, startClaudeOnIde, submitPrompt, toolResultText } from "../helpers/claude-turns.ts";
+import {
+  type ClaudeDiffs,
+  claudeDiffs,
+  mainRequests,
+  startClaudeOnIde,
+  submitPrompt,
+  toolResultText,
+} from "../helpers/claude-turns.ts";
 import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { IdeClient, jsonOf, textsOf } from "../helpers/ide-client.ts";
 import { startWorkbenchIde, type WorkbenchIde } from "../helpers/ide-workbench.ts";
@@ -37,7 +44,7 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
   let person: PersonPage;
   let claude: PtyProcess | undefined;
   let claudePid: number | undefined;
-  let nextDiff: () => Promise<unknown>;
+  let nextDiff: ClaudeDiffs;
 
   /** Wait (polling the editor's tabs) until a diff tab titled `title` is visible in the workbench. */
   async function diffVisible(title: string): Promise<void> {
@@ -120,7 +127,7 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
       "export const x = 1;\nexport const y = 5;\n",
       "the IDE never writes the file",
     );
-    await person.clickTitleAction("Accept proposed changes");
+    await person.clickTitleAction("Accept proposed changes", () => nextDiff.answers.length === 1);
     const afterEdit = await main.wait(3);
     assert.match(toolResultText(afterEdit), /updated successfully/);
     assert.equal(readFileSync(file, "utf8"), "export const x = 2;\nexport const y = 5;\n");
@@ -130,7 +137,7 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
     await nextDiff();
     await diffVisible(diffTitle(file));
     const from = claude!.output.length;
-    await person.clickTitleAction("Reject proposed changes");
+    await person.clickTitleAction("Reject proposed changes", () => nextDiff.answers.length === 2);
     await claude!.waitFor(/reject/i, from);
     assert.equal(readFileSync(file, "utf8"), "export const x = 2;\nexport const y = 5;\n");
   });

@@ -151,7 +151,7 @@ describe("review decisions are the person's: the model's commands cannot decide 
     await cursorTo(String.raw`/const\se\s=\s50/`, 4);
     await person.palette("Reject hunk at cursor");
     await person.untilLenses("hunk 2 rejected", (v) => v.length === 2);
-    await person.clickTitleAction("Accept proposed changes");
+    await person.clickTitleAction("Accept proposed changes", () => review.outcome !== undefined);
     await answered(review);
     assert.equal(review.outcome, `FILE_SAVED\n${LINES(10, 5)}`);
   });

@@ -7,6 +7,7 @@ import { silentLogger } from "../../src/core/log.ts";
 import { Gateway } from "../../src/net/gateway.ts";
 import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { startWorkbench, type WorkbenchHandle } from "../../src/workbench/index.ts";
+import { settled } from "../helpers/bounded.ts";
 import { codeServerRoot, node24 } from "../helpers/peers.ts";
 import { type PersonPage, personPage } from "../helpers/person-page.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -115,7 +116,7 @@ describe("bridge contract on a real workbench", { timeout: 600_000 }, () => {
     // the test above ran a command through commands.execute, as the model does: the review's
     // decisions are refused until 1 s after it (model-guard.ts), so the person clicks later
     await new Promise((r) => setTimeout(r, 1500));
-    await person.clickTitleAction("Accept proposed changes");
+    await person.clickTitleAction("Accept proposed changes", settled(pending));
     assert.deepEqual(await pending, { outcome: "accepted", finalText: "one\nTWO\nthree\n" });
     assert.equal(readFileSync(file(), "utf8"), "one\ntwo\nthree\n");
     await nextEvent("diffClosed", (e) => e.id === "d1");
@@ -129,7 +130,7 @@ describe("bridge contract on a real workbench", { timeout: 600_000 }, () => {
       title: "proposal d2",
     });
     await tabOpen("proposal d2");
-    await person.clickTitleAction("Reject proposed changes");
+    await person.clickTitleAction("Reject proposed changes", settled(rejected));
     assert.deepEqual(await rejected, { outcome: "rejected" });
 
     const closed = wb.bridge.call("diff.open", {

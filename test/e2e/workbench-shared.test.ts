@@ -600,6 +600,11 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
       edits: [{ range: { start: { line: 2, column: 1 }, end: { line: 2, column: 1 } }, newText: "typed, not saved\n" }],
     });
     assert.notEqual(typed.isError, true, text(typed));
+    assert.match(
+      text(typed),
+      /unsaved changes in the editor\.$/,
+      "auto-save is off for markdown here: nothing says it will be written",
+    );
     assert.equal(readFileSync(join(ws.path, "draft.md"), "utf8"), "# Draft\n", "not on disk");
     await eventually("the workbench backed the unsaved buffer up", () =>
       backupsHolding(join(home.path, "state/ccb/workbench-data"), "typed, not saved").length > 0 ? true : undefined,
@@ -611,6 +616,11 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
         edits: [{ range: { start: { line: 2, column: 1 }, end: { line: 2, column: 1 } }, newText: `${line}\n` }],
       });
       assert.notEqual(r.isError, true, text(r));
+      assert.match(
+        text(r),
+        /auto-save \(files\.autoSave: afterDelay\) writes to disk 300 ms after/,
+        "the language's own setting",
+      );
       await eventually(`auto save wrote "${line}" to the disk`, () =>
         readFileSync(join(ws.path, "notes.txt"), "utf8").includes(line) ? true : undefined,
       );

@@ -5,12 +5,14 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { codeServerArgs } from "../helpers/peers.ts";
 import { spawnStdioPeer } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { eventually, type ToolResult, text } from "../helpers/workbench.ts";
+import { eventually, hostsStopped, type ToolResult, text } from "../helpers/workbench.ts";
 
 /** `ccb serve --stdio` with the workbench: its gateway runs on a private loopback port; stdout stays protocol-only. */
 const ws = tmpdirFixture({ prefix: "ccb-wbs-ws-" });
 const home = tmpdirFixture({ prefix: "ccb-wbs-home-" });
-after(() => {
+after(async () => {
+  // the host the serve started stops once the serve left (grace 0), while its runtime still writes
+  await hostsStopped(join(home.path, "state"));
   ws.cleanup();
   home.cleanup();
 });

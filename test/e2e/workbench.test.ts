@@ -87,21 +87,29 @@ describe("workbench over MCP (code-server + headless Chromium)", { timeout: 900_
     assert.match(await page.text(), /<html/i);
   });
 
-  it("edits without save: the unsaved overlay is visible and the editor dirty, the disk unchanged", async () => {
+  it("edits without save: the unsaved overlay is visible, the result names the auto-save, which then writes the disk", async () => {
     await wb.ok("editor_open", { path: "notes.txt" });
     const r = await wb.ok("editor_apply_edits", {
       path: "notes.txt",
       edits: [{ range: { start: { line: 1, column: 1 }, end: { line: 1, column: 6 } }, newText: "FIRST" }],
     });
     assert.equal((r.structuredContent as { isDirty: boolean }).isDirty, true);
+    // the web workbench auto-saves after a delay by default: the result says so, and it is what happens
+    assert.deepEqual((r.structuredContent as { autoSave?: unknown }).autoSave, { mode: "afterDelay", delayMs: 1000 });
+    assert.match(
+      text(r),
+      /unsaved changes in the editor, which the editor's auto-save \(files\.autoSave: afterDelay\) writes to disk 1000 ms after the last edit/,
+    );
     const st = await wb.ok("editor_state", { path: "notes.txt" });
     const overlay = (
       st.structuredContent as { overlays: Array<{ path: string; isDirty: boolean; text: string; version: number }> }
     ).overlays.find((o) => o.path === "notes.txt");
     assert.ok(overlay, text(st));
-    assert.equal(overlay.isDirty, true);
+    // (dirty or, a second later, auto-saved: the text is the buffer's either way)
     assert.equal(overlay.text, "FIRST line\nsecond line\n");
-    assert.equal(readFileSync(join(ws.path, "notes.txt"), "utf8"), "first line\nsecond line\n");
+    await eventually("the auto-save wrote the edit", () =>
+      readFileSync(join(ws.path, "notes.txt"), "utf8") === "FIRST line\nsecond line\n" ? true : undefined,
+    );
     const stale = await wb.call("editor_apply_edits", {
       path: "notes.txt",
       expectedVersion: overlay.version - 1,

@@ -13,3 +13,13 @@ export function bounded<T>(p: Promise<T>, ms: number, what: string | (() => stri
   });
   return Promise.race([p, expired]).finally(() => clearTimeout(timer));
 }
+
+/** Whether `p` has settled yet, as a check to poll (its outcome is still the caller's to await). */
+export function settled(p: Promise<unknown>): () => boolean {
+  let done = false;
+  p.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  return () => done;
+}

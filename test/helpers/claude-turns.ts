@@ -83,19 +83,30 @@ export async function startClaudeOnIde(
   }
 }
 
-/**
- * The diffs claude opens through `ide`, in order: each call answers the next one, waiting for it
- * up to 3 minutes (a wait that times out shows claude's screen).
- */
-export function claudeDiffs(ide: IdeServer, claude: () => PtyProcess | undefined): () => Promise<OpenedDiff> {
+/** The diffs claude opens through `ide`, and what each openDiff answered claude (the IDE tool's result text). */
+export interface ClaudeDiffs {
+  /** The next diff opened, in order, waiting for it up to 3 minutes (a wait that times out shows claude's screen). */
+  (): Promise<OpenedDiff>;
+  /** The answers so far, in order. */
+  readonly answers: readonly string[];
+}
+
+export function claudeDiffs(ide: IdeServer, claude: () => PtyProcess | undefined): ClaudeDiffs {
   const opened: OpenedDiff[] = [];
   const waiters: ((d: OpenedDiff) => void)[] = [];
+  const answers: string[] = [];
   ide.diffs.onOpen((d) => {
     const w = waiters.shift();
     if (w) w(d);
     else opened.push(d);
   });
-  return () => {
+  const open = ide.diffs.open.bind(ide.diffs);
+  ide.diffs.open = async (args, signal) => {
+    const r = await open(args, signal);
+    answers.push(r.content.map((c) => ("text" in c ? c.text : "")).join("\n"));
+    return r;
+  };
+  const next = () => {
     if (opened.length > 0) return Promise.resolve(opened.shift()!);
     return bounded(
       new Promise<OpenedDiff>((resolve) => waiters.push(resolve)),
@@ -103,6 +114,7 @@ export function claudeDiffs(ide: IdeServer, claude: () => PtyProcess | undefined
       () => `an openDiff from claude (its screen: ${JSON.stringify(claude()?.output.slice(-1200) ?? "")})`,
     );
   };
+  return Object.assign(next, { answers });
 }
 
 /**

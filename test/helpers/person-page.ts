@@ -28,10 +28,12 @@ export interface PersonPage {
   clickLens(tooltip: RegExp): Promise<void>;
   /**
    * Click the diff editor's title-bar action labelled `label` (e.g. "Accept proposed changes") until
-   * the review closes, as a person clicks again when nothing happened (a click lost to a layout
-   * that moved, or refused because a model command had just run); a TIMEOUT error after 60 s.
+   * `decided` holds, as a person clicks again when nothing happened (a click lost to a layout that
+   * moved, or refused because a model command had just run); a TIMEOUT error after 60 s. `decided`
+   * is the review's own answer, not the button's absence: the next review's button has the same
+   * label, and clicking it would decide a review the test did not mean to.
    */
-  clickTitleAction(label: string): Promise<void>;
+  clickTitleAction(label: string, decided: () => boolean): Promise<void>;
   /** The center of the proposed side's line whose text matches `re` (a JS regex literal, as text). */
   proposedLine(re: string): Promise<{ x: number; y: number }>;
   /** Press a key (keyDown and keyUp), with modifiers held (CDP's bits: 1 Alt, 2 Ctrl, 4 Meta, 8 Shift). */
@@ -93,18 +95,16 @@ export function personPage(cdp: CdpSession): PersonPage {
       const lens = lenses.find((l) => tooltip.test(l.tooltip))!;
       await click(lens.x, lens.y);
     },
-    async clickTitleAction(label) {
+    async clickTitleAction(label, decided) {
       const find = `(() => { const a = [...document.querySelectorAll(".editor-actions .action-label")].find((e) => (e.getAttribute("aria-label") ?? "").startsWith(${JSON.stringify(label)})); if (!a) return null; const r = a.getBoundingClientRect(); return r.width > 0 ? { x: r.x + r.width / 2, y: r.y + r.height / 2 } : null; })()`;
-      let at = await until<{ x: number; y: number } | null>(`the title action "${label}"`, find, (v) => v !== null);
       const deadline = Date.now() + 60_000;
-      while (at) {
-        if (Date.now() > deadline) throw new Error(`TIMEOUT the title action "${label}" is still there after clicks`);
-        await click(at.x, at.y);
-        const gone = Date.now() + 5_000;
-        do {
-          await new Promise((r) => setTimeout(r, 250));
-          at = await evaluate<{ x: number; y: number } | null>(find).catch(() => null);
-        } while (at && Date.now() < gone);
+      while (!decided()) {
+        if (Date.now() > deadline) throw new Error(`TIMEOUT the review is undecided after clicks on "${label}"`);
+        const at = await until<{ x: number; y: number } | null>(`the title action "${label}"`, find, (v) => v !== null);
+        if (decided()) return;
+        await click(at!.x, at!.y);
+        const wait = Date.now() + 5_000;
+        while (!decided() && Date.now() < wait) await new Promise((r) => setTimeout(r, 250));
       }
     },
     async proposedLine(re) {

@@ -2,6 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { pidAlive } from "../../src/core/pid.ts";
 import { codeServerArgs } from "./peers.ts";
 import { connectHttp, type HttpServe, spawnHttpServe } from "./serve.ts";
 
@@ -156,6 +157,31 @@ export async function eventually<T>(
       throw new Error(`${what}: not reached in ${timeoutMs} ms${last ? ` (last error: ${String(last)})` : ""}`);
     await new Promise((r) => setTimeout(r, 500));
   }
+}
+
+/**
+ * Every workbench host published under a private XDG_STATE_HOME has stopped and removed its record
+ * (the test run's grace is 0: a host stops once its last front end left, but on its own time). A
+ * test's cleanup waits for this before it removes the folder its runtime may still be writing to.
+ */
+export async function hostsStopped(stateHome: string, timeoutMs = 60_000): Promise<void> {
+  const dir = join(stateHome, "ccb/workbenches");
+  const records = () => (existsSync(dir) ? readdirSync(dir).filter((n) => /^[0-9a-f]{32}\.json$/.test(n)) : []);
+  const pids = new Set<number>();
+  await eventually(
+    `the workbench hosts under ${stateHome} stopped`,
+    () => {
+      for (const n of records()) {
+        try {
+          pids.add(JSON.parse(readFileSync(join(dir, n), "utf8")).pid);
+        } catch {
+          // a record being written or removed: read again on the next poll
+        }
+      }
+      return records().length === 0 && [...pids].every((pid) => !pidAlive(pid)) ? true : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** The bridge config files of running workbenches under a private XDG_STATE_HOME. */

@@ -341,7 +341,14 @@ export const extensionMethods = {
       expectedVersion: z.number().int().optional(),
       save: z.boolean().optional(),
     }),
-    result: z.object({ applied: z.boolean(), version: z.number().int(), isDirty: z.boolean(), saved: z.boolean() }),
+    result: z.object({
+      applied: z.boolean(),
+      version: z.number().int(),
+      isDirty: z.boolean(),
+      saved: z.boolean(),
+      /** The document's `files.autoSave` (the web workbench's default is afterDelay) and `files.autoSaveDelay` (ms). */
+      autoSave: z.object({ mode: z.string(), delayMs: z.number() }).optional(),
+    }),
     timeoutMs: 30_000,
   },
   "editor.openEditors": { params: Empty, result: z.object({ tabs: z.array(TabInfo) }), timeoutMs: 15_000 },

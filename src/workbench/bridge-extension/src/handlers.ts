@@ -121,7 +121,13 @@ const base = {
     const applied = await vscode.workspace.applyEdit(edit);
     let saved = false;
     if (applied && p.save) saved = await doc.save();
-    return { applied, version: doc.version, isDirty: doc.isDirty, saved };
+    // what happens to unsaved changes next is the person's auto-save (on by default in the web workbench)
+    const files = vscode.workspace.getConfiguration("files", doc); // the document: language overrides count
+    const autoSave = {
+      mode: files.get<string>("autoSave") ?? "off",
+      delayMs: files.get<number>("autoSaveDelay") ?? 1000,
+    };
+    return { applied, version: doc.version, isDirty: doc.isDirty, saved, autoSave };
   },
   async "editor.openEditors"() {
     const tabs = vscode.window.tabGroups.all.flatMap((g, groupIndex) =>
