@@ -290,6 +290,16 @@ describe("the 2026-07-28 wire rules on stdio", { timeout: 120_000 }, () => {
     assert.match(error.message, /protocolVersion/);
   });
 
+  it("a method the new era removed is -32601, not a call with bad params", async () => {
+    for (const [id, method] of [
+      [20, "initialize"],
+      [21, "logging/setLevel"],
+    ] as const) {
+      const r = await raw.ask({ jsonrpc: "2.0", id, method, params: { _meta: envelope() } });
+      assert.equal((r.error as { code: number }).code, -32601, JSON.stringify(r));
+    }
+  });
+
   it("bad params get one -32602 text naming the field (positive control: the same call well-formed works)", async () => {
     const bad = await raw.ask({
       jsonrpc: "2.0",
@@ -424,6 +434,24 @@ describe("ccb serve --http, both MCP eras", { timeout: 300_000 }, () => {
       code: -32602,
       message: "Invalid params for tools/call: name: Invalid input: expected string, received number",
     });
+  });
+
+  it("a method the new era removed (initialize, ping, logging/setLevel) is 404 and -32601, whatever its params", async () => {
+    for (const method of ["initialize", "ping", "logging/setLevel"]) {
+      const r = await post({ jsonrpc: "2.0", id: 6, method, params: { _meta: envelope() } }, modernHeaders(method));
+      assert.equal(r.status, 404, `${method}: ${JSON.stringify(r.json)}`);
+      assert.equal((r.json.error as { code: number }).code, -32601, method);
+      assert.equal(r.json.id, 6);
+    }
+    // control: a 2025 client's initialize (no envelope) still opens a session
+    const legacyInit = await post({
+      jsonrpc: "2.0",
+      id: 7,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    });
+    assert.equal(legacyInit.status, 200, JSON.stringify(legacyInit.json));
+    assert.ok(legacyInit.session, "a session");
   });
 
   it("one edge policy for both eras: no bearer, a hostile Host or Origin are refused before either era", async () => {

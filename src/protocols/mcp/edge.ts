@@ -61,6 +61,13 @@ const REQUEST_SCHEMAS = new Map<string, SpecSchema>([
   ["logging/setLevel", specTypeSchemas.SetLevelRequest],
 ] as Array<[string, SpecSchema]>);
 
+/**
+ * Methods of the 2025 era that the stateless era removed: a request claiming a 2026 version is not
+ * validated against their schemas, so it is answered as the SDK answers every method it does not
+ * serve (-32601; on HTTP, 404), not as a call with bad params.
+ */
+const REMOVED_IN_STATELESS_ERA = new Set(["initialize", "ping", "logging/setLevel"]);
+
 export interface EdgeRefusal {
   code: number;
   message: string;
@@ -89,7 +96,8 @@ export function refuseRequest(message: JSONRPCRequest): EdgeRefusal | undefined 
       data: { supported: [...MODERN_PROTOCOL_VERSIONS], requested: version.slice(0, 64) },
     };
   }
-  const schema = REQUEST_SCHEMAS.get(message.method);
+  const removed = version !== undefined && REMOVED_IN_STATELESS_ERA.has(message.method);
+  const schema = removed ? undefined : REQUEST_SCHEMAS.get(message.method);
   const issues = schema ? specIssues(schema, message) : undefined;
   if (issues) {
     return {
