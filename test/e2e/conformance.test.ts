@@ -2,11 +2,11 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { after, describe, it } from "node:test";
 import { parse } from "yaml";
 import { repoRoot } from "../helpers/cli.ts";
 import { conformance2026, node24 } from "../helpers/peers.ts";
-import { type HttpServe, startHttpServe, waitExit } from "../helpers/serve.ts";
+import { httpServeFixture, waitExit } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 /**
@@ -26,16 +26,7 @@ const GENERIC = [
 ];
 
 describe("MCP conformance suite against ccb serve --http", { timeout: 300_000 }, () => {
-  const dir = tmpdirFixture({ git: true });
-  let srv: HttpServe;
-
-  before(async () => {
-    srv = await startHttpServe(dir.path);
-  });
-  after(async () => {
-    assert.equal(await srv.stop(), 0);
-    dir.cleanup();
-  });
+  const fixture = httpServeFixture({ git: true });
 
   it("passes every generic scenario; only fixture scenarios are expected failures", async () => {
     const bin = join(repoRoot, "node_modules/.bin/conformance");
@@ -44,7 +35,7 @@ describe("MCP conformance suite against ccb serve --http", { timeout: 300_000 },
       [
         "server",
         "--url",
-        srv.url,
+        fixture.serve.url,
         "--expected-failures",
         join(repoRoot, "test/fixtures/conformance-expected-failures.yml"),
       ],
@@ -93,22 +84,14 @@ interface Check {
 }
 
 describe("MCP conformance suite, 2026-07-28 requirements, against ccb serve --http", { timeout: 600_000 }, () => {
-  const dir = tmpdirFixture({ git: true });
+  const fixture = httpServeFixture({ git: true });
   const out = tmpdirFixture({ prefix: "ccb-conformance-2026-" });
-  let srv: HttpServe;
-  before(async () => {
-    srv = await startHttpServe(dir.path);
-  });
-  after(async () => {
-    assert.equal(await srv.stop(), 0);
-    dir.cleanup();
-    out.cleanup();
-  });
+  after(() => out.cleanup());
 
   it("every check passes but those that need the reference server's fixtures", async () => {
     const child = spawn(
       node24(),
-      [conformance2026(), "server", "--url", srv.url, "--requirements", "2026-07-28", "-o", out.path],
+      [conformance2026(), "server", "--url", fixture.serve.url, "--requirements", "2026-07-28", "-o", out.path],
       { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" } },
     );
     let log = "";

@@ -1,19 +1,17 @@
 import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import fc from "fast-check";
 import { spawnCcb } from "../helpers/cli.ts";
 import {
   cleanEnv,
   connectHttp,
-  type HttpServe,
+  httpServeFixture,
   INITIALIZE,
   MCP_POST_HEADERS,
   rawRequest,
-  startHttpServe,
   waitExit,
 } from "../helpers/serve.ts";
-import { tmpdirFixture } from "../helpers/tmp.ts";
 
 /**
  * Malformed-frame fuzzing (fast-check): garbage bytes, wrong types, huge ids, nested junk, junk
@@ -167,19 +165,10 @@ class StdioPeer {
 }
 
 describe("fuzz: malformed frames never kill ccb serve", { timeout: 600_000 }, () => {
-  const dir = tmpdirFixture();
-  let srv: HttpServe;
-
-  before(async () => {
-    srv = await startHttpServe(dir.path);
-  });
-  after(async () => {
-    assert.equal(await srv.stop(), 0);
-    dir.cleanup();
-  });
+  const fixture = httpServeFixture();
 
   it("over stdio", async () => {
-    const peer = new StdioPeer(dir.path);
+    const peer = new StdioPeer(fixture.dir);
     peer.write(`${INITIALIZE}\n${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
     let n = 0;
     assert.ok((await peer.probe(n++)).result);
@@ -200,8 +189,8 @@ describe("fuzz: malformed frames never kill ccb serve", { timeout: 600_000 }, ()
   });
 
   it("over Streamable HTTP (with and without a session id)", async () => {
-    const client = await connectHttp(srv.url);
-    const init = await rawRequest(srv.url, { method: "POST", headers: MCP_POST_HEADERS, body: INITIALIZE });
+    const client = await connectHttp(fixture.serve.url);
+    const init = await rawRequest(fixture.serve.url, { method: "POST", headers: MCP_POST_HEADERS, body: INITIALIZE });
     const sessionId = String(init.headers["mcp-session-id"]);
     await fc.assert(
       fc.asyncProperty(batch, fc.boolean(), async (frames, withSession) => {
@@ -210,7 +199,7 @@ describe("fuzz: malformed frames never kill ccb serve", { timeout: 600_000 }, ()
             ...MCP_POST_HEADERS,
             ...(withSession ? { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-06-18" } : {}),
           };
-          const r = await rawRequest(srv.url, { method: "POST", headers, body: f });
+          const r = await rawRequest(fixture.serve.url, { method: "POST", headers, body: f });
           // a malformed request is a 4xx with a JSON-RPC error (or a 2xx for a valid-looking message), never a 5xx
           assert.ok(
             r.status < 500,
@@ -222,7 +211,7 @@ describe("fuzz: malformed frames never kill ccb serve", { timeout: 600_000 }, ()
       }),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );
-    const health = await rawRequest(`${srv.base}/healthz`);
+    const health = await rawRequest(`${fixture.serve.base}/healthz`);
     assert.equal(health.status, 200);
     await client.close();
   });

@@ -1,8 +1,11 @@
+import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
+import { after, before } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ccbCommand, spawnCcb } from "./cli.ts";
+import { tmpdirFixture } from "./tmp.ts";
 
 /** Shared helpers of the `ccb serve` end-to-end tests: spawn the real CLI, connect real SDK clients. */
 
@@ -63,6 +66,30 @@ export function startHttpServe(
   env: Record<string, string> = {},
 ): Promise<HttpServe> {
   return spawnHttpServe(["--no-workbench", "--http", "--port", "0", "--workspace", workspace, ...extraArgs], env);
+}
+
+/**
+ * `ccb serve --http` (no workbench) on a fresh temporary workspace for the enclosing describe block:
+ * started in its `before`, stopped in its `after` (asserting a clean exit 0), the workspace removed.
+ */
+export function httpServeFixture(options: { git?: boolean } = {}): { readonly dir: string; readonly serve: HttpServe } {
+  const dir = tmpdirFixture(options);
+  let serve: HttpServe | undefined;
+  before(async () => {
+    serve = await startHttpServe(dir.path);
+  });
+  after(async () => {
+    const code = await serve?.stop();
+    dir.cleanup();
+    assert.equal(code, 0, "SIGTERM shuts the server down with exit 0");
+  });
+  return {
+    dir: dir.path,
+    get serve() {
+      if (!serve) throw new Error("ccb serve --http has not started (its before hook failed)");
+      return serve;
+    },
+  };
 }
 
 /** Spawn `ccb serve <args>` and wait for the URL of /mcp it prints on stderr. */
