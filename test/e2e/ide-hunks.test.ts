@@ -97,14 +97,13 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
     const lenses = await person.untilLenses("the hunk code lenses", (v) => v.length === 4);
     assert.deepEqual(lensTexts(lenses), ["Accept hunk", "Reject hunk", "Accept hunk", "Reject hunk"]);
     assert.ok(lenses[2]!.y > lenses[0]!.y, "one pair over each hunk");
-    await person.click(lenses[0]!.x, lenses[0]!.y);
+    await person.clickLens(/^Accept hunk 1 of 2/);
     // hunk 0 decided, hunk 1 not yet: the review is still open and nothing was written
     const left = await person.untilLenses("hunk 0 shown as accepted", (v) => v.some((l) => l.text === "Accepted"));
     assert.deepEqual(lensTexts(left), ["Accepted", "Accept hunk", "Reject hunk"]);
     assert.equal(answers().length, 0, "no answer to claude while a hunk is undecided");
     assert.equal(readFileSync(file, "utf8"), LINES(1, 2, 3, 4, 5));
-    const reject = left.find((l) => l.text === "Reject hunk")!;
-    await person.click(reject.x, reject.y);
+    await person.clickLens(/^Reject hunk 2 of 2/);
     const next = await main.wait(2);
     assert.equal(answers()[0], `FILE_SAVED\n${LINES(10, 2, 3, 4, 5)}`);
     assert.equal(readFileSync(file, "utf8"), LINES(10, 2, 3, 4, 5));

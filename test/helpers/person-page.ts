@@ -24,7 +24,10 @@ export interface PersonPage {
   /** The code lenses shown over the diff's proposed side, top to bottom (links and labels). */
   lenses(): Promise<Lens[]>;
   untilLenses(what: string, ok: (v: Lens[]) => boolean, timeoutMs?: number): Promise<Lens[]>;
-  /** Click the lens whose tooltip matches (e.g. /^Reject hunk 2 of/), once it is shown. */
+  /**
+   * Click the lens whose tooltip matches (e.g. /^Reject hunk 2 of/), once it is shown, and again
+   * while that same lens stays in place (a click lost to a layout that moved); a TIMEOUT after 60 s.
+   */
   clickLens(tooltip: RegExp): Promise<void>;
   /**
    * Click the diff editor's title-bar action labelled `label` (e.g. "Accept proposed changes") until
@@ -91,9 +94,25 @@ export function personPage(cdp: CdpSession): PersonPage {
     lenses: () => evaluate<Lens[]>(LENSES),
     untilLenses,
     async clickLens(tooltip) {
-      const lenses = await untilLenses(`a lens ${tooltip}`, (v) => v.some((l) => tooltip.test(l.tooltip)));
-      const lens = lenses.find((l) => tooltip.test(l.tooltip))!;
-      await click(lens.x, lens.y);
+      // The lens is marked in the page when found; a click that did nothing leaves that very node in
+      // place (a decided hunk's lenses are rendered anew), so only then does the person click again:
+      // never a node of a later review that happens to carry the same tooltip.
+      const MARK = "data-ccb-person-clicked";
+      const find = `(() => { document.querySelectorAll("[${MARK}]").forEach((e) => e.removeAttribute("${MARK}")); const re = new RegExp(${JSON.stringify(tooltip.source)}, ${JSON.stringify(tooltip.flags)}); const a = [...document.querySelectorAll(".monaco-diff-editor .editor.modified .codelens-decoration > a")].find((e) => re.test(e.getAttribute("title") ?? "") && e.getBoundingClientRect().width > 0); if (!a) return null; a.setAttribute("${MARK}", ""); const r = a.getBoundingClientRect(); return { x: r.x + r.width / 2, y: r.y + r.height / 2 }; })()`;
+      const still = `(() => { const re = new RegExp(${JSON.stringify(tooltip.source)}, ${JSON.stringify(tooltip.flags)}); const a = document.querySelector("[${MARK}]"); return !!a && a.isConnected && re.test(a.getAttribute("title") ?? "") && a.getBoundingClientRect().width > 0; })()`;
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const at = await until<{ x: number; y: number } | null>(`a lens ${tooltip}`, find, (v) => v !== null);
+        await click(at!.x, at!.y);
+        const wait = Date.now() + 5_000;
+        let there = true;
+        while (there && Date.now() < wait) {
+          await new Promise((r) => setTimeout(r, 250));
+          there = await evaluate<boolean>(still).catch(() => false);
+        }
+        if (!there) return;
+        if (Date.now() > deadline) throw new Error(`TIMEOUT the lens ${tooltip} is unchanged after clicks`);
+      }
     },
     async clickTitleAction(label, decided) {
       const find = `(() => { const a = [...document.querySelectorAll(".editor-actions .action-label")].find((e) => (e.getAttribute("aria-label") ?? "").startsWith(${JSON.stringify(label)})); if (!a) return null; const r = a.getBoundingClientRect(); return r.width > 0 ? { x: r.x + r.width / 2, y: r.y + r.height / 2 } : null; })()`;
