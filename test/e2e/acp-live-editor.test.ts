@@ -24,6 +24,13 @@ const allowOnce = (p: acp.RequestPermissionRequest): acp.RequestPermissionRespon
   return { outcome: { outcome: "selected", optionId: o.optionId } };
 };
 
+/** A tool result and the agent's log about its workbench and diagnostics: what a failed check prints. */
+const why = (agent: { stderr: string } | undefined, result: string) =>
+  `${result}\n${(agent?.stderr ?? "")
+    .split("\n")
+    .filter((l) => /share|bridge|diagnostics|live editor|workbench/.test(l))
+    .join("\n")}`;
+
 /** The agent's log level: info (what the assertions read), or debug with ACP_TEST_LOG=debug (settle times). */
 const LOG_LEVEL = process.env.ACP_TEST_LOG === "debug" ? "debug" : "info";
 
@@ -156,10 +163,7 @@ describe("ccb acp with the shared workbench of its folder", () => {
     assert.match(
       broken,
       /src\/app\.ts:1:\d+ error: Type 'string' is not assignable to type 'number'\./,
-      `${broken}\n${h.stderr
-        .split("\n")
-        .filter((l) => /share|bridge|diagnostics|live editor|workbench/.test(l))
-        .join("\n")}`,
+      why(h, broken),
     );
     // the person sees the agent's edit: the file is open in the shared workbench
     const state = text(await wb.ok("editor_state", { includeText: false }));
@@ -169,7 +173,7 @@ describe("ccb acp with the shared workbench of its folder", () => {
     assert.equal(readFileSync(join(ws.path, "src/app.ts"), "utf8"), GOOD);
     const fixed = toolResultText(api, 2);
     assert.match(fixed, /^Edited .*app\.ts/);
-    assert.match(fixed, /Diagnostics: none reported for src\/app\.ts\./);
+    assert.match(fixed, /Diagnostics: none reported for src\/app\.ts\./, why(h, fixed));
     assert.doesNotMatch(fixed, /not assignable/);
 
     // a second session (Zed's next thread) shares the process's attachment, and keeps it after the first closes
@@ -308,7 +312,7 @@ describe("a workbench started after the ACP session opened", () => {
       assert.match(h.stderr, /live editor: workbench for .* \(started after this session opened\)/);
       const fixed = toolResultText(api, 2);
       assert.match(fixed, /^Edited .*app\.ts/);
-      assert.match(fixed, /Diagnostics: none reported for src\/app\.ts\./);
+      assert.match(fixed, /Diagnostics: none reported for src\/app\.ts\./, why(h, fixed));
       assert.equal((await h.prompt(sessionId, "break")).stopReason, "end_turn");
       assert.match(
         toolResultText(api, 3),

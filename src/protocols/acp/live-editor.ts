@@ -8,7 +8,7 @@ import {
   type ParamsOf,
   type ResultOf,
 } from "../../core/editor/contract.ts";
-import { CcbError } from "../../core/errors.ts";
+import { CcbError, isCcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import type { EditedFile, EditFeedback } from "./tool-runner.ts";
 
@@ -164,8 +164,24 @@ export class LiveEditor implements EditFeedback {
     return this.connected;
   }
 
+  /**
+   * The edited files' diagnostics. A bridge that goes away during the wait (a call answered
+   * BRIDGE_UNAVAILABLE) is waited for once more, as one that was away before it: the second wait
+   * starts over, so the edit is never reported on a half-asked editor.
+   */
   async afterEdit(files: EditedFile[], signal: AbortSignal): Promise<string | undefined> {
-    if (files.length === 0 || !(await this.#connectedSoon(signal))) return undefined;
+    if (files.length === 0) return undefined;
+    try {
+      return await this.#afterEditOnce(files, signal);
+    } catch (err) {
+      if (signal.aborted || !isCcbError(err, "BRIDGE_UNAVAILABLE")) throw err;
+      this.log.info(`live editor: the workbench went away during an edit's diagnostics (${err.message}); asking again`);
+      return this.#afterEditOnce(files, signal);
+    }
+  }
+
+  async #afterEditOnce(files: EditedFile[], signal: AbortSignal): Promise<string | undefined> {
+    if (!(await this.#connectedSoon(signal))) return undefined;
     const bridge = this.core.bridge.require();
     const t0 = performance.now();
     /** Per file: diagnostics changes since its buffer last changed; undefined until the buffer holds the edit. */

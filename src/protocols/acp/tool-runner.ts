@@ -239,7 +239,7 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
     const feedback = edited.length > 0 ? host.editFeedback() : undefined;
     if (feedback) {
       const note = await feedback.afterEdit(edited, signal).catch((err: Error) => {
-        host.log.debug(`diagnostics after edit: ${err.message}`);
+        host.log.warn(`live editor: no diagnostics for this edit: ${err.message}`);
         return undefined;
       });
       if (note) text = `${text}\n\n${note}`;
