@@ -113,6 +113,14 @@ export class LiveEditor implements EditFeedback {
   }
 
   /**
+   * Whether an edit gets this editor's feedback: its bridge is connected, or a workbench runs whose
+   * bridge is away for a moment (`afterEdit` waits for it, bounded).
+   */
+  get present(): boolean {
+    return this.connected || this.core.bridge.workbench() !== undefined;
+  }
+
+  /**
    * Wait until the language features of each file answer (language.ready), `startMs` at most.
    * Returns the languages whose servers were still starting then.
    */

@@ -190,7 +190,7 @@ export class Session implements TurnHost {
   }
 
   editFeedback(): EditFeedback | undefined {
-    return this.editor.connected ? this.editor : undefined;
+    return this.editor.present ? this.editor : undefined;
   }
 
   localCommand(text: string): LocalRun | undefined {

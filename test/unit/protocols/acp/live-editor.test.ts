@@ -82,6 +82,22 @@ describe("the live editor when the workbench goes away during an edit's diagnost
     );
   });
 
+  it("a workbench whose bridge is away when the edit lands: the edit gets feedback, which waits for the bridge", async () => {
+    const core = createCore({ roots: [ws.path] });
+    const writer = core.claimEditor("test");
+    writer.setWorkbench({ url: "http://127.0.0.1:1/", runtime: "code-server" });
+    writer.clear("a probe the busy window missed");
+    const live = new LiveEditor(core, ws.path, silentLogger);
+    assert.equal(live.connected, false);
+    assert.equal(live.present, true, "the session hands the edit to the live editor");
+    setTimeout(() => writer.set(scriptedBridge(path, "x\n", () => undefined)), 300);
+    const text = await live.afterEdit([{ path, text: "x\n" }], new AbortController().signal);
+    assert.match(text ?? "", /a\.txt:1:1 error: a real problem/);
+    // control: no workbench at all is no feedback, at once
+    const bare = new LiveEditor(createCore({ roots: [ws.path] }), ws.path, silentLogger);
+    assert.equal(bare.present, false);
+  });
+
   it("an answer of another shape is not a bridge that went away: no second asking", async () => {
     let asked = 0;
     await assert.rejects(
