@@ -22,7 +22,10 @@ export function node24(): string {
 
 /** The entry of the MCP conformance suite's 0.2 line (2026-07-28 scenarios; run it with node24()). */
 export function conformance2026(): string {
-  return need(join(peersDir, "conformance-2026/node_modules/@modelcontextprotocol/conformance/dist/index.js"), "MCP conformance 0.2");
+  return need(
+    join(peersDir, "conformance-2026/node_modules/@modelcontextprotocol/conformance/dist/index.js"),
+    "MCP conformance 0.2",
+  );
 }
 
 /** The folder of the code-server npm package (what `ccb --runtime-root` takes for code-server). */
