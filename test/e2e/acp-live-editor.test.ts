@@ -138,7 +138,7 @@ describe("ccb acp with the shared workbench of its folder", () => {
     await api?.close();
     data.cleanup();
     ws.cleanup();
-    home.cleanup();
+    await home.cleanupAfterProcesses();
   });
 
   test("an edit that breaks the types returns the diagnostic in the same tool result; the fix returns none", async () => {
@@ -242,7 +242,7 @@ describe("ccb acp without a workbench", () => {
     await api.close();
     data.cleanup();
     project.cleanup();
-    state.cleanup();
+    await state.cleanupAfterProcesses();
   });
 
   test("edits work as before, with no diagnostics, and the log says once that there is no workbench", async () => {
@@ -290,7 +290,7 @@ describe("a workbench started after the ACP session opened", () => {
     await api.close();
     data.cleanup();
     project.cleanup();
-    home.cleanup();
+    await home.cleanupAfterProcesses();
   });
 
   test("is picked up at the session's next prompt: from then on edits return diagnostics", async () => {
@@ -349,7 +349,7 @@ describe("ccb --acp --workbench starts and publishes the workbench of its folder
     await api.close();
     data.cleanup();
     ws.cleanup();
-    home.cleanup();
+    await home.cleanupAfterProcesses();
   });
 
   test("the session's edits get diagnostics from the workbench it started (the first one waits for the TypeScript server to start); it is unpublished when the client leaves", async () => {

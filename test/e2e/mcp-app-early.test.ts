@@ -24,9 +24,10 @@ const RUNS = 10;
 const ws = tmpdirFixture({ prefix: "ccb-app-early-ws-" });
 const home = tmpdirFixture({ prefix: "ccb-app-early-home-" });
 writeFileSync(join(ws.path, "hello.txt"), "hello\n");
-after(() => {
+after(async () => {
+  // The last runtime may still be exiting (Node writes its compile cache under home at exit).
+  await home.cleanupAfterProcesses();
   ws.cleanup();
-  home.cleanup();
 });
 
 function env(): Record<string, string> {

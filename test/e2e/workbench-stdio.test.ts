@@ -14,7 +14,7 @@ after(async () => {
   // the host the serve started stops once the serve left (grace 0), while its runtime still writes
   await hostsStopped(join(home.path, "state"));
   ws.cleanup();
-  home.cleanup();
+  await home.cleanupAfterProcesses();
 });
 
 function connect(args: string[]): Promise<{ client: Client; stderr: () => string }> {

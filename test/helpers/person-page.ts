@@ -50,6 +50,10 @@ const LENSES = `[...document.querySelectorAll(".monaco-diff-editor .editor.modif
   .filter((l) => l.w > 0 && l.text !== "|").sort((p, q) => p.y - q.y || p.x - q.x)
   .map(({ text, tooltip, x, y }) => ({ text, tooltip, x, y }))`;
 
+/** What a person sees that could explain a wait that timed out: dialogs, notifications, tabs. */
+const SCENE = `(() => { const t = (sel) => [...document.querySelectorAll(sel)].map((e) => (e.getAttribute("aria-label") || e.textContent || "").trim().slice(0, 200)).filter(Boolean);
+  return { dialogs: t(".monaco-dialog-box"), notifications: t(".notifications-toasts .notification-list-item"), tabs: t(".tabs-container .tab"), quickInput: t(".quick-input-widget:not([style*='display: none']) .quick-input-title, .quick-input-widget:not([style*='display: none']) .quick-input-message") }; })()`;
+
 export function personPage(cdp: CdpSession): PersonPage {
   const evaluate = async <T>(expression: string): Promise<T> => {
     const r = (await cdp.send("Runtime.evaluate", { expression, returnByValue: true, awaitPromise: true })) as {
@@ -65,7 +69,10 @@ export function personPage(cdp: CdpSession): PersonPage {
     for (;;) {
       last = await evaluate<T>(expression).catch(() => undefined);
       if (last !== undefined && ok(last)) return last;
-      if (Date.now() > deadline) throw new Error(`TIMEOUT ${what}: last ${JSON.stringify(last)}`);
+      if (Date.now() > deadline) {
+        const scene = await evaluate<unknown>(SCENE).catch((e: Error) => e.message);
+        throw new Error(`TIMEOUT ${what}: last ${JSON.stringify(last)}; the page shows ${JSON.stringify(scene)}`);
+      }
       await new Promise((r) => setTimeout(r, 300));
     }
   };

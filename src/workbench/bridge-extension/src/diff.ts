@@ -8,6 +8,11 @@ type DiffResult = ResultOf<"diff.open">;
 /** Proposed texts live in memory under this scheme, editable by the person; saving one accepts it. */
 export const PROPOSED_SCHEME = "ccb-proposed";
 const ORIGINAL_SCHEME = "ccb-original";
+/** How long a decided review's tab waits for its proposal's save before it closes anyway. */
+const SAVE_BOUND_MS = 5_000;
+/** The pause before a decided review's tab, still open after its close, is closed again. */
+const CLOSE_RETRY_MS = 1_000;
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 interface OpenDiff {
   id: string;
@@ -290,17 +295,25 @@ export class DiffManager implements vscode.FileSystemProvider {
       return;
     }
     void (async () => {
-      // Saving the in-memory proposal first keeps VS Code from asking the person to save it.
+      // Saving the in-memory proposal first keeps VS Code from asking the person to save it; a save
+      // that hangs (a save participant of another extension) does not keep the tab open.
       const doc = vscode.workspace.textDocuments.find((t) => t.uri.toString() === d.proposedUri.toString());
-      if (doc?.isDirty) await doc.save().then(undefined, () => false);
-      const tabs = vscode.window.tabGroups.all
-        .flatMap((g) => g.tabs)
-        .filter(
-          (t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === d.proposedUri.toString(),
-        );
-      await Promise.resolve(vscode.window.tabGroups.close(tabs, true)).catch(() => undefined);
+      if (doc?.isDirty) await Promise.race([doc.save().then(undefined, () => false), sleep(SAVE_BOUND_MS)]);
+      // Closed, and once more if still there (a close that came while the editor was being laid out).
+      for (let attempt = 0; attempt < 2 && this.#tabsOf(d).length > 0; attempt++) {
+        if (attempt > 0) await sleep(CLOSE_RETRY_MS);
+        await Promise.resolve(vscode.window.tabGroups.close(this.#tabsOf(d), true)).catch(() => undefined);
+      }
       forget();
     })();
+  }
+
+  #tabsOf(d: OpenDiff): vscode.Tab[] {
+    return vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .filter(
+        (t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.toString() === d.proposedUri.toString(),
+      );
   }
 
   // FileSystemProvider for the proposal: in memory; writing (save) accepts.
