@@ -8,7 +8,7 @@ import { join } from "node:path";
  * test's ccb started with HOME or XDG_* in a temporary folder is one until it has exited. Node writes
  * its compile cache at exit, so removing the folder before then races with that write (ENOTEMPTY).
  */
-export function processesUsing(path: string): number[] {
+function processesUsing(path: string): number[] {
   const out: number[] = [];
   let entries: string[] = [];
   try {
@@ -30,7 +30,7 @@ export function processesUsing(path: string): number[] {
 }
 
 /** Waits (bounded) until no process names `path`; the processes still there at the end are returned. */
-export async function processesGone(path: string, timeoutMs = 30_000): Promise<number[]> {
+async function processesGone(path: string, timeoutMs = 30_000): Promise<number[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const left = processesUsing(path);
