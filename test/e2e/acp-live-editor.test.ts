@@ -397,7 +397,13 @@ describe("ccb --acp --workbench starts and publishes the workbench of its folder
         /src\/app\.ts:1:\d+ error: Type 'string' is not assignable to type 'number'\./,
       );
       assert.equal((await h.prompt(sessionId, "fix")).stopReason, "end_turn");
-      assert.match(toolResultText(api, 3), /Diagnostics: none reported for src\/app\.ts\./);
+      const fixed = toolResultText(api, 3);
+      const hostTail = readFileSync(hostLog, "utf8").split("\n").slice(-40).join("\n");
+      assert.match(
+        fixed,
+        /Diagnostics: none reported for src\/app\.ts\./,
+        `${why(h, fixed)}\n-- host log --\n${hostTail}`,
+      );
       assert.deepEqual(h.strayStdout, []);
       await h.close();
       exited = true;

@@ -240,7 +240,8 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
     if (feedback) {
       const note = await feedback.afterEdit(edited, signal).catch((err: Error) => {
         host.log.warn(`live editor: no diagnostics for this edit: ${err.message}`);
-        return undefined;
+        // the model knows the edit landed unchecked, and why, rather than read silence as "no errors"
+        return signal.aborted ? undefined : `Diagnostics: not available for this edit: ${errorText(err)}`;
       });
       if (note) text = `${text}\n\n${note}`;
     }

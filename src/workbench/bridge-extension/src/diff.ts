@@ -10,6 +10,8 @@ export const PROPOSED_SCHEME = "ccb-proposed";
 const ORIGINAL_SCHEME = "ccb-original";
 /** How long a decided review's tab waits for its proposal's save before it closes anyway. */
 const SAVE_BOUND_MS = 5_000;
+/** How long closing a review waits for its tab to finish opening. */
+const SHOW_BOUND_MS = 15_000;
 /** The pause before a decided review's tab, still open after its close, is closed again. */
 const CLOSE_RETRY_MS = 1_000;
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -21,6 +23,8 @@ interface OpenDiff {
   /** The original as its document holds it (what "nothing kept" compares with). */
   originalText: string;
   review: HunkReview;
+  /** Settles once the diff's tab was asked to show: a close that came earlier waits for it. */
+  shown: Promise<void>;
   /** Decisions run one at a time (a rejection edits the document the next one reads). */
   queue: Promise<void>;
   resolve(r: DiffResult): void;
@@ -101,7 +105,7 @@ export class DiffManager implements vscode.FileSystemProvider {
           const input = tab.input;
           if (input instanceof vscode.TabInputTextDiff && input.modified.scheme === PROPOSED_SCHEME) {
             const d = this.#byUri(input.modified);
-            if (d) this.#finish(d, { outcome: "rejected" }, false);
+            if (d) void this.#finish(d, { outcome: "rejected" }, false);
           }
         }
       }),
@@ -110,7 +114,7 @@ export class DiffManager implements vscode.FileSystemProvider {
 
   async open(p: ParamsOf<"diff.open">): Promise<DiffResult> {
     const existing = this.#diffs.get(p.id);
-    if (existing) this.#finish(existing, { outcome: "closed" }, true); // same id supersedes
+    if (existing) void this.#finish(existing, { outcome: "closed" }, true); // same id supersedes
     // Both sides read as the file itself: its workspace-relative path (what the breadcrumb shows),
     // the diff's id in the query so two diffs of one file stay apart.
     const path = `/${vscode.workspace.asRelativePath(vscode.Uri.file(p.path), false)}`.replace(/^\/+/, "/");
@@ -134,6 +138,10 @@ export class DiffManager implements vscode.FileSystemProvider {
     ]);
     const originalText = originalDoc.getText();
     const review = new HunkReview(originalText, proposedDoc.getText());
+    let markShown: () => void = () => undefined;
+    const shown = new Promise<void>((r) => {
+      markShown = r;
+    });
     const result = new Promise<DiffResult>((resolve) => {
       this.#diffs.set(p.id, {
         id: p.id,
@@ -141,19 +149,25 @@ export class DiffManager implements vscode.FileSystemProvider {
         originalUri,
         originalText,
         review,
+        shown,
         queue: Promise.resolve(),
         resolve,
       });
     });
     this.#lensesChanged.fire();
-    await vscode.commands.executeCommand("vscode.diff", originalUri, proposedUri, p.title, { preview: false });
+    try {
+      await vscode.commands.executeCommand("vscode.diff", originalUri, proposedUri, p.title, { preview: false });
+    } finally {
+      markShown();
+    }
     return result;
   }
 
   async close(id: string): Promise<boolean> {
     const d = this.#diffs.get(id);
     if (!d) return false;
-    this.#finish(d, { outcome: "closed" }, true);
+    // the caller learns the tab is gone: an editor it opens next is not raced by this close
+    await this.#finish(d, { outcome: "closed" }, true);
     return true;
   }
 
@@ -220,7 +234,7 @@ export class DiffManager implements vscode.FileSystemProvider {
       if (d.review.complete) {
         const doc = await vscode.workspace.openTextDocument(d.proposedUri);
         const kept = doc.getText();
-        this.#finish(
+        void this.#finish(
           d,
           kept === d.originalText ? { outcome: "rejected" } : { outcome: "accepted", finalText: kept },
           true,
@@ -275,13 +289,14 @@ export class DiffManager implements vscode.FileSystemProvider {
     if (outcome === "accepted") {
       const doc = vscode.workspace.textDocuments.find((t) => t.uri.toString() === d.proposedUri.toString());
       const text = doc ? doc.getText() : new TextDecoder().decode(this.#texts.get(d.proposedUri.toString()));
-      this.#finish(d, { outcome, finalText: text }, true);
-    } else this.#finish(d, { outcome }, true);
+      void this.#finish(d, { outcome, finalText: text }, true);
+    } else void this.#finish(d, { outcome }, true);
     return true;
   }
 
-  #finish(d: OpenDiff, r: DiffResult, closeTab: boolean): void {
-    if (!this.#diffs.has(d.id) || this.#diffs.get(d.id) !== d) return;
+  /** Resolves the review; the promise settles once its tab is closed (when `closeTab`). */
+  #finish(d: OpenDiff, r: DiffResult, closeTab: boolean): Promise<void> {
+    if (!this.#diffs.has(d.id) || this.#diffs.get(d.id) !== d) return Promise.resolve();
     this.#diffs.delete(d.id);
     d.resolve(r);
     this.#lensesChanged.fire();
@@ -292,9 +307,12 @@ export class DiffManager implements vscode.FileSystemProvider {
     };
     if (!closeTab) {
       forget();
-      return;
+      return Promise.resolve();
     }
-    void (async () => {
+    return (async () => {
+      // A review decided (or closed by its caller) while its tab was still opening: the tab comes
+      // after this, so wait for it (bounded) rather than find nothing to close and leave it open.
+      await Promise.race([d.shown, sleep(SHOW_BOUND_MS)]);
       // Saving the in-memory proposal first keeps VS Code from asking the person to save it; a save
       // that hangs (a save participant of another extension) does not keep the tab open.
       const doc = vscode.workspace.textDocuments.find((t) => t.uri.toString() === d.proposedUri.toString());
@@ -347,7 +365,7 @@ export class DiffManager implements vscode.FileSystemProvider {
   rename(): void {}
 
   dispose(): void {
-    for (const d of [...this.#diffs.values()]) this.#finish(d, { outcome: "closed" }, false);
+    for (const d of [...this.#diffs.values()]) void this.#finish(d, { outcome: "closed" }, false);
     for (const x of this.#disposables) x.dispose();
   }
 }

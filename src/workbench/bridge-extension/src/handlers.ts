@@ -33,9 +33,22 @@ function findDoc(path: string): vscode.TextDocument | undefined {
   return vscode.workspace.textDocuments.find((d) => d.uri.toString() === key);
 }
 
+/** Attempts at showing a document: an open can be cancelled by another editor change in its group. */
+const SHOW_ATTEMPTS = 3;
+const SHOW_RETRY_MS = 250;
+
 async function show(path: string, options: vscode.TextDocumentShowOptions = {}): Promise<vscode.TextEditor> {
   const doc = await openDoc(path);
-  return vscode.window.showTextDocument(doc, options);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await vscode.window.showTextDocument(doc, options);
+    } catch (err) {
+      // VS Code's "Could NOT open editor": the open lost to a tab closing or opening at that moment
+      // (a review's diff closed just before); the document itself is fine, so ask again.
+      if (attempt >= SHOW_ATTEMPTS) throw err;
+      await new Promise((r) => setTimeout(r, SHOW_RETRY_MS * attempt));
+    }
+  }
 }
 
 function overlay(d: vscode.TextDocument, includeText: boolean): DocumentOverlay {

@@ -6,6 +6,7 @@ import type * as acp from "@agentclientprotocol/sdk/unstable";
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { z } from "zod";
 import { createCore } from "../../../../src/core/core.ts";
+import { CcbError } from "../../../../src/core/errors.ts";
 import { silentLogger } from "../../../../src/core/log.ts";
 import { diffContent, type Todo } from "../../../../src/protocols/acp/converters.ts";
 import { diagnosticsText } from "../../../../src/protocols/acp/live-editor.ts";
@@ -210,6 +211,7 @@ test("a Turn driven through TurnHost: a gated tool switches the mode; an edit's 
   const replies: Reply[] = [
     { toolUses: [{ id: "toolu_plan", name: "exit_plan_mode", input: { plan: "1. change a.txt" } }] },
     { toolUses: [{ id: "toolu_edit", name: "touch", input: { path: "a.txt" } }] },
+    { toolUses: [{ id: "toolu_edit2", name: "touch", input: { path: "a.txt" } }] },
     { text: "done" },
   ];
   let i = 0;
@@ -236,6 +238,8 @@ test("a Turn driven through TurnHost: a gated tool switches the mode; an edit's 
   const feedback: EditFeedback = {
     async afterEdit(files) {
       seen.push(files.map((f) => `${f.path}=${f.text}`));
+      // the second edit's editor goes away while it is asked
+      if (seen.length > 1) throw new CcbError("BRIDGE_UNAVAILABLE", "The editor went away before answering.");
       return "Diagnostics: none reported for a.txt.";
     },
   };
@@ -257,7 +261,13 @@ test("a Turn driven through TurnHost: a gated tool switches the mode; an edit's 
     assert.equal(planResult?.content, "The user approved the plan. Implement it now.");
     const editResult = lastToolResults(api.requests[2]?.body)[0];
     assert.equal(editResult?.content, `Touched ${join(dir.path, "a.txt")}.\n\nDiagnostics: none reported for a.txt.`);
-    assert.deepEqual(seen, [[`${join(dir.path, "a.txt")}=new\n`]]);
+    // an editor that could not be asked is said, not left silent (which would read as "no errors")
+    const unchecked = lastToolResults(api.requests[3]?.body)[0];
+    assert.match(
+      String(unchecked?.content),
+      /^Touched .*a\.txt\.\n\nDiagnostics: not available for this edit: BRIDGE_UNAVAILABLE: The editor went away before answering\./,
+    );
+    assert.deepEqual(seen, [[`${join(dir.path, "a.txt")}=new\n`], [`${join(dir.path, "a.txt")}=new\n`]]);
     assert.deepEqual(
       records.filter((r) => r.t === "turn_end").map((r) => (r as { stopReason: string }).stopReason),
       ["end_turn"],
