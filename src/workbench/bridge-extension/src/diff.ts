@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import * as vscode from "vscode";
 import type { ParamsOf, ResultOf } from "../../../core/editor/contract.ts";
 import { HunkReview } from "../../review/hunk-review.ts";
@@ -14,7 +15,6 @@ const SAVE_BOUND_MS = 5_000;
 const SHOW_BOUND_MS = 15_000;
 /** The pause before a decided review's tab, still open after its close, is closed again. */
 const CLOSE_RETRY_MS = 1_000;
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 interface OpenDiff {
   id: string;
@@ -296,7 +296,7 @@ export class DiffManager implements vscode.FileSystemProvider {
 
   /** Resolves the review; the promise settles once its tab is closed (when `closeTab`). */
   #finish(d: OpenDiff, r: DiffResult, closeTab: boolean): Promise<void> {
-    if (!this.#diffs.has(d.id) || this.#diffs.get(d.id) !== d) return Promise.resolve();
+    if (this.#diffs.get(d.id) !== d) return Promise.resolve();
     this.#diffs.delete(d.id);
     d.resolve(r);
     this.#lensesChanged.fire();

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import * as vscode from "vscode";
 import type { DocumentOverlay, ExtensionMethod, ParamsOf, ResultOf } from "../../../core/editor/contract.ts";
 import {
@@ -46,7 +47,7 @@ async function show(path: string, options: vscode.TextDocumentShowOptions = {}):
       // VS Code's "Could NOT open editor": the open lost to a tab closing or opening at that moment
       // (a review's diff closed just before); the document itself is fine, so ask again.
       if (attempt >= SHOW_ATTEMPTS) throw err;
-      await new Promise((r) => setTimeout(r, SHOW_RETRY_MS * attempt));
+      await sleep(SHOW_RETRY_MS * attempt);
     }
   }
 }
