@@ -6,6 +6,7 @@ import { Gateway } from "../../src/net/gateway.ts";
 import { type IdeServer, startIde } from "../../src/protocols/ide/ide.ts";
 import type { IdeWorkbench, IdeWorkbenchOptions } from "../../src/protocols/ide/workbench.ts";
 import { startWorkbench, type WorkbenchHandle as Workbench } from "../../src/workbench/index.ts";
+import { artifactSource, recordingLogger, saveArtifacts, stateLogs } from "./artifacts.ts";
 import { bounded } from "./bounded.ts";
 import { codeServerRoot, node24 } from "./peers.ts";
 import { openPersonWindow, type PersonWindow } from "./person-page.ts";
@@ -77,28 +78,33 @@ export interface WorkbenchIdeOptions {
 
 /** Start the core, the workbench, the person's window on it and (once the bridge is connected) the IDE server. */
 export async function startWorkbenchIde(o: WorkbenchIdeOptions): Promise<WorkbenchIde> {
-  const core = createCore({ roots: [o.workspace], log: o.log });
+  // ccb's log is kept at debug whatever the test prints; a failed test saves it with the runtime's logs.
+  const { log, lines } = recordingLogger(o.log);
+  const off = artifactSource("ccb", () => ({ "ccb.log": lines(), ...stateLogs(o.stateDir) }));
+  const core = createCore({ roots: [o.workspace], log });
   let wb: IdeWorkbenchFixture | undefined;
   let win: PersonWindow | undefined;
   let ide: IdeServer | undefined;
   const close = async () => {
+    off();
     await win?.chromium.close();
     await ide?.close();
     await wb?.close();
     await core.dispose();
   };
   try {
-    wb = await startIdeWorkbench(core, o.log, {
+    wb = await startIdeWorkbench(core, log, {
       runtime: "code-server",
       runtimeRoot: codeServerRoot(),
       runtimeNode: node24(),
       headlessClient: false,
       env: { ...process.env, XDG_STATE_HOME: o.stateDir },
     });
-    win = await openPersonWindow(wb.url, o.log);
+    win = await openPersonWindow(wb.url, log);
     await bounded(wb.workbench.bridgeConnected, 180_000, "the workbench bridge connecting");
-    ide = await startIde({ core, log: o.log, lockDir: o.lockDir });
+    ide = await startIde({ core, log, lockDir: o.lockDir });
   } catch (err) {
+    await saveArtifacts("start-workbench-ide", err);
     await close();
     throw err;
   }

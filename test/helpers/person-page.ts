@@ -1,6 +1,7 @@
 import type { Logger } from "../../src/core/log.ts";
 import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
 import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
+import { artifactSource } from "./artifacts.ts";
 
 /** A code lens of the diff's proposed side: its text, its tooltip (which hunk) and its center. */
 export interface Lens {
@@ -176,9 +177,41 @@ export interface PersonWindow {
 export async function openPersonWindow(url: string, log: Logger): Promise<PersonWindow> {
   const chromium = await launchChromium({ url: "about:blank", log, width: 1280, height: 800 });
   const cdp = chromium.page;
+  // What a failed test keeps of this window: its screenshot, its console and what is on screen.
+  const consoleLines: string[] = [];
+  const note = (line: string) => {
+    consoleLines.push(`${new Date().toISOString()} ${line}`);
+    if (consoleLines.length > 5_000) consoleLines.splice(0, consoleLines.length - 5_000);
+  };
+  cdp.on("Runtime.consoleAPICalled", (p) => {
+    const args = (p.args as { value?: unknown; description?: string }[] | undefined) ?? [];
+    note(
+      `console.${String(p.type)} ${args.map((a) => (typeof a.value === "string" ? a.value : (a.description ?? JSON.stringify(a.value)))).join(" ")}`,
+    );
+  });
+  cdp.on("Runtime.exceptionThrown", (p) => {
+    const d = p.exceptionDetails as { text?: string; exception?: { description?: string } } | undefined;
+    note(`exception ${d?.exception?.description ?? d?.text ?? ""}`);
+  });
+  cdp.on("Log.entryAdded", (p) => {
+    const e = p.entry as { level?: string; source?: string; text?: string; url?: string } | undefined;
+    note(`log.${e?.level} [${e?.source}] ${e?.text ?? ""}${e?.url ? ` (${e.url})` : ""}`);
+  });
+  const off = artifactSource("person-page", async () => {
+    const out: Record<string, string | Uint8Array> = { "console.log": `${consoleLines.join("\n")}\n` };
+    const shot = (await cdp.send("Page.captureScreenshot", { format: "png" })) as { data: string };
+    out["screenshot.png"] = Buffer.from(shot.data, "base64");
+    const scene = (await cdp.send("Runtime.evaluate", { expression: SCENE, returnByValue: true })) as {
+      result: { value?: unknown };
+    };
+    out["scene.json"] = `${JSON.stringify(scene.result.value, null, 2)}\n`;
+    return out;
+  });
+  void chromium.exited.then(off);
   try {
     await cdp.send("Page.enable");
     await cdp.send("Runtime.enable");
+    await cdp.send("Log.enable");
     await cdp.send("Emulation.setDeviceMetricsOverride", {
       width: 1280,
       height: 800,
@@ -187,6 +220,7 @@ export async function openPersonWindow(url: string, log: Logger): Promise<Person
     });
     await cdp.send("Page.navigate", { url });
   } catch (err) {
+    off();
     await chromium.close();
     throw err;
   }

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { pidAlive } from "../../src/core/pid.ts";
+import { artifactSource, saveArtifacts, stateLogs } from "./artifacts.ts";
 import { codeServerArgs } from "./peers.ts";
 import { connectHttp, type HttpServe, spawnHttpServe } from "./serve.ts";
 
@@ -106,9 +107,13 @@ export async function bootWorkbench(
       child.once("exit", onExit);
       setImmediate(check);
     });
+  // What a failed test keeps: ccb serve's log, and the host's and the runtime's logs under its state home.
+  const off = artifactSource("ccb-serve", () => ({ "stderr.log": serve.stderr(), ...stateLogs(join(home, "state")) }));
   try {
     await waitLog(/bridge: extension host \d+ serves/);
   } catch (err) {
+    await saveArtifacts("boot-workbench", err);
+    off();
     await serve.stop();
     throw err;
   }
@@ -132,6 +137,7 @@ export async function bootWorkbench(
         .split("\n")
         .filter((l) => re.test(l)).length,
     async stop() {
+      off();
       await client.close().catch(() => undefined);
       await serve.stop();
     },
