@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createLogging } from "../../cli/logging.ts";
 import type { IdeServer } from "../../src/protocols/ide/ide.ts";
+import { artifactSource, keepArtifacts } from "../helpers/artifacts.ts";
 import { claudeDirs, makeClaudeDirs, type PtyProcess, stopClaude } from "../helpers/claude-session.ts";
 import {
   type ClaudeDiffs,
@@ -17,6 +18,8 @@ import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropi
 import { startWorkbenchIde, type WorkbenchIde } from "../helpers/ide-workbench.ts";
 import { cursorInto, type Lens, type PersonPage } from "../helpers/person-page.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
+
+keepArtifacts(import.meta.url);
 
 /**
  * Review per hunk, end to end: the real Claude Code CLI proposes two-hunk Edits through ccb's IDE
@@ -43,6 +46,7 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
   let w: WorkbenchIde;
   let ide: IdeServer;
   let claude: PtyProcess | undefined;
+  artifactSource("claude", () => ({ "screen.txt": claude?.output ?? "(not started)" }));
   let claudePid: number | undefined;
   let nextDiff: ClaudeDiffs;
   /** What each openDiff answered claude (the IDE tool's result text), in order. */

@@ -5,6 +5,7 @@ import { after, before, describe, it } from "node:test";
 import { createLogging } from "../../cli/logging.ts";
 import { diffTitle } from "../../src/protocols/ide/diffs.ts";
 import type { IdeServer } from "../../src/protocols/ide/ide.ts";
+import { artifactSource, keepArtifacts } from "../helpers/artifacts.ts";
 import { bounded } from "../helpers/bounded.ts";
 import { claudeDirs, makeClaudeDirs, type PtyProcess, stopClaude } from "../helpers/claude-session.ts";
 import {
@@ -20,6 +21,8 @@ import { IdeClient, jsonOf, textsOf } from "../helpers/ide-client.ts";
 import { startWorkbenchIde, type WorkbenchIde } from "../helpers/ide-workbench.ts";
 import type { PersonPage } from "../helpers/person-page.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
+
+keepArtifacts(import.meta.url);
 
 /**
  * The real Claude Code CLI against the IDE server with a REAL workbench (code-server + the ccb
@@ -43,6 +46,7 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
   let ide: IdeServer;
   let person: PersonPage;
   let claude: PtyProcess | undefined;
+  artifactSource("claude", () => ({ "screen.txt": claude?.output ?? "(not started)" }));
   let claudePid: number | undefined;
   let nextDiff: ClaudeDiffs;
 

@@ -7,10 +7,13 @@ import { isCcbError } from "../../src/core/errors.ts";
 import type { IdeServer } from "../../src/protocols/ide/ide.ts";
 import { workspaceTools } from "../../src/tools/catalog.ts";
 import { runTool } from "../../src/tools/kernel.ts";
+import { keepArtifacts } from "../helpers/artifacts.ts";
 import { startWorkbenchIde, type WorkbenchIde } from "../helpers/ide-workbench.ts";
 import { cursorInto, type PersonPage } from "../helpers/person-page.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { eventually } from "../helpers/workbench.ts";
+
+keepArtifacts(import.meta.url);
 
 /**
  * A diff review's decisions are the person's: the model cannot approve its own change through the

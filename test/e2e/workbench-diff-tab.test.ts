@@ -4,9 +4,12 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { silentLogger } from "../../src/core/log.ts";
 import { diffTitle } from "../../src/protocols/ide/diffs.ts";
+import { keepArtifacts } from "../helpers/artifacts.ts";
 import { repoRoot } from "../helpers/cli.ts";
 import { startWorkbenchIde, type WorkbenchIde } from "../helpers/ide-workbench.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
+
+keepArtifacts(import.meta.url);
 
 /**
  * What a person sees in the real workbench (code-server + the bridge extension, shown in a real

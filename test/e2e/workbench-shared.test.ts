@@ -14,6 +14,7 @@ import { isAlive } from "../../src/core/terminals/process-tree.ts";
 import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
+import { type Artifacts, artifactSource, keepArtifacts, stateLogs } from "../helpers/artifacts.ts";
 import { runCcb, spawnCcb } from "../helpers/cli.ts";
 import { startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { IdeClient, textsOf } from "../helpers/ide-client.ts";
@@ -176,6 +177,19 @@ let ideClient: IdeClient | undefined;
 const serves: Serve[] = [];
 /** A person's tab on the shared workbench (a real Chromium page). */
 let person: Chromium | undefined;
+
+// A failed test keeps the front ends' logs, the host's and the runtime's, and the person's screen.
+keepArtifacts(import.meta.url);
+artifactSource("ccb", () => ({
+  ...(ide ? { "ide.stdout.log": ide.out.text, "ide.stderr.log": ide.err.text } : {}),
+  ...Object.fromEntries(serves.map((s, i) => [`serve-${i}.stderr.log`, s.stderr()])),
+  ...stateLogs(join(home.path, "state")),
+}));
+artifactSource("person-page", async (): Promise<Artifacts> => {
+  if (!person) return {};
+  const shot = (await person.page.send("Page.captureScreenshot", { format: "png" })) as { data: string };
+  return { "screenshot.png": Buffer.from(shot.data, "base64") };
+});
 
 async function evaluate(c: Chromium, expression: string): Promise<unknown> {
   const r = (await c.page.send("Runtime.evaluate", { expression, returnByValue: true })) as {
