@@ -6,24 +6,31 @@ import { after, describe, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { artifactSource, keepArtifacts, stateLogs } from "../helpers/artifacts.ts";
 import { ccbCommand, spawnCcb } from "../helpers/cli.ts";
 import { codeServerArgs } from "../helpers/peers.ts";
 import { cleanEnv, waitExit } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { type ToolResult, text } from "../helpers/workbench.ts";
+import { hostsStopped, type ToolResult, text } from "../helpers/workbench.ts";
 
 /**
  * A host that connects the moment `ccb serve` answers (HTTP: the first 200 of /healthz; stdio: from
  * the process's start) must get the MCP App once the workbench is up, whatever the order: the
  * session exists before the workbench (its first vscode_open says "still starting"), then lists and
  * reads ui://ccb/workbench.html and sees vscode_open's _meta.ui. Ten runs per transport, each with a
- * fresh serve and real code-server (the serve owns the runtime process, so each run boots one).
+ * fresh serve and real code-server. The serve publishes the folder's shared workbench (a host process
+ * of its own, which stops once the serve left): each run waits for the last run's host to be gone, or
+ * its serve would attach to a workbench already up (a busy machine saw "9 of 10").
  */
 const APP_URI = "ui://ccb/workbench.html";
 const RUNS = 10;
 const ws = tmpdirFixture({ prefix: "ccb-app-early-ws-" });
 const home = tmpdirFixture({ prefix: "ccb-app-early-home-" });
 writeFileSync(join(ws.path, "hello.txt"), "hello\n");
+keepArtifacts(import.meta.url);
+/** The current run's ccb stderr: kept with the hosts' and runtime's logs when a test fails. */
+let runLog = "";
+artifactSource("ccb", () => ({ "stderr.log": runLog, ...stateLogs(join(home.path, "state")) }));
 after(async () => {
   // The last runtime may still be exiting (Node writes its compile cache under home at exit).
   await home.cleanupAfterProcesses();
@@ -105,7 +112,11 @@ describe("the App reaches sessions created before the workbench is up", () => {
         env: env(),
       });
       let err = "";
-      child.stderr?.setEncoding("utf8").on("data", (d: string) => (err += d));
+      runLog = "";
+      child.stderr?.setEncoding("utf8").on("data", (d: string) => {
+        err += d;
+        runLog += d;
+      });
       const base = `http://127.0.0.1:${port}`;
       try {
         for (;;) {
@@ -125,6 +136,7 @@ describe("the App reaches sessions created before the workbench is up", () => {
       } finally {
         child.kill("SIGTERM");
         await waitExit(child);
+        await hostsStopped(join(home.path, "state"));
       }
     }
     assert.equal(before, RUNS, "every session was created before the workbench was up");
@@ -135,6 +147,10 @@ describe("the App reaches sessions created before the workbench is up", () => {
     for (let i = 0; i < RUNS; i++) {
       const { command, args } = ccbCommand(["serve", "--stdio", "--workspace", ws.path, ...runtimeArgs()]);
       const transport = new StdioClientTransport({ command, args, env: env(), stderr: "pipe" });
+      runLog = "";
+      transport.stderr?.on("data", (d: Buffer) => {
+        runLog += d.toString("utf8");
+      });
       const client = new Client({ name: "early-stdio-host", version: "1.0.0" });
       await client.connect(transport);
       try {
@@ -142,6 +158,7 @@ describe("the App reaches sessions created before the workbench is up", () => {
         if (r.startedBefore) before++;
       } finally {
         await client.close();
+        await hostsStopped(join(home.path, "state"));
       }
     }
     assert.equal(before, RUNS, "every session was created before the workbench was up");
