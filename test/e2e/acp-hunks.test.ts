@@ -6,6 +6,7 @@ import type * as acp from "@agentclientprotocol/sdk";
 import { silentLogger } from "../../src/core/log.ts";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
+import { artifactSource, keepArtifacts, keptBefore } from "../helpers/artifacts.ts";
 import { bounded } from "../helpers/bounded.ts";
 import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { openPersonWindow, type PersonPage, type PersonWindow } from "../helpers/person-page.ts";
@@ -34,6 +35,8 @@ const waitForWithdrawal = (withdrawn: string[]) => (p: acp.RequestPermissionRequ
     });
   });
 
+keepArtifacts(import.meta.url);
+
 describe("ccb acp: a permission's diff reviewed per hunk in the workbench", () => {
   const ws = tmpdirFixture({ prefix: "ccb-acp-hunks-ws-" });
   const home = tmpdirFixture({ prefix: "ccb-acp-hunks-home-" });
@@ -42,6 +45,7 @@ describe("ccb acp: a permission's diff reviewed per hunk in the workbench", () =
   let wb: Workbench;
   let api: FakeAnthropic;
   const agents: AgentHarness[] = [];
+  artifactSource("acp-agents", () => Object.fromEntries(agents.map((h, i) => [`agent-${i}.stderr.log`, h.stderr])));
 
   let win: PersonWindow | undefined;
   let page: PersonPage;
@@ -69,27 +73,29 @@ describe("ccb acp: a permission's diff reviewed per hunk in the workbench", () =
     return { h, sessionId };
   };
 
-  before(async () => {
-    mkdirSync(join(ws.path, "src"), { recursive: true });
-    api = await startFakeAnthropic({
-      script: toolThenText(
-        (prompt) => {
-          const m = /^write a=(\d+) e=(\d+)$/.exec(prompt);
-          return m
-            ? [{ name: "write", input: { path: "src/app.ts", content: LINES(Number(m[1]), Number(m[2])) } }]
-            : undefined;
-        },
-        () => "Done.",
-      ),
-    });
-    wb = await bootWorkbench(ws.path, home.path);
-    // the person's tab, opened from the workbench's link; their focused window takes the serving role
-    const link = ((await wb.ok("vscode_open"))._meta?.["ccb/workbench"] as { url: string }).url;
-    const serving = wb.countLog(/bridge: extension host \d+ serves/);
-    win = await openPersonWindow(link, silentLogger);
-    page = win.person;
-    await wb.waitLog(() => wb.countLog(/bridge: extension host \d+ serves/) > serving);
-  });
+  before(
+    keptBefore(async () => {
+      mkdirSync(join(ws.path, "src"), { recursive: true });
+      api = await startFakeAnthropic({
+        script: toolThenText(
+          (prompt) => {
+            const m = /^write a=(\d+) e=(\d+)$/.exec(prompt);
+            return m
+              ? [{ name: "write", input: { path: "src/app.ts", content: LINES(Number(m[1]), Number(m[2])) } }]
+              : undefined;
+          },
+          () => "Done.",
+        ),
+      });
+      wb = await bootWorkbench(ws.path, home.path);
+      // the person's tab, opened from the workbench's link; their focused window takes the serving role
+      const link = ((await wb.ok("vscode_open"))._meta?.["ccb/workbench"] as { url: string }).url;
+      const serving = wb.countLog(/bridge: extension host \d+ serves/);
+      win = await openPersonWindow(link, silentLogger);
+      page = win.person;
+      await wb.waitLog(() => wb.countLog(/bridge: extension host \d+ serves/) > serving);
+    }),
+  );
   after(async () => {
     for (const h of agents) await h.close();
     await win?.chromium.close();

@@ -6,6 +6,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { pidAlive } from "../../src/core/pid.ts";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
+import { artifactSource, keepArtifacts } from "../helpers/artifacts.ts";
 import { type FakeAnthropic, isSideRequest, type Script, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
 import { codeServerArgs } from "../helpers/peers.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -105,6 +106,8 @@ function toolResultText(api: FakeAnthropic, n: number): string {
   return typeof content === "string" ? content : JSON.stringify(content);
 }
 
+keepArtifacts(import.meta.url);
+
 describe("ccb acp with the shared workbench of its folder", () => {
   const ws = tmpdirFixture({ prefix: "ccb-acp-live-ws-" });
   const home = tmpdirFixture({ prefix: "ccb-acp-live-home-" });
@@ -112,6 +115,7 @@ describe("ccb acp with the shared workbench of its folder", () => {
   let wb: Workbench;
   let api: FakeAnthropic;
   let h: AgentHarness | undefined;
+  artifactSource("acp-agent", () => ({ "stderr.log": h?.stderr ?? "(not started)" }));
 
   before(async () => {
     mkdirSync(join(ws.path, "src"), { recursive: true });
