@@ -79,6 +79,14 @@ export class HunkReview {
     return true;
   }
 
+  /** A rejection whose edit did not apply: hunk `n` is undecided again (false when it was not rejected). */
+  undecide(n: number): boolean {
+    const h = this.#hunks[n];
+    if (h?.state !== "rejected") return false;
+    h.state = "undecided";
+    return true;
+  }
+
   /**
    * Marks hunk `n` rejected and returns the edit that restores its original lines in the proposed
    * document (lines `range`, replaced by `text`); undefined when it is not an undecided hunk.

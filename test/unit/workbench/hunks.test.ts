@@ -193,6 +193,19 @@ describe("per-hunk review (HunkReview): the kept text", () => {
     assert.ok(r.reject(1));
     assert.equal(r.complete, true);
   });
+
+  it("a rejection whose edit did not apply is undone: the hunk is undecided again (control: an accepted one stays)", () => {
+    const r = new HunkReview(original, proposed);
+    assert.ok(r.reject(1));
+    assert.equal(r.undecide(1), true);
+    assert.equal(r.get(1)?.state, "undecided");
+    assert.equal(r.complete, false);
+    assert.ok(r.reject(1), "rejected again, as the person's next click does");
+    assert.equal(r.accept(0), true);
+    assert.equal(r.undecide(0), false);
+    assert.equal(r.get(0)?.state, "accepted");
+    assert.equal(r.undecide(7), false);
+  });
 });
 
 describe("shiftRange", () => {

@@ -30,6 +30,12 @@ interface OpenDiff {
   resolve(r: DiffResult): void;
 }
 
+/** Where a review's decisions are logged (the bridge's output channel, in the runtime's logs). */
+let diffLog: (line: string) => void = () => undefined;
+export function setDiffLog(log: (line: string) => void): void {
+  diffLog = log;
+}
+
 /** The argument of ccb.diff.acceptHunk / rejectHunk: a hunk number, the diff's proposed URI, or both. */
 interface HunkArg {
   hunk?: number;
@@ -228,12 +234,21 @@ export class DiffManager implements vscode.FileSystemProvider {
         const range = doc.validateRange(new vscode.Range(revert.range.start, 0, revert.range.end, 0));
         const edit = new vscode.WorkspaceEdit();
         edit.replace(d.proposedUri, range, revert.text);
-        await vscode.workspace.applyEdit(edit);
+        // An edit VS Code refuses (the document changed meanwhile) leaves the proposed lines in place:
+        // the hunk is undecided again, never counted as rejected while its lines would be kept.
+        if (!(await vscode.workspace.applyEdit(edit))) {
+          d.review.undecide(n);
+          diffLog(`review ${d.id}: hunk ${n + 1} not rejected: its original lines could not be put back`);
+          this.#lensesChanged.fire();
+          return false;
+        }
       }
+      diffLog(`review ${d.id}: hunk ${n + 1} of ${d.review.size} ${how === "accept" ? "accepted" : "rejected"}`);
       this.#lensesChanged.fire();
       if (d.review.complete) {
         const doc = await vscode.workspace.openTextDocument(d.proposedUri);
         const kept = doc.getText();
+        diffLog(`review ${d.id}: every hunk decided: ${kept === d.originalText ? "rejected" : "accepted"}`);
         void this.#finish(
           d,
           kept === d.originalText ? { outcome: "rejected" } : { outcome: "accepted", finalText: kept },

@@ -22,7 +22,7 @@ import {
 import { flushCompileCacheSoon } from "./compile-cache.ts";
 import { BridgeError, range, uriPath } from "./convert.ts";
 import { DebugBridge } from "./debug.ts";
-import { DiffManager, PROPOSED_SCHEME } from "./diff.ts";
+import { DiffManager, PROPOSED_SCHEME, setDiffLog } from "./diff.ts";
 import { baseHandlers, type Handlers, setUserExtensionsDir } from "./handlers.ts";
 import { setModelGuardLog } from "./model-guard.ts";
 import { moveHandlers } from "./move.ts";
@@ -67,6 +67,7 @@ class BridgeClient implements vscode.Disposable {
 
   constructor(private readonly context: vscode.ExtensionContext) {
     setModelGuardLog((line) => this.#out.appendLine(line));
+    setDiffLog((line) => this.#out.appendLine(line));
     this.#diffs = new DiffManager((id) => this.#event({ type: "diffClosed", id }));
     this.#terminals = new SharedTerminals(this);
     const resolve = async (path: string) => (await this.request("workspace.resolve", { path })).path;
