@@ -54,7 +54,13 @@ describe("ccb acp: a permission's diff reviewed per hunk in the workbench", () =
   const person = async (how: "Accept" | "Reject", hunk: number) => {
     const lens = new RegExp(`^(Accept|Reject) hunk ${hunk + 1} of`);
     await page.clickLens(new RegExp(`^${how} hunk ${hunk + 1} of`));
-    await page.untilLenses(`hunk ${hunk} decided`, (v) => !v.some((l) => lens.test(l.tooltip)), 30_000);
+    const shown = await page.untilLenses(`hunk ${hunk} decided`, (v) => !v.some((l) => lens.test(l.tooltip)), 30_000);
+    // decided as clicked: a rejected hunk shows no "Accepted" label (a soak under load once kept a rejected hunk)
+    if (how === "Reject")
+      assert.ok(
+        !shown.some((l) => l.tooltip.startsWith(`Accepted hunk ${hunk + 1} of`)),
+        `hunk ${hunk} shows "Accepted" after the person's Reject click`,
+      );
   };
 
   const start = async (onPermission: (p: acp.RequestPermissionRequest, s: AbortSignal) => any) => {
