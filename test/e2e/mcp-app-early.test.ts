@@ -45,6 +45,8 @@ function env(): Record<string, string> {
     XDG_CACHE_HOME: join(home.path, "cache"),
     XDG_CONFIG_HOME: join(home.path, "config"),
     XDG_DATA_HOME: join(home.path, "data"),
+    // the host stops as soon as its serve left: the next run waits for that (hostsStopped)
+    CCB_WORKBENCH_GRACE: "0",
   });
 }
 
