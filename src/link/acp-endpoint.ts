@@ -22,6 +22,11 @@ export interface AcpEndpointOptions {
   instance: string;
   /** Served over TLS: the cookie is `Secure`. */
   secure: boolean;
+  /**
+   * A Streamable HTTP connection with no open SSE stream and no request for this long is closed
+   * (with its agent): a client that left without DELETE does not keep an agent running.
+   */
+  idleMs: number;
   log: Logger;
 }
 
@@ -38,8 +43,8 @@ export class AcpEndpoint {
   readonly #server: AcpServer;
   readonly #wss: WebSocketServer;
   readonly #sdkHttp: (req: IncomingMessage, res: ServerResponse) => void;
-  /** Streamable HTTP connections this link holds (their `Acp-Connection-Id`). */
-  readonly #httpConnections = new Set<string>();
+  /** Streamable HTTP connections this link holds, by `Acp-Connection-Id`. */
+  readonly #httpConnections = new Map<string, HttpConnection>();
 
   constructor(options: AcpEndpointOptions) {
     this.#o = options;
@@ -69,10 +74,12 @@ export class AcpEndpoint {
   /** A Streamable HTTP request to `/acp` (past the gateway's checks). */
   async handleHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const connectionId = single(req.headers[CONNECTION_HEADER]);
-    if (connectionId !== undefined && !this.#httpConnections.has(connectionId) && this.#misdirected(req)) {
+    const held = connectionId === undefined ? undefined : this.#httpConnections.get(connectionId);
+    if (connectionId !== undefined && !held && this.#misdirected(req)) {
       this.#refuse(res, 421, null, this.#misdirectedMessage());
       return;
     }
+    if (connectionId !== undefined && held) this.#busy(connectionId, held, res);
     if (req.method === "GET" || req.method === "DELETE") {
       // The SSE streams (and their backpressure) as the SDK's node adapter writes them.
       this.#sdkHttp(req, res);
@@ -117,7 +124,8 @@ export class AcpEndpoint {
     for (const [k, v] of Object.entries(req.headers))
       if (v !== undefined) for (const one of Array.isArray(v) ? v : [v]) headers.append(k, one);
     // An initialize opens a connection: with an agent of its own, known here until it ends.
-    const opening = isInitialize(message) && req.headers[CONNECTION_HEADER] === undefined ? this.#o.bridge() : undefined;
+    const opening =
+      isInitialize(message) && req.headers[CONNECTION_HEADER] === undefined ? this.#o.bridge() : undefined;
     const response = await this.#server.handleRequest(
       new Request(`http://link.invalid${req.url ?? "/acp"}`, {
         method: "POST",
@@ -129,10 +137,7 @@ export class AcpEndpoint {
     );
     const id = echoedId(idMember(message));
     const opened = response.headers.get(CONNECTION_HEADER);
-    if (opening && opened) {
-      this.#httpConnections.add(opened);
-      void opening.done.then(() => this.#httpConnections.delete(opened));
-    }
+    if (opening && opened) this.#hold(opened, opening);
     const type = response.headers.get("content-type") ?? "";
     if (response.status >= 400 && !type.startsWith("application/json")) {
       // The SDK refuses in plain text; a JSON-RPC client gets a JSON-RPC error with its id.
@@ -145,6 +150,40 @@ export class AcpEndpoint {
     });
     if (opened) out["set-cookie"] = this.cookie;
     res.writeHead(response.status, out).end(Buffer.from(await response.arrayBuffer()));
+  }
+
+  #hold(id: string, bridge: AgentBridge): void {
+    const c: HttpConnection = { requests: 0, timer: undefined };
+    this.#httpConnections.set(id, c);
+    this.#idle(id, c);
+    void bridge.done.then(() => {
+      clearTimeout(c.timer);
+      this.#httpConnections.delete(id);
+    });
+  }
+
+  /** A request (or SSE stream) of a connection is open until `res` closes; the idle clock waits. */
+  #busy(id: string, c: HttpConnection, res: ServerResponse): void {
+    c.requests++;
+    clearTimeout(c.timer);
+    res.once("close", () => {
+      c.requests--;
+      if (this.#httpConnections.get(id) === c) this.#idle(id, c);
+    });
+  }
+
+  #idle(id: string, c: HttpConnection): void {
+    clearTimeout(c.timer);
+    if (c.requests > 0) return;
+    c.timer = setTimeout(() => {
+      this.#o.log.info(`Streamable HTTP connection idle for ${this.#o.idleMs} ms (no stream, no request): closing it`);
+      void this.#server
+        .handleRequest(
+          new Request("http://link.invalid/acp", { method: "DELETE", headers: { [CONNECTION_HEADER]: id } }),
+        )
+        .catch(() => {});
+    }, this.#o.idleMs);
+    c.timer.unref();
   }
 
   /** A WebSocket upgrade of `/acp` (past the gateway's checks): a new connection with its own agent. */
@@ -183,6 +222,7 @@ export class AcpEndpoint {
   }
 
   async close(): Promise<void> {
+    for (const c of this.#httpConnections.values()) clearTimeout(c.timer);
     await this.#server.close();
     this.#wss.close();
   }
@@ -205,6 +245,12 @@ export class AcpEndpoint {
   ): void {
     sendJson(res, status, errorResponse(id, code, message, { status }));
   }
+}
+
+interface HttpConnection {
+  /** Requests and SSE streams open now. */
+  requests: number;
+  timer: NodeJS.Timeout | undefined;
 }
 
 /**

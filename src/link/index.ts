@@ -90,6 +90,7 @@ export async function startLink(o: LinkOptions): Promise<LinkHandle> {
     log: o.log,
     frameLog,
     ...(env.CCB_LINK_INSTANCE ? { instance: linkInstance(env.CCB_LINK_INSTANCE) } : {}),
+    ...(env.CCB_LINK_HTTP_IDLE_MS ? { httpIdleMs: Number(env.CCB_LINK_HTTP_IDLE_MS) } : {}),
   });
   const httpUrl = server.url.replace(/^ws/, "http");
   o.announce(

@@ -27,6 +27,8 @@ export interface LinkServerOptions {
   frameLog?: FrameLog | undefined;
   /** This link's name in the affinity cookie (default: random per process). */
   instance?: string;
+  /** How long a Streamable HTTP connection without stream or request lives on (default 10 minutes). */
+  httpIdleMs?: number;
 }
 
 export interface LinkServer {
@@ -72,6 +74,7 @@ export async function startLinkServer(o: LinkServerOptions): Promise<LinkServer>
     maxMessageBytes: o.maxMessageBytes,
     instance: o.instance ?? randomBytes(8).toString("hex"),
     secure: Boolean(o.tls),
+    idleMs: o.httpIdleMs ?? 10 * 60_000,
     log: o.log,
   });
 
