@@ -51,6 +51,11 @@ async function linkChannel(): Promise<Channel & { linkPid: number }> {
     ws.on("open", r);
     ws.on("error", j);
   });
+  // ACP's first message on /acp is initialize (the echo agent answers it like any request).
+  await new Promise((r) => {
+    ws.once("message", r);
+    ws.send(JSON.stringify({ jsonrpc: "2.0", id: "init", method: "initialize", params: { protocolVersion: 1 } }));
+  });
   return {
     linkPid: link.pid as number,
     send: (t) => ws.send(t),

@@ -8,8 +8,9 @@ export default defineCommand({
   meta: {
     name: "link",
     description:
-      "Expose a stdio ACP agent over an authenticated WebSocket (one JSON-RPC message per text frame).\n" +
-      "Each connection gets its own agent process. Without `-- <agent command>` the agent is `ccb acp`.\n" +
+      "Expose a stdio ACP agent on ACP's remote transport: /acp speaks Streamable HTTP and WebSocket\n" +
+      "(/ws: the plain WebSocket relay). Each connection gets its own agent process, started by its first\n" +
+      "message. Without `-- <agent command>` the agent is `ccb acp`.\n" +
       "Auth: `Authorization: Bearer <token>` or the `rcs.auth.<base64url(token)>` subprotocol; the token is\n" +
       "ACP_AUTH_TOKEN or generated, shown once and saved 0600. With ACP_RCS_URL + ACP_RCS_TOKEN it also\n" +
       "registers with a remote control server.",

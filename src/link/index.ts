@@ -40,6 +40,14 @@ export interface LinkHandle {
 
 export const DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
 
+/** CCB_LINK_INSTANCE: this link's name in the affinity cookie, for a load balancer's sticky routing. */
+function linkInstance(value: string): string {
+  if (/^[A-Za-z0-9._-]{1,64}$/.test(value)) return value;
+  throw new CcbError("CONFIG_INVALID", `CCB_LINK_INSTANCE "${value.slice(0, 80)}" is not a valid instance name.`, {
+    hint: "Use 1-64 letters, digits, dots, dashes or underscores (it goes into a cookie).",
+  });
+}
+
 /** `ccb link`: the WebSocket server, plus the remote control upstream when ACP_RCS_URL is set. */
 export async function startLink(o: LinkOptions): Promise<LinkHandle> {
   const env = o.env ?? process.env;
@@ -81,9 +89,12 @@ export async function startLink(o: LinkOptions): Promise<LinkHandle> {
     maxMessageBytes,
     log: o.log,
     frameLog,
+    ...(env.CCB_LINK_INSTANCE ? { instance: linkInstance(env.CCB_LINK_INSTANCE) } : {}),
+    ...(env.CCB_LINK_HTTP_IDLE_MS ? { httpIdleMs: Number(env.CCB_LINK_HTTP_IDLE_MS) } : {}),
   });
+  const httpUrl = server.url.replace(/^ws/, "http");
   o.announce(
-    `listening on ${server.url} (health: ${server.url.replace(/^ws/, "http").replace(/\/acp$/, "/health")}); permission mode ${localMode}`,
+    `listening on ${server.url} (WebSocket) and ${httpUrl} (Streamable HTTP); health: ${httpUrl.replace(/\/acp$/, "/health")}; permission mode ${localMode}`,
   );
 
   let rcs: RcsHandle | undefined;

@@ -5,6 +5,8 @@ import type { Logger } from "../core/log.ts";
 import { CCB_VERSION } from "../core/version.ts";
 import { Gateway } from "../net/gateway.ts";
 import { hostForUrl } from "../net/loopback.ts";
+import { AcpEndpoint } from "./acp-endpoint.ts";
+import { AgentBridge } from "./agent-bridge.ts";
 import { type AgentCommand, AgentProcess } from "./agent-process.ts";
 import { linkPolicy } from "./auth.ts";
 import type { FrameLog } from "./frame-log.ts";
@@ -23,22 +25,26 @@ export interface LinkServerOptions {
   maxMessageBytes: number;
   log: Logger;
   frameLog?: FrameLog | undefined;
+  /** This link's name in the affinity cookie (default: random per process). */
+  instance?: string;
+  /** How long a Streamable HTTP connection without stream or request lives on (default 10 minutes). */
+  httpIdleMs?: number;
 }
 
 export interface LinkServer {
   readonly server: Server;
   readonly gateway: Gateway;
   readonly url: string;
-  /** Live connections (each with its own agent). */
+  /** Live agents (one per connection that has sent its first message). */
   connections(): number;
   close(): Promise<void>;
 }
 
-const PATHS = ["/acp", "/ws"];
-
 /**
- * HTTP(S) gateway with `GET /health` and the WebSocket endpoint `/acp` (alias `/ws`). Every
- * connection gets its own agent process; Host, Origin and token are checked before the upgrade.
+ * HTTP(S) gateway with `GET /health`, `/acp` on ACP's remote transport (Streamable HTTP and
+ * WebSocket, src/link/acp-endpoint.ts) and `/ws`, the plain WebSocket relay of earlier versions
+ * (any JSON-RPC in any order, relay.ts). Every connection gets its own agent process; Host, Origin
+ * and token are checked before any handler or upgrade runs.
  */
 export async function startLinkServer(o: LinkServerOptions): Promise<LinkServer> {
   const wss = new WebSocketServer({
@@ -53,6 +59,24 @@ export async function startLinkServer(o: LinkServerOptions): Promise<LinkServer>
     },
   });
   const live = new Map<WebSocket, AgentProcess>();
+  const bridges = new Set<AgentBridge>();
+  const endpoint = new AcpEndpoint({
+    bridge: () =>
+      new AgentBridge({
+        agent: o.agent(o.localMode),
+        log: o.log,
+        localMode: o.localMode,
+        maxMessageBytes: o.maxMessageBytes,
+        frameLog: o.frameLog,
+        onStart: (b) => bridges.add(b),
+        onStop: (b) => bridges.delete(b),
+      }),
+    maxMessageBytes: o.maxMessageBytes,
+    instance: o.instance ?? randomBytes(8).toString("hex"),
+    secure: Boolean(o.tls),
+    idleMs: o.httpIdleMs ?? 10 * 60_000,
+    log: o.log,
+  });
 
   const policy = linkPolicy({ token: o.token, allowOrigins: o.allowOrigins, maxMessageBytes: o.maxMessageBytes });
   const gateway = new Gateway({
@@ -62,7 +86,7 @@ export async function startLinkServer(o: LinkServerOptions): Promise<LinkServer>
     log: o.log,
     fallback: {
       status: 404,
-      text: "Not found. Endpoints: GET /health, WebSocket /acp (alias /ws).",
+      text: "Not found. Endpoints: GET /health, /acp (ACP over Streamable HTTP or WebSocket), WebSocket /ws.",
       policy: { ...policy, name: "link-other", auth: [] },
     },
   });
@@ -71,22 +95,29 @@ export async function startLinkServer(o: LinkServerOptions): Promise<LinkServer>
     "/health",
     (_req, res) => {
       res.writeHead(200, { "content-type": "application/json", "cache-control": "no-store" });
-      res.end(JSON.stringify({ ok: true, name: "ccb link", version: CCB_VERSION, connections: live.size }));
+      res.end(
+        JSON.stringify({ ok: true, name: "ccb link", version: CCB_VERSION, connections: live.size + bridges.size }),
+      );
     },
     { name: "link-health", origin: { kind: "same" }, auth: [] },
   );
-  for (const path of PATHS) {
-    gateway.addRoute(
-      "*",
-      path,
-      (_req, res) => {
-        res.writeHead(426, { "content-type": "text/plain", upgrade: "websocket" });
-        res.end("This endpoint speaks ACP over WebSocket (one JSON-RPC message per text frame).\n");
-      },
-      { ...policy, name: "link-plain", auth: [] },
-    );
-    gateway.addUpgrade(path, (req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => accept(ws)), policy);
-  }
+  gateway.addRoute("*", "/acp", (req, res) => endpoint.handleHttp(req, res), {
+    ...policy,
+    name: "link-http",
+    maxBodyBytes: o.maxMessageBytes,
+    style: "jsonrpc",
+  });
+  gateway.addUpgrade("/acp", (req, socket, head) => endpoint.handleUpgrade(req, socket, head), policy);
+  gateway.addRoute(
+    "*",
+    "/ws",
+    (_req, res) => {
+      res.writeHead(426, { "content-type": "text/plain", upgrade: "websocket" });
+      res.end("This endpoint speaks ACP over WebSocket only; /acp speaks Streamable HTTP too.\n");
+    },
+    { ...policy, name: "link-plain", auth: [] },
+  );
+  gateway.addUpgrade("/ws", (req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => accept(ws)), policy);
   gateway.hosts.allowMachineNames();
   const server = gateway.server;
 
@@ -143,13 +174,16 @@ export async function startLinkServer(o: LinkServerOptions): Promise<LinkServer>
     server,
     gateway,
     url,
-    connections: () => live.size,
+    connections: () => live.size + bridges.size,
     async close() {
       for (const [ws, agent] of live) {
         ws.close(1001, "ccb link is shutting down");
         agent.kill(1000);
       }
+      const gone = [...bridges].map((b) => b.done);
       await Promise.all([...live.values()].map((a) => a.exited));
+      await endpoint.close();
+      await Promise.all(gone);
       wss.close();
       await gateway.close();
     },

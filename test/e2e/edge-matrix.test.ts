@@ -101,7 +101,19 @@ before(
       maxMessageBytes: 256 * 1024,
       log: silentLogger,
     });
-    listeners.push({ name: "ccb link", gateway: link.gateway });
+    listeners.push({
+      name: "ccb link",
+      gateway: link.gateway,
+      // `/acp` over Streamable HTTP: a POST carries one JSON-RPC message, the first an initialize.
+      body: (r) =>
+        r.kind === "http" && r.prefix === "/acp"
+          ? JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: 1 } })
+          : undefined,
+      headers: (r) =>
+        r.kind === "http" && r.prefix === "/acp"
+          ? { "content-type": "application/json" }
+          : ({} as Record<string, string>),
+    });
 
     stream = await startStream({
       url: "about:blank",

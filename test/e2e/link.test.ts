@@ -292,7 +292,8 @@ describe("ccb link limits, TLS and token handling", () => {
         headers: { authorization: `Bearer ${TOKEN}` },
       });
       const reply = await new Promise<unknown>((resolve, reject) => {
-        ws.on("open", () => ws.send(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "ping", params: { x: 1 } })));
+        // ACP's first message is initialize (the echo agent answers with its params).
+        ws.on("open", () => ws.send(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "initialize", params: { x: 1 } })));
         ws.on("message", (d) => resolve(JSON.parse(d.toString())));
         ws.on("error", reject);
       });
