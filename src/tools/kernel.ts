@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type Caller, checkpointsOf } from "../core/checkpoints/index.ts";
 import type { Core } from "../core/core.ts";
 import { CcbError, toCcbError } from "../core/errors.ts";
 import { type Logger, redact } from "../core/log.ts";
@@ -39,6 +40,8 @@ export type ToolContext<D extends object = CoreDeps, P = ToolProgress> = D & {
   progress?: (update: P) => void;
   /** Ask for a further permission; absent where the host confirms each call itself (MCP, IDE). */
   permission?: (request: PermissionRequest) => Promise<boolean>;
+  /** Who calls (front end, client, session): what the workspace's checkpoints attribute a change to. */
+  caller?: Caller;
 };
 
 /** What the workspace tools need: the core's services. */
@@ -254,9 +257,14 @@ export async function runTool<S extends z.ZodObject, D extends object, R, P>(
   ctx: ToolContext<D, P>,
 ): Promise<R> {
   // An agent at work: a parked editor starts reopening (src/workbench/park.ts). Every front end's deps carry the core.
-  (ctx as Partial<CoreDeps>).core?.bridge.touch();
+  const core = (ctx as Partial<CoreDeps>).core;
+  core?.bridge.touch();
   try {
-    return await def.execute(args, ctx);
+    // Every call that can change files is recorded before and after, with its caller (core/checkpoints/).
+    const checkpoints = core && checkpointsOf(core);
+    return await (checkpoints
+      ? checkpoints.around(def, ctx.caller, () => def.execute(args, ctx))
+      : def.execute(args, ctx));
   } catch (err) {
     throw toolFailure(def.name, err, ctx.log);
   }

@@ -1,0 +1,443 @@
+import { randomBytes } from "node:crypto";
+import { chmod, lstat, mkdir, open, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { stateDir } from "../../util/paths.ts";
+import { CcbError } from "../errors.ts";
+import { acquireLockFile } from "../lock-file.ts";
+import { type Logger, silentLogger } from "../log.ts";
+import { type Attribution, formatMessage, OUTSIDE, parseMessage } from "./attribution.ts";
+import { excludeLine, rootsKey, ShadowRepo } from "./shadow.ts";
+
+/**
+ * The checkpoint store of a workspace: one shadow git repository per root under
+ * `$XDG_STATE_HOME/ccb/checkpoints/<key of the real roots>/` (0700), shared by every ccb process of
+ * the workspace through one lock file. A checkpoint is a commit whose tree is the root's recorded
+ * files and whose parent is the previous checkpoint, so its diff is exactly the change it records;
+ * its message carries who made it (attribution.ts).
+ *
+ * Recorded: what `git add` of the root would add (the root's `.gitignore` files respected, symlinks
+ * recorded as links, never followed), minus files over `maxFileBytes` and files with a NUL byte in
+ * their first 8000 bytes (binary). Nested repositories are not descended into. Bounded: checkpoints
+ * live in segments of `segmentSize` commits, each on its own ref (the first commit of a segment is
+ * a parentless copy of the previous tip); past `maxSegments` the oldest segment's ref is dropped and
+ * git's gc removes what only it held.
+ */
+
+export interface CheckpointOptions {
+  /** Files larger than this are not recorded (default 1 MiB). */
+  maxFileBytes?: number;
+  /** Checkpoints per segment (default 200). */
+  segmentSize?: number;
+  /** Segments kept (default 5: at most about segmentSize × maxSegments checkpoints). */
+  maxSegments?: number;
+  /** The store's parent folder (default `$XDG_STATE_HOME/ccb/checkpoints`). */
+  baseDir?: string;
+  gitPath?: string;
+  log?: Logger;
+}
+
+export interface Checkpoint extends Attribution {
+  /** The commit (full hex). */
+  id: string;
+  /** The workspace root it belongs to. */
+  root: string;
+  time: string;
+  /** Paths (relative to the root, `/`) it changed. */
+  files: string[];
+}
+
+export interface CheckpointFilter {
+  /** Client name (exact), or `frontEnd:client`. */
+  agent?: string;
+  session?: string;
+  call?: string;
+  tool?: string;
+  /** Only checkpoints that changed this root-relative path (or something below it). */
+  path?: { root: string; rel: string };
+  since?: Date;
+  until?: Date;
+  limit?: number;
+}
+
+const BINARY_PROBE = 8000;
+const SEG = /^refs\/ckpt\/(\d{6})$/;
+
+/** A call whose changes are not all recorded yet, and until when. */
+interface Pending {
+  a: Attribution;
+  until: number;
+}
+
+/** How long the effects of a command that runs on (a terminal command, a task) are its own after its call ended. */
+export const LATER_MS = 60_000;
+
+interface RepoState {
+  seg: number;
+  count: number;
+}
+
+export class CheckpointStore {
+  readonly dir: string;
+  readonly repos: readonly ShadowRepo[];
+  readonly maxFileBytes: number;
+  private readonly segmentSize: number;
+  private readonly maxSegments: number;
+  private readonly log: Logger;
+  #ready: Promise<void> | undefined;
+
+  constructor(
+    readonly roots: readonly string[],
+    o: CheckpointOptions = {},
+  ) {
+    const base = o.baseDir ?? join(stateDir(), "checkpoints");
+    this.dir = join(base, rootsKey(roots));
+    this.repos = roots.map((r, i) => new ShadowRepo(r, join(this.dir, `root-${i}.git`), o.gitPath));
+    this.maxFileBytes = o.maxFileBytes ?? 1024 * 1024;
+    this.segmentSize = o.segmentSize ?? 200;
+    this.maxSegments = o.maxSegments ?? 5;
+    this.log = o.log ?? silentLogger;
+    this.baseDir = base;
+  }
+
+  private readonly baseDir: string;
+
+  /** Create the store's folders (0700) and repositories once. */
+  ready(): Promise<void> {
+    this.#ready ??= (async () => {
+      await mkdir(this.baseDir, { recursive: true, mode: 0o700 });
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
+      await chmod(this.dir, 0o700);
+      const stateRoot = join(this.baseDir, "..");
+      await this.locked(async () => {
+        for (const repo of this.repos) {
+          const ex = excludeLine(repo.root, stateRoot);
+          await repo.init(ex ? [ex] : []);
+        }
+      });
+    })();
+    this.#ready.catch(() => {
+      this.#ready = undefined;
+    });
+    return this.#ready;
+  }
+
+  /** Run `fn` holding the store's cross-process lock. */
+  async locked<T>(fn: () => Promise<T>): Promise<T> {
+    const release = await acquireLockFile(join(this.dir, "lock"), {
+      staleMs: 30_000,
+      heartbeatMs: 5_000,
+      timeoutMs: 120_000,
+      timeoutError: () =>
+        new CcbError("TIMEOUT", "The checkpoint store stayed locked for two minutes.", {
+          hint: "Another ccb process of this workspace is recording; retry.",
+        }),
+    });
+    try {
+      return await fn();
+    } finally {
+      await release();
+    }
+  }
+
+  /**
+   * Record the current state of every root (one checkpoint per root that changed, none where
+   * nothing did), attributed by what is running:
+   * - `start`, before a call that changes files: what changed since the last record belongs to the
+   *   call still running (the pending one), else to nobody in ccb ("outside ccb"); then this call
+   *   becomes the pending one, so another process recording meanwhile attributes its changes right.
+   * - `end`, after it: what changed belongs to this call while it is still the pending one (a
+   *   `later` call, whose command runs on, stays pending for `LATER_MS`, or until the next start).
+   * - `flush`: like start, without becoming pending (before listing, diffing or restoring).
+   */
+  async record(kind: "start" | "end" | "flush", a: Attribution, o: { later?: boolean } = {}): Promise<Checkpoint[]> {
+    await this.ready();
+    return this.locked(async () => {
+      const p = await this.readPending();
+      const mine = p?.a.call === a.call;
+      const who: Attribution =
+        kind === "end" && mine
+          ? a
+          : p
+            ? { ...p.a, phase: "effects" }
+            : { frontEnd: OUTSIDE.frontEnd, client: OUTSIDE.client, tool: a.tool, call: a.call, phase: "before" };
+      const out: Checkpoint[] = [];
+      for (const repo of this.repos) {
+        const c = await this.commitRoot(repo, who);
+        if (c) out.push(c);
+      }
+      if (kind === "start") await this.writePending({ a, until: Number.MAX_SAFE_INTEGER });
+      else if (kind === "end" && mine)
+        await this.writePending(o.later ? { a, until: Date.now() + LATER_MS } : undefined);
+      return out;
+    });
+  }
+
+  private async readPending(): Promise<Pending | undefined> {
+    try {
+      const p = JSON.parse(await readFile(join(this.dir, "pending.json"), "utf8")) as Pending;
+      return p.until > Date.now() ? p : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async writePending(p: Pending | undefined): Promise<void> {
+    const file = join(this.dir, "pending.json");
+    if (p) await writeFile(file, JSON.stringify(p), { mode: 0o600 });
+    else await rm(file, { force: true });
+  }
+
+  /** Whether a command's effects may still be unrecorded (a cheap check for calls that change nothing). */
+  async pending(): Promise<boolean> {
+    return (await lstat(join(this.dir, "pending.json")).catch(() => undefined)) !== undefined;
+  }
+
+  /** The paths of `repo` that differ from its index, those over the limits left out. */
+  private async changedPaths(repo: ShadowRepo): Promise<string[]> {
+    const r = await repo.git([
+      "-c",
+      "core.untrackedCache=true",
+      "ls-files",
+      "-z",
+      "-m",
+      "-o",
+      "-d",
+      "--exclude-standard",
+    ]);
+    const seen = new Set<string>();
+    const keep: string[] = [];
+    for (const p of r.stdout.toString("utf8").split("\0")) {
+      if (!p || p.endsWith("/") || seen.has(p)) continue; // a nested repository shows as `dir/`
+      seen.add(p);
+      if (await this.recordable(join(repo.root, p))) keep.push(p);
+    }
+    return keep;
+  }
+
+  /** Gone (a deletion), a link, or a regular file within the size limit without a NUL byte in its head. */
+  private async recordable(abs: string): Promise<boolean> {
+    let st: Awaited<ReturnType<typeof lstat>>;
+    try {
+      st = await lstat(abs);
+    } catch {
+      return true;
+    }
+    if (st.isSymbolicLink()) return true;
+    if (!st.isFile() || st.size > this.maxFileBytes) return false;
+    let fh: Awaited<ReturnType<typeof open>> | undefined;
+    try {
+      fh = await open(abs, "r");
+      const buf = Buffer.alloc(Math.min(BINARY_PROBE, st.size));
+      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+      return !buf.subarray(0, bytesRead).includes(0);
+    } catch {
+      return false;
+    } finally {
+      await fh?.close();
+    }
+  }
+
+  private async readState(repo: ShadowRepo): Promise<RepoState> {
+    try {
+      const s = JSON.parse(await readFile(join(repo.gitDir, "ccb-state.json"), "utf8")) as RepoState;
+      if (Number.isInteger(s.seg) && Number.isInteger(s.count)) return s;
+    } catch {
+      // first use
+    }
+    return { seg: 1, count: 0 };
+  }
+
+  private async tip(repo: ShadowRepo, seg: number): Promise<{ commit: string; tree: string } | undefined> {
+    const ref = segRef(seg);
+    const r = await repo.git(["rev-parse", `${ref}^{commit}`, `${ref}^{tree}`, "--"], { allowFail: true });
+    const [commit, tree] = r.stdout.toString("utf8").trim().split("\n");
+    return r.code === 0 && commit && tree ? { commit, tree } : undefined;
+  }
+
+  private async commitRoot(repo: ShadowRepo, a: Attribution): Promise<Checkpoint | undefined> {
+    const state = await this.readState(repo);
+    const changed = await this.changedPaths(repo);
+    let tip = await this.tip(repo, state.seg);
+    if (changed.length === 0 && tip) return undefined;
+    // The store's first commit holds the workspace as it was found: a hidden base, nobody's change.
+    if (!tip) a = { ...a, phase: "base", tool: "", call: "" };
+    if (changed.length > 0) {
+      const list = join(repo.gitDir, "ccb-pathspec");
+      await writeFile(list, `${changed.join("\0")}\0`, { mode: 0o600 });
+      await repo.git(["add", "-A", "--pathspec-from-file", list, "--pathspec-file-nul"]);
+    }
+    const tree = (await repo.git(["write-tree"])).stdout.toString("utf8").trim();
+    if (tip && tree === tip.tree) return undefined;
+    if (tip && state.count >= this.segmentSize) {
+      // A new segment: its first commit is a parentless copy of the tip, so older segments can go.
+      state.seg += 1;
+      state.count = 0;
+      const base = await this.commitTree(repo, tip.tree, undefined, { ...a, phase: "base", tool: "", call: "" });
+      await repo.git(["update-ref", segRef(state.seg), base, ""]);
+      tip = { commit: base, tree: tip.tree };
+      await this.prune(repo, state.seg);
+    }
+    const time = new Date();
+    const commit = await this.commitTree(repo, tree, tip?.commit, a, time);
+    await repo.git(["update-ref", segRef(state.seg), commit, tip?.commit ?? ""]);
+    state.count += 1;
+    await writeFile(join(repo.gitDir, "ccb-state.json"), JSON.stringify(state), { mode: 0o600 });
+    if (!tip) return undefined;
+    const files = await this.filesOf(repo, tip.commit, commit);
+    return { ...a, id: commit, root: repo.root, time: time.toISOString(), files };
+  }
+
+  private async commitTree(
+    repo: ShadowRepo,
+    tree: string,
+    parent: string | undefined,
+    a: Attribution,
+    time = new Date(),
+  ): Promise<string> {
+    const msg = join(repo.gitDir, "ccb-message");
+    await writeFile(msg, formatMessage(a, time), { mode: 0o600 });
+    const r = await repo.git(["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-F", msg]);
+    return r.stdout.toString("utf8").trim();
+  }
+
+  /** Drop the segments older than the newest `maxSegments`, and what only they held. */
+  private async prune(repo: ShadowRepo, current: number): Promise<void> {
+    const refs = await this.segments(repo);
+    const old = refs.filter((s) => s <= current - this.maxSegments);
+    if (old.length === 0) return;
+    for (const s of old) await repo.git(["update-ref", "-d", segRef(s)]);
+    await repo.git(["reflog", "expire", "--expire=now", "--all"], { allowFail: true });
+    await repo.git(["gc", "-q", "--prune=now"], { allowFail: true, timeoutMs: 600_000 });
+    this.log.debug(`checkpoints: pruned ${old.length} old segment(s) of ${repo.gitDir}`);
+  }
+
+  private async segments(repo: ShadowRepo): Promise<number[]> {
+    const r = await repo.git(["for-each-ref", "--format=%(refname)", "refs/ckpt/"]);
+    return r.stdout
+      .toString("utf8")
+      .split("\n")
+      .map((l) => SEG.exec(l)?.[1])
+      .filter((s): s is string => s !== undefined)
+      .map(Number)
+      .sort((x, y) => x - y);
+  }
+
+  private async filesOf(repo: ShadowRepo, from: string, to: string): Promise<string[]> {
+    const r = await repo.git(["diff-tree", "-r", "-z", "--no-renames", "--name-only", from, to]);
+    return r.stdout.toString("utf8").split("\0").filter(Boolean);
+  }
+
+  /** The newest commit of `repo`'s store. */
+  async tipOf(repo: ShadowRepo): Promise<string | undefined> {
+    const segs = await this.segments(repo);
+    const last = segs[segs.length - 1];
+    return last === undefined ? undefined : (await this.tip(repo, last))?.commit;
+  }
+
+  /** Checkpoints, newest first, that match the filter. */
+  async list(f: CheckpointFilter = {}): Promise<Checkpoint[]> {
+    await this.ready();
+    const all: Checkpoint[] = [];
+    for (const repo of this.repos) {
+      if (f.path && f.path.root !== repo.root) continue;
+      const segs = await this.segments(repo);
+      if (segs.length === 0) continue;
+      const r = await repo.git([
+        "log",
+        "-z",
+        "--no-renames",
+        "--name-only",
+        "--format=%x01%H%x02%P%x02%B%x03",
+        ...segs.map(segRef),
+        "--",
+        ...(f.path && f.path.rel !== "" ? [f.path.rel] : []),
+      ]);
+      for (const c of parseLog(r.stdout.toString("utf8"), repo.root)) if (matches(c, f)) all.push(c);
+    }
+    all.sort((x, y) => (x.time < y.time ? 1 : x.time > y.time ? -1 : 0));
+    return all.slice(0, f.limit ?? 100);
+  }
+
+  /** One checkpoint by id (a prefix of 7 or more hex digits). */
+  async get(id: string): Promise<{ checkpoint: Checkpoint; repo: ShadowRepo; parent: string | undefined }> {
+    if (!/^[0-9a-f]{7,40}$/.test(id)) {
+      throw new CcbError("INVALID_ARGUMENT", `Not a checkpoint id: ${id.slice(0, 50)}`, {
+        hint: "Use an id that checkpoint_list returned.",
+      });
+    }
+    await this.ready();
+    for (const repo of this.repos) {
+      const r = await repo.git(["rev-parse", "-q", "--verify", `${id}^{commit}`], { allowFail: true });
+      if (r.code !== 0) continue;
+      const full = r.stdout.toString("utf8").trim();
+      const log = await repo.git([
+        "log",
+        "-z",
+        "-1",
+        "--no-renames",
+        "--name-only",
+        "--format=%x01%H%x02%P%x02%B%x03",
+        full,
+      ]);
+      const [c] = parseLog(log.stdout.toString("utf8"), repo.root);
+      if (c && c.phase !== "base") return { checkpoint: c, repo, parent: c.parentId };
+    }
+    throw new CcbError("NOT_FOUND", `No checkpoint ${id} in this workspace's store.`, {
+      hint: "Use an id that checkpoint_list returned; old checkpoints are pruned.",
+    });
+  }
+
+  /** The diff a checkpoint records (against the one before it), capped at `maxBytes`. */
+  async diff(id: string, maxBytes = 256 * 1024): Promise<{ checkpoint: Checkpoint; diff: string; truncated: boolean }> {
+    const { checkpoint, repo, parent } = await this.get(id);
+    const r = await repo.git(
+      ["diff", "--no-ext-diff", "--no-textconv", "--no-renames", parent ?? EMPTY_TREE, checkpoint.id],
+      { maxBytes },
+    );
+    const diff = r.stdout.toString("utf8");
+    return { checkpoint, diff, truncated: Buffer.byteLength(diff) >= maxBytes };
+  }
+}
+
+/** git's empty tree: the parent of a store's first checkpoint. */
+export const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+function segRef(seg: number): string {
+  return `refs/ckpt/${String(seg).padStart(6, "0")}`;
+}
+
+type Parsed = Checkpoint & { parentId: string | undefined };
+
+function parseLog(out: string, root: string): Parsed[] {
+  const res: Parsed[] = [];
+  for (const chunk of out.split("\x01")) {
+    const end = chunk.indexOf("\x03");
+    if (end < 0) continue;
+    const [id, parents, body] = chunk.slice(0, end).split("\x02");
+    if (!id) continue;
+    const a = parseMessage(body ?? "");
+    if (a.phase === "base") continue;
+    const files = chunk
+      .slice(end + 1)
+      .split("\0")
+      .map((s) => s.replace(/^\n/, ""))
+      .filter(Boolean);
+    res.push({ ...a, id, root, files, parentId: parents?.split(" ")[0] || undefined });
+  }
+  return res;
+}
+
+function matches(c: Checkpoint, f: CheckpointFilter): boolean {
+  if (f.agent && f.agent !== c.client && f.agent !== `${c.frontEnd}:${c.client}`) return false;
+  if (f.session && f.session !== c.session) return false;
+  if (f.call && f.call !== c.call) return false;
+  if (f.tool && f.tool !== c.tool) return false;
+  if (f.since && new Date(c.time) < f.since) return false;
+  if (f.until && new Date(c.time) > f.until) return false;
+  return true;
+}
+
+/** A fresh id for one tool call. */
+export function newCallId(): string {
+  return randomBytes(6).toString("hex");
+}
