@@ -1,3 +1,6 @@
+import checkpointDiff from "./checkpoint_diff.ts";
+import checkpointList from "./checkpoint_list.ts";
+import checkpointRestore from "./checkpoint_restore.ts";
 import debugClearBreakpoints from "./debug_clear_breakpoints.ts";
 import debugConfigurations from "./debug_configurations.ts";
 import debugControl from "./debug_control.ts";
@@ -127,6 +130,10 @@ const CATALOG = [
   taskList,
   taskRun,
   taskStop,
+  // Checkpoints (every agent's recorded changes, undo by change set)
+  checkpointList,
+  checkpointDiff,
+  checkpointRestore,
 ] as const satisfies readonly AnyToolDef[];
 export const workspaceTools: readonly AnyToolDef[] = CATALOG;
 /** Each tool of the catalog with its literal name and its own input (for tables keyed by tool name). */

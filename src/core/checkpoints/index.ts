@@ -14,8 +14,12 @@ export type { Checkpoint, CheckpointFilter } from "./store.ts";
  * file service (confined, atomic, each file only if it still holds what the plan was made from).
  */
 
-/** Tools whose effects go on after their call returned (a command typed in a terminal, a task, a debug session). */
+/**
+ * Tools whose effects go on after their call returned: a command typed in a terminal, a task, a
+ * debug session; the Claude Code IDE's `openDiff`, whose accepted content the CLI writes itself.
+ */
 const LATER = new Set([
+  "openDiff",
   "terminal_create",
   "terminal_write",
   "task_run",

@@ -154,6 +154,7 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
     io: host.io,
     signal,
     log: host.log,
+    caller: { frontEnd: "acp", client: "ccb acp", session: host.id },
     progress: (fields) => send(fields),
     setPlan: (todos) => host.setPlan(outlet, turn, todos),
     elicit: host.canElicit

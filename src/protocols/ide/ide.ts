@@ -96,6 +96,7 @@ export async function startIde(options: StartIdeOptions): Promise<IdeServer> {
     onConnection(ws) {
       const id = nextId++;
       attachSession(ws, id, {
+        core,
         editor,
         workspace: core.workspace,
         diffs,

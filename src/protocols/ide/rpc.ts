@@ -68,6 +68,8 @@ const ROOT = { root: "(root)", max: Number.POSITIVE_INFINITY };
 
 export class RpcSession<T extends RpcTool> {
   readonly #send: (text: string) => void;
+  /** The client's name from `initialize` (its `clientInfo`), once it said. */
+  clientName: string | undefined;
   readonly #h: RpcHandlers<T>;
   readonly #byName: Map<string, T>;
   readonly #inflight = new Map<string | number, AbortController>();
@@ -138,6 +140,7 @@ export class RpcSession<T extends RpcTool> {
             JsonRpcCode.InvalidParams,
             `Invalid initialize params: ${formatIssues(p.error.issues, ROOT)}`,
           );
+        this.clientName = p.data.clientInfo?.name || undefined;
         const v = p.data.protocolVersion;
         const protocolVersion = SUPPORTED_PROTOCOL_VERSIONS.includes(v) ? v : DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
         return this.#result(id, { protocolVersion, capabilities: { tools: {} }, serverInfo: this.#h.serverInfo });

@@ -1,4 +1,5 @@
 import type { RawData, WebSocket } from "ws";
+import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
 import type { Workspace } from "../../core/workspace.ts";
 import { errorResult, type IdeToolResult } from "./converters.ts";
@@ -16,6 +17,8 @@ import { type AnyIdeTool, runIdeTool } from "./tools/tool.ts";
 
 export interface IdeSessionDeps {
   editor: IdeEditor;
+  /** The core: the workspace's checkpoints record what the client's calls change. */
+  core?: Core;
   workspace: Workspace;
   diffs: DiffRegistry;
   notifier: Notifier;
@@ -40,6 +43,8 @@ export function attachSession(ws: WebSocket, connectionId: number, deps: IdeSess
         connectionId,
         signal,
         log,
+        ...(deps.core ? { core: deps.core } : {}),
+        caller: { frontEnd: "ide", client: rpc.clientName ?? "IDE client", session: `connection ${connectionId}` },
       }),
     toolError: (message) => errorResult(message),
     onInitialized: () => deps.notifier.clientInitialized(connectionId),

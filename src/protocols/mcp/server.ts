@@ -1,13 +1,16 @@
+import { randomBytes } from "node:crypto";
 import { getUiCapability } from "@modelcontextprotocol/ext-apps/server";
 import {
   type CallToolResult,
   CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
   type ClientCapabilities,
   ProtocolError,
   Server,
   type ServerContext,
   type Tool,
 } from "@modelcontextprotocol/server";
+import type { Caller } from "../../core/checkpoints/index.ts";
 import type { Core } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
 import { maskDeep } from "../../core/secret-vault.ts";
@@ -72,6 +75,8 @@ export function createMcpServer(options: McpServerOptions): Server {
     },
   );
   server.onerror = (err) => log.debug(`protocol: ${err.message}`);
+  /** This serving unit's id: the session of a stdio connection, which has no session id of its own. */
+  const unit = randomBytes(6).toString("hex");
 
   if (app) registerWorkbenchApp(server, app);
   const linked = app ? list.map(linkAppTool) : list;
@@ -97,6 +102,7 @@ export function createMcpServer(options: McpServerOptions): Server {
         core: options.core,
         signal: ctx.mcpReq.signal,
         log,
+        caller: callerOf(server, ctx, unit),
         ...(progress ? { progress: progress.report } : {}),
       });
       const meta = app ? { ...result.meta, ...appToolMeta(name, app) } : result.meta;
@@ -127,6 +133,17 @@ export function createMcpServer(options: McpServerOptions): Server {
     }
   });
   return server;
+}
+
+/**
+ * Who calls, for the workspace's checkpoints: the client's name from `initialize` (2025 era) or the
+ * request's `_meta` envelope (2026-07-28), and its session (the HTTP session, else this serving unit).
+ */
+function callerOf(server: Server, ctx: ServerContext, unit: string): Caller {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const info = (envelope?.[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined) ?? server.getClientVersion();
+  const name = typeof info?.name === "string" && info.name !== "" ? info.name : "unnamed MCP client";
+  return { frontEnd: "mcp", client: name, session: ctx.sessionId ?? unit };
 }
 
 /** The MCP Apps extension (io.modelcontextprotocol/ui). */

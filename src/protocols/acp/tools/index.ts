@@ -1,4 +1,5 @@
 import { bashTool } from "./bash.ts";
+import { CHECKPOINT_TOOLS } from "./checkpoints.ts";
 import { DEBUG_TOOLS } from "./debug.ts";
 import { editTool } from "./edit.ts";
 import { EDITOR_TOOLS } from "./editor.ts";
@@ -31,4 +32,10 @@ export { DEBUG_TOOLS, EDITOR_TOOLS, TASK_TOOLS };
  * Every tool of the agent: the built-in ones, then the editor's language tools, debug tools and task tools. Those have
  * `needsBridge: true` (the catalog's): a session offers them only while `core.bridge.status().connected`.
  */
-export const AGENT_TOOLS: readonly AcpTool[] = [...BUILTIN_TOOLS, ...EDITOR_TOOLS, ...DEBUG_TOOLS, ...TASK_TOOLS];
+export const AGENT_TOOLS: readonly AcpTool[] = [
+  ...BUILTIN_TOOLS,
+  ...EDITOR_TOOLS,
+  ...DEBUG_TOOLS,
+  ...TASK_TOOLS,
+  ...CHECKPOINT_TOOLS,
+];
