@@ -60,6 +60,8 @@ export class ShadowRepo {
       "core.quotepath=false",
       "-c",
       "gc.auto=0",
+      "-c",
+      "core.untrackedCache=true",
       ...args,
     ];
     const env = o.env ? { ...(await this.env()), ...o.env } : await this.env();

@@ -60,6 +60,8 @@ export interface CheckpointFilter {
 }
 
 const BINARY_PROBE = 8000;
+/** Up to this many changed paths are named to `git add`; more, and it adds the whole tree. */
+const PATHSPEC_MAX = 2000;
 const SEG = /^refs\/ckpt\/(\d{6})$/;
 
 /** A call whose changes are not all recorded yet, and until when. */
@@ -192,26 +194,18 @@ export class CheckpointStore {
     return (await lstat(join(this.dir, "pending.json")).catch(() => undefined)) !== undefined;
   }
 
-  /** The paths of `repo` that differ from its index, those over the limits left out. */
-  private async changedPaths(repo: ShadowRepo): Promise<string[]> {
-    const r = await repo.git([
-      "-c",
-      "core.untrackedCache=true",
-      "ls-files",
-      "-z",
-      "-m",
-      "-o",
-      "-d",
-      "--exclude-standard",
-    ]);
+  /** The paths of `repo` that differ from its index: those to record, and those over the limits. */
+  private async changedPaths(repo: ShadowRepo): Promise<{ keep: string[]; skip: string[] }> {
+    const r = await repo.git(["ls-files", "-z", "-m", "-o", "-d", "--exclude-standard"]);
     const seen = new Set<string>();
     const keep: string[] = [];
+    const skip: string[] = [];
     for (const p of r.stdout.toString("utf8").split("\0")) {
       if (!p || p.endsWith("/") || seen.has(p)) continue; // a nested repository shows as `dir/`
       seen.add(p);
-      if (await this.recordable(join(repo.root, p))) keep.push(p);
+      ((await this.recordable(join(repo.root, p))) ? keep : skip).push(p);
     }
-    return keep;
+    return { keep, skip };
   }
 
   /** Gone (a deletion), a link, or a regular file within the size limit without a NUL byte in its head. */
@@ -256,15 +250,30 @@ export class CheckpointStore {
 
   private async commitRoot(repo: ShadowRepo, a: Attribution): Promise<Checkpoint | undefined> {
     const state = await this.readState(repo);
-    const changed = await this.changedPaths(repo);
+    const { keep, skip } = await this.changedPaths(repo);
     let tip = await this.tip(repo, state.seg);
-    if (changed.length === 0 && tip) return undefined;
+    if (keep.length === 0 && tip) return undefined;
     // The store's first commit holds the workspace as it was found: a hidden base, nobody's change.
     if (!tip) a = { ...a, phase: "base", tool: "", call: "" };
-    if (changed.length > 0) {
+    if (keep.length > 0) {
+      // Few paths: name them (git stats nothing else). Many (a first record): add the whole tree,
+      // then take out again what is over the limits (it stays unrecorded, as if ignored).
       const list = join(repo.gitDir, "ccb-pathspec");
-      await writeFile(list, `${changed.join("\0")}\0`, { mode: 0o600 });
-      await repo.git(["add", "-A", "--pathspec-from-file", list, "--pathspec-file-nul"]);
+      const many = keep.length > PATHSPEC_MAX;
+      if (!many) await writeFile(list, `${keep.join("\0")}\0`, { mode: 0o600 });
+      await repo.git(["add", "-A", ...(many ? [] : ["--pathspec-from-file", list, "--pathspec-file-nul"])]);
+      if (skip.length > 0) {
+        await writeFile(list, `${skip.join("\0")}\0`, { mode: 0o600 });
+        await repo.git([
+          "rm",
+          "-q",
+          "--cached",
+          "--ignore-unmatch",
+          "--pathspec-from-file",
+          list,
+          "--pathspec-file-nul",
+        ]);
+      }
     }
     const tree = (await repo.git(["write-tree"])).stdout.toString("utf8").trim();
     if (tip && tree === tip.tree) return undefined;

@@ -180,6 +180,8 @@ export async function planRestore(repo: ShadowRepo, checkpoint: string, tip: str
   for (const [path, e] of await entriesOf(repo, tip, checkpoint)) {
     const cur = await current(repo.root, path);
     if (cur === "not-a-file") continue;
+    // A file the store does not hold now (over the limits, ignored) is never overwritten.
+    if (e.before === null && cur !== null) continue;
     const target = await blob(repo, e.after);
     if (eq(cur, target)) continue;
     out.push({ root: repo.root, path, content: target, expected: cur === null ? null : sha256(cur) });
