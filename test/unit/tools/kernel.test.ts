@@ -12,6 +12,7 @@ import { toolsForModel } from "../../../src/protocols/acp/model-tools.ts";
 import {
   AGENT_TOOLS,
   BUILTIN_TOOLS,
+  CHECKPOINT_TOOLS,
   DEBUG_TOOLS,
   EDITOR_TOOLS,
   TASK_TOOLS,
@@ -198,9 +199,9 @@ describe("tool kernel", () => {
     assert.ok(BUILTIN_TOOLS.every((t) => t.needsBridge !== true));
     assert.equal(
       AGENT_TOOLS.length,
-      BUILTIN_TOOLS.length + EDITOR_TOOLS.length + DEBUG_TOOLS.length + TASK_TOOLS.length,
+      BUILTIN_TOOLS.length + EDITOR_TOOLS.length + DEBUG_TOOLS.length + TASK_TOOLS.length + CHECKPOINT_TOOLS.length,
     );
-    for (const t of [...DEBUG_TOOLS, ...TASK_TOOLS])
+    for (const t of [...DEBUG_TOOLS, ...TASK_TOOLS, ...CHECKPOINT_TOOLS])
       assert.equal(t.input, workspaceTools.find((d) => d.name === t.name)?.input);
     assert.equal(new Set(AGENT_TOOLS.map((t) => t.name)).size, AGENT_TOOLS.length);
   });
@@ -259,8 +260,10 @@ describe("tool kernel", () => {
     seen.push(JSON.stringify(ide));
 
     const ctx = acpContext(core);
-    for (const p of [runTool(acpTool, { word: "x" }, ctx), previewOf(acpTool, { word: "x" }, ctx)]) {
-      await assert.rejects(p, (err: unknown) => {
+    // one at a time: a call is recorded before it runs (core/checkpoints), so a second promise made
+    // at once would reject before anything awaits it
+    for (const p of [() => runTool(acpTool, { word: "x" }, ctx), () => previewOf(acpTool, { word: "x" }, ctx)]) {
+      await assert.rejects(p(), (err: unknown) => {
         assert.ok(isCcbError(err, "INTERNAL"));
         seen.push(err.toUserText(), JSON.stringify(err.toJSON()));
         return true;

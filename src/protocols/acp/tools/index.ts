@@ -26,7 +26,7 @@ export const BUILTIN_TOOLS: readonly AcpTool[] = [
   exitPlanTool,
 ];
 
-export { DEBUG_TOOLS, EDITOR_TOOLS, TASK_TOOLS };
+export { CHECKPOINT_TOOLS, DEBUG_TOOLS, EDITOR_TOOLS, TASK_TOOLS };
 
 /**
  * Every tool of the agent: the built-in ones, then the editor's language tools, debug tools and task tools. Those have
