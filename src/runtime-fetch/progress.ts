@@ -91,13 +91,17 @@ export function createProgress(
   const heartbeatMs = o.heartbeatMs ?? 30_000;
 
   const lineText = (p: RuntimeProgress): string => {
-    const what = amount(p);
+    let what = amount(p);
+    if (p.received !== undefined && p.total) {
+      const fill = Math.round((Math.min(p.received, p.total) / p.total) * 20);
+      what = `[${"#".repeat(fill)}${"-".repeat(20 - fill)}] ${what}`;
+    }
     return `${title}: ${PHASE_TITLE[p.phase]}${what ? ` ${what}` : p.detail ? `: ${p.detail}` : ""} · ${elapsed(now() - start)}`;
   };
   const draw = () => {
     if (!cur || ended) return;
     lastDraw = now();
-    const width = Math.max(20, (sink.columns ?? 80) - 1);
+    const width = Math.max(20, (sink.columns || 80) - 1);
     let text = lineText(cur);
     if (text.length > width) text = `${text.slice(0, width - 1)}…`;
     sink.write(`\r${text}\x1b[K`);

@@ -117,8 +117,8 @@ describe("progress display", () => {
     p.update({ phase: "done" });
     p.end();
     const frames = out.split("\r").filter((f) => f && f !== "\x1b[K");
-    assert.match(frames[0] as string, /^fetch: download 0% \(0\.0 of 100\.0 MB\) · 0 s\x1b\[K$/);
-    assert.match(frames[1] as string, /^fetch: download 100% \(100\.0 of 100\.0 MB\) · 1 min 05 s/);
+    assert.match(frames[0] as string, /^fetch: download \[-{20}\] 0% \(0\.0 of 100\.0 MB\) · 0 s\x1b\[K$/);
+    assert.match(frames[1] as string, /^fetch: download \[#{20}\] 100% \(100\.0 of 100\.0 MB\) · 1 min 05 s/);
     assert.match(frames[2] as string, /^fetch: extract: the archive · 1 min 05 s/);
     assert.ok(frames.length <= 5, frames.join("|"));
     assert.ok(out.endsWith("\n"));
