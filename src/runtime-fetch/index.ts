@@ -269,7 +269,7 @@ export async function fetchRuntime(o: FetchRuntimeOptions = {}): Promise<FetchRu
   try {
     return await fetchRuntimeUnchecked(o);
   } catch (err) {
-    const e = await otherWays(toCcbError(err), o.env ?? process.env);
+    const e = await otherWays(toCcbError(err), o.env ?? process.env, o.log);
     if (e.code === "PERMISSION_DENIED" && !e.hint) {
       throw new CcbError(e.code, e.message, { hint: "Set CCB_CACHE_DIR to a folder you can write to.", cause: err });
     }

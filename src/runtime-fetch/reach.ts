@@ -5,6 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { CcbError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
 import { codeServerPin, npmEnv } from "./code-server.ts";
 
 /**
@@ -53,7 +54,7 @@ export function npmRegistryAnswers(env: NodeJS.ProcessEnv, timeoutMs = PROBE_MS)
  * The error of a download whose source could not be reached (details.unreachable), with a hint
  * naming what works here instead; any other error as it is.
  */
-export async function otherWays(e: CcbError, env: NodeJS.ProcessEnv): Promise<CcbError> {
+export async function otherWays(e: CcbError, env: NodeJS.ProcessEnv, log?: Logger): Promise<CcbError> {
   const host = e.details?.unreachable;
   if (typeof host !== "string") return e;
   const hostPlatform = `${process.platform}-${process.arch}`;
@@ -63,6 +64,7 @@ export async function otherWays(e: CcbError, env: NodeJS.ProcessEnv): Promise<Cc
   } catch {
     csHere = false;
   }
+  if (csHere) log?.info(`${host} is out of reach; asking your npm registry whether it answers (npm ping)`);
   const registry = csHere ? await npmRegistryAnswers(env) : undefined;
   const elsewhere =
     "a mirror of the release (--mirror <url>, CCB_RUNTIME_MIRROR) or the archive downloaded elsewhere (--from-file <archive>)";
