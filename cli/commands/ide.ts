@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { runtimeArgs, runtimeOptionsFrom } from "../../src/workbench/runtime-flags.ts";
 import { commonArgs, reportFatal, setupLogging, workspaceArg, workspaceRoots } from "../common.ts";
+import { announceLine } from "../logging.ts";
 
 export default defineCommand({
   meta: {
@@ -65,6 +66,7 @@ export default defineCommand({
         mcpTools: args["mcp-tools"] !== false,
         log,
         announce: (line) => process.stdout.write(`${line}\n`),
+        progress: args["log-level"] === "silent" ? undefined : (line) => announceLine(line),
       });
       process.exit(code);
     } catch (err) {

@@ -69,6 +69,7 @@ const fetchCommand = defineCommand({
     const json = args.json === true;
     const { log } = setupLogging({ ...args, "log-level": args["log-level"] ?? (json ? "warn" : undefined) });
     const progress = json ? undefined : createProgress(process.stderr, "ccb runtime fetch");
+    const runtimeLog = progress ? progress.around(log.child("runtime")) : log.child("runtime");
     const ac = new AbortController();
     const onSignal = () => ac.abort();
     process.once("SIGINT", onSignal);
@@ -80,13 +81,13 @@ const fetchCommand = defineCommand({
             "INVALID_ARGUMENT",
             "--mirror, --from-file and --platform are for OpenVSCode; code-server comes from your npm registry (npm's own configuration).",
           );
-        progress?.done();
         const r = await fetchCodeServer({
           force: args.force === true,
           signal: ac.signal,
-          log: log.child("runtime"),
-          output: json ? undefined : process.stderr,
+          log: runtimeLog,
+          onProgress: progress ? (p) => progress.update(p) : undefined,
         });
+        progress?.end();
         process.stdout.write(json ? `${JSON.stringify({ ok: true, ...r })}\n` : formatCodeServer(r));
         return;
       }
@@ -96,13 +97,13 @@ const fetchCommand = defineCommand({
         fromFile: args["from-file"],
         force: args.force === true,
         signal: ac.signal,
-        log: log.child("runtime"),
+        log: runtimeLog,
         onProgress: progress ? (p) => progress.update(p) : undefined,
       });
-      progress?.done();
+      progress?.end();
       process.stdout.write(json ? `${JSON.stringify({ ok: true, ...r })}\n` : formatFetchResult(r));
     } catch (err) {
-      progress?.done();
+      progress?.end();
       fail(err, json);
     }
   },

@@ -16,7 +16,9 @@ import { join } from "node:path";
 import { CcbError } from "../core/errors.ts";
 import { type Logger, silentLogger } from "../core/log.ts";
 import { ccbCacheDir, MARKER_FILE } from "./cache.ts";
+import { InstallLog } from "./install-log.ts";
 import { acquireLock } from "./lock.ts";
+import type { RuntimeProgress } from "./progress.ts";
 
 interface NpmPin {
   name: string;
@@ -25,7 +27,12 @@ interface NpmPin {
   integrity: string;
 }
 
-export const CODE_SERVER_PIN: { codeServer: NpmPin; node: Partial<Record<string, NpmPin>> } = {
+interface CodeServerPin {
+  codeServer: NpmPin;
+  node: Partial<Record<string, NpmPin>>;
+}
+
+export const CODE_SERVER_PIN: CodeServerPin = {
   codeServer: {
     name: "code-server",
     version: "4.139.1",
@@ -63,12 +70,49 @@ export interface CodeServerOptions {
   force?: boolean | undefined;
   signal?: AbortSignal | undefined;
   log?: Logger | undefined;
-  /** Where npm's own output goes (progress for a person); default: discarded. */
-  output?: NodeJS.WritableStream | undefined;
+  /** Told where the install is (phase, build steps). npm's own output goes to the install log. */
+  onProgress?: ((p: RuntimeProgress) => void) | undefined;
 }
 
-function nodePin(platform: string): NpmPin {
-  const pin = CODE_SERVER_PIN.node[platform];
+export interface CodeServerResult extends CodeServerInstall {
+  status: "installed" | "already-installed";
+  /** The install log (npm's and the compilers' output); absent when nothing was installed. */
+  log?: string;
+}
+
+function isPin(v: unknown): v is NpmPin {
+  const p = v as NpmPin;
+  return (
+    typeof p?.name === "string" &&
+    typeof p.version === "string" &&
+    typeof p.integrity === "string" &&
+    /^sha512-[A-Za-z0-9+/]+=*$/.test(p.integrity)
+  );
+}
+
+/**
+ * The pins in force: CCB_CODE_SERVER_PIN (a JSON file of the same shape as CODE_SERVER_PIN; a
+ * testing / advanced override, like CCB_RUNTIME_MANIFEST), else the ones above.
+ */
+export function codeServerPin(env: NodeJS.ProcessEnv = process.env): CodeServerPin {
+  const file = env.CCB_CODE_SERVER_PIN;
+  if (!file) return CODE_SERVER_PIN;
+  let v: CodeServerPin;
+  try {
+    v = JSON.parse(readFileSync(file, "utf8")) as CodeServerPin;
+  } catch (err) {
+    throw new CcbError("CONFIG_INVALID", `CCB_CODE_SERVER_PIN ${file} is not readable JSON: ${(err as Error).message}`);
+  }
+  if (!isPin(v?.codeServer) || typeof v.node !== "object" || !Object.values(v.node ?? {}).every(isPin))
+    throw new CcbError(
+      "CONFIG_INVALID",
+      `CCB_CODE_SERVER_PIN ${file} must be {codeServer: {name, version, integrity}, node: {<platform>: {...}}}.`,
+    );
+  return v;
+}
+
+function nodePin(platform: string, env: NodeJS.ProcessEnv): NpmPin {
+  const pin = codeServerPin(env).node[platform];
   if (!pin) {
     throw new CcbError(
       "UNSUPPORTED",
@@ -85,29 +129,30 @@ function layout(o: CodeServerOptions) {
   const env = o.env ?? process.env;
   const platform = o.platform ?? `${process.platform}-${process.arch}`;
   const runtimeDir = join(o.cacheDir ?? ccbCacheDir(env), "runtime");
-  const name = `code-server-${CODE_SERVER_PIN.codeServer.version}-${platform}`;
+  const pin = codeServerPin(env);
+  const name = `code-server-${pin.codeServer.version}-${platform}`;
   const dir = join(runtimeDir, name);
-  return { env, platform, runtimeDir, name, dir, lockFile: join(runtimeDir, `${name}.lock`) };
+  return { env, pin, platform, runtimeDir, name, dir, lockFile: join(runtimeDir, `${name}.lock`) };
 }
 
-function installOf(dir: string, platform: string): CodeServerInstall {
+function installOf(l: ReturnType<typeof layout>): CodeServerInstall {
   return {
     name: "code-server",
-    version: CODE_SERVER_PIN.codeServer.version,
-    platform,
-    root: join(dir, "node_modules/code-server"),
-    node: join(dir, "node_modules", nodePin(platform).name, "bin/node"),
+    version: l.pin.codeServer.version,
+    platform: l.platform,
+    root: join(l.dir, "node_modules", l.pin.codeServer.name),
+    node: join(l.dir, "node_modules", nodePin(l.platform, l.env).name, "bin/node"),
   };
 }
 
 /** The code-server `ccb runtime fetch --runtime code-server` installed, or undefined. */
 export function cachedCodeServer(o: CodeServerOptions = {}): CodeServerInstall | undefined {
   const l = layout(o);
-  if (!CODE_SERVER_PIN.node[l.platform]) return undefined;
+  if (!l.pin.node[l.platform]) return undefined;
   try {
     const marker = JSON.parse(readFileSync(join(l.dir, MARKER_FILE), "utf8")) as { integrity?: string };
-    if (marker.integrity !== CODE_SERVER_PIN.codeServer.integrity) return undefined;
-    const it = installOf(l.dir, l.platform);
+    if (marker.integrity !== l.pin.codeServer.integrity) return undefined;
+    const it = installOf(l);
     return statSync(join(it.root, "out/node/entry.js")).isFile() && statSync(it.node).isFile() ? it : undefined;
   } catch {
     return undefined;
@@ -133,20 +178,48 @@ export function npmEnv(env: NodeJS.ProcessEnv, extra: Record<string, string> = {
   return { ...out, ...extra };
 }
 
-function runNpm(args: string[], cwd: string, env: Record<string, string>, o: CodeServerOptions): Promise<string> {
+/** An npm lifecycle banner (`> kerberos@2.1.0 install`): a package's build script starts. */
+const BANNER = /^> (\S+)@\S+ (preinstall|install|postinstall)$/;
+
+interface NpmRun {
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  o: CodeServerOptions;
+  log: InstallLog;
+  /** Told each line of npm's output (both streams). */
+  onLine?: ((line: string) => void) | undefined;
+}
+
+/** Run npm with its output in the install log; resolves to its stdout. A failure says the log's tail. */
+function runNpm(r: NpmRun): Promise<string> {
+  const { args, o, log } = r;
+  log.section(`npm ${args.join(" ")}`);
   return new Promise((resolve, reject) => {
-    const child = spawn("npm", args, { cwd, env, stdio: ["ignore", "pipe", "pipe"], signal: o.signal });
+    const child = spawn("npm", args, { cwd: r.cwd, env: r.env, stdio: ["ignore", "pipe", "pipe"], signal: o.signal });
     let stdout = "";
-    let tail = "";
+    const partial = { out: "", err: "" };
+    const lines = (which: "out" | "err", text: string) => {
+      if (!r.onLine) return;
+      const all = (partial[which] + text).split(/\r?\n/);
+      partial[which] = all.pop() ?? "";
+      for (const l of all) r.onLine(l);
+    };
     child.stdout.on("data", (b: Buffer) => {
       stdout += b.toString("utf8");
+      log.write(b);
+      lines("out", b.toString("utf8"));
     });
     child.stderr.on("data", (b: Buffer) => {
-      o.output?.write(b);
-      tail = (tail + b.toString("utf8")).slice(-4000);
+      log.write(b);
+      lines("err", b.toString("utf8"));
     });
     child.on("error", (err) => {
       const missing = (err as NodeJS.ErrnoException).code === "ENOENT";
+      if (o.signal?.aborted) {
+        reject(new CcbError("ABORTED", "The install was cancelled.", { cause: err }));
+        return;
+      }
       reject(
         new CcbError(
           missing ? "RUNTIME_UNAVAILABLE" : "INTERNAL",
@@ -155,18 +228,23 @@ function runNpm(args: string[], cwd: string, env: Record<string, string>, o: Cod
         ),
       );
     });
-    child.on("close", (code) => {
-      if (code === 0) resolve(stdout);
-      else
-        reject(
-          new CcbError(
-            "RUNTIME_UNAVAILABLE",
-            `npm ${args[0]} exited with ${code}: ${tail.trim().split("\n").slice(-6).join("\n")}`,
-            {
-              hint: "code-server builds native modules: it needs a C/C++ toolchain (build-essential), python3 and libkrb5-dev (Debian). Check npm's registry settings too.",
-            },
-          ),
-        );
+    child.on("close", (code, signal) => {
+      if (code === 0) {
+        resolve(stdout);
+        return;
+      }
+      if (o.signal?.aborted) return; // the error handler said it
+      log.write(`\n=== npm ${args[0]} exited with ${code ?? signal}\n`);
+      reject(
+        new CcbError(
+          "RUNTIME_UNAVAILABLE",
+          `npm ${args[0]} exited with ${code ?? signal}. The last lines of its output:\n${log.tail()}\nAll of it: ${log.path}`,
+          {
+            hint: "code-server builds native modules: it needs a C/C++ toolchain (build-essential), python3 and libkrb5-dev (Debian). Check npm's registry settings too.",
+            details: { log: log.path },
+          },
+        ),
+      );
     });
   });
 }
@@ -182,86 +260,109 @@ async function sha512(file: string): Promise<string> {
  * pin is kept unless `force`), one at a time across processes (lock), complete or not at all (built in
  * a temporary folder, renamed in).
  */
-export async function fetchCodeServer(o: CodeServerOptions = {}): Promise<CodeServerInstall & { status: string }> {
+export async function fetchCodeServer(o: CodeServerOptions = {}): Promise<CodeServerResult> {
   const l = layout(o);
-  const log = o.log ?? silentLogger;
-  const node = nodePin(l.platform);
+  const node = nodePin(l.platform, l.env);
   const have = cachedCodeServer(o);
   if (have && !o.force) return { ...have, status: "already-installed" };
   await mkdir(l.runtimeDir, { recursive: true });
   const lock = await acquireLock(l.lockFile, { signal: o.signal });
   const tmp = join(l.runtimeDir, `.${l.name}.extract-${process.pid}-${Date.now()}`);
+  let installLog: InstallLog | undefined;
   try {
     const again = cachedCodeServer(o);
     if (again && !o.force) return { ...again, status: "already-installed" };
-    for (const n of await readdir(l.runtimeDir)) {
-      if (n.startsWith(`.${l.name}.`)) await rm(join(l.runtimeDir, n), { recursive: true, force: true });
-    }
-    await mkdir(tmp, { mode: 0o700 });
-    await writeFile(join(tmp, "package.json"), '{"private":true}\n');
-    const quiet = ["--no-audit", "--no-fund", "--loglevel=error"];
-    const base = npmEnv(l.env);
-    // 1. The two tarballs, checked against the pins before anything of them runs.
-    const pins = [node, CODE_SERVER_PIN.codeServer];
-    log.info(`fetching ${pins.map((p) => `${p.name}@${p.version}`).join(" and ")} from the npm registry`);
-    const packed = JSON.parse(
-      await runNpm(
-        ["pack", ...pins.map((p) => `${p.name}@${p.version}`), "--pack-destination", tmp, "--json", ...quiet],
-        tmp,
-        base,
-        o,
-      ),
-    ) as Array<{ filename: string }>;
-    const files: string[] = [];
-    for (const [i, pin] of pins.entries()) {
-      const file = join(tmp, packed[i]?.filename ?? "");
-      const got = existsSync(file) ? await sha512(file) : "missing";
-      if (got !== pin.integrity) {
-        throw new CcbError(
-          "INTEGRITY_FAILED",
-          `${pin.name}@${pin.version} from the registry does not match the pinned integrity (got ${got}); nothing was installed.`,
-          { hint: "Your registry or mirror serves another file under this version: check it." },
-        );
-      }
-      files.push(file);
-    }
-    log.info("integrity verified; installing (code-server builds native modules: a few minutes)");
-    // 2. Node 24 first, then code-server run by that Node: its install scripts build against Node 24
-    //    and refuse another major (they read it from the npm that runs them).
-    await runNpm(["install", ...quiet, files[0] as string], tmp, base, o);
-    const n24 = join(tmp, "node_modules", node.name);
-    // Run by another Node, npm would look for its global npmrc beside that Node: keep the user's.
-    const globalconfig = (await runNpm(["config", "get", "globalconfig"], tmp, base, o)).trim();
-    await runNpm(
-      ["install", ...quiet, "--foreground-scripts", "--dangerously-allow-all-scripts", files[1] as string],
-      tmp,
-      {
-        ...base,
-        PATH: `${join(n24, "bin")}:${base.PATH ?? ""}`,
-        npm_config_nodedir: n24,
-        ...(globalconfig ? { npm_config_globalconfig: globalconfig } : {}),
-      },
-      o,
-    );
-    for (const f of files) await rm(f, { force: true });
-    const marker = {
-      name: "code-server",
-      version: CODE_SERVER_PIN.codeServer.version,
-      platform: l.platform,
-      integrity: CODE_SERVER_PIN.codeServer.integrity,
-      node: `${node.name}@${node.version}`,
-      installedAt: new Date().toISOString(),
-    };
-    await writeFile(join(tmp, MARKER_FILE), `${JSON.stringify(marker, null, 2)}\n`);
-    const trash = `${tmp}.old`;
-    await rename(l.dir, trash).catch(() => undefined);
-    await rename(tmp, l.dir);
-    await rm(trash, { recursive: true, force: true });
-    const it = cachedCodeServer(o);
-    if (!it) throw new CcbError("INTERNAL", `code-server was installed in ${l.dir} but does not look complete.`);
-    return { ...it, status: "installed" };
+    installLog = InstallLog.open("runtime-code-server", l.env);
+    const result = await install(l, node, tmp, installLog, o);
+    return { ...result, log: installLog.path };
   } finally {
+    installLog?.close();
     await rm(tmp, { recursive: true, force: true });
     await lock.release();
   }
+}
+
+async function install(
+  l: ReturnType<typeof layout>,
+  node: NpmPin,
+  tmp: string,
+  installLog: InstallLog,
+  o: CodeServerOptions,
+): Promise<CodeServerResult> {
+  const log = o.log ?? silentLogger;
+  const progress = o.onProgress ?? (() => undefined);
+  for (const n of await readdir(l.runtimeDir)) {
+    if (n.startsWith(`.${l.name}.`)) await rm(join(l.runtimeDir, n), { recursive: true, force: true });
+  }
+  await mkdir(tmp, { mode: 0o700 });
+  await writeFile(join(tmp, "package.json"), '{"private":true}\n');
+  const quiet = ["--no-audit", "--no-fund", "--no-update-notifier"];
+  const base = npmEnv(l.env);
+  const npm = (args: string[], env: Record<string, string> = base, onLine?: (line: string) => void) =>
+    runNpm({ args, cwd: tmp, env, o, log: installLog, onLine });
+  // 1. The two tarballs, checked against the pins before anything of them runs.
+  const pins = [node, l.pin.codeServer];
+  const names = pins.map((p) => `${p.name}@${p.version}`).join(" and ");
+  log.debug(`fetching ${names} from the npm registry`);
+  progress({ phase: "download", detail: `${names} from the npm registry` });
+  const packed = JSON.parse(
+    await npm(["pack", ...pins.map((p) => `${p.name}@${p.version}`), "--pack-destination", tmp, "--json", ...quiet]),
+  ) as Array<{ filename: string }>;
+  const files: string[] = [];
+  let bytes = 0;
+  for (const [i, pin] of pins.entries()) {
+    const file = join(tmp, packed[i]?.filename ?? "");
+    bytes += existsSync(file) ? statSync(file).size : 0;
+    if (i === 0) progress({ phase: "verify", detail: "SHA-512 integrity of both tarballs against ccb's pins" });
+    const got = existsSync(file) ? await sha512(file) : "missing";
+    if (got !== pin.integrity) {
+      throw new CcbError(
+        "INTEGRITY_FAILED",
+        `${pin.name}@${pin.version} from the registry does not match the pinned integrity (got ${got}); nothing was installed.`,
+        { hint: "Your registry or mirror serves another file under this version: check it." },
+      );
+    }
+    files.push(file);
+  }
+  log.debug(`integrity verified (${(bytes / 1024 / 1024).toFixed(1)} MB); installing`);
+  // 2. Node 24 first, then code-server run by that Node: its install scripts build against Node 24
+  //    and refuse another major (they read it from the npm that runs them).
+  progress({ phase: "extract", detail: `Node 24 (${node.name}@${node.version})` });
+  await npm(["install", ...quiet, files[0] as string]);
+  const n24 = join(tmp, "node_modules", node.name);
+  // Run by another Node, npm would look for its global npmrc beside that Node: keep the user's.
+  const globalconfig = (await npm(["config", "get", "globalconfig"])).trim();
+  let step = 0;
+  progress({ phase: "build", detail: "code-server's dependencies and native modules (a few minutes)" });
+  await npm(
+    ["install", ...quiet, "--foreground-scripts", "--dangerously-allow-all-scripts", files[1] as string],
+    {
+      ...base,
+      PATH: `${join(n24, "bin")}:${base.PATH ?? ""}`,
+      npm_config_nodedir: n24,
+      ...(globalconfig ? { npm_config_globalconfig: globalconfig } : {}),
+    },
+    (line) => {
+      const m = BANNER.exec(line.trim());
+      if (m) progress({ phase: "build", step: ++step, item: m[1] });
+    },
+  );
+  for (const f of files) await rm(f, { force: true });
+  const marker = {
+    name: "code-server",
+    version: l.pin.codeServer.version,
+    platform: l.platform,
+    integrity: l.pin.codeServer.integrity,
+    node: `${node.name}@${node.version}`,
+    installedAt: new Date().toISOString(),
+  };
+  await writeFile(join(tmp, MARKER_FILE), `${JSON.stringify(marker, null, 2)}\n`);
+  const trash = `${tmp}.old`;
+  await rename(l.dir, trash).catch(() => undefined);
+  await rename(tmp, l.dir);
+  await rm(trash, { recursive: true, force: true });
+  const it = cachedCodeServer(o);
+  if (!it) throw new CcbError("INTERNAL", `code-server was installed in ${l.dir} but does not look complete.`);
+  progress({ phase: "done" });
+  return { ...it, status: "installed" };
 }

@@ -9,7 +9,7 @@ export interface Expected {
   sha256: string;
 }
 
-export interface ProgressEvent {
+interface ProgressEvent {
   received: number;
   total: number;
 }
@@ -253,6 +253,7 @@ function networkError(o: DownloadOptions, err: unknown, have: number): CcbError 
       : `${host} could not be reached (${code})`;
     return new CcbError("RUNTIME_UNAVAILABLE", `Could not download the runtime: ${what}.`, {
       hint: "Check the network or proxy (HTTPS_PROXY), or use a mirror (--mirror <url>, CCB_RUNTIME_MIRROR) or an archive downloaded elsewhere (--from-file <archive>).",
+      details: { unreachable: host },
       cause: err,
     });
   }

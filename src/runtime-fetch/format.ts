@@ -1,5 +1,5 @@
 /** Text for people (the CLI prints these; `--json` prints the objects instead). Pure functions. */
-import type { CodeServerInstall, FetchRuntimeResult, RuntimeStatus } from "./index.ts";
+import type { CodeServerResult, FetchRuntimeResult, RuntimeStatus } from "./index.ts";
 
 const MB = 1024 * 1024;
 
@@ -17,10 +17,10 @@ const IN_USE = {
   none: "nothing: editor tools will say the workbench is unavailable",
 } as const;
 
-export function formatCodeServer(r: CodeServerInstall & { status: string }): string {
+export function formatCodeServer(r: CodeServerResult): string {
   return r.status === "already-installed"
     ? `code-server ${r.version} is already installed in ${r.root}\n`
-    : `Installed code-server ${r.version} (${r.platform}) in ${r.root}\n  with Node ${r.node} (npm integrity of both tarballs verified against ccb's pins)\n`;
+    : `Installed code-server ${r.version} (${r.platform}) in ${r.root}\n  with Node ${r.node} (npm integrity of both tarballs verified against ccb's pins)\n${r.log ? `  npm's output: ${r.log}\n` : ""}`;
 }
 
 export function formatStatus(s: RuntimeStatus): string {

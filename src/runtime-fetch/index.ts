@@ -20,14 +20,7 @@ import {
 } from "./cache.ts";
 import { type CodeServerInstall, cachedCodeServer } from "./code-server.ts";
 import { extractArchive, scanArchive } from "./extract.ts";
-import {
-  copyVerified,
-  type DownloadResult,
-  displayUrl,
-  downloadVerified,
-  type ProgressEvent,
-  ResumableError,
-} from "./fetch.ts";
+import { copyVerified, type DownloadResult, displayUrl, downloadVerified, ResumableError } from "./fetch.ts";
 import { acquireLock } from "./lock.ts";
 import {
   assetFor,
@@ -40,15 +33,17 @@ import {
   resolvePlatform,
 } from "./manifest.ts";
 import { findPackagedArchive, type PackagedArchive } from "./packaged.ts";
+import type { RuntimeProgress } from "./progress.ts";
+import { otherWays } from "./reach.ts";
 
 export { ccbCacheDir, type RuntimePaths, runtimePaths } from "./cache.ts";
 export {
   CODE_SERVER_PIN,
   type CodeServerInstall,
+  type CodeServerResult,
   cachedCodeServer,
   fetchCodeServer,
 } from "./code-server.ts";
-export type { ProgressEvent } from "./fetch.ts";
 export {
   hostRuntimePlatform,
   loadManifest,
@@ -61,7 +56,7 @@ export {
   unsupportedPlatformError,
 } from "./manifest.ts";
 export { findPackagedArchive, type PackagedArchive, runtimePackageName } from "./packaged.ts";
-export { createProgress } from "./progress.ts";
+export { createProgress, type ProgressDisplay, type RuntimeProgress } from "./progress.ts";
 
 export interface RuntimeCacheOptions {
   /** A runtime platform name (`linux-x64`, `linux-arm64`, `linux-armhf`); default: this host's. */
@@ -88,7 +83,8 @@ export interface FetchRuntimeOptions extends RuntimeCacheOptions {
   force?: boolean | undefined;
   signal?: AbortSignal | undefined;
   log?: Logger | undefined;
-  onProgress?: ((p: ProgressEvent) => void) | undefined;
+  /** Told where the fetch is: its phase (download, verify, extract, done) and a download's bytes. */
+  onProgress?: ((p: RuntimeProgress) => void) | undefined;
   /** Give up (keeping the partial download for a resume) when no bytes arrive for this long; default 60 s. */
   idleTimeoutMs?: number | undefined;
   /** Called when another process holds the fetch lock and this one waits for it. */
@@ -273,7 +269,7 @@ export async function fetchRuntime(o: FetchRuntimeOptions = {}): Promise<FetchRu
   try {
     return await fetchRuntimeUnchecked(o);
   } catch (err) {
-    const e = toCcbError(err);
+    const e = await otherWays(toCcbError(err), o.env ?? process.env, o.log);
     if (e.code === "PERMISSION_DENIED" && !e.hint) {
       throw new CcbError(e.code, e.message, { hint: "Set CCB_CACHE_DIR to a folder you can write to.", cause: err });
     }
@@ -326,6 +322,7 @@ async function fetchLocked(
     if (file) {
       source = o.fromFile ? "file" : "package";
       log.info(`verifying ${file}${packaged ? ` (from the ${packaged.via})` : ""}`);
+      o.onProgress?.({ phase: "verify", detail: `SHA-256 of ${file}` });
       got = await copyVerified(file, download, r.asset, o.signal);
     } else {
       source = mirror ? "mirror" : "download";
@@ -335,13 +332,15 @@ async function fetchLocked(
       log.info(
         `downloading ${r.asset.fileName} (${(r.asset.size / 1024 / 1024).toFixed(1)} MB) from ${displayUrl(url)}`,
       );
+      const onProgress = o.onProgress;
+      const host = new URL(url).host;
       try {
         got = await downloadVerified({
           url,
           dest: download,
           expected: r.asset,
           signal: o.signal,
-          onProgress: o.onProgress,
+          onProgress: onProgress && ((p) => onProgress({ phase: "download", detail: host, ...p })),
           idleTimeoutMs: o.idleTimeoutMs,
           log,
         });
@@ -351,8 +350,11 @@ async function fetchLocked(
       }
     }
     log.info(`SHA-256 verified (${r.asset.sha256})`);
+    o.onProgress?.({ phase: "extract", detail: r.asset.fileName });
+    const done = await install(r, download, o.force === true);
+    o.onProgress?.({ phase: "done" });
     return {
-      ...(await install(r, download, o.force === true)),
+      ...done,
       status: "installed",
       source,
       from: got.finalUrl.startsWith("file://")

@@ -1,3 +1,5 @@
+import { open, stat } from "node:fs/promises";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Logger } from "../core/log.ts";
 
 /**
@@ -52,4 +54,66 @@ const RUNTIME_STEPS: [RegExp, string][] = [
 export function runtimeStep(line: string): string | undefined {
   for (const [re, step] of RUNTIME_STEPS) if (re.test(line)) return step;
   return undefined;
+}
+
+/** What a person reads for a step of the first start (`ccb ide` on stderr). */
+const PERSON_STEP: Record<string, string> = {
+  "Chromium launched": "the headless browser is up",
+  "runtime up": "the runtime is up",
+  "VS Code server loaded": "the VS Code server is loaded",
+  "page loaded": "the workbench page is loaded",
+  "management connection": "the workbench connected",
+  "extension host launched": "the extension host is starting",
+  "bridge connected": "the editor is connected: editor tools work",
+};
+
+/** The step and its seconds in a logged timeline line (text or JSON log), or undefined. */
+export function timelineStep(logLine: string): { step: string; seconds: number } | undefined {
+  const m = /timeline: (.+?) \+(\d+(?:\.\d+)?) s(?:\b|")/.exec(logLine);
+  return m ? { step: m[1] as string, seconds: Number(m[2]) } : undefined;
+}
+
+/**
+ * Follow the timeline lines appended to a workbench host's log (the first start of a shared
+ * workbench happens in that process) and tell each step as a person reads it, until the editor is
+ * connected, `signal` aborts, or `maxMs` passed. Reads only what is appended from now on.
+ */
+export async function followTimeline(
+  logPath: string,
+  tell: (line: string) => void,
+  o: { signal?: AbortSignal; maxMs?: number; pollMs?: number } = {},
+): Promise<void> {
+  let offset = await stat(logPath).then(
+    (s) => s.size,
+    () => 0,
+  );
+  let rest = "";
+  const until = performance.now() + (o.maxMs ?? 300_000);
+  while (!o.signal?.aborted && performance.now() < until) {
+    const size = await stat(logPath).then(
+      (s) => s.size,
+      () => 0,
+    );
+    if (size < offset) offset = 0; // the log was cut: read it anew
+    if (size > offset) {
+      const fh = await open(logPath, "r");
+      try {
+        const buf = Buffer.alloc(Math.min(size - offset, 1 << 20));
+        const { bytesRead } = await fh.read(buf, 0, buf.length, offset);
+        offset += bytesRead;
+        const lines = (rest + buf.subarray(0, bytesRead).toString("utf8")).split("\n");
+        rest = lines.pop() ?? "";
+        for (const l of lines) {
+          const s = timelineStep(l);
+          const said = s && PERSON_STEP[s.step];
+          if (!s || !said) continue;
+          tell(`workbench: ${said} (${s.seconds.toFixed(1)} s)`);
+          if (s.step === "bridge connected") return;
+        }
+      } finally {
+        await fh.close();
+      }
+    }
+    await sleep(o.pollMs ?? 250, undefined, { signal: o.signal }).catch(() => undefined);
+  }
 }

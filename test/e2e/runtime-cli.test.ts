@@ -85,8 +85,11 @@ describe("ccb runtime (CLI)", () => {
     const s = setup();
     const f = await s.run(["runtime", "fetch", "--mirror", s.mirrorUrl]);
     assert.equal(f.code, 0, f.stderr);
-    assert.match(f.stderr, /ccb runtime fetch: 0% /);
-    assert.match(f.stderr, /ccb runtime fetch: 100% /);
+    assert.match(f.stderr, /^ccb runtime fetch: download: 127\.0\.0\.1:\d+ \(\d+ s\)$/m);
+    assert.match(f.stderr, /^ccb runtime fetch: download 0% \(0\.0 of 1\.0 MB\)$/m);
+    assert.match(f.stderr, /^ccb runtime fetch: download 100% \(1\.0 of 1\.0 MB\)$/m);
+    assert.match(f.stderr, /^ccb runtime fetch: extract: openvscode-server-v0\.0\.0-test-linux-x64\.tar\.gz/m);
+    assert.match(f.stderr, /^ccb runtime fetch: done in \d+ s$/m);
     assert.doesNotMatch(f.stderr, /\r/);
     assert.match(
       f.stdout,
@@ -112,9 +115,10 @@ describe("ccb runtime (CLI)", () => {
       c.on("error", reject);
       c.on("close", (code) => (code === 0 ? resolve(text) : reject(new Error(`script exited ${code}: ${text}`))));
     });
-    assert.match(out, /\rccb runtime fetch \[#+-*\] +\d+% [\d.]+\/[\d.]+ MB/);
-    assert.match(out, /\rccb runtime fetch \[#+\] 100% /);
-    assert.doesNotMatch(out, /ccb runtime fetch: \d+% /, "no plain progress lines on a TTY");
+    assert.match(out, /\rccb runtime fetch: download \[#*-*\] \d+% \([\d.]+ of [\d.]+ MB\) · \d+ s\x1b\[K/);
+    assert.match(out, /\rccb runtime fetch: download \[#{20}\] 100% /);
+    assert.match(out, /\rccb runtime fetch: done · \d+ s\x1b\[K\r?\n/);
+    assert.doesNotMatch(out, /^ccb runtime fetch: download \d+% /m, "no plain progress lines on a TTY");
     assert.match(out, /Installed OpenVSCode Server 0\.0\.0-test/);
   });
 

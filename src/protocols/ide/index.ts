@@ -32,6 +32,21 @@ export interface RunIdeOptions {
   log: Logger;
   /** Lines for the person (the workbench URL, the port). */
   announce(line: string): void;
+  /** Where the first start of the workbench is, for the person (stderr); none while a command owns the terminal. */
+  progress?: ((line: string) => void) | undefined;
+}
+
+/**
+ * Tell the person where the first start of the shared workbench is: its host logs the start's
+ * timeline (src/workbench/timeline.ts) to its own log, which this follows until the editor connects.
+ */
+async function followFirstStart(roots: readonly string[], tell: (line: string) => void, signal: AbortSignal) {
+  const [{ followTimeline }, { hostLogPath }, { shareKey }] = await Promise.all([
+    import("../../workbench/timeline.ts"),
+    import("../../workbench/share/host-process.ts"),
+    import("../../workbench/share/record.ts"),
+  ]);
+  await followTimeline(hostLogPath(shareKey([...roots])), tell, { signal }).catch(() => undefined);
 }
 
 /** A running workbench as `ccb ide` needs it. */
@@ -97,7 +112,9 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
   let workbench: IdeWorkbench | undefined;
   let ide: IdeServer | undefined;
   let removeOpened = (): void => undefined;
+  const following = new AbortController();
   const shutdown = async () => {
+    following.abort();
     removeOpened();
     await ide?.close().catch((err: Error) => log.warn(`closing the IDE server: ${err.message}`));
     await workbench?.close().catch((err: Error) => log.warn(`closing the workbench: ${err.message}`));
@@ -121,6 +138,8 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
 
   if (options.workbench) {
     options.announce("Starting the workbench...");
+    if (options.progress && options.command.length === 0)
+      void followFirstStart(core.workspace.roots, options.progress, following.signal);
     const starting = import("./workbench.ts").then((m) =>
       m.acquireIdeWorkbench(core, log.child("workbench"), options.workbenchOptions ?? {}),
     );
@@ -131,6 +150,7 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
       ),
       signals.next.then((sig) => ({ sig })),
     ]);
+    if ("sig" in first || "err" in first) following.abort();
     if ("sig" in first) {
       log.info(`${first.sig}: shutting down`);
       signals.release();
@@ -166,6 +186,7 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
 
   if (options.command.length === 0) {
     const sig = await signals.next;
+
     signals.release();
     log.info(`${sig}: shutting down`);
     await shutdown();

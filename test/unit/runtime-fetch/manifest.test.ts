@@ -104,33 +104,79 @@ describe("platform and cache location", () => {
 });
 
 describe("progress display", () => {
-  test("a TTY gets a redrawn bar ending in a newline", () => {
+  test("a TTY gets one line redrawn in place: phase, bytes, elapsed time; a finished line at the end", () => {
     let out = "";
     let t = 0;
     const p = createProgress({ isTTY: true, columns: 100, write: (s: string) => (out += s) }, "fetch", () => t);
-    p.update({ received: 0, total: 100 });
+    p.update({ phase: "download", received: 0, total: 100 * 1024 * 1024 });
     t = 50;
-    p.update({ received: 10, total: 100 }); // under 100 ms since the last draw: skipped
-    t = 500;
-    p.update({ received: 100, total: 100 });
-    p.done();
-    const frames = out.split("\r").filter(Boolean);
-    assert.equal(frames.length, 2);
-    assert.match(frames[0] as string, /^fetch \[-+\] {3}0% 0\.0\/0\.0 MB/);
-    assert.match(frames[1] as string, /^fetch \[#+\] 100% /);
+    p.update({ phase: "download", received: 10 * 1024 * 1024, total: 100 * 1024 * 1024 }); // under 100 ms: skipped
+    t = 65_000;
+    p.update({ phase: "download", received: 100 * 1024 * 1024, total: 100 * 1024 * 1024 });
+    p.update({ phase: "extract", detail: "the archive" });
+    p.update({ phase: "done" });
+    p.end();
+    const frames = out.split("\r").filter((f) => f && f !== "\x1b[K");
+    assert.match(frames[0] as string, /^fetch: download \[-{20}\] 0% \(0\.0 of 100\.0 MB\) · 0 s\x1b\[K$/);
+    assert.match(frames[1] as string, /^fetch: download \[#{20}\] 100% \(100\.0 of 100\.0 MB\) · 1 min 05 s/);
+    assert.match(frames[2] as string, /^fetch: extract: the archive · 1 min 05 s/);
+    assert.ok(frames.length <= 5, frames.join("|"));
     assert.ok(out.endsWith("\n"));
+    assert.equal(out.split("\n").length, 2, "one line on screen");
   });
 
-  test("a pipe gets one plain line per 10%", () => {
+  test("a TTY line never wraps: cut to the terminal's width", () => {
+    let out = "";
+    const p = createProgress({ isTTY: true, columns: 30, write: (s: string) => (out += s) }, "fetch");
+    p.update({ phase: "build", step: 3, item: "a-package-with-a-very-long-name-indeed" });
+    p.end();
+    for (const f of out.split("\r")) assert.ok(f.replace("\x1b[K", "").replace("\n", "").length <= 29, f);
+  });
+
+  test("a pipe gets plain lines: one per phase, one per 10% of a download, one per build step", () => {
     const lines: string[] = [];
     const p = createProgress({ isTTY: false, write: (s: string) => lines.push(s) }, "fetch");
-    for (let i = 0; i <= 1000; i += 7) p.update({ received: i, total: 1000 });
-    p.update({ received: 1000, total: 1000 });
-    p.done();
+    for (let i = 0; i <= 1000; i += 7) p.update({ phase: "download", received: i, total: 1000 });
+    p.update({ phase: "download", received: 1000, total: 1000 });
+    p.update({ phase: "build", detail: "native modules" });
+    p.update({ phase: "build", step: 1, item: "kerberos" });
+    p.update({ phase: "build", step: 1, item: "kerberos" });
+    p.update({ phase: "build", step: 2, item: "node-pty" });
+    p.update({ phase: "done" });
+    p.end();
     assert.deepEqual(
-      lines.map((l) => /(\d+)%/.exec(l)?.[1]),
+      lines.filter((l) => l.includes("%")).map((l) => /(\d+)%/.exec(l)?.[1]),
       ["0", "10", "20", "30", "40", "50", "60", "70", "80", "90", "100"],
     );
-    assert.ok(lines.every((l) => l.endsWith("\n") && !l.includes("\r")));
+    assert.ok(lines.some((l) => /^fetch: build native modules: native modules \(\d+ s\)\n$/.test(l)));
+    assert.deepEqual(
+      lines.filter((l) => /step/.test(l)).map((l) => l.replace(/ \(\d+ s\)/, "")),
+      ["fetch: build native modules step 1, kerberos\n", "fetch: build native modules step 2, node-pty\n"],
+    );
+    assert.match(lines.at(-1) as string, /^fetch: done in \d+ s\n$/);
+    assert.ok(lines.every((l) => l.endsWith("\n") && !l.includes("\r") && !l.includes("\x1b")));
+  });
+
+  test("a log line on a TTY clears the progress line first and redraws it after", () => {
+    let out = "";
+    const p = createProgress({ isTTY: true, columns: 80, write: (s: string) => (out += s) }, "fetch");
+    p.update({ phase: "extract" });
+    const logged: string[] = [];
+    const log = {
+      debug() {},
+      info: (m: string) => {
+        out += `LOG ${m}\n`;
+        logged.push(m);
+      },
+      warn() {},
+      error() {},
+      child() {
+        return log;
+      },
+    };
+    p.around(log).child("x").info("hello");
+    p.end();
+    assert.deepEqual(logged, ["hello"]);
+    assert.match(out, /\r\x1b\[KLOG hello\n\rfetch: extract/);
   });
 });

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import type { Logger } from "../../../src/core/log.ts";
-import { runtimeStep, Timeline } from "../../../src/workbench/timeline.ts";
+import { followTimeline, runtimeStep, Timeline, timelineStep } from "../../../src/workbench/timeline.ts";
 import { headlessChromiumFlags, LEVERS, serverNodeFlags, workbenchTuning } from "../../../src/workbench/tuning.ts";
 
 function recorder(): { log: Logger; lines: string[]; levels: string[] } {
@@ -67,5 +70,55 @@ describe("the start levers (CCB_WORKBENCH_TUNING)", () => {
     const heap = workbenchTuning({ CCB_WORKBENCH_TUNING: "off,+young-gen,+size-mode" });
     assert.deepEqual(serverNodeFlags(heap), ["--max-semi-space-size=2", "--optimize-for-size"]);
     assert.deepEqual(headlessChromiumFlags(heap), ["--js-flags=--max-semi-space-size=2 --optimize-for-size"]);
+  });
+});
+
+describe("the first start, told to a person (ccb ide follows the host's log)", () => {
+  test("the logged line of each step parses back, text or JSON", () => {
+    const r = recorder();
+    const t = new Timeline(r.log);
+    t.mark("runtime up");
+    assert.deepEqual(timelineStep(`ccb ${r.lines[0]}`)?.step, "runtime up");
+    assert.deepEqual(timelineStep('{"time":"x","level":"info","msg":"timeline: bridge connected +14.20 s"}'), {
+      step: "bridge connected",
+      seconds: 14.2,
+    });
+    assert.equal(timelineStep("ccb [headless] headless client: Chromium 4546 opened the workbench"), undefined);
+  });
+
+  test("only what is appended from now on, each known step once as a sentence, until the editor connects", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ccb-timeline-"));
+    try {
+      const log = join(dir, "host.log");
+      writeFileSync(log, "ccb timeline: runtime up +1.00 s\n"); // an earlier host's start
+      const told: string[] = [];
+      const following = followTimeline(log, (l) => told.push(l), { pollMs: 10 });
+      // Give the follower its starting offset before the new host writes.
+      await new Promise((r) => setTimeout(r, 100));
+      appendFileSync(log, "ccb runtime: code-server 4.139.1 from the cache\nccb timeline: runtime up +6.96 s\n");
+      appendFileSync(log, "ccb timeline: workbench page answered (200) +10.99 s\nccb timeline: VS Code ser");
+      appendFileSync(
+        log,
+        "ver loaded +11.59 s\nccb timeline: bridge connected +20.40 s\nccb timeline: page loaded +21 s\n",
+      );
+      await following;
+      assert.deepEqual(told, [
+        "workbench: the runtime is up (7.0 s)",
+        "workbench: the VS Code server is loaded (11.6 s)",
+        "workbench: the editor is connected: editor tools work (20.4 s)",
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("stops when told to", async () => {
+    const ac = new AbortController();
+    const following = followTimeline(join(tmpdir(), "ccb-no-such-host.log"), () => undefined, {
+      signal: ac.signal,
+      pollMs: 10,
+    });
+    ac.abort();
+    await following;
   });
 });
