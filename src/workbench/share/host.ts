@@ -167,7 +167,10 @@ export class ShareHost {
     let result: unknown;
     if (frame.type === "link") result = { url: this.#link(frame.page) ?? null };
     else if (frame.type === "status") result = this.status();
-    else return ws.close(4400, "a query asks for a link or the status");
+    else {
+      ws.close(4400, "a query asks for a link or the status");
+      return;
+    }
     if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "response", id: frame.id, result }));
   }
 
