@@ -136,7 +136,7 @@ describe("the attach channel against a real owner and a listener that does not k
   });
 
   it("an impostor that cannot prove the secret gets a nonce and a pid, never the secret nor a proof; the front end drops it", async () => {
-    const forging = await impostor((hello, sock) => {
+    const forging = await impostor((_hello, sock) => {
       sock.send(JSON.stringify({ type: "challenge", nonce: "n".repeat(32), proof: "A".repeat(43) }));
       sock.send(JSON.stringify({ type: "welcome" }));
       sock.send(JSON.stringify({ type: "state", connected: true, reason: "", ready: true, runtime: "code-server" }));
