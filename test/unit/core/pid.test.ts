@@ -19,7 +19,9 @@ describe("pidRunning: a process that can answer", () => {
   it("a running process is; a zombie (dead, not reaped) and a stopped one are not, though pidAlive says they exist", async () => {
     assert.equal(pidRunning(process.pid), true, "positive control: this process");
     // `sleep 0 &` exits; its parent then execs `sleep 30`, which never reaps it: a zombie.
-    const parent = spawn("/bin/sh", ["-c", "sleep 0 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "ignore"] });
+    const parent = spawn("/bin/sh", ["-c", "sleep 0 & echo $!; exec sleep 30"], {
+      stdio: ["ignore", "pipe", "ignore"],
+    });
     const [line] = (await once(createInterface({ input: parent.stdout }), "line")) as [string];
     const zombie = Number(line);
     await until(() => state(zombie) === "Z");

@@ -121,7 +121,11 @@ describe("the attach channel against a real owner and a listener that does not k
 
   it("positive control: a front end attaches to the real owner, and asks it for its status and a link", async () => {
     const c = createCore({ roots: [ws.path], log: silentLogger });
-    const remote = await RemoteBridge.connect(record, { editor: c.claimEditor("t"), log: silentLogger, frontEnd: "ide" });
+    const remote = await RemoteBridge.connect(record, {
+      editor: c.claimEditor("t"),
+      log: silentLogger,
+      frontEnd: "ide",
+    });
     await remote.firstState;
     assert.ok(remote.open, "the real owner proved itself and accepted the front end's proof");
     const s = await fetchStatus(record);
