@@ -31,8 +31,12 @@ export interface WorkbenchHttp {
 export interface ProxyTarget {
   /** The runtime's Unix socket while it runs (undefined otherwise). */
   socketPath(): string | undefined;
-  /** Strip `/ide/<key>` before forwarding (code-server) or keep it (OpenVSCode --server-base-path). */
-  stripPrefix: boolean;
+  /**
+   * Tell the runtime the browser-facing prefix on every request (`X-Forwarded-Prefix`: OpenVSCode
+   * writes absolute URLs into its pages). `/ide/<key>` is always stripped before forwarding: no
+   * runtime is given the secret prefix (it would sit on its command line, readable by every account).
+   */
+  announcePrefix?: boolean | undefined;
   /** How many times the runtime came up (pages reload when it changes); default 0. */
   epoch?(): number;
   /** This gateway's key for proving epoch answers to its pages (src/workbench/alive.ts). */
@@ -95,7 +99,6 @@ export function mountWorkbenchProxy(
     } else (resOrSocket as Duplex | undefined)?.destroy();
   });
   const forward = (path: string): string => {
-    if (!target.stripPrefix) return path;
     const u = new URL(path, "http://x");
     return `${u.pathname.slice(basePath.length) || "/"}${u.search}`;
   };
@@ -170,14 +173,16 @@ function plainFor(req: IncomingMessage, who: PlainFor): void {
 }
 
 /**
- * A runtime that keeps its base path (OpenVSCode, `--server-base-path`) writes absolute URLs into
- * its pages: under a frame capability it is told the browser-facing prefix (`X-Forwarded-Prefix`,
- * which VS Code's server honours), so those URLs carry the capability too. code-server gets the
- * path stripped and answers with relative URLs.
+ * A runtime that writes absolute URLs into its pages (OpenVSCode) runs at "/" on its socket and is
+ * told the browser-facing prefix of each request (`X-Forwarded-Prefix`, which VS Code's server
+ * honours for the page's URLs and its `serverBasePath`): `/ide/<key>`, under a frame capability
+ * `/s/<capability>/ide/<key>`. The prefix travels over the runtime's 0600 Unix socket only, never on
+ * a command line. A client's own X-Forwarded-Prefix never reaches the runtime. code-server answers
+ * with relative URLs.
  */
 function announcePrefix(req: IncomingMessage, target: ProxyTarget, basePath: string): void {
-  const under = capabilityPrefix(req);
-  if (under && !target.stripPrefix) req.headers["x-forwarded-prefix"] = `${under}${basePath}`;
+  delete req.headers["x-forwarded-prefix"];
+  if (target.announcePrefix) req.headers["x-forwarded-prefix"] = `${capabilityPrefix(req)}${basePath}`;
 }
 
 export interface SessionInfo {

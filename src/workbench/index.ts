@@ -222,8 +222,8 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
   });
   const target = {
     socketPath: () => (supervisor?.state === "running" ? supervisor.socketPath : undefined),
-    get stripPrefix() {
-      return runtime?.stripPrefix ?? true;
+    get announcePrefix() {
+      return runtime?.announcePrefix ?? false;
     },
     epoch: () => runtimeStarts,
     // Proves epoch answers to this gateway's pages; a successor has a new prefix (its pages are new ones).
@@ -242,8 +242,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
   );
   const publicPath = (): string | undefined => {
     if (!runtime) return undefined;
-    const p = runtime.workbenchPath(basePath, core.workspace.primary);
-    return runtime.stripPrefix ? `${basePath}${p}` : p;
+    return `${basePath}${runtime.workbenchPath(core.workspace.primary)}`;
   };
   for (const s of servers) {
     mountSessionRoutes(s, basePath, session, o.authToken, () => ({
@@ -297,7 +296,6 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
       supervisor = new RuntimeSupervisor({
         runtime,
         dirs,
-        basePath,
         folder: core.workspace.primary,
         log: log.child("runtime"),
         env: runtimeEnv(env, tuning, log),
@@ -329,7 +327,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
       if (closed) throw new CcbError("RUNTIME_UNAVAILABLE", "The workbench was closed while starting.");
       if (tuning["warm-server"]) {
         // code-server loads VS Code's server on the first page request: make it while Chromium starts.
-        const page = runtime.workbenchPath(basePath, core.workspace.primary);
+        const page = runtime.workbenchPath(core.workspace.primary);
         void supervisor.get(page).then((status) => timeline.mark(`workbench page answered (${status})`));
       }
       pageUrl?.resolve(session.link(`${http.url}${publicPath()}`));

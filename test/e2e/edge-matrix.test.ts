@@ -129,7 +129,7 @@ before(
     });
     listeners.push({ name: "ccb stream", gateway: stream.gateway });
 
-    // The gateway of a shared workbench's owner: /workbench/attach and /workbench/status besides the workbench routes.
+    // The gateway of a shared workbench's owner: /workbench/attach besides the workbench routes.
     sharedCore = createCore({ roots: [sharedWs.path], log: silentLogger });
     // The host (`ccb workbench host`) runs exactly this in its own process; here it runs in-process
     // so that the matrix can list the gateway's routes.
@@ -185,7 +185,7 @@ describe("edge matrix (generated from the declared policies)", { timeout: 600_00
         [...routes].some((r) => r.startsWith(l)),
         l,
       );
-    for (const must of ["/workbench/attach", "/workbench/status", "/bridge"]) {
+    for (const must of ["/workbench/attach", "/bridge"]) {
       assert.ok(
         [...routes].some((r) => r.startsWith("shared workbench owner") && r.includes(` ${must} `)),
         `shared workbench owner ${must} is in the matrix`,

@@ -184,11 +184,14 @@ describe("shared workbench: a gateway that cannot prove the secret", { timeout: 
   it("a port squatter named by a record gets the hello and nothing else; serve starts its own workbench", async () => {
     const ws = tmpdirFixture({ prefix: "ccb-race-ws-" });
     const frames: Array<{ type: string }> = [];
+    const upgrades: string[] = [];
     const fake = new WebSocketServer({ host: "127.0.0.1", port: 0 });
-    fake.on("connection", (s) => {
+    fake.on("connection", (s, req) => {
+      upgrades.push(JSON.stringify(req.headers));
       s.on("message", (d) => {
         frames.push(JSON.parse(String(d)));
-        s.send(JSON.stringify({ type: "welcome", proof: "not-the-proof" }));
+        s.send(JSON.stringify({ type: "challenge", nonce: "n".repeat(32), proof: "not-the-proof" }));
+        s.send(JSON.stringify({ type: "welcome" }));
         s.send(JSON.stringify({ type: "state", connected: true, reason: "", ready: true, runtime: "code-server" }));
       });
     });
@@ -199,7 +202,7 @@ describe("shared workbench: a gateway that cannot prove the secret", { timeout: 
       const key = shareKey([ws.path]);
       // A live pid (this test's) and a gateway that answers: only the missing proof gives it away.
       const rec = {
-        version: 1,
+        version: 2,
         instance: "f".repeat(24),
         pid: process.pid,
         frontEnd: "ide",
@@ -214,6 +217,7 @@ describe("shared workbench: a gateway that cannot prove the secret", { timeout: 
       assert.match(p.stderr(), /replacing the stale workbench record/);
       assert.ok(frames.length > 0, "positive control: the squatter was reached");
       assert.deepEqual([...new Set(frames.map((f) => f.type))], ["hello"], "nothing but the hello reached it");
+      for (const h of upgrades) assert.ok(!h.includes(rec.secret) && !/authorization/i.test(h), `no secret in ${h}`);
       const host = JSON.parse(readFileSync(join(recordsDir, `${key}.json`), "utf8"));
       assert.equal(host.frontEnd, "host");
       assert.match(p.stderr(), new RegExp(`attached to the workbench of pid ${host.pid} \\(host\\)`));

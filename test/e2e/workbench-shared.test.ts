@@ -12,6 +12,7 @@ import { silentLogger } from "../../src/core/log.ts";
 import { pidAlive } from "../../src/core/pid.ts";
 import { isAlive } from "../../src/core/terminals/process-tree.ts";
 import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
+import { ClientHandshake } from "../../src/workbench/share/handshake.ts";
 import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
 import { lastToolResults, toolThenText } from "../helpers/acp-scripts.ts";
 import { type Artifacts, artifactSource, keepArtifacts, stateLogs } from "../helpers/artifacts.ts";
@@ -481,10 +482,9 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     }
   });
 
-  it("the attach channel: only the owner's user, only with the secret, no browser Origin, no foreign Host; relayed calls held to the contract and the workspace", async () => {
+  it("the attach channel: only the owner's user, only by proving the secret (which never travels), no browser Origin, no foreign Host; relayed calls held to the contract and the workspace", async () => {
     const rec = record();
     const file = join(recordsDir, records()[0] as string);
-    const status = `${rec.gatewayUrl}/workbench/status`;
     const attach = `${rec.gatewayUrl}/workbench/attach`;
     const host = new URL(rec.gatewayUrl).host;
     // The record: readable by its owner (positive control), not by another account.
@@ -492,94 +492,74 @@ describe("one workbench shared by ccb ide and ccb serve", { timeout: 1_500_000 }
     const cat = spawnSync("runuser", ["-u", other.name, "--", "cat", file], { encoding: "utf8" });
     assert.notEqual(cat.status, 0);
     assert.match(cat.stderr, /Permission denied/);
-    // Status route: the owner's user with the secret gets it; another account (no secret) and a wrong secret get 401.
-    const mine = other.probe("self", { url: status, headers: { authorization: `Bearer ${rec.secret}` } });
-    assert.equal(mine.status, 200);
-    assert.equal(JSON.parse(mine.body).owner.frontEnd, "host");
-    assert.equal(other.probe("other", { url: status }).status, 401);
-    assert.equal(
-      other.probe("other", {
-        url: status,
-        headers: { authorization: `Bearer ${randomBytes(32).toString("base64url")}` },
-      }).status,
-      401,
-    );
-    // The attach upgrade: accepted with the secret (positive control), refused otherwise.
-    assert.equal(await upgrade(attach, { host, authorization: `Bearer ${rec.secret}` }), 101);
-    assert.equal(await upgrade(attach, { host }), 401, "missing secret");
-    assert.equal(
-      await upgrade(attach, { host, authorization: `Bearer ${rec.secret.slice(0, -2)}xx` }),
-      401,
-      "wrong secret",
-    );
-    assert.equal(
-      await upgrade(attach, { host, authorization: `Bearer ${rec.secret}`, origin: "http://evil.example" }),
-      403,
-      "a browser Origin",
-    );
-    assert.equal(
-      await upgrade(attach, { host, authorization: `Bearer ${rec.secret}`, origin: rec.gatewayUrl }),
-      403,
-      "even the gateway's own origin",
-    );
-    assert.equal(
-      await upgrade(attach, { host: "evil.example", authorization: `Bearer ${rec.secret}` }),
-      403,
-      "a foreign Host",
-    );
-    // The link route hands out browser credentials: the same rules as the attach channel.
-    const linkRoute = `${rec.gatewayUrl}/workbench/link`;
-    const fromRoute = await get(linkRoute, { authorization: `Bearer ${rec.secret}` });
-    assert.equal(fromRoute.status, 200, "positive control");
-    assert.match(JSON.parse(fromRoute.body).url, /ccb_ott=/);
-    assert.equal(other.probe("other", { url: linkRoute }).status, 401, "another account");
-    assert.equal((await get(linkRoute, {})).status, 401, "missing secret");
-    assert.equal(
-      (await get(linkRoute, { authorization: `Bearer ${rec.secret}`, origin: "http://evil.example" })).status,
-      403,
-      "a browser Origin",
-    );
-    assert.equal(
-      (await get(linkRoute, { authorization: `Bearer ${rec.secret}`, host: "evil.example" })).status,
-      403,
-      "a foreign Host",
-    );
-    // ccb workbench link: a fresh one-time link to this workspace's workbench, usable once
+    // No route takes the secret as a bearer token any more: status and links are asked on the channel, after the proof.
+    for (const route of ["/workbench/status", "/workbench/link"]) {
+      const r = other.probe("self", {
+        url: `${rec.gatewayUrl}${route}`,
+        headers: { authorization: `Bearer ${rec.secret}` },
+      });
+      assert.equal(r.status, 404, `${route} is gone`);
+    }
+    // The upgrade itself needs no credential (the proof is in-band), but keeps the edge's rules.
+    assert.equal(await upgrade(attach, { host }), 101, "positive control");
+    assert.equal(await upgrade(attach, { host, origin: "http://evil.example" }), 403, "a browser Origin");
+    assert.equal(await upgrade(attach, { host, origin: rec.gatewayUrl }), 403, "even the gateway's own origin");
+    assert.equal(await upgrade(attach, { host: "evil.example" }), 403, "a foreign Host");
+    // ccb workbench status and link ask over the channel: a fresh one-time link, usable once
     const printed = await runCcb(["workbench", "link", "--workspace", ws.path], { env: env() });
     assert.equal(printed.code, 0, printed.stderr);
     const url = printed.stdout.trim();
     assert.ok(url.startsWith(`${rec.gatewayUrl}/`), url);
     assert.ok((await get(url, {})).status < 400, "the link opens the workbench");
     assert.ok((await get(url, {})).status >= 400, "only once");
-    // A connected socket that skips the hello is closed (nothing is relayed without one).
-    const sock = new WebSocket(attach, { headers: { authorization: `Bearer ${rec.secret}` } });
-    await new Promise((r) => sock.once("open", r));
-    sock.send(JSON.stringify({ type: "call", id: 1, method: "editor.state", params: {} }));
-    const closed = await new Promise<number>((r) => sock.once("close", (code) => r(code)));
-    assert.equal(closed, 4400);
-    // A peer that holds the secret still gets only the contract: the owner validates each relayed call.
-    const peer = new WebSocket(attach, { headers: { authorization: `Bearer ${rec.secret}` } });
-    const frames: Array<{ type: string; id?: number; result?: unknown; error?: { code: string } }> = [];
-    peer.on("message", (d) => frames.push(JSON.parse(d.toString())));
-    await new Promise((r) => peer.once("open", r));
-    peer.send(
-      JSON.stringify({
-        type: "hello",
+    /** A raw client of the channel: hello, then the proof this secret makes (or none), then `then`. */
+    const client = async (secret: string | undefined) => {
+      const sock = new WebSocket(attach);
+      const frames: Array<{ type: string; id?: number; result?: unknown; error?: { code: string } }> = [];
+      const hs = new ClientHandshake(secret ?? "x".repeat(43), rec.gatewayUrl, {
         frontEnd: "serve",
         pid: process.pid,
-        nonce: randomBytes(24).toString("base64url"),
-      }),
-    );
-    const answer = async (id: number, method: string, params: unknown) => {
-      peer.send(JSON.stringify({ type: "call", id, method, params }));
-      return eventually(`answer ${id}`, () => frames.find((f) => f.type === "response" && f.id === id));
+        purpose: "attach",
+      });
+      sock.on("message", (d) => {
+        const f = JSON.parse(d.toString());
+        frames.push(f);
+        if (f.type !== "challenge") return;
+        const step = hs.step(f);
+        if (typeof step === "object") sock.send(JSON.stringify(step.send));
+        else if (secret === undefined)
+          sock.send(JSON.stringify({ type: "prove", proof: randomBytes(32).toString("base64url") }));
+      });
+      await new Promise((r) => sock.once("open", r));
+      const closed = new Promise<number>((r) => sock.once("close", (code) => r(code)));
+      return { sock, frames, closed, hello: () => sock.send(JSON.stringify(hs.hello())) };
     };
+    // A connected socket that skips the hello is closed (nothing is relayed without one).
+    const skip = await client(rec.secret);
+    skip.sock.send(JSON.stringify({ type: "call", id: 1, method: "editor.state", params: {} }));
+    assert.equal(await skip.closed, 4400);
+    // One that cannot prove the secret gets the challenge and nothing else.
+    const stranger = await client(undefined);
+    stranger.hello();
+    assert.equal(await stranger.closed, 4401);
+    assert.deepEqual(
+      stranger.frames.map((f) => f.type),
+      ["challenge"],
+    );
+    // A peer that proves the secret still gets only the contract: the owner validates each relayed call.
+    const peer = await client(rec.secret);
+    peer.hello();
+    const answer = async (id: number, method: string, params: unknown) => {
+      peer.sock.send(JSON.stringify({ type: "call", id, method, params }));
+      return eventually(`answer ${id}`, () => peer.frames.find((f) => f.type === "response" && f.id === id));
+    };
+    await eventually("welcomed", () => (peer.frames.some((f) => f.type === "welcome") ? true : undefined));
     assert.ok(Array.isArray((await answer(1, "terminals.list", {})).result), "positive control");
     assert.equal((await answer(2, "editor.state", { path: 5 })).error?.code, "INVALID_ARGUMENT");
     assert.equal((await answer(3, "fs.delete", { path: "/" })).error?.code, "INVALID_ARGUMENT");
     assert.equal((await answer(4, "terminals.create", { cwd: "/etc" })).error?.code, "PATH_OUTSIDE_WORKSPACE");
     assert.equal((await answer(5, "editor.open", { path: "/etc/passwd" })).error?.code, "PATH_OUTSIDE_WORKSPACE");
-    peer.close();
+    peer.sock.close();
   });
 
   it("kill -9 of ccb ide while a person's tab holds unsaved text and a serve is mid-call: nothing moves, no call fails", async (t) => {

@@ -108,9 +108,9 @@ export async function codeServerRuntime(
     kind: "code-server",
     describe: `code-server at ${root} (Node ${node.version})`,
     root,
-    stripPrefix: true,
-    healthPath: () => "/healthz",
-    workbenchPath: (_base, folder) => `/?folder=${encodeURIComponent(folder)}`,
+    announcePrefix: false,
+    healthPath: "/healthz",
+    workbenchPath: (folder) => `/?folder=${encodeURIComponent(folder)}`,
     command(input: LaunchInput) {
       const { dirs } = input;
       return {

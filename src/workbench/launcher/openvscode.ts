@@ -43,9 +43,9 @@ export async function openVscodeRuntime(
     kind: "openvscode",
     describe: `OpenVSCode Server at ${serverRoot}`,
     root: serverRoot,
-    stripPrefix: false,
-    healthPath: (base) => `${base}/`,
-    workbenchPath: (base, folder) => `${base}/?folder=${encodeURIComponent(folder)}`,
+    announcePrefix: true,
+    healthPath: "/",
+    workbenchPath: (folder) => `/?folder=${encodeURIComponent(folder)}`,
     command(input: LaunchInput) {
       const { dirs } = input;
       return {
@@ -54,8 +54,9 @@ export async function openVscodeRuntime(
           // A Unix socket in the 0700 state folder instead of a TCP port anyone on the machine could reach.
           "--socket-path",
           input.socketPath,
-          "--server-base-path",
-          input.basePath,
+          // No --server-base-path: the secret prefix would be on the command line, readable by every
+          // account. The server serves at "/"; the gateway strips `/ide/<key>` and tells the page
+          // its prefix in X-Forwarded-Prefix (src/workbench/gateway.ts).
           "--without-connection-token",
           "--accept-server-license-terms",
           "--telemetry-level",

@@ -13,7 +13,6 @@ export type WorkbenchState = "starting" | "running" | "crashed" | "stopped";
 export interface SupervisorOptions {
   runtime: Runtime;
   dirs: LaunchDirs;
-  basePath: string;
   folder: string;
   log: Logger;
   /** Environment for the runtime (sanitised by the caller: no ccb secrets). */
@@ -114,7 +113,6 @@ export class RuntimeSupervisor {
     rmSync(this.socketPath, { force: true }); // a stale socket of a crashed run
     const cmd = runtime.command({
       socketPath: this.socketPath,
-      basePath: this.#o.basePath,
       dirs,
       folder: this.#o.folder,
       nodeFlags: this.#o.nodeFlags,
@@ -155,7 +153,7 @@ export class RuntimeSupervisor {
         stopped = true;
         ac.abort();
       });
-      const healthPath = runtime.healthPath(this.#o.basePath);
+      const healthPath = runtime.healthPath;
       for (;;) {
         if (stopped)
           throw new CcbError(

@@ -12,8 +12,6 @@ export interface LaunchDirs {
 export interface LaunchInput {
   /** The Unix socket the runtime listens on, inside the 0700 state folder: no TCP port at all. */
   socketPath: string;
-  /** The public base path, `/ide/<key>` (no trailing slash). */
-  basePath: string;
   dirs: LaunchDirs;
   /** The folder the workbench opens (the primary workspace root). */
   folder: string;
@@ -36,11 +34,20 @@ export interface Runtime {
   describe: string;
   /** The runtime's folder (OpenVSCode root or the code-server package). */
   root: string;
+  /**
+   * The command line and environment: never the secret prefix `/ide/<key>` (a command line is
+   * readable by every account in /proc/<pid>/cmdline), which is why LaunchInput has none. Every
+   * runtime serves at "/" on its own socket; the gateway strips the prefix before proxying.
+   */
   command(input: LaunchInput): LaunchCommand;
-  /** Whether the gateway strips `/ide/<key>` before proxying (code-server serves at "/" behind any prefix). */
-  stripPrefix: boolean;
+  /**
+   * Whether the runtime writes absolute URLs into its pages and so is told the browser-facing
+   * prefix on every request (`X-Forwarded-Prefix`, which VS Code's server honours: OpenVSCode);
+   * code-server answers with relative URLs.
+   */
+  announcePrefix: boolean;
   /** Path on the runtime's own socket answering 200 once it can serve (for readiness and the benchmark). */
-  healthPath(basePath: string): string;
-  /** Path of the workbench page on the runtime (with the base path when not stripped), folder query included. */
-  workbenchPath(basePath: string, folder: string): string;
+  healthPath: string;
+  /** Path of the workbench page on the runtime's socket (below the gateway's prefix for a browser), folder query included. */
+  workbenchPath(folder: string): string;
 }

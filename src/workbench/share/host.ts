@@ -10,24 +10,24 @@ import { maskDeep } from "../../core/secret-vault.ts";
 import { type EdgePolicy, TOKEN_QUERY_KEYS } from "../../net/policy.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
 import type { WorkbenchHandle } from "../index.ts";
-import { type AttachedPeer, ClientFrame, parse, proofOf, type ServerFrame, type ShareStatus } from "./protocol.ts";
-import { ATTACH_PATH, LINK_PATH, STATUS_PATH } from "./record.ts";
+import { HANDSHAKE_MS, HostHandshake } from "./handshake.ts";
+import { type AttachedPeer, ClientFrame, parse, type ServerFrame, type ShareStatus } from "./protocol.ts";
+import { ATTACH_PATH } from "./record.ts";
 import { isTerminalMethod, killCreated, serveTerminalCall } from "./terminals.ts";
 
 /**
- * The attach channel and the status route on a policy of their own: no browser Origin, the
- * record's secret as a bearer token (constant-time, src/net/credentials.ts), the gateway's Host
- * allow-list, and the bridge's frame cap.
+ * The attach channel's policy: no browser Origin, the gateway's Host allow-list, no token in the
+ * query, and the bridge's frame cap. Its credential is in-band, as the bridge's is: the mutual
+ * proof of handshake.ts, in which the secret never travels (a bearer token in the upgrade would
+ * hand the secret to whoever listens on a dead owner's port).
  */
-export function attachPolicy(secret: string): EdgePolicy {
-  return {
-    name: "workbench-attach",
-    origin: { kind: "none" },
-    auth: [{ places: [{ in: "bearer" }], expected: () => secret }],
-    refuseQueryKeys: TOKEN_QUERY_KEYS,
-    maxFrameBytes: MAX_FRAME_BYTES,
-  };
-}
+const ATTACH_POLICY: EdgePolicy = {
+  name: "workbench-attach",
+  origin: { kind: "none" },
+  auth: [],
+  refuseQueryKeys: TOKEN_QUERY_KEYS,
+  maxFrameBytes: MAX_FRAME_BYTES,
+};
 
 interface Peer extends AttachedPeer {
   ws: WebSocket;
@@ -59,22 +59,7 @@ export class ShareHost {
       workbench: WorkbenchHandle;
     },
   ) {
-    const policy = attachPolicy(o.secret);
-    o.http.gateway.addUpgrade(ATTACH_PATH, (req, socket, head) => this.#upgrade(req, socket, head), policy);
-    // Both answer only the owner's user (the secret), never a browser; the link is a credential.
-    const json = (path: string, body: () => unknown) =>
-      o.http.gateway.addRoute(
-        "GET",
-        path,
-        (_req, res) => {
-          res
-            .writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
-            .end(JSON.stringify(body()));
-        },
-        policy,
-      );
-    json(STATUS_PATH, () => this.status());
-    json(LINK_PATH, () => ({ url: this.o.workbench.url() ?? null }));
+    o.http.gateway.addUpgrade(ATTACH_PATH, (req, socket, head) => this.#upgrade(req, socket, head), ATTACH_POLICY);
     this.#offs.push(o.core.bridge.onChange(() => this.#broadcastState()));
     void o.workbench.ready.then(() => {
       this.#ready = true;
@@ -119,33 +104,55 @@ export class ShareHost {
   #accept(ws: WebSocket): void {
     const log = this.o.log;
     let peer: Peer | undefined;
-    const hello = setTimeout(() => ws.close(4408, "hello timeout"), 5000);
+    let query = false;
+    // hello, then prove: nothing is served before the front end proved it knows the secret (handshake.ts)
+    let hello: Extract<ClientFrame, { type: "hello" }> | undefined;
+    const handshake = new HostHandshake(this.o.secret, this.o.http.url);
+    const timer = setTimeout(() => ws.close(4408, "handshake timeout"), HANDSHAKE_MS);
+    const reply = (frame: ServerFrame) => {
+      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(frame));
+    };
     ws.on("error", (err) => log.debug(`attach socket: ${err.message}`));
     ws.on("message", (data: RawData, isBinary: boolean) => {
       const frame = isBinary ? undefined : parse(ClientFrame, data.toString());
       if (!frame) return ws.close(4400, "bad frame");
-      if (!peer) {
+      if (!hello) {
         if (frame.type !== "hello") return ws.close(4400, "expected a hello frame");
-        clearTimeout(hello);
+        hello = frame;
+        reply(handshake.challenge(frame.nonce));
+        return;
+      }
+      if (!peer && !query) {
+        if (frame.type !== "prove") return ws.close(4400, "expected a prove frame");
+        if (!handshake.verify(frame.proof)) {
+          log.warn(`share: a client (said pid ${hello.pid}) could not prove it knows the secret; refused`);
+          return ws.close(4401, "not proven");
+        }
+        clearTimeout(timer);
+        reply({ type: "welcome" });
+        if (hello.purpose === "query") {
+          query = true;
+          return;
+        }
         peer = {
           ws,
-          frontEnd: frame.frontEnd,
-          pid: frame.pid,
+          frontEnd: hello.frontEnd,
+          pid: hello.pid,
           since: Date.now(),
           calls: new Map(),
           terminals: new Set(),
         };
         this.#peers.add(peer);
-        this.#send(peer, { type: "welcome", proof: proofOf(this.o.secret, frame.nonce) });
         log.info(`share: ${peer.frontEnd} (pid ${peer.pid}) attached`);
         this.#send(peer, this.#state());
         this.#emitPeers();
         return;
       }
-      this.#onFrame(peer, frame);
+      if (query) return this.#onQuery(ws, frame);
+      if (peer) this.#onFrame(peer, frame);
     });
     ws.on("close", () => {
-      clearTimeout(hello);
+      clearTimeout(timer);
       if (!peer) return;
       for (const c of peer.calls.values()) c.abort();
       void killCreated(this.o.core.terminals.local, peer.terminals);
@@ -155,16 +162,35 @@ export class ShareHost {
     });
   }
 
+  /** A query connection (`ccb workbench status`, `ccb workbench link`): a link or the status, nothing else. */
+  #onQuery(ws: WebSocket, frame: ClientFrame): void {
+    let result: unknown;
+    if (frame.type === "link") result = { url: this.#link(frame.page) ?? null };
+    else if (frame.type === "status") result = this.status();
+    else {
+      ws.close(4400, "a query asks for a link or the status");
+      return;
+    }
+    if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: "response", id: frame.id, result }));
+  }
+
+  #link(page: "workbench" | "app" | undefined): string | undefined {
+    return page === "app" ? this.o.workbench.link("/app") : this.o.workbench.url();
+  }
+
   #onFrame(peer: Peer, frame: ClientFrame): void {
     switch (frame.type) {
       case "hello":
+      case "prove":
+        return;
+      case "status":
+        this.#send(peer, { type: "response", id: frame.id, result: this.status() });
         return;
       case "cancel":
         peer.calls.get(frame.id)?.abort();
         return;
       case "link": {
-        const url = frame.page === "app" ? this.o.workbench.link("/app") : this.o.workbench.url();
-        this.#send(peer, { type: "response", id: frame.id, result: { url: url ?? null } });
+        this.#send(peer, { type: "response", id: frame.id, result: { url: this.#link(frame.page) ?? null } });
         return;
       }
       case "call":

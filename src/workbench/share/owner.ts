@@ -115,7 +115,7 @@ export async function startOwner(
       workbench,
     });
     record = {
-      version: 1,
+      version: 2,
       instance: randomBytes(12).toString("hex"),
       pid: process.pid,
       frontEnd: o.owner,

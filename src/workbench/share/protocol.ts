@@ -1,10 +1,11 @@
-import { createHmac } from "node:crypto";
 import { z } from "zod";
 
 /**
- * Frames of the attach channel (`/workbench/attach` on the owner's loopback gateway, a WebSocket
- * authenticated at the edge with the record's secret as a bearer token). The attached front end
- * relays EditorBridge calls through it and receives the owner's editor events and bridge state.
+ * Frames of the attach channel (`/workbench/attach` on the owner's loopback gateway, a WebSocket).
+ * It opens with a mutual proof of the record's secret (handshake.ts: hello, challenge, prove,
+ * welcome) in which the secret itself never travels and the host proves itself first. Then an
+ * attached front end relays EditorBridge calls through it and receives the owner's editor events
+ * and bridge state; a query connection (`ccb workbench status`, `ccb workbench link`) asks one thing.
  */
 
 export const FRONT_ENDS = ["ide", "serve", "acp"] as const;
@@ -15,13 +16,16 @@ export type OwnerKind = FrontEnd | "host";
 const ErrorBody = z.object({ code: z.string(), message: z.string(), hint: z.string().optional() });
 
 export const ClientFrame = z.discriminatedUnion("type", [
-  /** `nonce`: the owner proves it knows the secret too (welcome.proof), so a port squatter learns nothing. */
+  /** Nothing secret: `nonce` is the front end's half of the handshake (handshake.ts); `query`: not an attached front end. */
   z.object({
     type: z.literal("hello"),
     frontEnd: z.enum(FRONT_ENDS),
     pid: z.number().int().positive(),
     nonce: z.string().min(16).max(128),
+    purpose: z.literal("query").optional(),
   }),
+  /** The front end's proof, sent only after the host's challenge proved the host knows the secret. */
+  z.object({ type: z.literal("prove"), proof: z.string().max(128) }),
   z.object({
     type: z.literal("call"),
     id: z.number().int(),
@@ -32,11 +36,16 @@ export const ClientFrame = z.discriminatedUnion("type", [
   z.object({ type: z.literal("cancel"), id: z.number().int() }),
   /** A fresh one-time browser link to the workbench, or to its `/app` page (answered with a response whose result is `{ url }`). */
   z.object({ type: z.literal("link"), id: z.number().int(), page: z.enum(["workbench", "app"]).optional() }),
+  /** Who is attached (answered with a response whose result is a ShareStatus). */
+  z.object({ type: z.literal("status"), id: z.number().int() }),
 ]);
 export type ClientFrame = z.infer<typeof ClientFrame>;
 
 export const ServerFrame = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("welcome"), proof: z.string() }),
+  /** The host's half: its nonce and its proof over both nonces (handshake.ts). */
+  z.object({ type: z.literal("challenge"), nonce: z.string().min(16).max(128), proof: z.string().max(128) }),
+  /** The front end proved itself too: the channel is open. */
+  z.object({ type: z.literal("welcome") }),
   z.object({
     type: z.literal("state"),
     connected: z.boolean(),
@@ -71,7 +80,7 @@ export interface AttachedPeer {
   since: number;
 }
 
-/** What `GET /workbench/status` answers (bearer secret required). */
+/** What a `status` query on the attach channel answers (after the handshake). */
 export interface ShareStatus {
   /** startedBy and graceMs: a detached host's (the front end that started it; how long it stays after the last one left). */
   owner: { frontEnd: string; pid: number; since: number; startedBy?: string; graceMs?: number };
@@ -90,9 +99,4 @@ export interface ShareStatus {
     headlessRestarts: number;
     headlessClient: string;
   };
-}
-
-/** The owner's answer to a hello's nonce: HMAC-SHA256(secret, nonce), base64url. */
-export function proofOf(secret: string, nonce: string): string {
-  return createHmac("sha256", secret).update(`ccb-share-welcome:${nonce}`).digest("base64url");
 }

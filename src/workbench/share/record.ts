@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { z } from "zod";
 import { CcbError } from "../../core/errors.ts";
 import { acquireLockFile } from "../../core/lock-file.ts";
-import { pidAlive } from "../../core/pid.ts";
+import { pidRunning } from "../../core/pid.ts";
 import { stateDir } from "../../util/paths.ts";
 
 /**
@@ -16,7 +16,8 @@ import { stateDir } from "../../util/paths.ts";
  */
 
 export const ShareRecord = z.object({
-  version: z.literal(1),
+  /** 2: the secret is proven on the attach channel (handshake.ts), never sent; 1 sent it as a bearer token. */
+  version: z.literal(2),
   /** Distinguishes one publication from the next (a stale record is removed only if it is still this one). */
   instance: z.string().min(16),
   pid: z.number().int().positive(),
@@ -24,16 +25,14 @@ export const ShareRecord = z.object({
   roots: z.array(z.string()).min(1),
   /** The owner's loopback gateway, e.g. http://127.0.0.1:43123. */
   gatewayUrl: z.string().regex(/^http:\/\/127\.0\.0\.1:\d+$/),
-  /** The attach secret (Authorization: Bearer). */
+  /** The attach secret: both sides prove they know it (handshake.ts); it never leaves this file and the owner's memory. */
   secret: z.string().min(32),
   startedAt: z.number(),
 });
 export type ShareRecord = z.infer<typeof ShareRecord>;
 
+/** The attach channel, also asked for the status and a fresh one-time link (`ccb workbench status`, `link`). */
 export const ATTACH_PATH = "/workbench/attach";
-export const STATUS_PATH = "/workbench/status";
-/** A fresh one-time browser link to the workbench (bearer secret), for `ccb workbench link`. */
-export const LINK_PATH = "/workbench/link";
 
 /** The real paths of the roots (a root that does not exist yet keeps its absolute path). */
 export function realRoots(roots: readonly string[]): string[] {
@@ -116,9 +115,14 @@ export async function removeRecord(key: string, instance: string, env: NodeJS.Pr
   if (cur?.instance === instance) await unlink(recordPath(key, env)).catch(() => undefined);
 }
 
-/** Whether the record's owner process still exists. */
+/**
+ * Whether the record's owner runs: it exists and is neither a zombie (dead, its parent has not
+ * reaped it: a suspended `ccb ide` that spawned the host) nor stopped (SIGSTOP, Ctrl-Z). A dead or
+ * stopped owner's port may be someone else's by now; the handshake (handshake.ts) refuses such a
+ * listener anyway, this spares the attempt and lets a front end start a new host at once.
+ */
 export function ownerAlive(record: ShareRecord): boolean {
-  return pidAlive(record.pid);
+  return pidRunning(record.pid);
 }
 
 /** Whether a live front end publishes a workbench for `roots` (one file read; for attach-only front ends that look again). */

@@ -5,8 +5,8 @@ import { extensionMethods, isExtensionMethod, MAX_FRAME_BYTES } from "../../core
 import { CcbError, ccbErrorFromWire } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { registerSecret } from "../../core/secret-vault.ts";
-import { newToken, tokensEqual } from "../../util/secrets.ts";
-import { type ClientFrame, type FrontEnd, parse, proofOf, ServerFrame } from "./protocol.ts";
+import { ClientHandshake, HANDSHAKE_MS } from "./handshake.ts";
+import { type ClientFrame, type FrontEnd, parse, ServerFrame } from "./protocol.ts";
 import { ATTACH_PATH, type ShareRecord } from "./record.ts";
 import { RemoteTerminals } from "./terminals.ts";
 
@@ -44,7 +44,8 @@ export class RemoteBridge implements EditorBridge {
   /** Resolves when the channel closes (the owner left or died, or release()). */
   readonly closed: Promise<void>;
 
-  #proof: string;
+  /** The mutual proof (handshake.ts): nothing counts, and nothing secret is said, before the owner proved itself. */
+  #handshake: ClientHandshake;
   #welcomed = false;
   /** The owner's terminals, in this process's core.terminals while the channel is up. */
   #terminals: RemoteTerminals | undefined;
@@ -52,10 +53,10 @@ export class RemoteBridge implements EditorBridge {
   private constructor(
     ws: WebSocket,
     private readonly o: { editor: EditorWriter; log: Logger; owner: string },
-    proof: string,
+    handshake: ClientHandshake,
   ) {
     this.#ws = ws;
-    this.#proof = proof;
+    this.#handshake = handshake;
     this.closed = new Promise<void>((resolve) => {
       ws.on("close", () => {
         for (const p of this.#pending.values()) {
@@ -88,7 +89,12 @@ export class RemoteBridge implements EditorBridge {
     return this.#welcomed && this.#ws.readyState === WebSocket.OPEN;
   }
 
-  /** Connect to the owner of `record`; rejects when its gateway does not answer or refuses. */
+  /**
+   * Connect to the owner of `record`; rejects when its gateway does not answer or refuses. Nothing
+   * secret goes out before the listener proved it knows the record's secret (handshake.ts): a
+   * listener that cannot, or says nothing within HANDSHAKE_MS, is dropped and `firstState` resolves
+   * with the channel closed.
+   */
   static connect(
     record: ShareRecord,
     o: { editor: EditorWriter; log: Logger; frontEnd: FrontEnd; timeoutMs?: number },
@@ -97,7 +103,6 @@ export class RemoteBridge implements EditorBridge {
     const url = `${record.gatewayUrl.replace(/^http/, "ws")}${ATTACH_PATH}`;
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(url, {
-        headers: { authorization: `Bearer ${record.secret}` },
         maxPayload: MAX_FRAME_BYTES,
         handshakeTimeout: o.timeoutMs ?? 5000,
       });
@@ -112,13 +117,23 @@ export class RemoteBridge implements EditorBridge {
       ws.once("open", () => {
         ws.off("error", fail);
         ws.on("error", (err) => o.log.debug(`share socket: ${err.message}`));
-        const nonce = newToken(24);
         const owner =
           record.frontEnd === "host"
             ? `ccb's workbench host (pid ${record.pid}) runs it`
             : `another ccb front end (${record.frontEnd}, pid ${record.pid}) runs it`;
-        const rb = new RemoteBridge(ws, { ...o, owner }, proofOf(record.secret, nonce));
-        rb.#send({ type: "hello", frontEnd: o.frontEnd, pid: process.pid, nonce });
+        const handshake = new ClientHandshake(record.secret, record.gatewayUrl, {
+          frontEnd: o.frontEnd,
+          pid: process.pid,
+          purpose: "attach",
+        });
+        const rb = new RemoteBridge(ws, { ...o, owner }, handshake);
+        const silent = setTimeout(() => {
+          if (rb.#welcomed) return;
+          o.log.warn("share: the workbench gateway did not complete the handshake in time; not attaching");
+          ws.terminate();
+        }, HANDSHAKE_MS);
+        ws.once("close", () => clearTimeout(silent));
+        rb.#send(handshake.hello());
         resolve(rb);
       });
     });
@@ -128,7 +143,12 @@ export class RemoteBridge implements EditorBridge {
     const editor = this.o.editor;
     // Nothing counts before the owner proved it holds the secret (not someone on a dead owner's port).
     if (!this.#welcomed) {
-      if (frame.type === "welcome" && tokensEqual(frame.proof, this.#proof)) {
+      const step = this.#handshake.step(frame);
+      if (typeof step === "object") {
+        this.#send(step.send);
+        return;
+      }
+      if (step === "welcomed") {
         this.#welcomed = true;
         this.#terminals = new RemoteTerminals((method, params, timeoutMs, signal) =>
           this.#request({ type: "call", id: this.#nextId++, method, params }, signal, timeoutMs),
@@ -141,6 +161,7 @@ export class RemoteBridge implements EditorBridge {
       return;
     }
     switch (frame.type) {
+      case "challenge":
       case "welcome":
         return;
       case "state": {

@@ -1,20 +1,14 @@
-import { request } from "node:http";
+import { WebSocket } from "ws";
+import { MAX_FRAME_BYTES } from "../../core/editor/contract.ts";
 import { CcbError } from "../../core/errors.ts";
-import type { ShareStatus } from "./protocol.ts";
-import {
-  LINK_PATH,
-  listRecords,
-  ownerAlive,
-  readRecord,
-  realRoots,
-  type ShareRecord,
-  STATUS_PATH,
-  shareKey,
-} from "./record.ts";
+import { registerSecret } from "../../core/secret-vault.ts";
+import { ClientHandshake } from "./handshake.ts";
+import { type ClientFrame, parse, ServerFrame, type ShareStatus } from "./protocol.ts";
+import { ATTACH_PATH, listRecords, ownerAlive, readRecord, realRoots, type ShareRecord, shareKey } from "./record.ts";
 
 /** Ask the owner of `record` who is attached (undefined when it does not answer). */
 export function fetchStatus(record: ShareRecord, timeoutMs = 3000): Promise<ShareStatus | undefined> {
-  return getJson<ShareStatus>(record, STATUS_PATH, timeoutMs);
+  return query<ShareStatus>(record, { type: "status", id: 1 }, timeoutMs);
 }
 
 /**
@@ -28,7 +22,7 @@ export async function shareLink(roots: readonly string[], env: NodeJS.ProcessEnv
     throw new CcbError("NOT_FOUND", `No shared ccb workbench runs for ${where}.`, {
       hint: "Start one with `ccb ide` or `ccb serve` in that folder (`ccb workbench status` lists those that run).",
     });
-  const r = await getJson<{ url: string | null }>(record, LINK_PATH, 5000);
+  const r = await query<{ url: string | null }>(record, { type: "link", id: 1 }, 5000);
   if (!r) throw new CcbError("BRIDGE_UNAVAILABLE", `The workbench of ${where} (pid ${record.pid}) did not answer.`);
   if (!r.url)
     throw new CcbError("RUNTIME_UNAVAILABLE", `The workbench of ${where} is not running yet.`, {
@@ -37,29 +31,49 @@ export async function shareLink(roots: readonly string[], env: NodeJS.ProcessEnv
   return r.url;
 }
 
-function getJson<T>(record: ShareRecord, path: string, timeoutMs: number): Promise<T | undefined> {
+/**
+ * One question to the owner of `record` over the attach channel, as a query connection: the same
+ * mutual proof as an attach (handshake.ts), so the secret never travels and a listener that cannot
+ * prove it knows it gets nothing but a nonce. Undefined when it does not answer, or is not the owner.
+ */
+function query<T>(
+  record: ShareRecord,
+  ask: Extract<ClientFrame, { type: "status" | "link" }>,
+  timeoutMs: number,
+): Promise<T | undefined> {
+  registerSecret(record.secret);
   return new Promise((resolve) => {
-    const u = new URL(path, record.gatewayUrl);
-    const req = request(
-      u,
-      { method: "GET", headers: { authorization: `Bearer ${record.secret}` }, timeout: timeoutMs },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => {
-          if (res.statusCode !== 200) return resolve(undefined);
-          try {
-            resolve(JSON.parse(Buffer.concat(chunks).toString("utf8")) as T);
-          } catch {
-            resolve(undefined);
-          }
-        });
-        res.on("error", () => resolve(undefined));
-      },
-    );
-    req.on("timeout", () => req.destroy());
-    req.on("error", () => resolve(undefined));
-    req.end();
+    const ws = new WebSocket(`${record.gatewayUrl.replace(/^http/, "ws")}${ATTACH_PATH}`, {
+      maxPayload: MAX_FRAME_BYTES,
+      handshakeTimeout: timeoutMs,
+    });
+    // frontEnd: the hello's required field; a query is not an attached front end, the host lists none for it
+    const handshake = new ClientHandshake(record.secret, record.gatewayUrl, {
+      frontEnd: "serve",
+      pid: process.pid,
+      purpose: "query",
+    });
+    let answer: T | undefined;
+    const timer = setTimeout(() => ws.terminate(), timeoutMs);
+    const send = (frame: ClientFrame) => ws.send(JSON.stringify(frame));
+    ws.on("error", () => undefined);
+    ws.on("open", () => send(handshake.hello()));
+    ws.on("message", (data, isBinary) => {
+      const frame = isBinary ? undefined : parse(ServerFrame, data.toString());
+      if (!frame) return ws.terminate();
+      if (!handshake.done) {
+        const step = handshake.step(frame);
+        if (step === "refused") return ws.terminate();
+        if (step === "welcomed") return send(ask);
+        return send(step.send);
+      }
+      if (frame.type === "response" && frame.id === ask.id && !frame.error) answer = frame.result as T;
+      ws.close(1000, "asked");
+    });
+    ws.on("close", () => {
+      clearTimeout(timer);
+      resolve(answer);
+    });
   });
 }
 

@@ -66,7 +66,7 @@ before(async () => {
   mountWorkbenchProxy(
     http,
     BASE,
-    { socketPath: () => socketPath(), stripPrefix: true, epoch: () => 3, proofKey: PROOF_KEY },
+    { socketPath: () => socketPath(), epoch: () => 3, proofKey: PROOF_KEY },
     session,
     silentLogger,
   );
@@ -74,7 +74,7 @@ before(async () => {
   mountWorkbenchProxy(
     http,
     `${BASE}x`,
-    { socketPath: () => socketPath(), stripPrefix: true, epoch: () => 3, proofKey: PROOF_KEY },
+    { socketPath: () => socketPath(), epoch: () => 3, proofKey: PROOF_KEY },
     session,
     silentLogger,
     "none",
@@ -83,7 +83,7 @@ before(async () => {
   mountWorkbenchProxy(
     http,
     `${BASE}h`,
-    { socketPath: () => socketPath(), stripPrefix: true, epoch: () => 3, proofKey: PROOF_KEY },
+    { socketPath: () => socketPath(), epoch: () => 3, proofKey: PROOF_KEY },
     session,
     silentLogger,
     "headless",
@@ -407,14 +407,14 @@ describe("workbench gateway", () => {
     assert.equal((await send(`${cap}${BASE}/static/x.js`)).status, 401);
   });
 
-  test("a runtime that keeps its base path (OpenVSCode) is told the browser-facing prefix under a capability; log lines redact it", async () => {
+  test("a runtime that writes absolute URLs (OpenVSCode) gets the path without the secret prefix and is told the browser-facing prefix (a capability's too); a client's own X-Forwarded-Prefix never reaches it; log lines redact it", async () => {
     const gw2 = new Gateway({ host: "127.0.0.1", port: 0, log: silentLogger });
     const url2 = await gw2.listen();
     const own = new BrowserSession({ path: () => BASE, secure: () => false });
     mountWorkbenchProxy(
       { gateway: gw2, url: url2 },
       BASE,
-      { socketPath: () => SOCKET, stripPrefix: false, proofKey: randomBytes(32) },
+      { socketPath: () => SOCKET, announcePrefix: true, proofKey: randomBytes(32) },
       own,
       silentLogger,
     );
@@ -434,8 +434,12 @@ describe("workbench gateway", () => {
       const cap = /^\/s\/[^/]+/.exec(ex.location ?? "")?.[0] as string;
       assert.ok(cap);
       const j = JSON.parse((await get(`${cap}${BASE}/static/x.js`)).body) as { url: string; prefix: string };
-      assert.equal(j.url, `${BASE}/static/x.js`, "only the capability is stripped");
+      assert.equal(j.url, "/static/x.js", "the capability and the secret prefix are stripped");
       assert.equal(j.prefix, `${cap}${BASE}`);
+      const forged = JSON.parse((await get(`${cap}${BASE}/static/x.js`, { "x-forwarded-prefix": "/evil" })).body) as {
+        prefix: string;
+      };
+      assert.equal(forged.prefix, `${cap}${BASE}`, "a client's own X-Forwarded-Prefix is replaced");
       assert.equal(redactPath(`${cap}${BASE}/x`), `/s/<capability>${BASE}/x`);
       assert.equal(redactPath(`${BASE}/x`), `${BASE}/x`);
       // The other session's capability opens nothing here, and this one nothing on the first gateway.

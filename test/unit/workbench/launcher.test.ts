@@ -229,8 +229,8 @@ describe("runtime supervisor", () => {
       kind: "code-server",
       describe: "fake runtime",
       root: tmp.path,
-      stripPrefix: true,
-      healthPath: () => "/healthz",
+      announcePrefix: false,
+      healthPath: "/healthz",
       workbenchPath: () => "/",
       command: (input) => ({ command: process.execPath, args: [script, input.socketPath], env: {} }),
     };
@@ -238,7 +238,6 @@ describe("runtime supervisor", () => {
     const sup = new RuntimeSupervisor({
       runtime,
       dirs,
-      basePath: "/ide/x",
       folder: tmp.path,
       log: silentLogger,
       env: process.env,
@@ -300,7 +299,6 @@ describe("runtime supervisor", () => {
       const sup = new RuntimeSupervisor({
         runtime,
         dirs,
-        basePath: "/ide/x",
         folder: tmp.path,
         log: silentLogger,
         env: process.env,
@@ -318,7 +316,7 @@ describe("runtime supervisor", () => {
         // The workbench page loads VS Code's server (server-main.js); then, and a moment later, the
         // runtime's group listens on its Unix socket only (one-process once also ran VS Code's own
         // standalone server on TCP localhost:8000).
-        assert.equal(await sup.get(runtime.workbenchPath("/ide/x", tmp.path)), 200);
+        assert.equal(await sup.get(runtime.workbenchPath(tmp.path)), 200);
         for (let i = 0; i < 10; i++) {
           assert.deepEqual(tcpListenPorts(groupPids(sup.pid as number)), [], `one-process ${oneProcess}: a TCP port`);
           await new Promise((r) => setTimeout(r, 200)); // a late listener would show within 2 s
@@ -344,10 +342,10 @@ describe("runtime supervisor", () => {
       `import { RuntimeSupervisor } from ${JSON.stringify(processTs)};
        import { createStateDirs } from ${JSON.stringify(stateTs)};
        const log = { debug() {}, info() {}, warn() {}, error() {}, child() { return log; } };
-       const runtime = { kind: "code-server", describe: "fake", root: "/", stripPrefix: true, healthPath: () => "/", workbenchPath: () => "/",
+       const runtime = { kind: "code-server", describe: "fake", root: "/", announcePrefix: false, healthPath: "/", workbenchPath: () => "/",
          command: (i) => ({ command: process.execPath, args: [${JSON.stringify(fake)}, i.socketPath], env: {} }) };
        const dirs = createStateDirs([${JSON.stringify(join(tmp.path, "ws2"))}], { XDG_STATE_HOME: ${JSON.stringify(join(tmp.path, "state2"))} });
-       const sup = new RuntimeSupervisor({ runtime, dirs, basePath: "/ide/x", folder: "/", log, env: process.env });
+       const sup = new RuntimeSupervisor({ runtime, dirs, folder: "/", log, env: process.env });
        await sup.start();
        process.stdout.write(String(sup.pid) + "\\n");
        setInterval(() => {}, 1000);`,

@@ -295,7 +295,7 @@ describe("liveness script injection", () => {
     mountWorkbenchProxy(
       { gateway: gw, url },
       BASE,
-      { socketPath: () => socket, stripPrefix: true, proofKey: Buffer.alloc(32, 1) },
+      { socketPath: () => socket, proofKey: Buffer.alloc(32, 1) },
       session,
       silentLogger,
     );
