@@ -132,16 +132,16 @@ export async function askToInstall(p: { id?: string; vsixPath?: string }): Promi
   };
   try {
     const asked = vscode.window.showWarningMessage(
-        `The model asks to install the extension ${what}.`,
-        {
-          modal: true,
-          detail:
-            `From ${where}.\n\nAn extension runs with your rights: it can read and change your files, run programs, ` +
-            "and run any workbench command, including accepting or rejecting ccb's reviews for you. " +
-            "Install it only if you asked for it.",
-        },
-        "Install",
-      );
+      `The model asks to install the extension ${what}.`,
+      {
+        modal: true,
+        detail:
+          `From ${where}.\n\nAn extension runs with your rights: it can read and change your files, run programs, ` +
+          "and run any workbench command, including accepting or rejecting ccb's reviews for you. " +
+          "Install it only if you asked for it.",
+      },
+      "Install",
+    );
     const answer = await Promise.race([
       asked,
       new Promise<"expired">((r) => setTimeout(() => r("expired"), CONSENT_WAIT_MS)),

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import * as vscode from "vscode";
 import type { DocumentOverlay, ExtensionMethod, ParamsOf, ResultOf } from "../../../core/editor/contract.ts";
+import { askToInstall } from "./consent.ts";
 import {
   BridgeError,
   diagnostic,
@@ -14,7 +15,6 @@ import {
   toTagged,
   uriPath,
 } from "./convert.ts";
-import { askToInstall } from "./consent.ts";
 import { executeBounded } from "./powers.ts";
 
 /** The editor-side implementation of each contract method (params already validated). */
