@@ -39,6 +39,8 @@ export type ToolContext<D extends object = CoreDeps, P = ToolProgress> = D & {
   progress?: (update: P) => void;
   /** Ask for a further permission; absent where the host confirms each call itself (MCP, IDE). */
   permission?: (request: PermissionRequest) => Promise<boolean>;
+  /** Who made the call, when it came with an OAuth identity (`sub=… client=…`): what it starts is attributed to them. */
+  who?: string;
 };
 
 /** What the workspace tools need: the core's services. */

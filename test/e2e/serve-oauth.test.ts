@@ -392,6 +392,25 @@ describe("ccb serve --oauth-issuer: an OAuth 2.1 resource server", { timeout: 30
     );
   });
 
+  it("a terminal started with a token is attributed to its subject: in the log at its creation and in terminal_list", async () => {
+    const post = await rawSession(await as.clientCredentials(as.clients.rw, serve.url));
+    const made = await post(call(8, "terminal_create", { command: "sleep", args: ["30"], title: "by-rw" }));
+    assert.equal(made.status, 200, made.body);
+    const id = /"id":"(t\d+)"/.exec(made.body)?.[1] as string;
+    assert.ok(id, made.body);
+    assert.match(
+      serve.stderr(),
+      new RegExp(`terminal ${id} \\(sleep, pid \\d+\\) started by sub=machine-rw client=machine-rw`),
+    );
+    const listed = await post(call(9, "terminal_list", {}));
+    assert.match(
+      listed.body,
+      new RegExp(`${id} \\\\"by-rw\\\\": sleep 30 .*started by sub=machine-rw client=machine-rw`),
+    );
+    assert.match(listed.body, /"startedBy":"sub=machine-rw client=machine-rw"/);
+    await post(call(10, "terminal_kill", { id }));
+  });
+
   it("refuses a key removed from the JWKS after a rotation (and accepts the new key)", async () => {
     const before = await as.clientCredentials(as.clients.rw, serve.url);
     assert.equal(record("old key, before rotation", await initialize(before)).status, 200);
