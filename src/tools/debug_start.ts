@@ -75,8 +75,8 @@ export default defineTool({
         "INVALID_ARGUMENT",
         'An inline configuration needs "type" (e.g. "node") and "request" ("launch" or "attach").',
       );
-    // A named configuration is checked as an inline one is: the copy on disk here (the model can
-    // write launch.json), and what the workbench is about to launch in the extension.
+    // A named configuration is checked as an inline one is: its copy in launch.json (the model can
+    // write it), which the extension then starts; a name not there is refused.
     const disk = args.name !== undefined ? await launchFromDisk(ctx.core, args.name) : undefined;
     const params = await confineDebugParams(
       ctx.core.workspace,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -40,19 +40,6 @@ writeFileSync(join(ws.path, "forever.js"), 'setInterval(() => console.log("tick"
 writeLaunchJson(ws.path, [
   { name: "Run buggy", type: "node", request: "launch", program: "${workspaceFolder}/buggy.js" },
 ]);
-// A launch configuration in the workspace's settings (the model can write those too): the server
-// reads only launch.json, so the workbench's own check must catch this one.
-mkdirSync(join(ws.path, ".vscode"), { recursive: true });
-writeFileSync(
-  join(ws.path, ".vscode/settings.json"),
-  JSON.stringify({
-    launch: {
-      configurations: [
-        { name: "From settings", type: "node", request: "launch", program: join(outside.path, "evil.js") },
-      ],
-    },
-  }),
-);
 
 let wb: Workbench;
 
@@ -223,9 +210,8 @@ describe("debug tools on the workbench's JavaScript debugger", { timeout: 900_00
       {
         name: "Marks inside",
         ...node,
-        program: "${workspaceFolder}/marks.js",
+        program: "${workspaceFolder}/buggy.js",
         cwd: "${workspaceFolder}",
-        runtimeExecutable: "node",
         linux: { program: "${workspaceFolder}/marks.js" },
       },
     ]);
@@ -248,20 +234,6 @@ describe("debug tools on the workbench's JavaScript debugger", { timeout: 900_00
     const end = await wb.ok("debug_wait", { session: structured(started).session.id, seconds: 60 });
     assert.equal(structured(end).state, "ended", text(end));
     assert.equal(readFileSync(join(ws.path, "mark.txt"), "utf8"), "inside");
-    assert.equal(existsSync(ran), false, "nothing outside ran");
-  });
-
-  it("a named configuration ccb did not read from launch.json (the workspace's settings) is checked in the workbench before it launches", async () => {
-    const ran = join(outside.path, "ran");
-    const listed = await eventually("the configuration from settings listed", async () => {
-      const r = await wb.ok("debug_configurations");
-      return text(r).includes("From settings") ? r : undefined;
-    });
-    assert.match(text(listed), /"From settings"/);
-    const r = await wb.call("debug_start", { name: "From settings" });
-    assert.equal(r.isError, true, text(r));
-    assert.match(text(r), /PATH_OUTSIDE_WORKSPACE/);
-    assert.match(text(r), /"program"/);
     assert.equal(existsSync(ran), false, "nothing outside ran");
   });
 

@@ -13,8 +13,9 @@ import type { Workspace } from "../workspace.ts";
  * `runtimeExecutable` (when it is a path, not a command name looked up on PATH), with
  * `${workspaceFolder}` (and `${workspaceFolder:name}`, `${workspaceRoot}`, `${userHome}`) put in,
  * must lie inside the workspace; any other `${...}` variable is refused there (it could point
- * anywhere). The refusal names the field. The bridge extension checks the same fields again on
- * what the workbench is about to launch, variables substituted (bridge-extension/src/debug.ts).
+ * anywhere). The refusal names the field. A name ccb did not find in a root's launch.json (the
+ * editor also reads launch configurations from settings) is refused: the extension starts the
+ * checked copy.
  * A configuration still runs a workspace program with the person's rights: the tools that start
  * one are annotated like the terminal tools and ask for permission where the protocol can.
  */
@@ -105,6 +106,12 @@ export async function confineDebugParams(
     );
   }
   if (method === "debug.start") {
+    if (typeof params.name === "string" && !params.launch && !params.configuration)
+      throw new CcbError(
+        "NOT_FOUND",
+        `No launch configuration named "${params.name}" in the workspace's .vscode/launch.json: ccb starts only configurations it can check there.`,
+        { hint: "debug_configurations lists them; or give the configuration inline." },
+      );
     const folder = typeof out.folder === "string" ? out.folder : ws.primary;
     for (const key of ["configuration", "launch"] as const)
       if (params[key] && typeof params[key] === "object")

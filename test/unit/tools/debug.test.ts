@@ -110,6 +110,11 @@ describe("debug tools: safety", () => {
       }),
       /"args" uses \$\{command:…\}/,
     );
+    // a name ccb did not find in launch.json (the editor's own copy, e.g. from settings) is not started
+    await assert.rejects(
+      confineDebugParams(w, "debug.start", { name: "From settings" }),
+      /No launch configuration named "From settings" in the workspace's \.vscode\/launch\.json/,
+    );
     // control: a command name for the runtime, a workspace program
     const named = await confineDebugParams(w, "debug.start", {
       name: "n",

@@ -9,7 +9,7 @@ import type {
   ParamsOf,
   ResultOf,
 } from "../../../core/editor/contract.ts";
-import { ACTIVE_VARIABLE, CONFIG_PATH_FIELDS, isCommandName } from "../../../core/editor/debug-confine.ts";
+import { CONFIG_PATH_FIELDS } from "../../../core/editor/debug-confine.ts";
 import { BridgeError, uriPath } from "./convert.ts";
 
 /**
@@ -107,76 +107,14 @@ export class DebugBridge implements vscode.Disposable {
   readonly #started: string[] = [];
   readonly #disposables: vscode.Disposable[] = [];
 
-  /** Asks ccb whether a path is inside the workspace (rejects when it is not). */
-  #confine: (path: string) => Promise<string> = () => Promise.reject(new Error("not connected to ccb"));
-  /** Why the workbench did not launch a configuration ccb asked for (by its CCB_ID). */
-  readonly #refused = new Map<string, BridgeError>();
-
   constructor() {
     this.#disposables.push(
       vscode.debug.registerDebugAdapterTrackerFactory("*", {
         createDebugAdapterTracker: (session) => this.#tracker(session),
       }),
-      // What ccb starts is checked once more on what the workbench is about to launch (after the
-      // debugger's own defaults, variables substituted): a named configuration may come from
-      // somewhere the server did not read (settings, a .code-workspace), and the server's check
-      // of the disk copy is only as good as its idea of the variables.
-      vscode.debug.registerDebugConfigurationProvider("*", {
-        resolveDebugConfiguration: (_folder, config) => this.#checkBefore(config),
-        resolveDebugConfigurationWithSubstitutedVariables: (_folder, config) => this.#checkLaunched(config),
-      }),
       vscode.debug.onDidStartDebugSession((s) => this.#track(s)),
       vscode.debug.onDidTerminateDebugSession((s) => this.#ended(s)),
     );
-  }
-
-  #refuse(config: vscode.DebugConfiguration, err: BridgeError): undefined {
-    this.#refused.set(String(config[CCB_ID]), err);
-    return undefined; // the workbench launches nothing
-  }
-
-  /** Before variables are substituted: a ${command:…} or ${input:…} would run a command or ask the person. */
-  #checkBefore(config: vscode.DebugConfiguration): vscode.DebugConfiguration | undefined {
-    if (typeof config[CCB_ID] !== "string") return config;
-    for (const [field, value] of Object.entries(config))
-      if (ACTIVE_VARIABLE.test(JSON.stringify(value) ?? ""))
-        return this.#refuse(
-          config,
-          new BridgeError(
-            "PERMISSION_DENIED",
-            `The configuration's "${field}" uses \${command:…} or \${input:…}: resolving it would run a workbench command or ask the person, so ccb does not start it.`,
-            "Give the value itself, or ask the person to start this configuration themselves.",
-          ),
-        );
-    return config;
-  }
-
-  /** What the workbench is about to launch: every file field inside the workspace. */
-  async #checkLaunched(config: vscode.DebugConfiguration): Promise<vscode.DebugConfiguration | undefined> {
-    if (typeof config[CCB_ID] !== "string") return config;
-    for (const field of PATH_FIELDS) {
-      const v: unknown = config[field];
-      if (v === undefined || v === null || v === "") continue;
-      if (typeof v !== "string")
-        return this.#refuse(
-          config,
-          new BridgeError("INVALID_ARGUMENT", `The configuration's "${field}" is not a path.`),
-        );
-      if (isCommandName(field, v)) continue;
-      try {
-        await this.#confine(v);
-      } catch {
-        return this.#refuse(
-          config,
-          new BridgeError(
-            "PATH_OUTSIDE_WORKSPACE",
-            `The configuration's "${field}" is outside the workspace: ccb does not start it.`,
-            `Give a "${field}" inside the workspace, or ask the person to start this configuration themselves.`,
-          ),
-        );
-      }
-    }
-    return config;
   }
 
   /** Debug sessions that have not ended (any starter: ccb, the person, another extension). */
@@ -512,8 +450,7 @@ export class DebugBridge implements vscode.Disposable {
     return all.length > maxItems ? { vars, more: all.length - maxItems } : { vars };
   }
 
-  handlers(confine: (path: string) => Promise<string>): DebugHandlers {
-    this.#confine = confine;
+  handlers(): DebugHandlers {
     return {
       "debug.configurations": async () => {
         const configurations: ResultOf<"debug.configurations">["configurations"] = [];
@@ -546,8 +483,8 @@ export class DebugBridge implements vscode.Disposable {
               ).map((c) => ({ f, c })),
             )
             .find((x) => x.c.name === p.name);
-          // The server's copy from disk, checked there, first (the editor re-reads launch.json seconds
-          // after it changed); else the editor's own (settings, a .code-workspace), checked below.
+          // The server's copy from disk, checked there (the editor re-reads launch.json seconds after
+          // it changed, and the server refuses a name it could not check).
           if (p.launch && p.launch.name === p.name) config = { ...p.launch };
           else if (found) config = { ...found.c };
           else
@@ -573,11 +510,8 @@ export class DebugBridge implements vscode.Disposable {
           });
         });
         const ok = await vscode.debug.startDebugging(folder, config as vscode.DebugConfiguration);
-        const refused = this.#refused.get(id);
-        this.#refused.delete(id);
-        if (refused || !ok) {
+        if (!ok) {
           started.catch(() => undefined);
-          if (refused) throw refused;
           throw new BridgeError(
             "BRIDGE_ERROR",
             `The workbench could not start "${String(config.name)}" (see its debug console or notifications).`,

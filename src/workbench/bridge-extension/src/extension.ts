@@ -95,7 +95,7 @@ class BridgeClient implements vscode.Disposable {
       }),
       ...powerHandlers(resolve),
       ...moveHandlers(resolve),
-      ...this.#debug.handlers(resolve),
+      ...this.#debug.handlers(),
       ...this.#tasks.handlers(),
     };
     this.#disposables.push(
