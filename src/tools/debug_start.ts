@@ -44,8 +44,8 @@ export default defineTool({
   description:
     "Start a debug session in the live workbench, where the person sees it (call stack, variables, debug console) and can " +
     "take it over: a launch configuration by `name` (see debug_configurations) or an inline `configuration`, e.g. " +
-    '{"type":"node","request":"launch","program":"src/app.js","args":["--x"]}. File fields (program, cwd, envFile) are ' +
-    "workspace paths. A configuration written to .vscode/launch.json a moment ago is found at once. An inline " +
+    '{"type":"node","request":"launch","program":"src/app.js","args":["--x"]}. File fields (program, cwd, envFile, ' +
+    "runtimeExecutable unless it is a command name) must be workspace paths, in named configurations too; ${command:…} and ${input:…} are refused. A configuration written to .vscode/launch.json a moment ago is found at once. An inline " +
     '{"type":"node","request":"attach","address":"127.0.0.1","port":9229} joins a program already running with ' +
     "`node --inspect` (a session the person started in the workbench is joined with debug_join instead). " +
     "Set breakpoints first (debug_set_breakpoints), then debug_wait until it stops. The program runs with " +
@@ -75,13 +75,15 @@ export default defineTool({
         "INVALID_ARGUMENT",
         'An inline configuration needs "type" (e.g. "node") and "request" ("launch" or "attach").',
       );
-    const params = (await confineDebugParams(ctx.core.workspace, "debug.start", args)) as typeof args;
+    // A named configuration is checked as an inline one is: its copy in launch.json (the model can
+    // write it), which the extension then starts; a name not there is refused.
     const disk = args.name !== undefined ? await launchFromDisk(ctx.core, args.name) : undefined;
-    const r = await callBridge(
-      ctx,
+    const params = await confineDebugParams(
+      ctx.core.workspace,
       "debug.start",
-      disk ? { ...params, launch: disk.launch, folder: disk.folder } : params,
+      disk ? { ...args, launch: disk.launch, folder: disk.folder } : args,
     );
+    const r = await callBridge(ctx, "debug.start", params);
     return {
       text: `Started ${sessionLine(r.session)}.\nNext: debug_wait to let it run until a breakpoint or its end.`,
       structured: { session: r.session },

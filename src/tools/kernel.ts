@@ -42,6 +42,8 @@ export type ToolContext<D extends object = CoreDeps, P = ToolProgress> = D & {
   permission?: (request: PermissionRequest) => Promise<boolean>;
   /** Who calls (front end, client, session): what the workspace's checkpoints attribute a change to. */
   caller?: Caller;
+  /** Who made the call, when it came with an OAuth identity (`sub=… client=…`): what it starts is attributed to them. */
+  who?: string;
 };
 
 /** What the workspace tools need: the core's services. */

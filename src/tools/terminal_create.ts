@@ -45,7 +45,11 @@ export default defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   async execute(args, ctx) {
     const { input, ...options } = args;
-    const info = await ctx.core.terminals.create({ ...options, origin: "tool" });
+    const info = await ctx.core.terminals.create({
+      ...options,
+      origin: "tool",
+      ...(ctx.who ? { startedBy: ctx.who } : {}),
+    });
     if (input) await ctx.core.terminals.write(info.id, input);
     const pipeNote = info.isPty
       ? ""

@@ -39,6 +39,14 @@ const CCB_COMMANDS_FOR_THE_MODEL = new Set(["ccb.terminals.list", "ccb.terminal.
  */
 function refuseThePersonsCommands(command: string): void {
   const id = command.trim().toLowerCase();
+  // Installing (or enabling) an extension runs its code with the person's rights: extensions_install
+  // asks the person first; these commands would not.
+  if (/^_?workbench\.extensions\..*(install|enable)/.test(id))
+    throw new CcbError(
+      "PERMISSION_DENIED",
+      `${command} is not available to the model: an extension runs with the person's rights, and installing one needs their consent.`,
+      { hint: "Use extensions_install, which asks the person in their workbench tab." },
+    );
   const ccb = id.startsWith("ccb.") && !CCB_COMMANDS_FOR_THE_MODEL.has(command);
   if (!ccb && id !== "runcommands") return;
   throw new CcbError(
@@ -64,10 +72,10 @@ export default defineTool({
     '{"$type":"range","start":{...},"end":{...}}, {"$type":"location","path":"...","range":{...}} ' +
     "(these are VS Code's own zero-based positions). Results come back tagged the same way, paths relative to the workspace; " +
     'a WorkspaceEdit as {"$type":"workspaceEdit","files":[{"path","edits"}]} (not applied: use refactor_rename or refactor_apply_code_action to change files). ' +
-    "A command that waits for input (a picker, input box or dialog) ends after waitSeconds with TIMEOUT, the picker closed. " +
+    "A picker or input box a command opens is closed after a few seconds (the person's review stays theirs); a command still waiting ends after waitSeconds with TIMEOUT. " +
     'Example: command "vscode.executeDefinitionProvider", args [{"$type":"uri","path":"src/a.ts"},{"$type":"position","line":3,"character":10}]. ' +
     "Commands can change anything the workbench can: prefer the dedicated tools when one exists. " +
-    "ccb's review commands (ccb.diff.*) and runCommands are refused: a review's decisions are the person's. Needs the editor bridge.",
+    "ccb's review commands (ccb.diff.*) and runCommands are refused: a review's decisions are the person's; so are extension installs (use extensions_install). Needs the editor bridge.",
   input: z.object({
     command: z.string().min(1).describe('The command id, e.g. "editor.action.formatDocument".'),
     args: z
@@ -80,7 +88,7 @@ export default defineTool({
       .max(110)
       .optional()
       .describe(
-        `Give up after this many seconds (default ${DEFAULT_WAIT_S}): a command that opens a picker, input box or dialog waits for a person; it is closed and the call fails with TIMEOUT.`,
+        `Give up after this many seconds (default ${DEFAULT_WAIT_S}): a command still waiting then (a dialog, a slow command) fails with TIMEOUT; a picker or input box it opened is closed after a few seconds anyway.`,
       ),
   }),
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },

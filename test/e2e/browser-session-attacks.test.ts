@@ -348,6 +348,13 @@ describe("another local account against the person's workbench session (real Chr
       );
       const replay = other.probe("other", { url: link });
       assert.equal(replay.status, 401, "the link in the page was used by the person");
+      // The link ccb printed is another one, and still works as the README says (the opener used its own).
+      const printed = /Workbench \(one-time link\).*?: (http\S+)/.exec(out)?.[1] ?? "";
+      assert.match(printed, /ccb_ott=/);
+      assert.notEqual(printed, link, "the opener got a link of its own");
+      const used = await fetch(printed, { redirect: "manual" });
+      assert.notEqual(used.status, 401, "the printed link still opens the workbench");
+      assert.match(used.headers.get("set-cookie") ?? "", /^ccb_/, "it sets the workbench cookie");
     } finally {
       ide.kill("SIGTERM");
       await new Promise((r) => ide.once("exit", r));

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
-import { readFileSync, realpathSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 import { bootWorkbench, eventually, structured, text, type Workbench, writeLaunchJson } from "../helpers/workbench.ts";
@@ -14,6 +14,7 @@ import { bootWorkbench, eventually, structured, text, type Workbench, writeLaunc
  */
 const ws = tmpdirFixture({ prefix: "ccb-dbg-ws-" });
 const home = tmpdirFixture({ prefix: "ccb-dbg-home-" });
+const outside = tmpdirFixture({ prefix: "ccb-dbg-outside-" });
 const PLANTED_KEY = "sk-ant-planted-debuggee-secret-0123456789";
 const PLANTED_TOKEN = "acp-planted-debuggee-token-9876543210";
 const PLAIN = "plain-debuggee-control-value-4242";
@@ -74,6 +75,7 @@ after(async () => {
   await wb?.stop();
   ws.cleanup();
   home.cleanup();
+  outside.cleanup();
 });
 
 describe("debug tools on the workbench's JavaScript debugger", { timeout: 900_000 }, () => {
@@ -181,6 +183,58 @@ describe("debug tools on the workbench's JavaScript debugger", { timeout: 900_00
     });
     assert.equal(variable.isError, true);
     assert.match(text(variable), /variable ccb cannot check/);
+  });
+
+  it("named configurations are confined like inline ones: launch.json (the model can write it) leads nowhere outside", async () => {
+    const ran = join(outside.path, "ran");
+    writeFileSync(join(outside.path, "evil.js"), `require("fs").writeFileSync(${JSON.stringify(ran)}, "ran");\n`);
+    writeFileSync(join(outside.path, "evil.sh"), `#!/bin/sh\necho ran > ${JSON.stringify(ran)}\n`, { mode: 0o755 });
+    writeFileSync(join(ws.path, "marks.js"), 'require("fs").writeFileSync("mark.txt", "inside");\n');
+    const node = { type: "node", request: "launch" };
+    const evil = join(outside.path, "evil.js");
+    writeLaunchJson(ws.path, [
+      { name: "Run buggy", ...node, program: "${workspaceFolder}/buggy.js" },
+      { name: "Outside program", ...node, program: evil },
+      { name: "Up and out", ...node, program: `\${workspaceFolder}/../${basename(outside.path)}/evil.js` },
+      { name: "Override", ...node, program: "${workspaceFolder}/buggy.js", linux: { program: evil } },
+      {
+        name: "Runtime",
+        ...node,
+        program: "${workspaceFolder}/buggy.js",
+        runtimeExecutable: join(outside.path, "evil.sh"),
+      },
+      { name: "Home cwd", ...node, program: "${workspaceFolder}/buggy.js", cwd: "${userHome}" },
+      { name: "Env file", ...node, program: "${workspaceFolder}/buggy.js", envFile: "${env:HOME}/.env" },
+      { name: "Command", ...node, program: "${workspaceFolder}/buggy.js", args: ["${command:ccb.diff.accept}"] },
+      // control: the person's own kind of configuration, every field inside the workspace
+      {
+        name: "Marks inside",
+        ...node,
+        program: "${workspaceFolder}/buggy.js",
+        cwd: "${workspaceFolder}",
+        linux: { program: "${workspaceFolder}/marks.js" },
+      },
+    ]);
+    const refused = async (name: string, code: RegExp, field: string) => {
+      const r = await wb.call("debug_start", { name });
+      assert.equal(r.isError, true, `${name}: ${text(r)}`);
+      assert.match(text(r), code, name);
+      assert.match(text(r), new RegExp(`"${field}"`), `${name} names the field`);
+      assert.ok(!text(r).includes(outside.path), `${name}: the refusal does not show the outside path`);
+    };
+    await refused("Outside program", /PATH_OUTSIDE_WORKSPACE/, "program");
+    await refused("Up and out", /PATH_OUTSIDE_WORKSPACE/, "program");
+    await refused("Override", /PATH_OUTSIDE_WORKSPACE/, "program");
+    await refused("Runtime", /PATH_OUTSIDE_WORKSPACE/, "runtimeExecutable");
+    await refused("Home cwd", /PATH_OUTSIDE_WORKSPACE/, "cwd");
+    await refused("Env file", /variable ccb cannot check/, "envFile");
+    await refused("Command", /PERMISSION_DENIED/, "args");
+    // control: the workspace's own configuration runs (it writes its mark inside the workspace)
+    const started = await wb.ok("debug_start", { name: "Marks inside" });
+    const end = await wb.ok("debug_wait", { session: structured(started).session.id, seconds: 60 });
+    assert.equal(structured(end).state, "ended", text(end));
+    assert.equal(readFileSync(join(ws.path, "mark.txt"), "utf8"), "inside");
+    assert.equal(existsSync(ran), false, "nothing outside ran");
   });
 
   it("ccb's secrets are not in the debuggee's environment (the plain variable is: control)", async () => {

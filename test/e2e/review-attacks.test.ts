@@ -23,14 +23,17 @@ keepArtifacts(import.meta.url);
  * every front end runs it), or, to test the extension's own guard without the tool's refusal in
  * front of it, the bridge method that tool calls. Attacks: the decision commands by name, through
  * runCommands, through the code lenses' quick pick (codelens.showLensesInCurrentLine, then
- * workbench.action.acceptSelectedQuickOpenItem), through a command palette opened by the model,
- * and saving the proposal after typing into it. Controls: the person's clicks and palette decide; a
- * harmless command runs.
+ * workbench.action.acceptSelectedQuickOpenItem), through a command palette opened by the model
+ * (closed before the person's next Enter), and saving the proposal after typing into it; and a model
+ * command that waits on the person (Save As, up to 110 s) locking them out of their review (its input
+ * is closed and it stops blocking after a few seconds). Controls: the person's clicks and palette
+ * decide; a harmless command runs.
  */
 
 const LINES = (a: number, e: number) =>
   `export const a = ${a};\nexport const b = 2;\nexport const c = 3;\nexport const d = 4;\nexport const e = ${e};\n`;
 const PROPOSED = LINES(10, 50);
+const QUICK_INPUT_OPEN = `!!document.querySelector(".quick-input-widget") && getComputedStyle(document.querySelector(".quick-input-widget")).display !== "none"`;
 
 describe("review decisions are the person's: the model's commands cannot decide (real workbench, real Chromium)", () => {
   const tmp = tmpdirFixture({ prefix: "ccb-review-attacks-" });
@@ -79,6 +82,17 @@ describe("review decisions are the person's: the model's commands cannot decide 
     );
     assert.equal(readFileSync(file, "utf8"), LINES(1, 5), `${what}: the file is unchanged`);
   };
+  /** From now on the page records the text of every quick input (picker, palette, input box) shown, in window.__ccbQuickInputs. */
+  const recordQuickInputs = () =>
+    person.evaluate<boolean>(`(() => {
+      window.__ccbQuickInputs = [];
+      const seen = () => { const q = document.querySelector(".quick-input-widget"); if (!q || getComputedStyle(q).display === "none") return;
+        const t = [q.querySelector(".quick-input-title")?.textContent ?? "", q.querySelector(".quick-input-box input")?.value ?? "", ...[...q.querySelectorAll(".quick-input-list .monaco-list-row")].map((r) => r.textContent)].join(" | ");
+        if (t.trim() && window.__ccbQuickInputs.at(-1) !== t) window.__ccbQuickInputs.push(t); };
+      window.__ccbQuickObserver?.disconnect();
+      window.__ccbQuickObserver = new MutationObserver(seen);
+      window.__ccbQuickObserver.observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+      return true; })()`);
   /** The person clicks into a proposed line: the diff's proposed side has focus, the cursor on that line. */
   const cursorTo = (re: string, line: number) => cursorInto(person, re, line, () => w.bridgeCall("editor.state", {}));
   const answered = (review: { outcome?: string }) => eventually("the review answered", () => review.outcome, 60_000);
@@ -162,54 +176,66 @@ describe("review decisions are the person's: the model's commands cannot decide 
   it("the code lenses' quick pick accepted by the model decides nothing; control: the person's click on the same lens does", async () => {
     const review = await openReview();
     await cursorTo(String.raw`/const\sa\s=\s10/`, 0);
+    await recordQuickInputs();
     // the model shows the lenses of the cursor's line in a quick pick and accepts its first item
     const shown = model({ command: "codelens.showLensesInCurrentLine", waitSeconds: 30 });
     shown.catch(() => undefined);
     await person.until<string[]>(
-      "the lenses' quick pick",
-      `[...document.querySelectorAll(".quick-input-widget .quick-input-list .monaco-list-row")].map((r) => r.textContent)`,
+      "the lenses' quick pick shown",
+      "window.__ccbQuickInputs",
       (v) => v.some((t) => t.includes("Accept hunk")),
       30_000,
     );
-    // as an attacker would, it accepts again while the pick is still open (under load the first
-    // accept can come before the pick takes it)
-    const pickOpen = `!!document.querySelector(".quick-input-widget") && getComputedStyle(document.querySelector(".quick-input-widget")).display !== "none"`;
-    for (let i = 0; ; i++) {
-      await model({ command: "workbench.action.acceptSelectedQuickOpenItem" });
-      const closed = await person
-        .until<boolean>("the lenses' quick pick closed", pickOpen, (v) => !v, 5_000)
-        .then(
-          () => true,
-          () => false,
-        );
-      if (closed) break;
-      assert.ok(i < 5, "the lenses' quick pick stays open after the model's accepts");
-    }
-    await shown;
+    await model({ command: "workbench.action.acceptSelectedQuickOpenItem" });
+    await shown.catch(() => undefined);
     await stillPending(review, "the lenses' quick pick");
+    assert.equal(await person.evaluate<boolean>(QUICK_INPUT_OPEN), false, "no pick is left open");
     // control: the person clicks the same lens
     await person.clickLens(/^Accept hunk 1 of 2/);
     await person.untilLenses("hunk 1 shown as accepted", (v) => v.some((l) => l.text === "Accepted"));
     assert.equal(review.outcome, undefined, "hunk 2 is still undecided");
   });
 
-  it("a command palette the model opened on the decision and accepted after the settle window decides nothing", async () => {
+  it("a command palette the model opened on the decision is closed before the person's next Enter", async () => {
     const review = await openReview();
     await cursorTo(String.raw`/const\sa\s=\s10/`, 0);
+    await recordQuickInputs();
     await model({ command: "workbench.action.quickOpen", args: [">Accept hunk at cursor"] });
-    await person.until<string[]>(
-      "the palette on the accept command",
-      `[...document.querySelectorAll(".quick-input-widget .quick-input-list .monaco-list-row.focused")].map((r) => r.textContent)`,
-      (v) => v.some((t) => t.includes("Accept hunk at cursor")),
-      30_000,
+    // it was open on the accept command, and it is closed now that the model's call has answered
+    assert.ok(
+      (await person.evaluate<string[]>("window.__ccbQuickInputs")).some((t) => t.includes("Accept hunk at cursor")),
+      "the model's palette showed the accept command",
     );
-    await new Promise((r) => setTimeout(r, 2000));
+    assert.equal(await person.evaluate<boolean>(QUICK_INPUT_OPEN), false, "the model's palette is closed");
+    // the person's next Enter (the picker would have run the accept) and the model's own accept decide nothing
+    await person.key("Enter", "Enter", 13, { text: "\r" });
     await model({ command: "workbench.action.acceptSelectedQuickOpenItem" });
-    await stillPending(review, "the palette the model opened");
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.equal(review.outcome, undefined, "the review is still open");
+    assert.ok(!(await person.lenses()).some((l) => l.text === "Accepted"), "no hunk accepted");
+    assert.equal(readFileSync(file, "utf8"), LINES(1, 5), "the file is unchanged");
     // control: the person runs the same palette item
     await person.palette("Accept hunk at cursor");
     await person.untilLenses("hunk 1 shown as accepted", (v) => v.some((l) => l.text === "Accepted"));
     assert.equal(review.outcome, undefined, "hunk 2 is still undecided");
+  });
+
+  it("a model command waiting on the person (Save As) does not lock the person out of their review", async () => {
+    const review = await openReview();
+    await cursorTo(String.raw`/const\sa\s=\s10/`, 0);
+    await recordQuickInputs();
+    // the model asks for Save As and would wait for an answer up to 110 s
+    const saving = model({ command: "workbench.action.files.saveAs", waitSeconds: 110 });
+    saving.catch(() => undefined);
+    await person.until<string[]>("Save As asks the person", "window.__ccbQuickInputs", (v) => v.length > 0, 30_000);
+    // nobody answers it: ccb closes it after a few seconds (long before the model's 110 s), and the
+    // model's command settles without a TIMEOUT
+    await person.until<boolean>("the Save As input closed by ccb", QUICK_INPUT_OPEN, (v) => !v, 30_000);
+    await saving;
+    // the person accepts the review with the title button
+    await person.clickTitleAction("Accept proposed changes", () => review.outcome !== undefined);
+    await answered(review);
+    assert.equal(review.outcome, `FILE_SAVED\n${PROPOSED}`);
   });
 
   it("saving the proposal after the model typed into it accepts nothing", async () => {

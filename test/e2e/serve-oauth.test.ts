@@ -392,6 +392,25 @@ describe("ccb serve --oauth-issuer: an OAuth 2.1 resource server", { timeout: 30
     );
   });
 
+  it("a terminal started with a token is attributed to its subject: in the log at its creation and in terminal_list", async () => {
+    const post = await rawSession(await as.clientCredentials(as.clients.rw, serve.url));
+    const made = await post(call(8, "terminal_create", { command: "sleep", args: ["30"], title: "by-rw" }));
+    assert.equal(made.status, 200, made.body);
+    const id = /"id":"(t\d+)"/.exec(made.body)?.[1] as string;
+    assert.ok(id, made.body);
+    assert.match(
+      serve.stderr(),
+      new RegExp(`terminal ${id} \\(sleep, pid \\d+\\) started by sub=machine-rw client=machine-rw`),
+    );
+    const listed = await post(call(9, "terminal_list", {}));
+    assert.match(
+      listed.body,
+      new RegExp(`${id} \\\\"by-rw\\\\": sleep 30 .*started by sub=machine-rw client=machine-rw`),
+    );
+    assert.match(listed.body, /"startedBy":"sub=machine-rw client=machine-rw"/);
+    await post(call(10, "terminal_kill", { id }));
+  });
+
   it("refuses a key removed from the JWKS after a rotation (and accepts the new key)", async () => {
     const before = await as.clientCredentials(as.clients.rw, serve.url);
     assert.equal(record("old key, before rotation", await initialize(before)).status, 200);
@@ -403,6 +422,28 @@ describe("ccb serve --oauth-issuer: an OAuth 2.1 resource server", { timeout: 30
     const r = record("old key after rotation", await initialize(before));
     assert.equal(r.status, 401);
     assert.match(String(r.headers["www-authenticate"]), /invalid_token/);
+  });
+
+  it("a key the issuer removed stops working within a minute, with no token of a new key to trigger a refetch", async () => {
+    const token = await as.clientCredentials(as.clients.rw, serve.url);
+    assert.equal(record("current key, before its removal", await initialize(token)).status, 200);
+    const fetches = as.jwksFetches();
+    // The issuer drops the key (compromised): nobody presents a token of the new one.
+    await as.rotate([await newSigningKey()]);
+    const removedAt = Date.now();
+    let last: RawResponse | undefined;
+    // ccb fetched the set at most just before the removal: a minute after it, the key is gone
+    // (the polling itself adds a request's time).
+    while (Date.now() - removedAt < 65_000) {
+      last = await initialize(token);
+      if (last.status === 401) break;
+      assert.equal(last.status, 200, last.body);
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+    record(`removed key, ${Math.round((Date.now() - removedAt) / 1000)} s after its removal`, last as RawResponse);
+    assert.equal(last?.status, 401, "the removed key is refused within a minute");
+    assert.match(String(last?.headers["www-authenticate"]), /signing key not in the issuer/);
+    assert.ok(as.jwksFetches() > fetches, "ccb fetched the key set again by itself");
   });
 });
 
@@ -448,6 +489,33 @@ describe("ccb serve --oauth-issuer: introspection of opaque tokens", { timeout: 
       await stranger.close();
     }
     assert.ok(!s.stderr().includes(auth.clients.introspector.secret));
+  });
+
+  it("a client sending made-up tokens gets a bounded number introspected; another client and cached tokens are not held back", async () => {
+    const good = await auth.clientCredentials(auth.clients.opaque, s.url);
+    assert.equal((await init(good)).status, 200, "control: a real opaque token (now cached)");
+    let refusedAt = 0;
+    let r: RawResponse | undefined;
+    for (let i = 1; i <= 40; i++) {
+      r = await init(`made-up-${i}-${"y".repeat(40)}`);
+      assert.equal(r.status, 401);
+      if (/too many tokens to introspect/.test(String(r.headers["www-authenticate"]))) {
+        refusedAt = i;
+        break;
+      }
+    }
+    record(`introspection: made-up token number ${refusedAt} from one client`, r as RawResponse);
+    assert.ok(refusedAt > 0 && refusedAt <= 30, `the budget held at ${refusedAt}`);
+    assert.equal((await init(good)).status, 200, "a cached token of the same client still passes");
+    // control: another client (another loopback address) still gets its tokens checked
+    const fresh = await auth.clientCredentials(auth.clients.opaque, s.url);
+    const fromOther = await rawRequest(s.url, {
+      method: "POST",
+      headers: { ...MCP_POST_HEADERS, authorization: `Bearer ${fresh}` },
+      body: INITIALIZE,
+      localAddress: "127.0.0.2",
+    });
+    assert.equal(record("introspection: another client's real token", fromOther).status, 200);
   });
 });
 

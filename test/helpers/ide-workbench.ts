@@ -48,7 +48,7 @@ export async function startIdeWorkbench(
     await close();
     throw new CcbError("RUNTIME_UNAVAILABLE", reason || "The workbench did not start.");
   }
-  return { url, link: () => workbench.url() ?? url, workbench, close };
+  return { url, link: async () => workbench.url(), workbench, close };
 }
 
 /**

@@ -160,7 +160,14 @@ export interface RawResponse {
 /** A raw HTTP(S) request (node:http lets a test set Host and Origin, which fetch forbids). */
 export async function rawRequest(
   url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; ca?: string | Buffer } = {},
+  options: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+    ca?: string | Buffer;
+    /** The local address to send from (e.g. 127.0.0.2: another client on loopback). */
+    localAddress?: string;
+  } = {},
 ): Promise<RawResponse> {
   const u = new URL(url);
   const mod = u.protocol === "https:" ? await import("node:https") : await import("node:http");
@@ -173,6 +180,7 @@ export async function rawRequest(
         method: options.method ?? "GET",
         headers: options.headers ?? {},
         ...(options.ca ? { ca: options.ca } : {}),
+        ...(options.localAddress ? { localAddress: options.localAddress } : {}),
       },
       (res) => {
         let body = "";

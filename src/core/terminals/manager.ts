@@ -155,7 +155,10 @@ export class TerminalManager implements TerminalService {
       signal: null,
       createdAt: Date.now(),
       origin: options.origin ?? "tool",
+      ...(options.startedBy ? { startedBy: options.startedBy } : {}),
     };
+    if (options.startedBy)
+      this.log.info(`terminal ${id} (${basename(command)}, pid ${proc.pid}) started by ${options.startedBy}`);
     const ring = new OutputRing(this.options.bufferSize ?? 1024 * 1024);
     const screen = new HeadlessScreen({
       cols,

@@ -23,6 +23,8 @@ export interface TerminalInfo {
   createdAt: number;
   /** Where created: a tool, or the workbench's terminal panel. */
   origin: "tool" | "workbench";
+  /** Who asked for it, when the request carried an OAuth identity: `sub=<subject> client=<client id>`. */
+  startedBy?: string;
 }
 
 /** The bounds of a terminal call, the same for a tool's arguments and a call relayed to the workbench's owner. */
@@ -47,6 +49,8 @@ export interface CreateTerminalOptions {
   rows?: number;
   title?: string;
   origin?: "tool" | "workbench";
+  /** Who asked (the OAuth identity of the request, `sub=… client=…`): kept in the terminal's info and logged. */
+  startedBy?: string;
 }
 
 export interface TerminalReadOptions {

@@ -83,7 +83,7 @@ export class OAuthGuard {
     if (!m) return this.#refused("not a Bearer token");
     let verdict: Awaited<ReturnType<AccessTokenVerifier["verify"]>>;
     try {
-      verdict = await this.#o.verifier.verify(m[1] as string);
+      verdict = await this.#o.verifier.verify(m[1] as string, req.socket.remoteAddress ?? "-");
     } catch (err) {
       // A check that cannot complete refuses (the gateway never sees an exception from here).
       verdict = { ok: false, reason: `check failed: ${err instanceof Error ? err.message : String(err)}` };

@@ -46,6 +46,19 @@ export const ALLOWED_ALGORITHMS: readonly string[] = [
 export const CLOCK_TOLERANCE_S = 30;
 /** A JWKS refetch on an unknown `kid` happens at most this often per issuer (jose's cooldown). */
 export const DEFAULT_JWKS_COOLDOWN_MS = 30_000;
+/**
+ * A key set older than this is fetched again before the next token is checked with it, so a key
+ * the issuer removed (rotated out, compromised) stops working within a minute of its removal.
+ */
+export const JWKS_MAX_AGE_MS = 60_000;
+/**
+ * Introspection requests (tokens not in the cache) a client may cause per minute, and all clients
+ * together: a client sending token after made-up token cannot make ccb flood the issuer. A client
+ * is the address the request came from (behind a reverse proxy, the proxy: then the shared bound
+ * is the per-address one).
+ */
+export const INTROSPECTIONS_PER_CLIENT_PER_MINUTE = 30;
+export const INTROSPECTIONS_PER_MINUTE = 300;
 /** How long an introspection answer is reused (capped by the token's `exp`). */
 const INTROSPECTION_CACHE_MS = 30_000;
 const INTROSPECTION_CACHE_SIZE = 1_000;
@@ -66,14 +79,15 @@ export interface VerifierOptions {
 /**
  * Checks access tokens for one resource: JWTs with jose against the keys of the issuer their `iss`
  * names (only configured issuers: a token never chooses where keys are fetched from), opaque tokens
- * by introspection when configured. Keys are cached per issuer and refetched on an unknown `kid`,
- * at most once per cooldown.
+ * by introspection when configured. Keys are cached per issuer for at most JWKS_MAX_AGE_MS and
+ * refetched on an unknown `kid`, at most once per cooldown.
  */
 export class AccessTokenVerifier {
   readonly #keys = new Map<string, JWTVerifyGetKey>();
   readonly #options: VerifierOptions;
   readonly #introspectAt: IssuerMetadata | undefined;
   readonly #introspected = new Map<string, { verdict: TokenVerdict; until: number }>();
+  readonly #budget = new IntrospectionBudget();
 
   constructor(options: VerifierOptions) {
     this.#options = options;
@@ -83,6 +97,7 @@ export class AccessTokenVerifier {
         i.issuer,
         createRemoteJWKSet(new URL(i.jwksUri), {
           cooldownDuration: options.jwksCooldownMs ?? DEFAULT_JWKS_COOLDOWN_MS,
+          cacheMaxAge: JWKS_MAX_AGE_MS,
           timeoutDuration: 10_000,
         }),
       );
@@ -97,11 +112,12 @@ export class AccessTokenVerifier {
     return this.#introspectAt !== undefined;
   }
 
-  async verify(token: string): Promise<TokenVerdict> {
+  /** `client`: who presented the token (the request's address), for the introspection budget. */
+  async verify(token: string, client = "-"): Promise<TokenVerdict> {
     // A JWT of an issuer whose keys ccb has is checked locally; anything else (opaque tokens, JWTs
     // of an issuer that only offers introspection) is introspected when that is configured.
     if (token.split(".").length === 3 && this.#keys.has(unverifiedIssuer(token) ?? "")) return this.#verifyJwt(token);
-    if (this.#introspectAt) return this.#introspect(token, this.#introspectAt);
+    if (this.#introspectAt) return this.#introspect(token, this.#introspectAt, client);
     if (token.split(".").length === 3) return this.#verifyJwt(token);
     return { ok: false, reason: "not a JWT, and no introspection is configured" };
   }
@@ -132,11 +148,13 @@ export class AccessTokenVerifier {
     }
   }
 
-  async #introspect(token: string, at: IssuerMetadata): Promise<TokenVerdict> {
+  async #introspect(token: string, at: IssuerMetadata, client: string): Promise<TokenVerdict> {
     const key = createHash("sha256").update(token).digest("hex");
     const now = Date.now();
     const hit = this.#introspected.get(key);
     if (hit && hit.until > now) return hit.verdict;
+    if (!this.#budget.take(client, now))
+      return { ok: false, reason: "too many tokens to introspect from this client; try again in a minute" };
     const verdict = await this.#askIntrospection(token, at);
     const exp = verdict.ok && verdict.identity.expiresAt ? verdict.identity.expiresAt * 1000 : Infinity;
     if (this.#introspected.size >= INTROSPECTION_CACHE_SIZE) {
@@ -235,4 +253,26 @@ function joseReason(err: unknown): string {
   if (err instanceof errors.JWKSTimeout) return "the issuer's key set did not answer";
   if (err instanceof errors.JOSEError) return err.code;
   return err instanceof Error ? err.message : String(err);
+}
+
+/** Sliding one-minute windows of introspection requests: per client, and for all together. */
+class IntrospectionBudget {
+  readonly #perClient = new Map<string, number[]>();
+  #all: number[] = [];
+
+  take(client: string, now: number): boolean {
+    const since = now - 60_000;
+    this.#all = this.#all.filter((t) => t > since);
+    const mine = (this.#perClient.get(client) ?? []).filter((t) => t > since);
+    if (mine.length >= INTROSPECTIONS_PER_CLIENT_PER_MINUTE || this.#all.length >= INTROSPECTIONS_PER_MINUTE) {
+      this.#perClient.set(client, mine);
+      return false;
+    }
+    mine.push(now);
+    this.#all.push(now);
+    this.#perClient.set(client, mine);
+    if (this.#perClient.size > 10_000)
+      for (const [k, v] of this.#perClient) if (!v.some((t) => t > since)) this.#perClient.delete(k);
+    return true;
+  }
 }

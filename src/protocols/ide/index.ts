@@ -180,7 +180,13 @@ export async function runIde(options: RunIdeOptions): Promise<number> {
             ? ""
             : ` (shared: ccb ${by.kind}, pid ${by.pid}, runs it for this workspace)`;
       options.announce(`Workbench (one-time link)${shared}: ${workbench.url}`);
-      if (options.open) removeOpened = openBrowser(workbench.link(), options.announce);
+      if (options.open) {
+        // the opener gets a link of its own: the printed one stays the person's to use
+        const link = await workbench.link();
+        if (link) removeOpened = openBrowser(link, options.announce);
+        else
+          options.announce("--open: no second one-time link came; open the workbench URL above in a browser yourself.");
+      }
     }
   }
 

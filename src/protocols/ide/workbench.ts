@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { Core } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
@@ -13,8 +14,11 @@ import type { WorkbenchLease } from "../../workbench/share/acquire.ts";
 export interface IdeWorkbench {
   /** A one-time link to the workbench (exchanged for the workbench cookie by the browser that opens it). */
   url: string;
-  /** Another one-time link (for --open, so the printed one stays usable). */
-  link(): string;
+  /**
+   * Another one-time link, never `url` itself (for --open, so the printed one stays usable);
+   * undefined when none came.
+   */
+  link(): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
@@ -41,5 +45,23 @@ export async function acquireIdeWorkbench(
     await lease.release();
     throw new CcbError("RUNTIME_UNAVAILABLE", reason || "The workbench did not start.");
   }
-  return { url, link: () => lease.url() ?? url, runBy: () => lease.runBy(), close: () => lease.release() };
+  return { url, link: () => anotherLink(lease, url), runBy: () => lease.runBy(), close: () => lease.release() };
+}
+
+/** How long --open waits for a shared workbench's next one-time link (its owner mints it on request). */
+const NEXT_LINK_MS = 5000;
+
+/**
+ * A one-time link other than `printed`: a workbench this process runs mints one on each call; an
+ * attached one hands out the link it fetched from its owner and fetches the next (so right after
+ * `printed` there may be none yet: wait for it, never hand out `printed` again).
+ */
+async function anotherLink(lease: WorkbenchLease, printed: string): Promise<string | undefined> {
+  const deadline = Date.now() + NEXT_LINK_MS;
+  for (;;) {
+    const link = lease.url();
+    if (link && link !== printed) return link;
+    if (Date.now() > deadline) return undefined;
+    await sleep(100);
+  }
 }

@@ -98,12 +98,14 @@ export function createMcpServer(options: McpServerOptions): Server {
     const progress = progressReporter(ctx, name);
     try {
       if (app) checkAppToolReady(name, app, options.core);
+      const auth = ctx.http?.authInfo;
       const result = await runTool(def, parsed.args, {
         core: options.core,
         signal: ctx.mcpReq.signal,
         log,
         caller: callerOf(server, ctx, unit),
         ...(progress ? { progress: progress.report } : {}),
+        ...(auth ? { who: `sub=${String(auth.extra?.sub ?? "-")} client=${auth.clientId || "-"}` } : {}),
       });
       const meta = app ? { ...result.meta, ...appToolMeta(name, app) } : result.meta;
       // Tool results leave for the model here: every current secret value is masked.

@@ -23,7 +23,7 @@ export function describeTerminal(t: TerminalInfo): string {
   const cmd = [t.command, ...t.args].join(" ");
   const state = t.running ? "running" : t.signal ? `killed by ${t.signal}` : `exited with code ${t.exitCode}`;
   const kind = t.isPty ? `${t.backend} PTY ${t.cols}x${t.rows}` : "pipe fallback, no TTY";
-  return `${t.id} "${t.title}": ${cmd} — ${state} (pid ${t.pid ?? "?"}, ${kind}, cwd ${t.cwd})`;
+  return `${t.id} "${t.title}": ${cmd} — ${state} (pid ${t.pid ?? "?"}, ${kind}, cwd ${t.cwd}${t.startedBy ? `, started by ${t.startedBy}` : ""})`;
 }
 
 /** The structured form of a terminal's info (model-visible: no environment, no secrets). */

@@ -82,9 +82,45 @@ describe("debug tools: safety", () => {
       /outside|PATH_OUTSIDE/i,
     );
     await assert.rejects(
-      confineDebugParams(w, "debug.start", { configuration: { envFile: "${userHome}/.env" } }),
-      /variable ccb cannot check/,
+      confineDebugParams(w, "debug.start", { configuration: { envFile: "${env:HOME}/.env" } }),
+      /"envFile" uses a variable ccb cannot check/,
     );
+    await assert.rejects(
+      confineDebugParams(w, "debug.start", { configuration: { envFile: "${userHome}/.env" } }),
+      /"envFile" is outside the workspace|NOT_FOUND|does not exist/,
+    );
+    // a named configuration's copy from disk is checked the same way, with its platform override
+    await assert.rejects(
+      confineDebugParams(w, "debug.start", {
+        name: "n",
+        launch: { name: "n", program: "src/app.js", linux: { program: "/etc/passwd" } },
+      }),
+      /"program" is outside the workspace/,
+    );
+    await assert.rejects(
+      confineDebugParams(w, "debug.start", {
+        name: "n",
+        launch: { name: "n", program: "src/app.js", runtimeExecutable: "/bin/sh" },
+      }),
+      /"runtimeExecutable" is outside the workspace/,
+    );
+    await assert.rejects(
+      confineDebugParams(w, "debug.start", {
+        configuration: { program: "src/app.js", args: ["${command:ccb.diff.accept}"] },
+      }),
+      /"args" uses \$\{command:…\}/,
+    );
+    // a name ccb did not find in launch.json (the editor's own copy, e.g. from settings) is not started
+    await assert.rejects(
+      confineDebugParams(w, "debug.start", { name: "From settings" }),
+      /No launch configuration named "From settings" in the workspace's \.vscode\/launch\.json/,
+    );
+    // control: a command name for the runtime, a workspace program
+    const named = await confineDebugParams(w, "debug.start", {
+      name: "n",
+      launch: { name: "n", program: "${workspaceFolder}/src/app.js", runtimeExecutable: "node" },
+    });
+    assert.deepEqual(named.launch, { name: "n", program: join(w.primary, "src/app.js"), runtimeExecutable: "node" });
     await assert.rejects(
       confineDebugParams(w, "debug.setBreakpoints", { breakpoints: [{ path: "../x.js", line: 1 }] }),
       /outside|PATH_OUTSIDE/i,

@@ -9,6 +9,7 @@ import type {
   ParamsOf,
   ResultOf,
 } from "../../../core/editor/contract.ts";
+import { CONFIG_PATH_FIELDS } from "../../../core/editor/debug-confine.ts";
 import { BridgeError, uriPath } from "./convert.ts";
 
 /**
@@ -24,8 +25,8 @@ const CCB_ID = "__ccbId";
 const DAP_TIMEOUT_MS = 10_000;
 /** A global evaluate while nothing is paused: after this, "not paused yet". */
 const RUNNING_EVAL_MS = 5_000;
-/** The file fields of a configuration the server checks before ccb joins a person's session. */
-const PATH_FIELDS = ["program", "cwd", "envFile"] as const;
+/** The file fields of a configuration the server checks before ccb starts it or joins a person's session. */
+const PATH_FIELDS = CONFIG_PATH_FIELDS;
 
 interface Tracked {
   session: vscode.DebugSession;
@@ -482,9 +483,10 @@ export class DebugBridge implements vscode.Disposable {
               ).map((c) => ({ f, c })),
             )
             .find((x) => x.c.name === p.name);
-          // The editor re-reads launch.json seconds after it changed: the server's copy from disk bridges that.
-          if (found) config = { ...found.c };
-          else if (p.launch && p.launch.name === p.name) config = { ...p.launch };
+          // The server's copy from disk, checked there (the editor re-reads launch.json seconds after
+          // it changed, and the server refuses a name it could not check).
+          if (p.launch && p.launch.name === p.name) config = { ...p.launch };
+          else if (found) config = { ...found.c };
           else
             throw new BridgeError(
               "NOT_FOUND",

@@ -20,6 +20,7 @@ import {
   serverMethods,
 } from "../../../core/editor/contract.ts";
 import { flushCompileCacheSoon } from "./compile-cache.ts";
+import { trackPersonWindow } from "./consent.ts";
 import { BridgeError, range, uriPath } from "./convert.ts";
 import { DebugBridge } from "./debug.ts";
 import { DiffManager, PROPOSED_SCHEME, setDiffLog } from "./diff.ts";
@@ -38,6 +39,7 @@ import { SharedTerminals } from "./terminals.ts";
  */
 export function activate(context: vscode.ExtensionContext): void {
   setUserExtensionsDir(dirname(context.extensionPath));
+  context.subscriptions.push(trackPersonWindow());
   const client = new BridgeClient(context);
   context.subscriptions.push(client);
   client.start();

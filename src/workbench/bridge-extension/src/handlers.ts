@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import * as vscode from "vscode";
 import type { DocumentOverlay, ExtensionMethod, ParamsOf, ResultOf } from "../../../core/editor/contract.ts";
+import { askToInstall } from "./consent.ts";
 import {
   BridgeError,
   diagnostic,
@@ -220,16 +221,20 @@ const base = {
   },
   async "extensions.install"(p) {
     const before = new Set(vscode.extensions.all.map((e) => e.id.toLowerCase()));
+    // The model asked: the person allows it first, in their tab (consent.ts).
+    const allowed = await askToInstall(p);
     const changed = extensionsChanged(20_000);
-    const arg = p.vsixPath ? fileUri(p.vsixPath) : p.id;
-    if (!arg) throw new BridgeError("INVALID_ARGUMENT", "Give an id or a .vsix path.");
     try {
-      await vscode.commands.executeCommand("workbench.extensions.installExtension", arg, { donotSync: true });
+      await vscode.commands.executeCommand("workbench.extensions.installExtension", allowed.target, {
+        donotSync: true,
+      });
     } catch (err) {
       throw new BridgeError(
         "BRIDGE_ERROR",
         `The workbench could not install ${p.id ?? p.vsixPath}: ${(err as Error).message}`,
       );
+    } finally {
+      await allowed.done();
     }
     await changed;
     const added = vscode.extensions.all.find((e) => !before.has(e.id.toLowerCase()));

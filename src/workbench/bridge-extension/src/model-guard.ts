@@ -1,20 +1,36 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import * as vscode from "vscode";
 
 /**
- * Decisions that belong to the person (a diff review's accept and reject) are refused while a
- * command the model asked for runs, and for SETTLE_MS after it settled. A model command can reach
- * a decision command by any route — by name, through `runCommands`, by accepting a quick pick of
- * code lenses or a command palette it opened, by saving the proposal — and every route ends in the
- * decision's own handler, which asks `refusedForModel` first. What the person does (a click on a
- * lens or a title button, the palette, Ctrl+S) runs in no model command and is not refused; nor
- * are a front end's own answers (Claude's close_tab, an ACP client's permission answer), which
- * close the diff through diff.close, not through a command.
+ * Decisions that belong to the person (a diff review's accept and reject, allowing an extension
+ * install the model asked for) are refused while a command the model asked for runs, and for
+ * SETTLE_MS after it settled. A model command can reach a decision command by any route — by name,
+ * through `runCommands`, by accepting a quick pick of code lenses or a command palette it opened,
+ * by saving the proposal — and every route ends in the decision's own handler, which asks
+ * `refusedForModel` first. What the person does (a click on a lens or a title button, the palette,
+ * Ctrl+S) runs in no model command and is not refused; nor are a front end's own answers (Claude's
+ * close_tab, an ACP client's permission answer), which close the diff through diff.close, not
+ * through a command.
+ *
+ * Bounded: a picker or input box a model command opened never outlives it (closed when the command
+ * settles, so it cannot wait for the person's next Enter), and a command that has not settled after
+ * BOUND_MS (it waits on the person: a save dialog, a quick input) has its picker closed; if it then
+ * still has not settled (a modal dialog, a slow command) it no longer blocks the person's decisions.
+ * A decision such a released command runs itself later is not refused: the tool never lets the model
+ * chain one (runCommands and ccb.* are refused before the workbench sees them).
  */
 
 /** After a model command settled, what it set going (a picker's item, a forwarded command) lands within this. */
 export const SETTLE_MS = 1000;
+/** A model command blocks the person's decisions at most this long (plus closing its picker and SETTLE_MS). */
+export const BOUND_MS = 3000;
 
-let running = 0;
+interface Running {
+  command: string;
+  released: boolean;
+}
+
+const running = new Set<Running>();
 let quietAt = 0;
 let logLine: (line: string) => void = () => undefined;
 
@@ -23,20 +39,45 @@ export function setModelGuardLog(log: (line: string) => void): void {
   logLine = log;
 }
 
-/** Run a command the model asked for; person-only decisions are refused until it settles, and SETTLE_MS after. */
-export async function asModelCommand<T>(run: () => Thenable<T>): Promise<T> {
-  running++;
+/** Close the quick input (a picker, an input box, the simple file dialog of Save As), if one is open. */
+async function closeQuickInput(): Promise<void> {
+  await vscode.commands.executeCommand("workbench.action.closeQuickOpen").then(
+    () => undefined,
+    () => undefined,
+  );
+}
+
+/** Run a command the model asked for; person-only decisions are refused until it settles (bounded), and SETTLE_MS after. */
+export async function asModelCommand<T>(run: () => Thenable<T>, command = "a command the model asked for"): Promise<T> {
+  const me: Running = { command, released: false };
+  running.add(me);
+  let settled = false;
+  const bound = setTimeout(async () => {
+    // Still running: it waits on something. A picker or input box it opened is closed (the command
+    // then settles, still under this guard, as does whatever the close set going) ...
+    await closeQuickInput();
+    await sleep(SETTLE_MS);
+    if (settled) return;
+    // ... and if it still waits (a modal dialog, a slow command), the person's decisions are theirs again.
+    me.released = true;
+    logLine(`${command} has not settled after ${BOUND_MS / 1000} s: it no longer holds back the person's decisions`);
+  }, BOUND_MS);
   try {
     return await run();
   } finally {
-    running--;
+    settled = true;
+    clearTimeout(bound);
+    // A picker it opened and left (a palette on a decision) must not wait for the person's next Enter.
+    await closeQuickInput();
+    running.delete(me);
     quietAt = Math.max(quietAt, Date.now() + SETTLE_MS);
   }
 }
 
 /** True (logged, and said in the status bar) when a person-only decision must be refused now. */
 export function refusedForModel(decision: string): boolean {
-  if (running === 0 && Date.now() >= quietAt) return false;
+  const blocking = [...running].some((r) => !r.released);
+  if (!blocking && Date.now() >= quietAt) return false;
   logLine(`refused ${decision}: a command the model asked for is running (review decisions are the person's)`);
   vscode.window.setStatusBarMessage(
     `ccb: ${decision} was not done: the model was running a command. Review decisions are yours; do it again.`,
