@@ -3,6 +3,11 @@ import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
 import type { Core } from "../core/core.ts";
 import type { BridgeWriter, EditorBridge } from "../core/editor/bridge.ts";
+import { confineDebugParams } from "../core/editor/debug-confine.ts";
+import { CcbError, ccbErrorFromWire, toCcbError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
+import { registerSecret } from "../core/secret-vault.ts";
+import { CCB_VERSION } from "../core/version.ts";
 import {
   BRIDGE_PROTOCOL_VERSION,
   type BridgeEvent,
@@ -26,12 +31,7 @@ import {
   type ServerMethod,
   SILENCE_TIMEOUT_MS,
   serverMethods,
-} from "../core/editor/contract.ts";
-import { confineDebugParams } from "../core/editor/debug-confine.ts";
-import { CcbError, ccbErrorFromWire, toCcbError } from "../core/errors.ts";
-import type { Logger } from "../core/log.ts";
-import { registerSecret } from "../core/secret-vault.ts";
-import { CCB_VERSION } from "../core/version.ts";
+} from "../editor-wire/contract.ts";
 import { newToken, tokensEqual } from "../util/secrets.ts";
 
 export interface BridgeServerOptions {

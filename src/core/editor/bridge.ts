@@ -1,5 +1,5 @@
+import { type ExtensionMethod, extensionMethods, type ParamsOf, type ResultOf } from "../../editor-wire/contract.ts";
 import { CcbError } from "../errors.ts";
-import { type ExtensionMethod, extensionMethods, type ParamsOf, type ResultOf } from "./contract.ts";
 
 /** The editor's methods as the bridge contract (editor/contract.ts) defines them: method -> params and result. */
 export type EditorMethods = { [M in ExtensionMethod]: { params: ParamsOf<M>; result: ResultOf<M> } };

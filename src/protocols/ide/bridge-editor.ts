@@ -6,9 +6,9 @@ import {
   type EditorMethod,
   type EditorMethods,
 } from "../../core/editor/bridge.ts";
-import { BridgeEvent } from "../../core/editor/contract.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
+import { BridgeEvent } from "../../editor-wire/contract.ts";
 import { findTextRange, severityName, textInRange } from "./converters.ts";
 import { diffTitle } from "./diffs.ts";
 import type { DiffOutcome, EditorEvent, ExecuteOutput, IdeEditor } from "./editor.ts";

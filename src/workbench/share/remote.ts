@@ -1,10 +1,10 @@
 import { WebSocket } from "ws";
 import type { EditorWriter } from "../../core/core.ts";
 import type { EditorBridge } from "../../core/editor/bridge.ts";
-import { extensionMethods, isExtensionMethod, MAX_FRAME_BYTES } from "../../core/editor/contract.ts";
 import { CcbError, ccbErrorFromWire } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { registerSecret } from "../../core/secret-vault.ts";
+import { extensionMethods, isExtensionMethod, MAX_FRAME_BYTES } from "../../editor-wire/contract.ts";
 import { newToken, tokensEqual } from "../../util/secrets.ts";
 import { type ClientFrame, type FrontEnd, parse, proofOf, ServerFrame } from "./protocol.ts";
 import { ATTACH_PATH, type ShareRecord } from "./record.ts";

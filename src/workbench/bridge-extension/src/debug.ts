@@ -8,7 +8,7 @@ import type {
   debugMethods,
   ParamsOf,
   ResultOf,
-} from "../../../core/editor/contract.ts";
+} from "../../../editor-wire/contract.ts";
 import { BridgeError, uriPath } from "./convert.ts";
 
 /**

@@ -18,7 +18,7 @@ import {
   type ServerParamsOf,
   type ServerResultOf,
   serverMethods,
-} from "../../../core/editor/contract.ts";
+} from "../../../editor-wire/contract.ts";
 import { flushCompileCacheSoon } from "./compile-cache.ts";
 import { BridgeError, range, uriPath } from "./convert.ts";
 import { DebugBridge } from "./debug.ts";
