@@ -5,16 +5,11 @@ import { CcbError, ccbErrorFromWire } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { registerSecret } from "../../core/secret-vault.ts";
 import { extensionMethods, isExtensionMethod, MAX_FRAME_BYTES } from "../../editor-wire/contract.ts";
+import { PendingCalls } from "../../editor-wire/pending.ts";
 import { newToken, tokensEqual } from "../../util/secrets.ts";
 import { type ClientFrame, type FrontEnd, parse, proofOf, ServerFrame } from "./protocol.ts";
 import { ATTACH_PATH, type ShareRecord } from "./record.ts";
 import { RemoteTerminals } from "./terminals.ts";
-
-interface Pending {
-  resolve(v: unknown): void;
-  reject(e: unknown): void;
-  cleanup(): void;
-}
 
 /**
  * An attached front end's EditorBridge: every call and event goes over the attach channel to the
@@ -28,8 +23,7 @@ const TOUCH_FILTER = "\u0000ccb-touch";
 
 export class RemoteBridge implements EditorBridge {
   readonly #listeners = new Set<(event: { type: string; [key: string]: unknown }) => void>();
-  readonly #pending = new Map<number, Pending>();
-  #nextId = 1;
+  readonly #pending = new PendingCalls();
   #ws: WebSocket;
   #link: string | undefined;
   #connected = false;
@@ -58,15 +52,12 @@ export class RemoteBridge implements EditorBridge {
     this.#proof = proof;
     this.closed = new Promise<void>((resolve) => {
       ws.on("close", () => {
-        for (const p of this.#pending.values()) {
-          p.cleanup();
-          p.reject(
+        this.#pending.failAll(
+          () =>
             new CcbError("BRIDGE_UNAVAILABLE", "The shared workbench went away before answering.", {
               hint: "Retry in a moment: another front end takes it over.",
             }),
-          );
-        }
-        this.#pending.clear();
+        );
         if (this.#terminals) o.editor.releaseTerminals(this.#terminals);
         this.#first();
         this.#ready();
@@ -131,7 +122,7 @@ export class RemoteBridge implements EditorBridge {
       if (frame.type === "welcome" && tokensEqual(frame.proof, this.#proof)) {
         this.#welcomed = true;
         this.#terminals = new RemoteTerminals((method, params, timeoutMs, signal) =>
-          this.#request({ type: "call", id: this.#nextId++, method, params }, signal, timeoutMs),
+          this.#request((id) => ({ type: "call", id, method, params }), signal, timeoutMs),
         );
         editor.useTerminals(this.#terminals);
         return;
@@ -171,15 +162,10 @@ export class RemoteBridge implements EditorBridge {
           }
         }
         return;
-      case "response": {
-        const p = this.#pending.get(frame.id);
-        if (!p) return;
-        this.#pending.delete(frame.id);
-        p.cleanup();
-        if (frame.error) p.reject(ccbErrorFromWire(frame.error));
-        else p.resolve(frame.result);
+      case "response":
+        if (frame.error) this.#pending.reject(frame.id, ccbErrorFromWire(frame.error));
+        else this.#pending.resolve(frame.id, frame.result);
         return;
-      }
     }
   }
 
@@ -189,43 +175,31 @@ export class RemoteBridge implements EditorBridge {
     return true;
   }
 
-  #request(frame: ClientFrame & { id: number }, signal?: AbortSignal, timeoutMs?: number): Promise<unknown> {
-    signal?.throwIfAborted();
-    return new Promise((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      const onAbort = () => {
-        this.#pending.delete(frame.id);
-        cleanup();
-        this.#send({ type: "cancel", id: frame.id });
-        reject(new CcbError("ABORTED", "The editor call was cancelled."));
-      };
-      const cleanup = () => {
-        if (timer) clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-      };
-      // The owner applies the method's own timeout; this one only guards a silent owner.
-      if (timeoutMs && timeoutMs > 0) {
-        timer = setTimeout(() => {
-          this.#pending.delete(frame.id);
-          cleanup();
-          this.#send({ type: "cancel", id: frame.id });
-          reject(
-            new CcbError("TIMEOUT", `The shared workbench did not answer within ${Math.round(timeoutMs / 1000)} s.`, {
+  /** A request to the owner with a fresh id: given up (and cancelled there) on abort or when the owner is silent. */
+  #request(frame: (id: number) => ClientFrame, signal?: AbortSignal, timeoutMs?: number): Promise<unknown> {
+    return this.#pending.call(
+      (id) => {
+        if (!this.#send(frame(id)))
+          throw new CcbError("BRIDGE_UNAVAILABLE", "The shared workbench is not connected.", {
+            hint: "Retry in a moment.",
+          });
+      },
+      {
+        signal,
+        // The owner applies the method's own timeout; this one only guards a silent owner.
+        timeoutMs: timeoutMs && timeoutMs > 0 ? timeoutMs + 5000 : 0,
+        abortError: () => new CcbError("ABORTED", "The editor call was cancelled."),
+        timeoutError: () =>
+          new CcbError(
+            "TIMEOUT",
+            `The shared workbench did not answer within ${Math.round((timeoutMs ?? 0) / 1000)} s.`,
+            {
               hint: "Retry.",
-            }),
-          );
-        }, timeoutMs + 5000);
-      }
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.#pending.set(frame.id, { resolve, reject, cleanup });
-      if (!this.#send(frame)) {
-        this.#pending.delete(frame.id);
-        cleanup();
-        reject(
-          new CcbError("BRIDGE_UNAVAILABLE", "The shared workbench is not connected.", { hint: "Retry in a moment." }),
-        );
-      }
-    });
+            },
+          ),
+        onGiveUp: (id) => this.#send({ type: "cancel", id }),
+      },
+    );
   }
 
   /**
@@ -243,17 +217,16 @@ export class RemoteBridge implements EditorBridge {
   call(method: string, params: unknown, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<unknown> {
     if (!isExtensionMethod(method))
       return Promise.reject(new CcbError("INVALID_ARGUMENT", `Unknown editor method: ${method}`));
-    const id = this.#nextId++;
     // 0 = no timeout (a diff waits for the person); the owner applies the same one.
     const timeoutMs = options.timeoutMs ?? extensionMethods[method].timeoutMs;
     return this.#request(
-      {
+      (id) => ({
         type: "call",
         id,
         method,
         params,
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-      },
+      }),
       options.signal,
       timeoutMs,
     );
@@ -290,11 +263,9 @@ export class RemoteBridge implements EditorBridge {
 
   /** A fresh one-time link from the owner (undefined when it does not answer). */
   async #askLink(page?: "app"): Promise<string | undefined> {
-    const r = (await this.#request(
-      { type: "link", id: this.#nextId++, ...(page ? { page } : {}) },
-      undefined,
-      5000,
-    ).catch(() => undefined)) as { url?: string | null } | undefined;
+    const r = (await this.#request((id) => ({ type: "link", id, ...(page ? { page } : {}) }), undefined, 5000).catch(
+      () => undefined,
+    )) as { url?: string | null } | undefined;
     return r?.url ?? undefined;
   }
 

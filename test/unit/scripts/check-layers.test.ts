@@ -43,7 +43,7 @@ describe("check-layers", () => {
     assert.equal(planted("", "").status, 0);
     const down = [
       ["src/core/errors.ts", 'import "../editor-wire/contract.ts";'],
-      ["src/platform/cdp-pipe.ts", 'import "../editor-wire/contract-shapes.ts";'],
+      ["src/platform/cdp-pipe.ts", 'import { PendingCalls } from "../editor-wire/pending.ts";'],
       ["src/workbench/bridge-extension/src/convert.ts", 'import "../../../editor-wire/contract-shapes.ts";'],
       ["src/workbench/bridge-extension/src/convert.ts", 'import "../../review/hunks.ts";'],
     ] as const;
