@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
 import type { Core } from "../core/core.ts";
-import type { BridgeWriter, EditorBridge } from "../core/editor/bridge.ts";
+import { type BridgeWriter, checkAnswer, type EditorBridge } from "../core/editor/bridge.ts";
 import { confineDebugParams } from "../core/editor/debug-confine.ts";
 import { CcbError, ccbErrorFromWire, toCcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
@@ -98,6 +98,8 @@ export class BridgeConnection {
  */
 export class BridgeServer implements EditorBridge {
   readonly token: string;
+  /** Every answer is checked against the contract in callOn, as it comes off the extension's socket. */
+  readonly checksAnswers = true;
   readonly #wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   readonly #conns = new Set<BridgeConnection>();
   readonly #listeners = new Set<(event: { type: string; [key: string]: unknown }) => void>();
@@ -417,9 +419,7 @@ export class BridgeServer implements EditorBridge {
           hint: "The workbench may be busy; retry.",
         }),
     });
-    const result = spec.result.safeParse(raw);
-    if (!result.success) throw new CcbError("BRIDGE_ERROR", `The editor answered ${method} with an unexpected shape.`);
-    return result.data;
+    return checkAnswer(method, raw);
   }
 
   /** Re-confine every path a call carries (defect 1 of the anchor: bridge writes escaping via symlinks). */

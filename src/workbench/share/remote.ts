@@ -1,6 +1,6 @@
 import { WebSocket } from "ws";
 import type { EditorWriter } from "../../core/core.ts";
-import type { EditorBridge } from "../../core/editor/bridge.ts";
+import { checkAnswer, type EditorBridge } from "../../core/editor/bridge.ts";
 import { CcbError, ccbErrorFromWire } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { registerSecret } from "../../core/secret-vault.ts";
@@ -22,6 +22,8 @@ const TOUCH_EVERY_MS = 10_000;
 const TOUCH_FILTER = "\u0000ccb-touch";
 
 export class RemoteBridge implements EditorBridge {
+  /** Every answer is checked against this process's contract as it comes off the attach channel (the owner may run another ccb version). */
+  readonly checksAnswers = true;
   readonly #listeners = new Set<(event: { type: string; [key: string]: unknown }) => void>();
   readonly #pending = new PendingCalls();
   #ws: WebSocket;
@@ -214,12 +216,15 @@ export class RemoteBridge implements EditorBridge {
     this.call("commands.list", { filter: TOUCH_FILTER }).catch(() => undefined);
   }
 
-  call(method: string, params: unknown, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<unknown> {
-    if (!isExtensionMethod(method))
-      return Promise.reject(new CcbError("INVALID_ARGUMENT", `Unknown editor method: ${method}`));
+  async call(
+    method: string,
+    params: unknown,
+    options: { signal?: AbortSignal; timeoutMs?: number } = {},
+  ): Promise<unknown> {
+    if (!isExtensionMethod(method)) throw new CcbError("INVALID_ARGUMENT", `Unknown editor method: ${method}`);
     // 0 = no timeout (a diff waits for the person); the owner applies the same one.
     const timeoutMs = options.timeoutMs ?? extensionMethods[method].timeoutMs;
-    return this.#request(
+    const raw = await this.#request(
       (id) => ({
         type: "call",
         id,
@@ -230,6 +235,7 @@ export class RemoteBridge implements EditorBridge {
       options.signal,
       timeoutMs,
     );
+    return checkAnswer(method, raw);
   }
 
   onEvent(listener: (event: { type: string; [key: string]: unknown }) => void): () => void {
