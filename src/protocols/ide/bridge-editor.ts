@@ -22,7 +22,7 @@ export function noEditor(reason: string): CcbError {
 
 /**
  * The production IdeEditor: every operation is a typed call through the workbench bridge
- * (src/core/editor/contract.ts). Without a connected bridge each call fails with BRIDGE_UNAVAILABLE
+ * (src/editor-wire/contract.ts). Without a connected bridge each call fails with BRIDGE_UNAVAILABLE
  * and the reason.
  */
 export class BridgeEditor implements IdeEditor {
