@@ -1,6 +1,6 @@
 import { WebSocket } from "ws";
 import type { EditorWriter } from "../../core/core.ts";
-import { checkAnswer, type EditorBridge } from "../../core/editor/bridge.ts";
+import { checkAnswer, type EditorBridge, type EditorCallOptions } from "../../core/editor/bridge.ts";
 import { CcbError, ccbErrorFromWire } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { registerSecret } from "../../core/secret-vault.ts";
@@ -216,11 +216,7 @@ export class RemoteBridge implements EditorBridge {
     this.call("commands.list", { filter: TOUCH_FILTER }).catch(() => undefined);
   }
 
-  async call(
-    method: string,
-    params: unknown,
-    options: { signal?: AbortSignal; timeoutMs?: number } = {},
-  ): Promise<unknown> {
+  async call(method: string, params: unknown, options: EditorCallOptions = {}): Promise<unknown> {
     if (!isExtensionMethod(method)) throw new CcbError("INVALID_ARGUMENT", `Unknown editor method: ${method}`);
     // 0 = no timeout (a diff waits for the person); the owner applies the same one.
     const timeoutMs = options.timeoutMs ?? extensionMethods[method].timeoutMs;
