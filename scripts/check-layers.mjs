@@ -1,17 +1,22 @@
 #!/usr/bin/env node
 // Imports point downwards: cli → src/protocols/* → src/{workbench,stream,link} → src/tools →
-// src/{net,platform,runtime-fetch} → src/core → src/util. A module may import its own folder and any lower
-// layer; never a higher one, and never a sibling of its own layer (src/protocols/mcp ↛ src/protocols/acp,
-// src/workbench ↛ src/link). No import circle either (type-only and lazy imports count). Exit 1 lists
-// offenders.
+// src/{net,platform,runtime-fetch} → src/core → src/util → src/editor-wire. A module may import its own
+// folder and any lower layer; never a higher one, and never a sibling of its own layer
+// (src/protocols/mcp ↛ src/protocols/acp, src/workbench ↛ src/link). The bottom floor, src/editor-wire
+// (the bridge contract, its frames and close codes, the pending-call correlator), imports only zod and
+// itself. The bridge extension (a separate program, bundled into the editor's extension host) and the
+// review code only it uses import only the wire, and nothing in ccb imports them. No import circle
+// either (type-only and lazy imports count). Exit 1 lists offenders.
+// `node scripts/check-layers.mjs [root]` checks another tree (the tests plant imports in a copy).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
+const root = process.argv[2] ? resolve(process.argv[2]) : fileURLToPath(new URL("..", import.meta.url));
 
 /** [unit, rank]: a unit is a folder prefix; the longest matching prefix names a file's unit. */
 const UNITS = [
+  ["src/editor-wire", -1],
   ["src/util", 0],
   ["src/core", 1],
   ["src/net", 2],
@@ -25,7 +30,15 @@ const UNITS = [
   ["src/protocols/ide", 5],
   ["src/protocols/acp", 5],
   ["cli", 6],
+  // the bridge extension's program: above everything (nothing imports it), allowed only the wire (ONLY)
+  ["src/workbench/bridge-extension", 7],
+  ["src/workbench/review", 7],
 ];
+/** Units that may import only these units besides their own program (EXTENSION: one program in two folders). */
+const EXTENSION = new Set(["src/workbench/bridge-extension", "src/workbench/review"]);
+const ONLY = new Map([...EXTENSION].map((u) => [u, new Set([...EXTENSION, "src/editor-wire"])]));
+/** Units that may import only these packages (bare specifiers); the others take any. */
+const PACKAGES = new Map([["src/editor-wire", new Set(["zod"])]]);
 
 function unitOf(file) {
   let best;
@@ -37,7 +50,7 @@ function unitOf(file) {
 function walk(dir) {
   const out = [];
   for (const name of readdirSync(join(root, dir))) {
-    if (name === "node_modules" || name === "bridge-extension") continue;
+    if (name === "node_modules") continue;
     const p = join(dir, name);
     if (statSync(join(root, p)).isDirectory()) out.push(...walk(p));
     else if (/\.(ts|mts|mjs)$/.test(name) && !name.endsWith(".d.ts")) out.push(p);
@@ -45,7 +58,8 @@ function walk(dir) {
   return out;
 }
 
-const SPEC = /(?:^|\s)(?:import|export)\s[^"'`;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/gm;
+const SPEC =
+  /(?:^|\s)(?:import|export)\s[^"'`;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^import\s*["']([^"']+)["']/gm;
 const problems = [];
 /** file → the files it imports (relative specifiers, type-only and lazy ones too), for the cycle check. */
 const edges = new Map();
@@ -54,14 +68,27 @@ for (const file of ["src", "cli"].flatMap((d) => walk(d))) {
   if (!from) continue;
   const text = readFileSync(join(root, file), "utf8");
   for (const m of text.matchAll(SPEC)) {
-    const spec = m[1] ?? m[2];
-    if (!spec?.startsWith(".")) continue;
+    const spec = m[1] ?? m[2] ?? m[3];
+    if (!spec) continue;
+    if (!spec.startsWith(".")) {
+      const allowed = PACKAGES.get(from.unit);
+      const pkg = spec.startsWith("@") ? spec.split("/").slice(0, 2).join("/") : spec.split("/")[0];
+      if (allowed && !allowed.has(pkg))
+        problems.push(`${file} imports the package ${spec} (${from.unit} takes only ${[...allowed].join(", ")})`);
+      continue;
+    }
     const target = relative(root, resolve(join(root, dirname(file)), spec));
     if (!edges.has(file)) edges.set(file, new Set());
     edges.get(file).add(target);
     const to = unitOf(target);
+    const only = ONLY.get(from.unit);
+    if (only && !only.has(to?.unit)) {
+      problems.push(`${file} imports ${target} (${from.unit} may import only ${[...only].join(", ")})`);
+      continue;
+    }
     if (!to || to.unit === from.unit) continue;
-    if (to.rank >= from.rank) problems.push(`${file} imports ${target} (${from.unit} → ${to.unit})`);
+    if (to.rank >= from.rank && !(EXTENSION.has(from.unit) && EXTENSION.has(to.unit)))
+      problems.push(`${file} imports ${target} (${from.unit} → ${to.unit})`);
   }
 }
 problems.push(...cycles(edges).map((c) => `import circle among: ${c.join(", ")}`));

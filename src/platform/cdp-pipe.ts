@@ -1,4 +1,5 @@
 import type { Readable, Writable } from "node:stream";
+import { PendingCalls } from "../editor-wire/pending.ts";
 
 /** One DevTools session (the browser, or a page attached with flatten) as the callers use it. */
 export interface CdpSession {
@@ -21,8 +22,7 @@ interface Message {
  * browser, and the browser exits when the pipe closes (ccb gone).
  */
 export class CdpPipe {
-  #nextId = 1;
-  #pending = new Map<number, { resolve(v: Record<string, unknown>): void; reject(e: Error): void }>();
+  readonly #pending = new PendingCalls<Record<string, unknown>>();
   #listeners = new Map<string, Set<(params: Record<string, unknown>) => void>>();
   #buf = "";
   #closed = false;
@@ -53,11 +53,8 @@ export class CdpPipe {
 
   #dispatch(m: Message): void {
     if (m.id !== undefined) {
-      const p = this.#pending.get(m.id);
-      if (!p) return;
-      this.#pending.delete(m.id);
-      if (m.error) p.reject(new Error(m.error.message ?? "DevTools error"));
-      else p.resolve(m.result ?? {});
+      if (m.error) this.#pending.reject(m.id, new Error(m.error.message ?? "DevTools error"));
+      else this.#pending.resolve(m.id, m.result ?? {});
       return;
     }
     if (!m.method) return;
@@ -67,15 +64,12 @@ export class CdpPipe {
   #fail(err: Error): void {
     if (this.#closed) return;
     this.#closed = true;
-    for (const p of this.#pending.values()) p.reject(err);
-    this.#pending.clear();
+    this.#pending.failAll(() => err);
   }
 
   send(method: string, params: Record<string, unknown> = {}, sessionId?: string): Promise<Record<string, unknown>> {
     if (this.#closed) return Promise.reject(new Error("the DevTools pipe is closed"));
-    const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
+    return this.#pending.call((id) => {
       this.out.write(`${JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) })}\0`);
     });
   }

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Core } from "../core/core.ts";
-import type { BreakpointInfo } from "../core/editor/contract.ts";
 import { confineDebugParams } from "../core/editor/debug-confine.ts";
+import type { BreakpointInfo } from "../editor-wire/contract.ts";
 import { defineTool } from "./kernel.ts";
 import { callBridge, displayPath, EDITOR_WRITE } from "./shared/editor.ts";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { SEVERITIES } from "../core/editor/contract.ts";
+import { SEVERITIES } from "../editor-wire/contract.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
 import { callBridge, displayPath, fromWireRange, rangeText, resolveForEditor } from "./shared/editor.ts";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { SymbolNodeT } from "../core/editor/contract.ts";
+import type { SymbolNodeT } from "../editor-wire/contract.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
 import { callBridge, fromWireRange, resolveForEditor } from "./shared/editor.ts";
 

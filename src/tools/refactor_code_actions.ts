@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { CodeActionInfo } from "../core/editor/contract.ts";
+import type { CodeActionInfo } from "../editor-wire/contract.ts";
 import { defineTool, READ_ONLY } from "./kernel.ts";
 import { callBridge, languageReady, RangeInput, resolveForEditor, toWireRange } from "./shared/editor.ts";
 

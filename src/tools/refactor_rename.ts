@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import type { PlannedFile } from "../core/editor/contract.ts";
 import { CcbError } from "../core/errors.ts";
+import type { PlannedFile } from "../editor-wire/contract.ts";
 import { defineTool } from "./kernel.ts";
 import { callBridge, displayPath, languageReady, resolveForEditor, SymbolAtInput, toWirePos } from "./shared/editor.ts";
 import { changedView, changesText, confinePlan, diffsText, REFACTOR_WRITE, SaveInput } from "./shared/refactor.ts";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Core } from "../core/core.ts";
-import { mapTaggedPaths } from "../core/editor/contract.ts";
 import { CcbError } from "../core/errors.ts";
+import { mapTaggedPaths } from "../editor-wire/contract.ts";
 import { defineTool } from "./kernel.ts";
 import { callBridge, displayPath } from "./shared/editor.ts";
 

@@ -2,7 +2,12 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type RawData, WebSocket, WebSocketServer } from "ws";
 import type { Core } from "../core/core.ts";
-import type { BridgeWriter, EditorBridge } from "../core/editor/bridge.ts";
+import { type BridgeWriter, checkAnswer, type EditorBridge } from "../core/editor/bridge.ts";
+import { confineDebugParams } from "../core/editor/debug-confine.ts";
+import { CcbError, ccbErrorFromWire, toCcbError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
+import { registerSecret } from "../core/secret-vault.ts";
+import { CCB_VERSION } from "../core/version.ts";
 import {
   BRIDGE_PROTOCOL_VERSION,
   type BridgeEvent,
@@ -26,12 +31,8 @@ import {
   type ServerMethod,
   SILENCE_TIMEOUT_MS,
   serverMethods,
-} from "../core/editor/contract.ts";
-import { confineDebugParams } from "../core/editor/debug-confine.ts";
-import { CcbError, ccbErrorFromWire, toCcbError } from "../core/errors.ts";
-import type { Logger } from "../core/log.ts";
-import { registerSecret } from "../core/secret-vault.ts";
-import { CCB_VERSION } from "../core/version.ts";
+} from "../editor-wire/contract.ts";
+import { PendingCalls } from "../editor-wire/pending.ts";
 import { newToken, tokensEqual } from "../util/secrets.ts";
 
 export interface BridgeServerOptions {
@@ -58,12 +59,6 @@ export interface BridgeWaker {
   wake(signal?: AbortSignal): Promise<void>;
 }
 
-interface Pending {
-  resolve(v: unknown): void;
-  reject(e: unknown): void;
-  cleanup(): void;
-}
-
 /** One extension host's connection (one per open workbench tab). */
 export class BridgeConnection {
   readonly seq: number;
@@ -76,8 +71,8 @@ export class BridgeConnection {
   role: Role = "standby";
   /** The last health probe (a round trip through the extension host to its window) answered in time. */
   responsive = true;
-  readonly pending = new Map<number, Pending>();
-  #nextId = 1;
+  /** The editor calls sent to this host that wait for its answer. */
+  readonly pending = new PendingCalls();
   constructor(
     readonly ws: WebSocket,
     seq: number,
@@ -88,9 +83,6 @@ export class BridgeConnection {
   }
   send(frame: ServerFrame): void {
     if (this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
-  }
-  nextId(): number {
-    return this.#nextId++;
   }
 }
 
@@ -106,6 +98,8 @@ export class BridgeConnection {
  */
 export class BridgeServer implements EditorBridge {
   readonly token: string;
+  /** Every answer is checked against the contract in callOn, as it comes off the extension's socket. */
+  readonly checksAnswers = true;
   readonly #wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
   readonly #conns = new Set<BridgeConnection>();
   readonly #listeners = new Set<(event: { type: string; [key: string]: unknown }) => void>();
@@ -212,15 +206,12 @@ export class BridgeServer implements EditorBridge {
       if (!conn) return;
       log.info(`bridge: extension host ${conn.seq} left (${code})`);
       this.#conns.delete(conn);
-      for (const p of conn.pending.values()) {
-        p.cleanup();
-        p.reject(
+      conn.pending.failAll(
+        () =>
           new CcbError("BRIDGE_UNAVAILABLE", "The editor disconnected before answering.", {
             hint: "Retry once the workbench is back.",
           }),
-        );
-      }
-      conn.pending.clear();
+      );
       this.#elect();
     });
   }
@@ -245,15 +236,10 @@ export class BridgeServer implements EditorBridge {
       case "event":
         this.#emit(frame.event);
         return;
-      case "response": {
-        const p = conn.pending.get(frame.id);
-        if (!p) return;
-        conn.pending.delete(frame.id);
-        p.cleanup();
-        if (frame.error) p.reject(ccbErrorFromWire(frame.error));
-        else p.resolve(frame.result);
+      case "response":
+        if (frame.error) conn.pending.reject(frame.id, ccbErrorFromWire(frame.error));
+        else conn.pending.resolve(frame.id, frame.result);
         return;
-      }
       case "request":
         void this.#serveRequest(conn, frame.id, frame.method, frame.params);
         return;
@@ -309,15 +295,12 @@ export class BridgeServer implements EditorBridge {
   failPending(conn: BridgeConnection, why: string): void {
     if (conn.pending.size === 0) return;
     this.#o.log.info(`bridge: extension host ${conn.seq}: ${conn.pending.size} call(s) given up: ${why}`);
-    for (const p of conn.pending.values()) {
-      p.cleanup();
-      p.reject(
+    conn.pending.failAll(
+      () =>
         new CcbError("BRIDGE_UNAVAILABLE", `The editor went away before answering (${why}).`, {
           hint: "Retry: the workbench's other window or its replacement answers.",
         }),
-      );
-    }
-    conn.pending.clear();
+    );
   }
 
   /** Subscribe to hosts connecting (the health probe starts at once). */
@@ -426,38 +409,17 @@ export class BridgeServer implements EditorBridge {
     options: { signal?: AbortSignal; timeoutMs?: number } = {},
   ): Promise<unknown> {
     const spec = extensionMethods[method];
-    options.signal?.throwIfAborted();
     const timeoutMs = options.timeoutMs ?? spec.timeoutMs;
-    const id = c.nextId();
-    const raw = await new Promise<unknown>((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      const onAbort = () => {
-        c.pending.delete(id);
-        cleanup();
-        reject(new CcbError("ABORTED", `${method} was cancelled.`));
-      };
-      const cleanup = () => {
-        if (timer) clearTimeout(timer);
-        options.signal?.removeEventListener("abort", onAbort);
-      };
-      if (timeoutMs > 0) {
-        timer = setTimeout(() => {
-          c.pending.delete(id);
-          cleanup();
-          reject(
-            new CcbError("TIMEOUT", `The editor did not answer ${method} within ${Math.round(timeoutMs / 1000)} s.`, {
-              hint: "The workbench may be busy; retry.",
-            }),
-          );
-        }, timeoutMs);
-      }
-      options.signal?.addEventListener("abort", onAbort, { once: true });
-      c.pending.set(id, { resolve, reject, cleanup });
-      c.send({ type: "request", id, method, params });
+    const raw = await c.pending.call((id) => c.send({ type: "request", id, method, params }), {
+      signal: options.signal,
+      timeoutMs,
+      abortError: () => new CcbError("ABORTED", `${method} was cancelled.`),
+      timeoutError: () =>
+        new CcbError("TIMEOUT", `The editor did not answer ${method} within ${Math.round(timeoutMs / 1000)} s.`, {
+          hint: "The workbench may be busy; retry.",
+        }),
     });
-    const result = spec.result.safeParse(raw);
-    if (!result.success) throw new CcbError("BRIDGE_ERROR", `The editor answered ${method} with an unexpected shape.`);
-    return result.data;
+    return checkAnswer(method, raw);
   }
 
   /** Re-confine every path a call carries (defect 1 of the anchor: bridge writes escaping via symlinks). */

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import httpProxy from "http-proxy";
-import { MAX_FRAME_BYTES } from "../core/editor/contract.ts";
 import type { Logger } from "../core/log.ts";
+import { MAX_FRAME_BYTES } from "../editor-wire/contract.ts";
 import { type BrowserSession, FRAME_HEADERS } from "../net/browser-session.ts";
 import { capabilityPrefix, type Gateway } from "../net/gateway.ts";
 import { isLoopbackHost } from "../net/loopback.ts";

@@ -1,7 +1,7 @@
 import type { Core } from "../core/core.ts";
-import type { ServerMethod } from "../core/editor/contract.ts";
 import { CcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
+import type { ServerMethod } from "../editor-wire/contract.ts";
 import type { BridgeConnection, BridgeServer } from "./bridge-server.ts";
 
 /**

@@ -1,5 +1,5 @@
+import { type ExtensionMethod, extensionMethods, type ParamsOf, type ResultOf } from "../../editor-wire/contract.ts";
 import { CcbError } from "../errors.ts";
-import { type ExtensionMethod, extensionMethods, type ParamsOf, type ResultOf } from "./contract.ts";
 
 /** The editor's methods as the bridge contract (editor/contract.ts) defines them: method -> params and result. */
 export type EditorMethods = { [M in ExtensionMethod]: { params: ParamsOf<M>; result: ResultOf<M> } };
@@ -12,10 +12,14 @@ export interface EditorCallOptions {
 
 /**
  * The live editor, as the core sees it. Implemented by the workbench's bridge server
- * (src/workbench); absent when no workbench is attached. Params are typed by the contract; the answer
- * comes off the wire and is checked against the contract by `callEditor`, the one typed call.
+ * (src/workbench) and, in a front end attached to another's workbench, the remote bridge; absent when
+ * no workbench is attached. Params are typed by the contract; the answer is checked against the
+ * contract once, where it comes off the wire (`checkAnswer`): by the bridge itself when it says so
+ * (`checksAnswers`), else by `callEditor`, the one typed call.
  */
 export interface EditorBridge {
+  /** true: `call` answers only what it checked with `checkAnswer` as it came off its wire. */
+  readonly checksAnswers?: boolean;
   call<M extends EditorMethod>(
     method: M,
     params: EditorMethods[M]["params"],
@@ -28,16 +32,10 @@ export interface EditorBridge {
 }
 
 /**
- * The one typed call through an editor bridge: the answer is checked against the method's result
- * schema (BRIDGE_ERROR when it does not match, e.g. an extension of another ccb version).
+ * An editor's answer checked against the method's result schema, where it comes off a wire
+ * (BRIDGE_ERROR when it does not match, e.g. an extension or a shared workbench of another ccb version).
  */
-export async function callEditor<M extends EditorMethod>(
-  bridge: EditorBridge,
-  method: M,
-  params: EditorMethods[M]["params"],
-  options: EditorCallOptions = {},
-): Promise<EditorMethods[M]["result"]> {
-  const raw = await bridge.call(method, params, options);
+export function checkAnswer<M extends EditorMethod>(method: M, raw: unknown): EditorMethods[M]["result"] {
   const parsed = extensionMethods[method].result.safeParse(raw);
   if (!parsed.success) {
     throw new CcbError("BRIDGE_ERROR", `The editor answered ${method} with an unexpected shape.`, {
@@ -45,6 +43,17 @@ export async function callEditor<M extends EditorMethod>(
     });
   }
   return parsed.data as EditorMethods[M]["result"];
+}
+
+/** The one typed call through an editor bridge: its answer checked once (by the bridge, or here when it does not). */
+export async function callEditor<M extends EditorMethod>(
+  bridge: EditorBridge,
+  method: M,
+  params: EditorMethods[M]["params"],
+  options: EditorCallOptions = {},
+): Promise<EditorMethods[M]["result"]> {
+  const raw = await bridge.call(method, params, options);
+  return bridge.checksAnswers ? (raw as EditorMethods[M]["result"]) : checkAnswer(method, raw);
 }
 
 /** The running workbench, when there is one (filled by src/workbench). The URL is host-only: `_meta`, never model-visible text. */

@@ -1,5 +1,6 @@
 import { homedir } from "node:os";
 import { basename, isAbsolute, resolve as resolvePath } from "node:path";
+import { CONFIG_PATH_FIELDS } from "../../editor-wire/contract-debug.ts";
 import { CcbError } from "../errors.ts";
 import type { Workspace } from "../workspace.ts";
 
@@ -19,7 +20,6 @@ import type { Workspace } from "../workspace.ts";
  * A configuration still runs a workspace program with the person's rights: the tools that start
  * one are annotated like the terminal tools and ask for permission where the protocol can.
  */
-export const CONFIG_PATH_FIELDS = ["program", "cwd", "envFile", "runtimeExecutable"] as const;
 const PLATFORMS = ["linux", "osx", "windows"] as const;
 const PLATFORM = process.platform === "win32" ? "windows" : process.platform === "darwin" ? "osx" : "linux";
 /** Variables the workbench resolves by running a command or asking the person. */

@@ -1,15 +1,15 @@
 import { relative, sep } from "node:path";
 import type { Core } from "../../core/core.ts";
 import type { EditorBridge } from "../../core/editor/bridge.ts";
+import { CcbError, isCcbError } from "../../core/errors.ts";
+import type { Logger } from "../../core/log.ts";
 import {
   type Diagnostic,
   type ExtensionMethod,
   extensionMethods,
   type ParamsOf,
   type ResultOf,
-} from "../../core/editor/contract.ts";
-import { CcbError, isCcbError } from "../../core/errors.ts";
-import type { Logger } from "../../core/log.ts";
+} from "../../editor-wire/contract.ts";
 import type { EditedFile, EditFeedback } from "./tool-runner.ts";
 
 /**

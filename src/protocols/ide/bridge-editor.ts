@@ -6,9 +6,9 @@ import {
   type EditorMethod,
   type EditorMethods,
 } from "../../core/editor/bridge.ts";
-import { BridgeEvent } from "../../core/editor/contract.ts";
 import { CcbError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
+import { BridgeEvent } from "../../editor-wire/contract.ts";
 import { findTextRange, severityName, textInRange } from "./converters.ts";
 import { diffTitle } from "./diffs.ts";
 import type { DiffOutcome, EditorEvent, ExecuteOutput, IdeEditor } from "./editor.ts";
@@ -22,7 +22,7 @@ export function noEditor(reason: string): CcbError {
 
 /**
  * The production IdeEditor: every operation is a typed call through the workbench bridge
- * (src/core/editor/contract.ts). Without a connected bridge each call fails with BRIDGE_UNAVAILABLE
+ * (src/editor-wire/contract.ts). Without a connected bridge each call fails with BRIDGE_UNAVAILABLE
  * and the reason.
  */
 export class BridgeEditor implements IdeEditor {

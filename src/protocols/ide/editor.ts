@@ -4,7 +4,7 @@
  * Every operation that needs a live editor throws BRIDGE_UNAVAILABLE (with the reason) when there
  * is none: never a fake success. Positions and ranges are the bridge contract's (zero-based).
  */
-import type { Range } from "../../core/editor/contract.ts";
+import type { Range } from "../../editor-wire/contract.ts";
 
 export interface EditorSelection {
   /** Absolute path of the document (or the untitled name). */

@@ -1,7 +1,7 @@
 import { basename } from "node:path";
 import { z } from "zod";
 import type { Core } from "../../core/core.ts";
-import type { DebugFrame, DebugSessionInfo, DebugVariableT, WaitResult } from "../../core/editor/contract.ts";
+import type { DebugFrame, DebugSessionInfo, DebugVariableT, WaitResult } from "../../editor-wire/contract.ts";
 import type { ToolAnnotations } from "../kernel.ts";
 import { displayPath } from "./editor.ts";
 

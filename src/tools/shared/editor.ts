@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Core } from "../../core/core.ts";
 import type { EditorMethod, EditorMethods } from "../../core/editor/bridge.ts";
-import type { EditorInfo, Range as WireRange } from "../../core/editor/contract.ts";
+import type { EditorInfo, Range as WireRange } from "../../editor-wire/contract.ts";
 import type { ToolAnnotations, ToolContext } from "../kernel.ts";
 
 /**

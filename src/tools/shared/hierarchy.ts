@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Core } from "../../core/core.ts";
-import type { HierarchyNodeT } from "../../core/editor/contract.ts";
+import type { HierarchyNodeT } from "../../editor-wire/contract.ts";
 import type { ToolResult } from "../kernel.ts";
 import {
   displayPath,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { Core } from "../../core/core.ts";
-import type { ChangedFile, PlannedFile } from "../../core/editor/contract.ts";
 import { CcbError } from "../../core/errors.ts";
+import type { ChangedFile, PlannedFile } from "../../editor-wire/contract.ts";
 import { unifiedDiff } from "../../util/unified-diff.ts";
 import type { ToolAnnotations } from "../kernel.ts";
 import { displayPath } from "./editor.ts";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Core } from "../../core/core.ts";
-import type { TaskResult, TaskRunInfo } from "../../core/editor/contract.ts";
+import type { TaskResult, TaskRunInfo } from "../../editor-wire/contract.ts";
 import type { ToolContext } from "../kernel.ts";
 import { displayPath, fromWireRange, rangeText } from "./editor.ts";
 import { plainOutput } from "./terminal.ts";

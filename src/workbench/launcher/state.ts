@@ -13,9 +13,9 @@ import {
 import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { BRIDGE_CONFIG_FILE, type BridgeConfig, EXTENSION_ID } from "../../core/editor/contract.ts";
 import { CcbError } from "../../core/errors.ts";
 import { ownedPrivateDir } from "../../core/files/safe/private.ts";
+import { BRIDGE_CONFIG_FILE, type BridgeConfig, EXTENSION_ID } from "../../editor-wire/contract.ts";
 import { claimDir, removeStale } from "../../platform/state.ts";
 import { embeddedAssetDir } from "../../util/assets.ts";
 import { NO_TYPINGS_SETTINGS } from "../tuning.ts";

@@ -1,20 +1,15 @@
 import { WebSocket } from "ws";
 import type { EditorWriter } from "../../core/core.ts";
-import type { EditorBridge } from "../../core/editor/bridge.ts";
-import { extensionMethods, isExtensionMethod, MAX_FRAME_BYTES } from "../../core/editor/contract.ts";
+import { checkAnswer, type EditorBridge, type EditorCallOptions } from "../../core/editor/bridge.ts";
 import { CcbError, ccbErrorFromWire } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
 import { registerSecret } from "../../core/secret-vault.ts";
+import { extensionMethods, isExtensionMethod, MAX_FRAME_BYTES } from "../../editor-wire/contract.ts";
+import { PendingCalls } from "../../editor-wire/pending.ts";
 import { ClientHandshake, HANDSHAKE_MS } from "./handshake.ts";
 import { type ClientFrame, type FrontEnd, parse, ServerFrame } from "./protocol.ts";
 import { ATTACH_PATH, type ShareRecord } from "./record.ts";
 import { RemoteTerminals } from "./terminals.ts";
-
-interface Pending {
-  resolve(v: unknown): void;
-  reject(e: unknown): void;
-  cleanup(): void;
-}
 
 /**
  * An attached front end's EditorBridge: every call and event goes over the attach channel to the
@@ -27,9 +22,10 @@ const TOUCH_EVERY_MS = 10_000;
 const TOUCH_FILTER = "\u0000ccb-touch";
 
 export class RemoteBridge implements EditorBridge {
+  /** Every answer is checked against this process's contract as it comes off the attach channel (the owner may run another ccb version). */
+  readonly checksAnswers = true;
   readonly #listeners = new Set<(event: { type: string; [key: string]: unknown }) => void>();
-  readonly #pending = new Map<number, Pending>();
-  #nextId = 1;
+  readonly #pending = new PendingCalls();
   #ws: WebSocket;
   #link: string | undefined;
   #connected = false;
@@ -59,15 +55,12 @@ export class RemoteBridge implements EditorBridge {
     this.#handshake = handshake;
     this.closed = new Promise<void>((resolve) => {
       ws.on("close", () => {
-        for (const p of this.#pending.values()) {
-          p.cleanup();
-          p.reject(
+        this.#pending.failAll(
+          () =>
             new CcbError("BRIDGE_UNAVAILABLE", "The shared workbench went away before answering.", {
               hint: "Retry in a moment: another front end takes it over.",
             }),
-          );
-        }
-        this.#pending.clear();
+        );
         if (this.#terminals) o.editor.releaseTerminals(this.#terminals);
         this.#first();
         this.#ready();
@@ -151,7 +144,7 @@ export class RemoteBridge implements EditorBridge {
       if (step === "welcomed") {
         this.#welcomed = true;
         this.#terminals = new RemoteTerminals((method, params, timeoutMs, signal) =>
-          this.#request({ type: "call", id: this.#nextId++, method, params }, signal, timeoutMs),
+          this.#request((id) => ({ type: "call", id, method, params }), signal, timeoutMs),
         );
         editor.useTerminals(this.#terminals);
         return;
@@ -192,15 +185,10 @@ export class RemoteBridge implements EditorBridge {
           }
         }
         return;
-      case "response": {
-        const p = this.#pending.get(frame.id);
-        if (!p) return;
-        this.#pending.delete(frame.id);
-        p.cleanup();
-        if (frame.error) p.reject(ccbErrorFromWire(frame.error));
-        else p.resolve(frame.result);
+      case "response":
+        if (frame.error) this.#pending.reject(frame.id, ccbErrorFromWire(frame.error));
+        else this.#pending.resolve(frame.id, frame.result);
         return;
-      }
     }
   }
 
@@ -210,43 +198,31 @@ export class RemoteBridge implements EditorBridge {
     return true;
   }
 
-  #request(frame: ClientFrame & { id: number }, signal?: AbortSignal, timeoutMs?: number): Promise<unknown> {
-    signal?.throwIfAborted();
-    return new Promise((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      const onAbort = () => {
-        this.#pending.delete(frame.id);
-        cleanup();
-        this.#send({ type: "cancel", id: frame.id });
-        reject(new CcbError("ABORTED", "The editor call was cancelled."));
-      };
-      const cleanup = () => {
-        if (timer) clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-      };
-      // The owner applies the method's own timeout; this one only guards a silent owner.
-      if (timeoutMs && timeoutMs > 0) {
-        timer = setTimeout(() => {
-          this.#pending.delete(frame.id);
-          cleanup();
-          this.#send({ type: "cancel", id: frame.id });
-          reject(
-            new CcbError("TIMEOUT", `The shared workbench did not answer within ${Math.round(timeoutMs / 1000)} s.`, {
+  /** A request to the owner with a fresh id: given up (and cancelled there) on abort or when the owner is silent. */
+  #request(frame: (id: number) => ClientFrame, signal?: AbortSignal, timeoutMs?: number): Promise<unknown> {
+    return this.#pending.call(
+      (id) => {
+        if (!this.#send(frame(id)))
+          throw new CcbError("BRIDGE_UNAVAILABLE", "The shared workbench is not connected.", {
+            hint: "Retry in a moment.",
+          });
+      },
+      {
+        signal,
+        // The owner applies the method's own timeout; this one only guards a silent owner.
+        timeoutMs: timeoutMs && timeoutMs > 0 ? timeoutMs + 5000 : 0,
+        abortError: () => new CcbError("ABORTED", "The editor call was cancelled."),
+        timeoutError: () =>
+          new CcbError(
+            "TIMEOUT",
+            `The shared workbench did not answer within ${Math.round((timeoutMs ?? 0) / 1000)} s.`,
+            {
               hint: "Retry.",
-            }),
-          );
-        }, timeoutMs + 5000);
-      }
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.#pending.set(frame.id, { resolve, reject, cleanup });
-      if (!this.#send(frame)) {
-        this.#pending.delete(frame.id);
-        cleanup();
-        reject(
-          new CcbError("BRIDGE_UNAVAILABLE", "The shared workbench is not connected.", { hint: "Retry in a moment." }),
-        );
-      }
-    });
+            },
+          ),
+        onGiveUp: (id) => this.#send({ type: "cancel", id }),
+      },
+    );
   }
 
   /**
@@ -261,23 +237,22 @@ export class RemoteBridge implements EditorBridge {
     this.call("commands.list", { filter: TOUCH_FILTER }).catch(() => undefined);
   }
 
-  call(method: string, params: unknown, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<unknown> {
-    if (!isExtensionMethod(method))
-      return Promise.reject(new CcbError("INVALID_ARGUMENT", `Unknown editor method: ${method}`));
-    const id = this.#nextId++;
+  async call(method: string, params: unknown, options: EditorCallOptions = {}): Promise<unknown> {
+    if (!isExtensionMethod(method)) throw new CcbError("INVALID_ARGUMENT", `Unknown editor method: ${method}`);
     // 0 = no timeout (a diff waits for the person); the owner applies the same one.
     const timeoutMs = options.timeoutMs ?? extensionMethods[method].timeoutMs;
-    return this.#request(
-      {
+    const raw = await this.#request(
+      (id) => ({
         type: "call",
         id,
         method,
         params,
         ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-      },
+      }),
       options.signal,
       timeoutMs,
     );
+    return checkAnswer(method, raw);
   }
 
   onEvent(listener: (event: { type: string; [key: string]: unknown }) => void): () => void {
@@ -311,11 +286,9 @@ export class RemoteBridge implements EditorBridge {
 
   /** A fresh one-time link from the owner (undefined when it does not answer). */
   async #askLink(page?: "app"): Promise<string | undefined> {
-    const r = (await this.#request(
-      { type: "link", id: this.#nextId++, ...(page ? { page } : {}) },
-      undefined,
-      5000,
-    ).catch(() => undefined)) as { url?: string | null } | undefined;
+    const r = (await this.#request((id) => ({ type: "link", id, ...(page ? { page } : {}) }), undefined, 5000).catch(
+      () => undefined,
+    )) as { url?: string | null } | undefined;
     return r?.url ?? undefined;
   }
 

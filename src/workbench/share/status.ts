@@ -1,5 +1,5 @@
 import { WebSocket } from "ws";
-import { MAX_FRAME_BYTES } from "../../core/editor/contract.ts";
+import { MAX_FRAME_BYTES } from "../../editor-wire/contract.ts";
 import { CcbError } from "../../core/errors.ts";
 import { registerSecret } from "../../core/secret-vault.ts";
 import { ClientHandshake } from "./handshake.ts";

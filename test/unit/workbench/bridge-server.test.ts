@@ -7,13 +7,13 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { WebSocket } from "ws";
 import { type Core, createCore } from "../../../src/core/core.ts";
+import { isCcbError } from "../../../src/core/errors.ts";
 import {
   BRIDGE_PROTOCOL_VERSION,
   CLOSE_BAD_FRAME,
   CLOSE_BAD_TOKEN,
   CLOSE_TIMEOUT,
-} from "../../../src/core/editor/contract.ts";
-import { isCcbError } from "../../../src/core/errors.ts";
+} from "../../../src/editor-wire/contract.ts";
 import { BridgeServer } from "../../../src/workbench/bridge-server.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
 

@@ -8,8 +8,8 @@ import type {
   debugMethods,
   ParamsOf,
   ResultOf,
-} from "../../../core/editor/contract.ts";
-import { CONFIG_PATH_FIELDS } from "../../../core/editor/debug-confine.ts";
+} from "../../../editor-wire/contract.ts";
+import { CONFIG_PATH_FIELDS } from "../../../editor-wire/contract-debug.ts";
 import { BridgeError, uriPath } from "./convert.ts";
 
 /**

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import * as vscode from "vscode";
-import type { ParamsOf, ResultOf } from "../../../core/editor/contract.ts";
+import type { ParamsOf, ResultOf } from "../../../editor-wire/contract.ts";
 import { HunkReview } from "../../review/hunk-review.ts";
 import { refusedForModel } from "./model-guard.ts";
 

@@ -18,7 +18,8 @@ import {
   type ServerParamsOf,
   type ServerResultOf,
   serverMethods,
-} from "../../../core/editor/contract.ts";
+} from "../../../editor-wire/contract.ts";
+import { PendingCalls } from "../../../editor-wire/pending.ts";
 import { flushCompileCacheSoon } from "./compile-cache.ts";
 import { trackPersonWindow } from "./consent.ts";
 import { BridgeError, range, uriPath } from "./convert.ts";
@@ -56,8 +57,8 @@ class BridgeClient implements vscode.Disposable {
   #stopped = false;
   #reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   #pingTimer: ReturnType<typeof setInterval> | undefined;
-  #nextId = 1;
-  readonly #pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
+  /** The requests this host sent to ccb (workspace.resolve, terminals) that wait for the answer. */
+  readonly #pending = new PendingCalls();
   readonly #diffs: DiffManager;
   readonly #terminals: SharedTerminals;
   readonly #debug = new DebugBridge();
@@ -177,8 +178,7 @@ class BridgeClient implements vscode.Disposable {
       if (this.#ws !== ws) return;
       this.#ws = undefined;
       if (this.#pingTimer) clearInterval(this.#pingTimer);
-      for (const p of this.#pending.values()) p.reject(new Error("ccb disconnected"));
-      this.#pending.clear();
+      this.#pending.failAll(() => new Error("ccb disconnected"));
       this.#out.appendLine(`disconnected (${e.code} ${e.reason})`);
       if (e.code === CLOSE_BAD_TOKEN) this.#attempt = Math.max(this.#attempt, 4); // a stale token: the config file is rewritten on relaunch
       this.#retry();
@@ -212,14 +212,11 @@ class BridgeClient implements vscode.Disposable {
       case "request":
         void this.#serve(frame.id, frame.method, frame.params);
         return;
-      case "response": {
-        const p = this.#pending.get(frame.id);
-        if (!p) return;
-        this.#pending.delete(frame.id);
-        if (frame.error) p.reject(new BridgeError(frame.error.code, frame.error.message, frame.error.hint));
-        else p.resolve(frame.result);
+      case "response":
+        if (frame.error)
+          this.#pending.reject(frame.id, new BridgeError(frame.error.code, frame.error.message, frame.error.hint));
+        else this.#pending.resolve(frame.id, frame.result);
         return;
-      }
       case "event": {
         const ev = frame.event;
         if (ev.type === "terminalData") this.#terminals.data(ev.id, ev.data);
@@ -258,21 +255,14 @@ class BridgeClient implements vscode.Disposable {
     }
   }
 
-  request<M extends ServerMethod>(method: M, params: ServerParamsOf<M>): Promise<ServerResultOf<M>> {
+  /** A request to ccb; its answer is checked against the contract here, where it comes off the wire. */
+  async request<M extends ServerMethod>(method: M, params: ServerParamsOf<M>): Promise<ServerResultOf<M>> {
     const ws = this.#ws;
-    if (!ws || ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error("not connected to ccb"));
-    const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
-      this.#pending.set(id, {
-        resolve: (v) => {
-          const r = serverMethods[method].result.safeParse(v);
-          if (r.success) resolve(r.data as ServerResultOf<M>);
-          else reject(new Error(`ccb answered ${method} with an unexpected shape`));
-        },
-        reject,
-      });
-      ws.send(JSON.stringify({ type: "request", id, method, params }));
-    });
+    if (!ws || ws.readyState !== WebSocket.OPEN) throw new Error("not connected to ccb");
+    const answer = await this.#pending.call((id) => ws.send(JSON.stringify({ type: "request", id, method, params })));
+    const r = serverMethods[method].result.safeParse(answer);
+    if (!r.success) throw new Error(`ccb answered ${method} with an unexpected shape`);
+    return r.data as ServerResultOf<M>;
   }
 
   #send(frame: ExtensionFrame): void {

@@ -9,7 +9,7 @@ import type {
   ParamsOf,
   PlannedFile,
   ResultOf,
-} from "../../../core/editor/contract.ts";
+} from "../../../editor-wire/contract.ts";
 import { BridgeError, location, range, symbolKind, toPos, toRange, uriPath } from "./convert.ts";
 import { asModelCommand } from "./model-guard.ts";
 

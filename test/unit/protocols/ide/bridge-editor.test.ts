@@ -10,7 +10,7 @@ import type { EditorEvent } from "../../../../src/protocols/ide/editor.ts";
 import { tmpdirFixture } from "../../../helpers/tmp.ts";
 
 /**
- * The production IdeEditor's mapping between the bridge contract (src/core/editor/contract.ts) and
+ * The production IdeEditor's mapping between the bridge contract (src/editor-wire/contract.ts) and
  * the IDE tools, over a scripted EditorBridge (the e2e tests run it against the real extension).
  */
 class ScriptedBridge implements EditorBridge {

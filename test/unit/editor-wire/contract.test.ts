@@ -8,7 +8,7 @@ import {
   parseFrame,
   ServerFrame,
   serverMethods,
-} from "../../../src/core/editor/contract.ts";
+} from "../../../src/editor-wire/contract.ts";
 
 test("frames: valid ones parse, bad JSON and unknown shapes do not", () => {
   assert.equal(parseFrame(ExtensionFrame, "{"), undefined);

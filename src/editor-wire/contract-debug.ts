@@ -17,6 +17,9 @@ import { z } from "zod";
 
 const JsonObject = z.record(z.string(), z.unknown());
 
+/** The fields of a launch configuration that name a file or folder: each must lie inside the workspace (checked by ccb, read by the extension). */
+export const CONFIG_PATH_FIELDS = ["program", "cwd", "envFile", "runtimeExecutable"] as const;
+
 export const DebugState = z.enum(["running", "stopped", "ended"]);
 export type DebugState = z.infer<typeof DebugState>;
 
