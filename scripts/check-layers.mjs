@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Imports point downwards: cli → src/protocols/* → src/{workbench,stream,link} → src/tools →
+// Imports point downwards: cli → src/protocols/* → src/agent → src/{workbench,stream,link} → src/tools →
 // src/{net,platform,runtime-fetch} → src/core → src/util. A module may import its own folder and any lower
 // layer; never a higher one, and never a sibling of its own layer (src/protocols/mcp ↛ src/protocols/acp,
 // src/workbench ↛ src/link). No import circle either (type-only and lazy imports count). Exit 1 lists
@@ -21,10 +21,11 @@ const UNITS = [
   ["src/workbench", 4],
   ["src/stream", 4],
   ["src/link", 4],
-  ["src/protocols/mcp", 5],
-  ["src/protocols/ide", 5],
-  ["src/protocols/acp", 5],
-  ["cli", 6],
+  ["src/agent", 5],
+  ["src/protocols/mcp", 6],
+  ["src/protocols/ide", 6],
+  ["src/protocols/acp", 6],
+  ["cli", 7],
 ];
 
 function unitOf(file) {

@@ -10,14 +10,14 @@ import type { Logger } from "../../core/log.ts";
 import { CCB_VERSION } from "../../core/version.ts";
 import { JsonRpcCode } from "../../util/jsonrpc.ts";
 import { selfCommand } from "../../util/self.ts";
-import { replayUpdates } from "./history.ts";
-import { ModelError, type ModelErrorKind, missingCredentials } from "./model-error.ts";
-import { type SandboxFacts, sandboxFacts } from "./modes.ts";
-import type { Session } from "./session.ts";
-import { type SessionOptions, sessionOptionsFrom } from "./session-options.ts";
-import { type AgentEnv, loadModelSettings } from "./settings.ts";
-import { SessionStore } from "./store.ts";
-import type { AcpWorkbenchOptions } from "./workbench.ts";
+import { replayUpdates } from "../../agent/history.ts";
+import { ModelError, type ModelErrorKind, missingCredentials } from "../../agent/model-error.ts";
+import { type SandboxFacts, sandboxFacts } from "../../agent/modes.ts";
+import type { Session } from "../../agent/session.ts";
+import { type SessionOptions, sessionOptionsFrom } from "../../agent/session-options.ts";
+import { type AgentEnv, loadModelSettings } from "../../agent/settings.ts";
+import { SessionStore } from "../../agent/store.ts";
+import type { AcpWorkbenchOptions } from "../../agent/workbench.ts";
 
 export interface AcpAgentOptions {
   env: AgentEnv;
@@ -82,7 +82,7 @@ export function authMethodsFor(caps: ClientCapabilities): AuthMethod[] {
   return [login, ENV_METHOD];
 }
 
-const loadSession = () => import("./session.ts");
+const loadSession = () => import("../../agent/session.ts");
 const newSessionId = () => `ccb-${randomUUID()}`;
 
 /** CcbError codes -> JSON-RPC errors, in one place. AUTH_REQUIRED names the auth methods offered to this client. */

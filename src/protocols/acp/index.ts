@@ -1,7 +1,7 @@
 import { Readable, Writable } from "node:stream";
 import type { Logger } from "../../core/log.ts";
-import { resolveAgentEnv } from "./settings.ts";
-import type { AcpWorkbenchOptions } from "./workbench.ts";
+import { resolveAgentEnv } from "../../agent/settings.ts";
+import type { AcpWorkbenchOptions } from "../../agent/workbench.ts";
 
 export interface StartAcpOptions {
   log: Logger;

@@ -1,0 +1,32 @@
+import type * as acp from "@agentclientprotocol/sdk/unstable";
+import type { SessionUpdate } from "@agentclientprotocol/sdk/unstable";
+import type { Logger } from "../core/log.ts";
+
+/**
+ * One prompt turn's outlet to the client. Once the turn is closed (its response is about to be
+ * sent) nothing more goes out for it: "no update after cancelled" holds by construction.
+ */
+export class TurnOutlet {
+  private closed = false;
+
+  constructor(
+    private readonly client: acp.AgentContext,
+    readonly sessionId: string,
+    private readonly log: Logger,
+  ) {}
+
+  emit(update: SessionUpdate): void {
+    if (this.closed) return;
+    this.client
+      .notify("session/update", { sessionId: this.sessionId, update })
+      .catch((err: Error) => this.log.debug(`session/update not sent: ${err.message}`));
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+}
