@@ -1,6 +1,6 @@
-import type * as acp from "@agentclientprotocol/sdk/unstable";
 import type { SessionUpdate } from "@agentclientprotocol/sdk/unstable";
 import type { Logger } from "../core/log.ts";
+import type { AgentPeer } from "./peer.ts";
 
 /**
  * One prompt turn's outlet to the client. Once the turn is closed (its response is about to be
@@ -10,16 +10,14 @@ export class TurnOutlet {
   private closed = false;
 
   constructor(
-    private readonly client: acp.AgentContext,
+    private readonly peer: AgentPeer,
     readonly sessionId: string,
     private readonly log: Logger,
   ) {}
 
   emit(update: SessionUpdate): void {
     if (this.closed) return;
-    this.client
-      .notify("session/update", { sessionId: this.sessionId, update })
-      .catch((err: Error) => this.log.debug(`session/update not sent: ${err.message}`));
+    this.peer.update(this.sessionId, update).catch((err: Error) => this.log.debug(`update not sent: ${err.message}`));
   }
 
   close(): void {

@@ -1,6 +1,5 @@
-import type * as acp from "@agentclientprotocol/sdk/unstable";
 import type {
-  ClientCapabilities,
+  AvailableCommand,
   ContentBlock,
   McpServer,
   PromptResponse,
@@ -31,6 +30,7 @@ import {
   type SessionConfig,
 } from "./modes.ts";
 import { TurnOutlet } from "./outlet.ts";
+import type { AgentPeer } from "./peer.ts";
 import { PermissionRules } from "./permissions.ts";
 import { acpUsage, addCounts, costOf, priceOf, type TokenCounts, ZERO_TOKENS } from "./pricing.ts";
 import { findLocalCommand, localAvailableCommands } from "./session-commands.ts";
@@ -46,9 +46,9 @@ import { type AcpTool, offeredTools } from "./tools/types.ts";
 import { type LocalRun, Turn, type TurnHost } from "./turn.ts";
 import { type AcpWorkbench, type AcpWorkbenchOptions, acquireAcpWorkbench } from "./workbench.ts";
 
-export interface AcpSessionDeps {
-  client: acp.AgentContext;
-  caps: ClientCapabilities;
+export interface AgentSessionDeps {
+  /** The connection's person: where events go and what the agent may ask. */
+  peer: AgentPeer;
   env: AgentEnv;
   store: SessionStore;
   log: Logger;
@@ -57,14 +57,14 @@ export interface AcpSessionDeps {
   workbench?: AcpWorkbenchOptions | undefined;
 }
 
-/** One ACP session: its workspace core, config, conversation, store, MCP clients and FIFO prompt queue. */
+/** One session of the agent: its workspace core, config, conversation, store, MCP clients and FIFO prompt queue. */
 export class Session implements TurnHost {
   readonly core: Core;
   readonly io: ClientIO;
   readonly rules: PermissionRules;
   readonly settings: ModelSettings;
   commands: SlashCommand[];
-  readonly client: acp.AgentContext;
+  readonly peer: AgentPeer;
   readonly log: Logger;
   config: SessionConfig;
   history: MessageParam[] = [];
@@ -89,16 +89,21 @@ export class Session implements TurnHost {
     readonly id: string,
     readonly cwd: string,
     private readonly writer: SessionWriter,
-    private readonly deps: AcpSessionDeps,
+    private readonly deps: AgentSessionDeps,
     readonly options: SessionOptions,
   ) {
-    this.client = deps.client;
+    this.peer = deps.peer;
     this.log = deps.log.child(id.slice(0, 12));
     this.core = createCore({
       roots: [cwd, ...(options.additionalDirectories ?? []).filter((d) => d !== cwd)],
       log: this.log,
     });
-    this.io = createClientIO(deps.client, deps.caps, this.core, id, cwd);
+    this.io = createClientIO(
+      { readText: deps.peer.files?.read, writeText: deps.peer.files?.write, terminals: deps.peer.terminals },
+      this.core,
+      id,
+      cwd,
+    );
     this.rules = PermissionRules.forProject(deps.env.dataDir, cwd);
     this.settings = loadModelSettings(deps.env, cwd);
     this.commands = loadCommands(cwd, deps.env.home, deps.env.configDir);
@@ -111,7 +116,7 @@ export class Session implements TurnHost {
 
   /** A new session (or a fork / a stored one when `records` are given). */
   static async open(
-    deps: AcpSessionDeps,
+    deps: AgentSessionDeps,
     opts: {
       id: string;
       cwd: string;
@@ -178,7 +183,7 @@ export class Session implements TurnHost {
 
   /** The client renders elicitation forms: the model may ask the person (ask_person). */
   get canElicit(): boolean {
-    return this.deps.caps.elicitation?.form != null;
+    return this.deps.peer.elicit !== undefined;
   }
 
   /** The tools of the next model request: bridge-needing ones only while the workbench's bridge is connected. */
@@ -296,16 +301,16 @@ export class Session implements TurnHost {
 
   /** Session-level update (not tied to a turn). */
   notify(update: SessionUpdate): void {
-    this.client
-      .notify("session/update", { sessionId: this.id, update })
-      .catch((err: Error) => this.log.debug(`update not sent: ${err.message}`));
+    this.peer.update(this.id, update).catch((err: Error) => this.log.debug(`update not sent: ${err.message}`));
+  }
+
+  /** The slash commands of this session: ccb's own and the project's and the user's command files. */
+  availableCommands(): AvailableCommand[] {
+    return [...localAvailableCommands(), ...availableCommands(this.commands)];
   }
 
   announceCommands(): void {
-    this.notify({
-      sessionUpdate: "available_commands_update",
-      availableCommands: [...localAvailableCommands(), ...availableCommands(this.commands)],
-    });
+    this.notify({ sessionUpdate: "available_commands_update", availableCommands: this.availableCommands() });
   }
 
   /** Command files may change during a turn (the agent can write them): re-read and re-announce when they did. */
@@ -414,7 +419,7 @@ export class Session implements TurnHost {
       if (ac.signal.aborted) return { stopReason: "cancelled" };
       await this.lookAgainForWorkbench();
       this.core.bridge.touch(); // a prompt: the editor reopens while the model thinks, if it was parked
-      const outlet = new TurnOutlet(this.client, this.id, this.log);
+      const outlet = new TurnOutlet(this.peer, this.id, this.log);
       this.turnTokens = ZERO_TOKENS;
       try {
         const stopReason = await new Turn(this, outlet, ac.signal).run(prompt);

@@ -1,5 +1,4 @@
-import type { ToolCallContent, ToolCallUpdate } from "@agentclientprotocol/sdk/unstable";
-import * as acp from "@agentclientprotocol/sdk/unstable";
+import type { PermissionOption, ToolCallContent, ToolCallUpdate } from "@agentclientprotocol/sdk/unstable";
 import type { ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
 import type { Core } from "../core/core.ts";
 import { type HintNames, isCcbError, toCcbError } from "../core/errors.ts";
@@ -10,6 +9,7 @@ import { type Todo, textContent, toolCallStart } from "./converters.ts";
 import { applyReviewed, type DiffReview, openDiffReview, type ReviewOutcome } from "./diff-review.ts";
 import type { ModeId } from "./modes.ts";
 import type { TurnOutlet } from "./outlet.ts";
+import type { AgentPeer } from "./peer.ts";
 import { decide, optionKind, PERMISSION_OPTIONS, type PermissionRules } from "./permissions.ts";
 import type { StoreRecord } from "./store.ts";
 import type { ClientIO } from "./tools/io.ts";
@@ -35,7 +35,8 @@ export interface ToolHost {
   readonly io: ClientIO;
   readonly rules: PermissionRules;
   readonly log: Logger;
-  readonly client: acp.AgentContext;
+  /** Where the session's events and asks go. */
+  readonly peer: AgentPeer;
   readonly config: { readonly mode: ModeId };
   /** The client renders elicitation forms (`clientCapabilities.elicitation.form`). */
   readonly canElicit?: boolean;
@@ -157,15 +158,16 @@ async function runToolUseUnmasked(call: ToolCall, use: ToolUseBlock): Promise<To
     caller: { frontEnd: "acp", client: "ccb acp", session: host.id },
     progress: (fields) => send(fields),
     setPlan: (todos) => host.setPlan(outlet, turn, todos),
-    elicit: host.canElicit
-      ? (message, requestedSchema) =>
-          host.client.request(
-            acp.methods.client.elicitation.create,
-            { sessionId: host.id, toolCallId: id, mode: "form", message, requestedSchema },
-            // a cancelled turn withdraws the question: $/cancel_request, and the call ends now
-            { cancellationSignal: signal, stopWaitingOnCancel: true },
-          )
-      : undefined,
+    elicit:
+      host.canElicit && host.peer.elicit
+        ? (message, requestedSchema) =>
+            // a cancelled turn withdraws the question, and the call ends now
+            (host.peer.elicit as NonNullable<AgentPeer["elicit"]>)(
+              host.id,
+              { toolCallId: id, message, requestedSchema },
+              signal,
+            )
+        : undefined,
   };
   const presentation = tool.acp;
   const title = parsed.ok ? presentation.title(parsed.args) : use.name;
@@ -302,22 +304,18 @@ async function askPermission(
   host: ToolHost,
   outlet: TurnOutlet,
   toolCall: ToolCallUpdate,
-  options: acp.PermissionOption[],
+  options: PermissionOption[],
   signal: AbortSignal,
 ): Promise<string | "cancelled" | undefined> {
   if (signal.aborted) return "cancelled";
   try {
-    const r = await host.client.request(
-      acp.methods.client.session.requestPermission,
-      { sessionId: host.id, toolCall, options },
-      { cancellationSignal: signal, stopWaitingOnCancel: true },
-    );
-    if (signal.aborted || r.outcome.outcome === "cancelled") return "cancelled";
-    const chosen = r.outcome.optionId;
+    const r = await host.peer.requestPermission(host.id, { toolCall, options }, signal);
+    if (signal.aborted || r.outcome === "cancelled") return "cancelled";
+    const chosen = r.optionId;
     return options.some((o) => o.optionId === chosen) ? chosen : undefined;
   } catch (err) {
     if (signal.aborted) return "cancelled";
-    host.log.warn(`session/request_permission failed: ${(err as Error).message}`);
+    host.log.warn(`permission request failed: ${(err as Error).message}`);
     outlet.emit({
       sessionUpdate: "agent_message_chunk",
       content: { type: "text", text: `\n[permission request failed: ${(err as Error).message}]\n` },

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { childEnv } from "../../core/child-env.ts";
 import { CcbError, isCcbError } from "../../core/errors.ts";
 import { shortTitle, textContent } from "../converters.ts";
+import type { ClientTerminals } from "../peer.ts";
 import { isSafeCommand } from "../permissions.ts";
 import { type AgentToolContext, defineAcpTool, type ToolOutcome, truncateForModel } from "./types.ts";
 
@@ -71,10 +72,16 @@ function outcome(
 }
 
 /** Through the client's terminal/*: the editor shows the live output. */
-async function inClientTerminal(i: BashInput, ctx: AgentToolContext, ms: number): Promise<ToolOutcome> {
-  const term = await ctx.io.client.createTerminal(
-    { sessionId: ctx.sessionId, command: "/bin/sh", args: ["-c", i.command], cwd: ctx.cwd, outputByteLimit: 1_000_000 },
-    { cancellationSignal: ctx.signal },
+async function inClientTerminal(
+  terminals: ClientTerminals,
+  i: BashInput,
+  ctx: AgentToolContext,
+  ms: number,
+): Promise<ToolOutcome> {
+  const term = await terminals.create(
+    ctx.sessionId,
+    { command: "/bin/sh", args: ["-c", i.command], cwd: ctx.cwd, outputByteLimit: 1_000_000 },
+    ctx.signal,
   );
   const content = [{ type: "terminal" as const, terminalId: term.id }];
   ctx.progress?.({ content });
@@ -179,7 +186,7 @@ export const bashTool = defineAcpTool({
   },
   async execute(i, ctx) {
     const ms = i.timeout_ms ?? 120_000;
-    if (ctx.io.caps.terminal) return inClientTerminal(i, ctx, ms);
+    if (ctx.io.terminals) return inClientTerminal(ctx.io.terminals, i, ctx, ms);
     try {
       return await inCoreTerminal(i, ctx, ms);
     } catch (err) {

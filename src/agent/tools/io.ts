@@ -1,48 +1,42 @@
 import { isAbsolute, resolve } from "node:path";
-import type { ClientCapabilities } from "@agentclientprotocol/sdk/unstable";
-import * as acp from "@agentclientprotocol/sdk/unstable";
 import type { Core } from "../../core/core.ts";
 import { CcbError, isCcbError } from "../../core/errors.ts";
+import type { ClientTerminals } from "../peer.ts";
+
+/** The client's own file access and terminals, where a client offers them (v1's `fs` and `terminal`). */
+export interface ClientOffer {
+  readText?: ((sessionId: string, path: string, signal: AbortSignal) => Promise<string>) | undefined;
+  writeText?: ((sessionId: string, path: string, text: string, signal: AbortSignal) => Promise<void>) | undefined;
+  terminals?: ClientTerminals | undefined;
+}
 
 /**
- * File access for tools: through the client's fs/* when it offers them (so unsaved editor buffers
+ * File access for tools: through the client's files when it offers them (so unsaved editor buffers
  * are seen and edits land in the editor), else the core's FileService. Paths are always confined
  * to the session's workspace first.
  */
 export interface ClientIO {
-  readonly caps: ClientCapabilities;
   /** Absolute, confined path. */
   resolve(path: string): Promise<string>;
   /** File text, or null when the file does not exist. */
   readText(abs: string, signal: AbortSignal): Promise<string | null>;
   writeText(abs: string, text: string, signal: AbortSignal): Promise<void>;
-  client: acp.AgentContext;
+  /** The client's terminals, when it offers them (else commands run on the core's PTYs). */
+  readonly terminals: ClientTerminals | undefined;
 }
 
-export function createClientIO(
-  client: acp.AgentContext,
-  caps: ClientCapabilities,
-  core: Core,
-  sessionId: string,
-  cwd: string,
-): ClientIO {
+export function createClientIO(offer: ClientOffer, core: Core, sessionId: string, cwd: string): ClientIO {
   return {
-    caps,
-    client,
+    terminals: offer.terminals,
     async resolve(path: string) {
       const p = isAbsolute(path) ? path : resolve(cwd, path);
       return (await core.workspace.resolve(p)).abs;
     },
     async readText(abs, signal) {
-      if (caps.fs?.readTextFile) {
+      if (offer.readText) {
         const exists = (await core.workspace.resolve(abs)).exists;
         if (!exists) return null;
-        const r = await client.request(
-          acp.methods.client.fs.readTextFile,
-          { sessionId, path: abs },
-          { cancellationSignal: signal },
-        );
-        return r.content;
+        return await offer.readText(sessionId, abs, signal);
       }
       try {
         const r = await core.files.read(abs, { signal });
@@ -55,12 +49,9 @@ export function createClientIO(
       }
     },
     async writeText(abs, text, signal) {
-      if (caps.fs?.writeTextFile) {
-        await client.request(
-          acp.methods.client.fs.writeTextFile,
-          { sessionId, path: abs, content: text },
-          { cancellationSignal: signal },
-        );
+      if (offer.writeText) {
+        // confined like every write: resolve() above, and the workspace once more here
+        await offer.writeText(sessionId, (await core.workspace.resolve(abs)).abs, text, signal);
         return;
       }
       await core.files.write(abs, text, { createParents: true, signal });

@@ -1,11 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import {
-  mapStopReason,
-  promptToModel,
-  streamEventToUpdate,
-  todosToPlan,
-} from "../../../src/agent/converters.ts";
+import { mapStopReason, promptToModel, streamEventToUpdate, todosToPlan } from "../../../src/agent/converters.ts";
 
 test("converters: stream events map to chunks; stop reasons map exhaustively", () => {
   assert.deepEqual(

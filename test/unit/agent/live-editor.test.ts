@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { LiveEditor } from "../../../src/agent/live-editor.ts";
 import { createCore } from "../../../src/core/core.ts";
 import type { EditorBridge } from "../../../src/core/editor/bridge.ts";
 import { CcbError, isCcbError } from "../../../src/core/errors.ts";
 import { silentLogger } from "../../../src/core/log.ts";
-import { LiveEditor } from "../../../src/agent/live-editor.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
 
 /**

@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { silentLogger } from "../../../src/core/log.ts";
 import { ModelClient } from "../../../src/agent/model.ts";
 import { ModelError } from "../../../src/agent/model-error.ts";
 import type { ModelSettings } from "../../../src/agent/settings.ts";
+import { silentLogger } from "../../../src/core/log.ts";
 import { startFakeAnthropic } from "../../helpers/fake-anthropic.ts";
 
 const base: ModelSettings = {

@@ -3,12 +3,11 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type * as acp from "@agentclientprotocol/sdk/unstable";
-import { type Core, createCore } from "../../../src/core/core.ts";
 import { toolsForModel } from "../../../src/agent/model-tools.ts";
 import { BUILTIN_TOOLS } from "../../../src/agent/tools/index.ts";
 import { createClientIO } from "../../../src/agent/tools/io.ts";
 import type { AcpTool, AgentToolContext as ToolContext } from "../../../src/agent/tools/types.ts";
+import { type Core, createCore } from "../../../src/core/core.ts";
 import { runTool } from "../../../src/tools/kernel.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
 
@@ -32,7 +31,7 @@ describe("acp tools on the core (no client fs/terminal)", () => {
       sessionId: "s",
       cwd: dir.path,
       core,
-      io: createClientIO({} as acp.AgentContext, {}, core, "s", dir.path),
+      io: createClientIO({}, core, "s", dir.path),
       signal: new AbortController().signal,
       log: core.log,
       progress: (f) => progress.push(f),

@@ -2,17 +2,15 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { test } from "node:test";
-import type * as acp from "@agentclientprotocol/sdk/unstable";
+
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { z } from "zod";
-import { createCore } from "../../../src/core/core.ts";
-import { CcbError } from "../../../src/core/errors.ts";
-import { silentLogger } from "../../../src/core/log.ts";
 import { diffContent, type Todo } from "../../../src/agent/converters.ts";
 import { diagnosticsText } from "../../../src/agent/live-editor.ts";
 import { ModelClient } from "../../../src/agent/model.ts";
 import type { ModeId, SessionConfig } from "../../../src/agent/modes.ts";
 import { TurnOutlet } from "../../../src/agent/outlet.ts";
+import type { AgentPeer } from "../../../src/agent/peer.ts";
 import { PermissionRules } from "../../../src/agent/permissions.ts";
 import type { StoreRecord } from "../../../src/agent/store.ts";
 import type { EditFeedback } from "../../../src/agent/tool-runner.ts";
@@ -20,6 +18,9 @@ import { BUILTIN_TOOLS } from "../../../src/agent/tools/index.ts";
 import { createClientIO } from "../../../src/agent/tools/io.ts";
 import { type AcpTool, defineAcpTool, offeredTools } from "../../../src/agent/tools/types.ts";
 import { Turn, type TurnHost } from "../../../src/agent/turn.ts";
+import { createCore } from "../../../src/core/core.ts";
+import { CcbError } from "../../../src/core/errors.ts";
+import { silentLogger } from "../../../src/core/log.ts";
 import { lastToolResults } from "../../helpers/acp-scripts.ts";
 import { repoRoot } from "../../helpers/cli.ts";
 import { type Reply, startFakeAnthropic } from "../../helpers/fake-anthropic.ts";
@@ -67,7 +68,7 @@ test("no circle: the turn, the tool runner, the gates and the live editor never 
   const importers = readdirSync(ACP)
     .filter((n) => n.endsWith(".ts") && n !== "session.ts")
     .filter((n) => importsOf(join(ACP, n)).includes(session));
-  assert.deepEqual(importers.sort(), []);
+  assert.deepEqual(importers.sort(), ["agent.ts"]);
 });
 
 test("the generic runner and the turn name no tool", () => {
@@ -148,12 +149,10 @@ function fakeHost(o: {
   const history: MessageParam[] = [];
   const modes: ModeId[] = [];
   const core = createCore({ roots: [o.cwd], log: silentLogger });
-  const client = {
-    notify: async () => undefined,
-    request: async () => ({
-      outcome: o.answer ? { outcome: "selected", optionId: o.answer } : { outcome: "cancelled" },
-    }),
-  } as unknown as acp.AgentContext;
+  const peer: AgentPeer = {
+    update: async () => undefined,
+    requestPermission: async () => (o.answer ? { outcome: "selected", optionId: o.answer } : { outcome: "cancelled" }),
+  };
   const config: SessionConfig = { mode: "plan", model: "claude-test", models: ["claude-test"], thought: "off" };
   const settings = {
     apiKey: "sk-ant-unit",
@@ -175,10 +174,10 @@ function fakeHost(o: {
     id: "ccb-unit",
     cwd: o.cwd,
     core,
-    io: createClientIO(client, {}, core, "ccb-unit", o.cwd),
+    io: createClientIO({}, core, "ccb-unit", o.cwd),
     rules: PermissionRules.forProject(o.dataDir, o.cwd),
     log: silentLogger,
-    client,
+    peer,
     config,
     settings,
     maxTurns: 5,
@@ -253,7 +252,7 @@ test("a Turn driven through TurnHost: a gated tool switches the mode; an edit's 
   });
   try {
     const ac = new AbortController();
-    const outlet = new TurnOutlet(host.client, host.id, silentLogger);
+    const outlet = new TurnOutlet(host.peer, host.id, silentLogger);
     const stop = await new Turn(host, outlet, ac.signal).run([{ type: "text", text: "go" }]);
     assert.equal(stop, "end_turn");
     assert.deepEqual(modes, ["acceptEdits"], "the plan gate switched the mode");
@@ -297,7 +296,7 @@ test("a Turn without a live editor: the edit result is the tool's own text; keep
     answer: "plan",
   });
   try {
-    const outlet = new TurnOutlet(host.client, host.id, silentLogger);
+    const outlet = new TurnOutlet(host.peer, host.id, silentLogger);
     assert.equal(
       await new Turn(host, outlet, new AbortController().signal).run([{ type: "text", text: "go" }]),
       "end_turn",

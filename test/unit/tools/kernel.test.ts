@@ -4,10 +4,6 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { type Core, createCore } from "../../../src/core/core.ts";
-import { CcbError, isCcbError } from "../../../src/core/errors.ts";
-import { silentLogger } from "../../../src/core/log.ts";
-import { registerSecret, resetSecretsForTests } from "../../../src/core/secret-vault.ts";
 import { toolsForModel } from "../../../src/agent/model-tools.ts";
 import {
   AGENT_TOOLS,
@@ -18,6 +14,10 @@ import {
   TASK_TOOLS,
 } from "../../../src/agent/tools/index.ts";
 import { type AgentToolContext, defineAcpTool, previewOf } from "../../../src/agent/tools/types.ts";
+import { type Core, createCore } from "../../../src/core/core.ts";
+import { CcbError, isCcbError } from "../../../src/core/errors.ts";
+import { silentLogger } from "../../../src/core/log.ts";
+import { registerSecret, resetSecretsForTests } from "../../../src/core/secret-vault.ts";
 import { ideToolList, RpcSession } from "../../../src/protocols/ide/rpc.ts";
 import { IDE_TOOLS } from "../../../src/protocols/ide/tools/index.ts";
 import { type AnyIdeTool, defineIdeTool, type IdeToolDeps, runIdeTool } from "../../../src/protocols/ide/tools/tool.ts";
