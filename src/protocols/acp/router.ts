@@ -1,6 +1,7 @@
 import { AgentProtocolRouter } from "@agentclientprotocol/sdk/experimental/v2";
 import { type AgentOptions, CcbAgent } from "../../agent/agent.ts";
 import { createV1Front } from "./v1.ts";
+import { createV2Front } from "./v2.ts";
 
 export interface AcpRouterOptions extends AgentOptions {
   /** Told, when the client leaves, of the closing of every session (their workbenches released). */
@@ -15,5 +16,5 @@ export interface AcpRouterOptions extends AgentOptions {
 export function createAcpRouter(options: AcpRouterOptions): AgentProtocolRouter {
   const agent = new CcbAgent(options);
   const fronts = { onClosing: options.onClosing };
-  return new AgentProtocolRouter().withV1(createV1Front(agent, fronts));
+  return new AgentProtocolRouter().withV1(createV1Front(agent, fronts)).withV2(createV2Front(agent, fronts));
 }
