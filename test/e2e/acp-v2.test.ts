@@ -205,7 +205,7 @@ test("ACP v2 over stdio: initialize, a text turn, tools on ccb's own core, refus
         replayFrom: { type: "start" },
       });
       const replayed = JSON.stringify(h2.updates.filter((u) => u.sessionId === sessionId));
-      assert.match(replayed, /"user_message_chunk".*"hello"/s);
+      assert.match(replayed, /"text":"hello","type":"text"},"sessionUpdate":"user_message_chunk"/);
       assert.match(replayed, /Hello from ccb\./);
       assert.ok(
         h2.updates.some(
