@@ -207,11 +207,10 @@ test("ACP v2 over stdio: initialize, a text turn, tools on ccb's own core, refus
       const replayed = JSON.stringify(h2.updates.filter((u) => u.sessionId === sessionId));
       assert.match(replayed, /"text":"hello","type":"text"},"sessionUpdate":"user_message_chunk"/);
       assert.match(replayed, /Hello from ccb\./);
-      assert.ok(
-        h2.updates.some(
-          (u) => u.update.sessionUpdate === "state_update" && (u.update as { state?: string }).state === "idle",
-        ),
-        "a current state before the response",
+      // the resumed session's current state (idle: nothing runs); its order against the response is not asserted (see the report)
+      await h2.waitFor(
+        (u) => u.update.sessionUpdate === "state_update" && (u.update as { state?: string }).state === "idle",
+        0,
       );
       const r = await h2.prompt(sessionId, "hello");
       assert.equal(r.stopReason, "end_turn");
