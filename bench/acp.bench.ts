@@ -14,8 +14,8 @@ import * as acp from "@agentclientprotocol/sdk";
 import * as acpu from "@agentclientprotocol/sdk/unstable";
 import Anthropic from "@anthropic-ai/sdk";
 import { silentLogger } from "../src/core/log.ts";
-import { createAcpAgent } from "../src/protocols/acp/agent.ts";
 import { boundedNdJsonStream } from "../src/protocols/acp/framing.ts";
+import { createAcpAgent } from "../src/protocols/acp/v1.ts";
 import { startFakeAnthropic } from "../test/helpers/fake-anthropic.ts";
 import { fmt, ratio, summarize } from "./lib.ts";
 

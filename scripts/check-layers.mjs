@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Imports point downwards: cli → src/protocols/* → src/{workbench,stream,link} → src/tools →
+// Imports point downwards: cli → src/protocols/* → src/agent → src/{workbench,stream,link} → src/tools →
 // src/{net,platform,runtime-fetch} → src/core → src/util → src/editor-wire. A module may import its own
 // folder and any lower layer; never a higher one, and never a sibling of its own layer
 // (src/protocols/mcp ↛ src/protocols/acp, src/workbench ↛ src/link). The bottom floor, src/editor-wire
@@ -26,13 +26,14 @@ const UNITS = [
   ["src/workbench", 4],
   ["src/stream", 4],
   ["src/link", 4],
-  ["src/protocols/mcp", 5],
-  ["src/protocols/ide", 5],
-  ["src/protocols/acp", 5],
-  ["cli", 6],
+  ["src/agent", 5],
+  ["src/protocols/mcp", 6],
+  ["src/protocols/ide", 6],
+  ["src/protocols/acp", 6],
+  ["cli", 7],
   // the bridge extension's program: above everything (nothing imports it), allowed only the wire (ONLY)
-  ["src/workbench/bridge-extension", 7],
-  ["src/workbench/review", 7],
+  ["src/workbench/bridge-extension", 8],
+  ["src/workbench/review", 8],
 ];
 /** Units that may import only these units besides their own program (EXTENSION: one program in two folders). */
 const EXTENSION = new Set(["src/workbench/bridge-extension", "src/workbench/review"]);

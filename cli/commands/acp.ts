@@ -34,8 +34,8 @@ export default defineCommand({
       const { log } = setupLogging(args);
       if (args.login || args.logout) {
         const [{ resolveAgentEnv }, { runLogin, runLogout }] = await Promise.all([
-          import("../../src/protocols/acp/settings.ts"),
-          import("../../src/protocols/acp/login.ts"),
+          import("../../src/agent/settings.ts"),
+          import("../../src/agent/login.ts"),
         ]);
         const env = resolveAgentEnv();
         const io = { input: process.stdin, output: process.stderr };

@@ -64,7 +64,7 @@ import workspaceStatus from "./workspace_status.ts";
 
 /**
  * The one explicit catalog of workspace tools, in the order MCP lists them: `ccb serve` offers them, `ccb acp` its
- * editor and debug tools (beside its own file, shell and planning tools, protocols/acp/tools/); the IDE socket
+ * editor and debug tools (beside its own file, shell and planning tools, agent/tools/); the IDE socket
  * has Claude Code's own tools (protocols/ide/tools/). A workspace tool not listed here does not exist.
  */
 const CATALOG = [

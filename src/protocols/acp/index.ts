@@ -1,7 +1,7 @@
 import { Readable, Writable } from "node:stream";
+import { resolveAgentEnv } from "../../agent/settings.ts";
+import type { AcpWorkbenchOptions } from "../../agent/workbench.ts";
 import type { Logger } from "../../core/log.ts";
-import { resolveAgentEnv } from "./settings.ts";
-import type { AcpWorkbenchOptions } from "./workbench.ts";
 
 export interface StartAcpOptions {
   log: Logger;
@@ -19,7 +19,7 @@ function maxFrameBytes(env: NodeJS.ProcessEnv): number {
 }
 
 /**
- * `ccb acp`: ACP over stdio. stdout carries only protocol frames (logs go to stderr; tools run with
+ * `ccb acp`: ACP over stdio, v1 or v2 as the client's `initialize` asks (the SDK's router). stdout carries only protocol frames (logs go to stderr; tools run with
  * piped stdio or PTYs). Resolves when the client closes stdin. A bad environment (empty PATH/HOME)
  * throws a CcbError before anything is read, which the CLI prints and exits on.
  */
@@ -32,12 +32,12 @@ export async function startAcpAgent(options: StartAcpOptions): Promise<void> {
     options.log.debug(`stdout closed: ${err.code ?? err.message}`);
     input.destroy();
   });
-  const [{ boundedNdJsonStream }, { createAcpAgent }] = await Promise.all([
+  const [{ boundedNdJsonStream }, { createAcpRouter }] = await Promise.all([
     import("./framing.ts"),
-    import("./agent.ts"),
+    import("./router.ts"),
   ]);
   let closing: Promise<void> = Promise.resolve();
-  const app = createAcpAgent({
+  const router = createAcpRouter({
     env,
     log: options.log.child("acp"),
     workbench: options.workbench,
@@ -54,7 +54,7 @@ export async function startAcpAgent(options: StartAcpOptions): Promise<void> {
         ),
     },
   );
-  const conn = app.connect(stream);
+  const conn = router.connect(stream);
   options.log.debug(`acp agent ready (data ${env.dataDir})`);
   await conn.closed;
   // the sessions close (a workbench this process started stops and unpublishes), within a bound

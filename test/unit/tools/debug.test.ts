@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { decide, PermissionRules } from "../../../src/agent/permissions.ts";
+import { AGENT_TOOLS } from "../../../src/agent/tools/index.ts";
 import { confineDebugParams, confineJoinedSession } from "../../../src/core/editor/debug-confine.ts";
 import { Workspace } from "../../../src/core/workspace.ts";
-import { decide, PermissionRules } from "../../../src/protocols/acp/permissions.ts";
-import { AGENT_TOOLS } from "../../../src/protocols/acp/tools/index.ts";
 import { workspaceTools } from "../../../src/tools/catalog.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
 

@@ -4,11 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { type Core, createCore } from "../../../src/core/core.ts";
-import { CcbError, isCcbError } from "../../../src/core/errors.ts";
-import { silentLogger } from "../../../src/core/log.ts";
-import { registerSecret, resetSecretsForTests } from "../../../src/core/secret-vault.ts";
-import { toolsForModel } from "../../../src/protocols/acp/model-tools.ts";
+import { toolsForModel } from "../../../src/agent/model-tools.ts";
 import {
   AGENT_TOOLS,
   BUILTIN_TOOLS,
@@ -16,8 +12,12 @@ import {
   DEBUG_TOOLS,
   EDITOR_TOOLS,
   TASK_TOOLS,
-} from "../../../src/protocols/acp/tools/index.ts";
-import { type AgentToolContext, defineAcpTool, previewOf } from "../../../src/protocols/acp/tools/types.ts";
+} from "../../../src/agent/tools/index.ts";
+import { type AgentToolContext, defineAcpTool, previewOf } from "../../../src/agent/tools/types.ts";
+import { type Core, createCore } from "../../../src/core/core.ts";
+import { CcbError, isCcbError } from "../../../src/core/errors.ts";
+import { silentLogger } from "../../../src/core/log.ts";
+import { registerSecret, resetSecretsForTests } from "../../../src/core/secret-vault.ts";
 import { ideToolList, RpcSession } from "../../../src/protocols/ide/rpc.ts";
 import { IDE_TOOLS } from "../../../src/protocols/ide/tools/index.ts";
 import { type AnyIdeTool, defineIdeTool, type IdeToolDeps, runIdeTool } from "../../../src/protocols/ide/tools/tool.ts";

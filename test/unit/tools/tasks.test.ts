@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { decide, PermissionRules } from "../../../src/protocols/acp/permissions.ts";
-import { AGENT_TOOLS } from "../../../src/protocols/acp/tools/index.ts";
+import { decide, PermissionRules } from "../../../src/agent/permissions.ts";
+import { AGENT_TOOLS } from "../../../src/agent/tools/index.ts";
 import { TOOL_PROFILES, workspaceTools } from "../../../src/tools/catalog.ts";
 
 /** The task tools' surface without a workbench: annotations, the front ends that offer them, ACP permissions. */

@@ -90,7 +90,7 @@ describe("the core's editor state has one writer at a time (Core.claimEditor)", 
       .map((f) => relative(src, f))
       .sort();
     assert.deepEqual(claiming, [
-      "protocols/acp/workbench.ts",
+      "agent/workbench.ts",
       "protocols/ide/index.ts",
       "workbench/share/acquire.ts",
       "workbench/share/host-process.ts",

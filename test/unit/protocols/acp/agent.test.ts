@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk/unstable";
 import { silentLogger } from "../../../../src/core/log.ts";
-import { createAcpAgent } from "../../../../src/protocols/acp/agent.ts";
+import { createAcpAgent } from "../../../../src/protocols/acp/v1.ts";
 import { tmpdirFixture } from "../../../helpers/tmp.ts";
 
 // session/new needs credentials; these tests make no model request

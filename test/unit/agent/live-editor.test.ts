@@ -1,0 +1,113 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { after, describe, it } from "node:test";
+import { LiveEditor } from "../../../src/agent/live-editor.ts";
+import { createCore } from "../../../src/core/core.ts";
+import type { EditorBridge } from "../../../src/core/editor/bridge.ts";
+import { CcbError, isCcbError } from "../../../src/core/errors.ts";
+import { silentLogger } from "../../../src/core/log.ts";
+import { tmpdirFixture } from "../../helpers/tmp.ts";
+
+/**
+ * The live editor's answer when the workbench's bridge goes away in the middle of an edit's
+ * diagnostics (CI saw an edit come back with no diagnostics line at all, in a shared workbench
+ * under load). The editor is a scripted bridge: the boundary is the bridge's call, nothing above it.
+ */
+
+const range = { start: { line: 0, character: 0 }, end: { line: 0, character: 1 } };
+
+/** A bridge that answers like a workbench holding `text` at `path`; `fail(method, n)` may throw for the n-th call of a method. */
+function scriptedBridge(
+  path: string,
+  text: string,
+  fail: (method: string, n: number) => Error | undefined,
+): EditorBridge {
+  const counts = new Map<string, number>();
+  return {
+    async call(method) {
+      const n = (counts.get(method) ?? 0) + 1;
+      counts.set(method, n);
+      const err = fail(method, n);
+      if (err) throw err;
+      switch (method) {
+        case "editor.open":
+          return {
+            path,
+            uri: `file://${path}`,
+            languageId: "plaintext", // no language server to wait for: the diagnostics are read at once
+            version: 2,
+            isDirty: false,
+            isUntitled: false,
+            lineCount: 1,
+            selections: [],
+            visibleRanges: [],
+          };
+        case "document.read":
+          return { path, version: 2, isDirty: false, languageId: "plaintext", text };
+        case "diagnostics.get":
+          return { files: [{ path, diagnostics: [{ range, severity: "error", message: "a real problem" }] }] };
+        default:
+          throw new Error(`unexpected ${method}`);
+      }
+    },
+    onEvent: () => () => undefined,
+  };
+}
+
+describe("the live editor when the workbench goes away during an edit's diagnostics", () => {
+  const ws = tmpdirFixture({ prefix: "ccb-live-editor-" });
+  after(() => ws.cleanup());
+  const path = join(ws.path, "a.txt");
+  const edit = async (fail: (method: string, n: number) => Error | undefined) => {
+    const core = createCore({ roots: [ws.path] });
+    core.claimEditor("test").set(scriptedBridge(path, "x\n", fail));
+    const live = new LiveEditor(core, ws.path, silentLogger);
+    return live.afterEdit([{ path, text: "x\n" }], new AbortController().signal);
+  };
+  const away = () => new CcbError("BRIDGE_UNAVAILABLE", "The editor went away before answering (test).");
+
+  it("asks again once: the edit's result has the diagnostics", async () => {
+    const text = await edit((method, n) => (method === "diagnostics.get" && n === 1 ? away() : undefined));
+    assert.match(text ?? "", /a\.txt:1:1 error: a real problem/);
+  });
+
+  it("control: with the editor there all along, the same diagnostics at the first asking", async () => {
+    assert.match((await edit(() => undefined)) ?? "", /a\.txt:1:1 error: a real problem/);
+  });
+
+  it("asks once more only: a bridge that stays away fails the diagnostics (the edit itself stands)", async () => {
+    await assert.rejects(
+      edit((method) => (method === "diagnostics.get" ? away() : undefined)),
+      (err: unknown) => isCcbError(err, "BRIDGE_UNAVAILABLE"),
+    );
+  });
+
+  it("a workbench whose bridge is away when the edit lands: the edit gets feedback, which waits for the bridge", async () => {
+    const core = createCore({ roots: [ws.path] });
+    const writer = core.claimEditor("test");
+    writer.setWorkbench({ url: "http://127.0.0.1:1/", runtime: "code-server" });
+    writer.clear("a probe the busy window missed");
+    const live = new LiveEditor(core, ws.path, silentLogger);
+    assert.equal(live.connected, false);
+    assert.equal(live.present, true, "the session hands the edit to the live editor");
+    setTimeout(() => writer.set(scriptedBridge(path, "x\n", () => undefined)), 300);
+    const text = await live.afterEdit([{ path, text: "x\n" }], new AbortController().signal);
+    assert.match(text ?? "", /a\.txt:1:1 error: a real problem/);
+    // control: no workbench at all is no feedback, at once
+    const bare = new LiveEditor(createCore({ roots: [ws.path] }), ws.path, silentLogger);
+    assert.equal(bare.present, false);
+  });
+
+  it("an answer of another shape is not a bridge that went away: no second asking", async () => {
+    let asked = 0;
+    await assert.rejects(
+      edit((method) => {
+        if (method !== "diagnostics.get") return undefined;
+        asked++;
+        return new CcbError("BRIDGE_ERROR", "The editor answered diagnostics.get with an unexpected shape.");
+      }),
+      (err: unknown) => isCcbError(err, "BRIDGE_ERROR"),
+    );
+    assert.equal(asked, 1);
+  });
+});
