@@ -1,6 +1,8 @@
 import { relative, sep } from "node:path";
 import type { Core } from "../core/core.ts";
 import type { EditorBridge } from "../core/editor/bridge.ts";
+import { CcbError, isCcbError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
 import {
   type Diagnostic,
   type ExtensionMethod,
@@ -8,8 +10,6 @@ import {
   type ParamsOf,
   type ResultOf,
 } from "../editor-wire/contract.ts";
-import { CcbError, isCcbError } from "../core/errors.ts";
-import type { Logger } from "../core/log.ts";
 import type { EditedFile, EditFeedback } from "./tool-runner.ts";
 
 /**

@@ -192,7 +192,11 @@ export function describeProcScan(rt: { name: string; args: (dir: string) => stri
         const inEnv = `planted-environ-${key.slice(0, 8)}${Date.now()}`;
         planted.push(spawn("/bin/sh", ["-c", "sleep 60", onCmdline], { stdio: "ignore" }));
         planted.push(
-          spawn("runuser", ["-u", other.name, "--", "env", `PLANTED=${inEnv}`, "sleep", "60"], { stdio: "ignore" }),
+          // (in the spawn's environment, not on runuser's command line: that one would be a third hit)
+          spawn("runuser", ["-u", other.name, "--", "sleep", "60"], {
+            stdio: "ignore",
+            env: { ...process.env, PLANTED: inEnv },
+          }),
         );
         let control: Scan | undefined;
         await eventually("the planted processes run", () => {

@@ -1,7 +1,7 @@
 import { WebSocket } from "ws";
-import { MAX_FRAME_BYTES } from "../../editor-wire/contract.ts";
 import { CcbError } from "../../core/errors.ts";
 import { registerSecret } from "../../core/secret-vault.ts";
+import { MAX_FRAME_BYTES } from "../../editor-wire/contract.ts";
 import { ClientHandshake } from "./handshake.ts";
 import { type ClientFrame, parse, ServerFrame, type ShareStatus } from "./protocol.ts";
 import { ATTACH_PATH, listRecords, ownerAlive, readRecord, realRoots, type ShareRecord, shareKey } from "./record.ts";
