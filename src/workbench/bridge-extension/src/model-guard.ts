@@ -71,6 +71,9 @@ export async function asModelCommand<T>(run: () => Thenable<T>, command = "a com
     await closeQuickInput();
     running.delete(me);
     quietAt = Math.max(quietAt, Date.now() + SETTLE_MS);
+    // A picker whose widget the renderer shows only after the command answered is closed once more
+    // inside the quiet window, while the person's decisions are still refused.
+    setTimeout(() => void closeQuickInput(), SETTLE_MS / 2);
   }
 }
 
