@@ -252,6 +252,23 @@ export function trustedFailure(err: unknown): CcbError {
   return e;
 }
 
+/**
+ * Tools whose effects go on after their call returned (a command typed in a terminal, a task, a debug
+ * session; the Claude Code IDE's `openDiff`, whose accepted content the CLI writes itself): the
+ * checkpoints attribute what follows to their caller.
+ */
+const LINGERS = new Set([
+  "openDiff",
+  "terminal_create",
+  "terminal_write",
+  "task_run",
+  "debug_start",
+  "debug_control",
+  "vscode_execute_command",
+]);
+/** Tools that record their own checkpoints. */
+const RECORDS_ITSELF = new Set(["checkpoint_restore"]);
+
 /** Run a tool with checked arguments; any failure leaves as `toolFailure`'s CcbError. */
 export async function runTool<S extends z.ZodObject, D extends object, R, P>(
   def: ToolDef<S, D, R, P>,
@@ -265,7 +282,16 @@ export async function runTool<S extends z.ZodObject, D extends object, R, P>(
     // Every call that can change files is recorded before and after, with its caller (core/checkpoints/).
     const checkpoints = core && checkpointsOf(core);
     return await (checkpoints
-      ? checkpoints.around(def, ctx.caller, () => def.execute(args, ctx))
+      ? checkpoints.around(
+          {
+            name: def.name,
+            annotations: def.annotations,
+            lingers: LINGERS.has(def.name),
+            recordsItself: RECORDS_ITSELF.has(def.name),
+          },
+          ctx.caller,
+          () => def.execute(args, ctx),
+        )
       : def.execute(args, ctx));
   } catch (err) {
     throw toolFailure(def.name, err, ctx.log);

@@ -14,22 +14,6 @@ export type { Checkpoint, CheckpointFilter } from "./store.ts";
  * file service (confined, atomic, each file only if it still holds what the plan was made from).
  */
 
-/**
- * Tools whose effects go on after their call returned: a command typed in a terminal, a task, a
- * debug session; the Claude Code IDE's `openDiff`, whose accepted content the CLI writes itself.
- */
-const LATER = new Set([
-  "openDiff",
-  "terminal_create",
-  "terminal_write",
-  "task_run",
-  "debug_start",
-  "debug_control",
-  "vscode_execute_command",
-]);
-/** Tools that record for themselves. */
-const SELF = new Set(["checkpoint_restore"]);
-
 const UNKNOWN: Caller = { frontEnd: "person", client: "unknown caller" };
 
 export class Checkpoints {
@@ -58,13 +42,20 @@ export class Checkpoints {
    * whoever made them) and after it (its own changes). A failed record is logged, never fails the call.
    */
   async around<R>(
-    def: { name: string; annotations: { readOnlyHint: boolean } },
+    def: {
+      name: string;
+      annotations: { readOnlyHint: boolean };
+      /** Its effects go on after it returned (a command in a terminal, a task, a debug session, a diff the client writes). */
+      lingers?: boolean;
+      /** It records for itself (a restore). */
+      recordsItself?: boolean;
+    },
     caller: Caller | undefined,
     run: () => Promise<R>,
   ): Promise<R> {
-    if (def.annotations.readOnlyHint || SELF.has(def.name)) {
+    if (def.annotations.readOnlyHint || def.recordsItself) {
       // A command's effects since its call are recorded by the next call, whichever it is.
-      if (!SELF.has(def.name) && (await this.store.pending()))
+      if (!def.recordsItself && (await this.store.pending()))
         void this.enqueue(() => this.store.record("flush", this.attribution(def.name, caller))).catch((e) =>
           this.failed(e),
         );
@@ -77,7 +68,7 @@ export class Checkpoints {
     } finally {
       // Awaited: a change made right after the call returns (by the person, another agent) must not
       // land in this call's record. One `ls-files` when nothing changed (bench/checkpoints.bench.ts).
-      await this.enqueue(() => this.store.record("end", a, { later: LATER.has(def.name) })).catch((e) =>
+      await this.enqueue(() => this.store.record("end", a, { later: def.lingers === true })).catch((e) =>
         this.failed(e),
       );
     }

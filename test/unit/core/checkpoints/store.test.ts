@@ -182,7 +182,7 @@ test("restore to a checkpoint, and back", async () => {
 
 test("a command's effects after its call are its own until the next call", async () => {
   const { root, cps } = setup();
-  await cps.around({ name: "terminal_write", annotations: { readOnlyHint: false } }, A, async () => {});
+  await cps.around({ name: "terminal_write", annotations: { readOnlyHint: false }, lingers: true }, A, async () => {});
   writeFileSync(join(root, "made-by-command.txt"), "out\n");
   const [c] = await cps.list({});
   assert.equal(c?.client, "alpha");
