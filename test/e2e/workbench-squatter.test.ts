@@ -8,7 +8,7 @@ import { repoRoot } from "../helpers/cli.ts";
 import { OtherAccount } from "../helpers/other-account.ts";
 import { type StdioPeer, spawnStdioPeer } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { eventually, type ToolResult, text } from "../helpers/workbench.ts";
+import { envOf, eventually, recordOf, type ToolResult, text } from "../helpers/workbench.ts";
 
 /**
  * A front end never presents the share secret to a listener it has not authenticated, attacked as
@@ -52,25 +52,6 @@ after(() => {
   other?.remove();
   scripts.cleanup();
 });
-
-function envOf(home: string): Record<string, string> {
-  return {
-    HOME: home,
-    XDG_STATE_HOME: join(home, "state"),
-    XDG_CACHE_HOME: join(home, "cache"),
-    XDG_CONFIG_HOME: join(home, "config"),
-    XDG_DATA_HOME: join(home, "data"),
-    CCB_WORKBENCH_GRACE: "5",
-    ...(process.env.CHROME_PATH ? { CHROME_PATH: process.env.CHROME_PATH } : {}),
-  };
-}
-
-function recordOf(home: string): { pid: number; secret: string; gatewayUrl: string; instance: string } {
-  const dir = join(home, "state/ccb/workbenches");
-  const name = readdirSync(dir).find((n) => /^[0-9a-f]{32}\.json$/.test(n));
-  assert.ok(name, "a record is published");
-  return JSON.parse(readFileSync(join(dir, name), "utf8"));
-}
 
 /** Wait until no workbench host of this home runs (they stop a grace period after the last front end left). */
 async function hostsGone(home: string): Promise<void> {

@@ -8,7 +8,7 @@ import { OtherAccount } from "./other-account.ts";
 import { codeServerArgs } from "./peers.ts";
 import { type StdioPeer, spawnStdioPeer } from "./serve.ts";
 import { tmpdirFixture } from "./tmp.ts";
-import { bridgeConfigs, eventually, type ToolResult } from "./workbench.ts";
+import { bridgeConfigs, envOf, eventually, recordOf, type ToolResult } from "./workbench.ts";
 
 /**
  * The person's workbench stays theirs, attacked as another local account (useradd, runuser):
@@ -69,25 +69,6 @@ const describeHits = (s: Scan) =>
       return `${h.name} in ${h.where} of ${h.pid}: ${cmd}`;
     })
     .join("\n");
-
-function envOf(home: string): Record<string, string> {
-  return {
-    HOME: home,
-    XDG_STATE_HOME: join(home, "state"),
-    XDG_CACHE_HOME: join(home, "cache"),
-    XDG_CONFIG_HOME: join(home, "config"),
-    XDG_DATA_HOME: join(home, "data"),
-    CCB_WORKBENCH_GRACE: "5",
-    ...(process.env.CHROME_PATH ? { CHROME_PATH: process.env.CHROME_PATH } : {}),
-  };
-}
-
-function recordOf(home: string): { pid: number; secret: string; gatewayUrl: string; instance: string } {
-  const dir = join(home, "state/ccb/workbenches");
-  const name = readdirSync(dir).find((n) => /^[0-9a-f]{32}\.json$/.test(n));
-  assert.ok(name, "a record is published");
-  return JSON.parse(readFileSync(join(dir, name), "utf8"));
-}
 
 /** Extract the live OpenVSCode-shaped archive (built once per code-server peer version) into `dir`; its root. */
 function openVscodeStandIn(dir: string): string {

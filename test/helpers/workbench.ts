@@ -238,3 +238,24 @@ export function backupsHolding(stateDir: string, needle: string): string[] {
     }
   });
 }
+
+/** A front end's environment confined to `home` (its XDG folders), with a 5 s workbench grace. */
+export function envOf(home: string): Record<string, string> {
+  return {
+    HOME: home,
+    XDG_STATE_HOME: join(home, "state"),
+    XDG_CACHE_HOME: join(home, "cache"),
+    XDG_CONFIG_HOME: join(home, "config"),
+    XDG_DATA_HOME: join(home, "data"),
+    CCB_WORKBENCH_GRACE: "5",
+    ...(process.env.CHROME_PATH ? { CHROME_PATH: process.env.CHROME_PATH } : {}),
+  };
+}
+
+/** The shared-workbench record published under `home`'s state folder. */
+export function recordOf(home: string): { pid: number; secret: string; gatewayUrl: string; instance: string } {
+  const dir = join(home, "state/ccb/workbenches");
+  const name = readdirSync(dir).find((n) => /^[0-9a-f]{32}\.json$/.test(n));
+  if (!name) throw new Error("no workbench record is published");
+  return JSON.parse(readFileSync(join(dir, name), "utf8"));
+}
