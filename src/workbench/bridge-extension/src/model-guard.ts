@@ -28,10 +28,13 @@ export const BOUND_MS = 3000;
 interface Running {
   command: string;
   released: boolean;
+  /** Order of start: the quick input is one widget, and the newest model command's picker is the one shown. */
+  seq: number;
 }
 
 const running = new Set<Running>();
 let quietAt = 0;
+let started = 0;
 let logLine: (line: string) => void = () => undefined;
 
 /** Where refusals are logged (the extension's output channel). */
@@ -39,8 +42,13 @@ export function setModelGuardLog(log: (line: string) => void): void {
   logLine = log;
 }
 
-/** Close the quick input (a picker, an input box, the simple file dialog of Save As), if one is open. */
-async function closeQuickInput(): Promise<void> {
+/**
+ * Close the quick input (a picker, an input box, the simple file dialog of Save As), if one is open,
+ * for the model command `me`: unless a model command started after it, whose picker it would close
+ * instead (that one's own guard closes it; a shown picker replaces an older one, which settles that).
+ */
+async function closeQuickInput(me: Running): Promise<void> {
+  if (started > me.seq) return;
   await vscode.commands.executeCommand("workbench.action.closeQuickOpen").then(
     () => undefined,
     () => undefined,
@@ -49,13 +57,13 @@ async function closeQuickInput(): Promise<void> {
 
 /** Run a command the model asked for; person-only decisions are refused until it settles (bounded), and SETTLE_MS after. */
 export async function asModelCommand<T>(run: () => Thenable<T>, command = "a command the model asked for"): Promise<T> {
-  const me: Running = { command, released: false };
+  const me: Running = { command, released: false, seq: ++started };
   running.add(me);
   let settled = false;
   const bound = setTimeout(async () => {
     // Still running: it waits on something. A picker or input box it opened is closed (the command
     // then settles, still under this guard, as does whatever the close set going) ...
-    await closeQuickInput();
+    await closeQuickInput(me);
     await sleep(SETTLE_MS);
     if (settled) return;
     // ... and if it still waits (a modal dialog, a slow command), the person's decisions are theirs again.
@@ -68,12 +76,14 @@ export async function asModelCommand<T>(run: () => Thenable<T>, command = "a com
     settled = true;
     clearTimeout(bound);
     // A picker it opened and left (a palette on a decision) must not wait for the person's next Enter.
-    await closeQuickInput();
+    await closeQuickInput(me);
     running.delete(me);
     quietAt = Math.max(quietAt, Date.now() + SETTLE_MS);
     // A picker whose widget the renderer shows only after the command answered is closed once more
     // inside the quiet window, while the person's decisions are still refused.
-    setTimeout(() => void closeQuickInput(), SETTLE_MS / 2);
+    // Not if the model asked for another command meanwhile: its picker would be closed under it
+    // (a second `workbench.action.debug.start` right after the first timed out answered `null`).
+    setTimeout(() => void closeQuickInput(me), SETTLE_MS / 2);
   }
 }
 
