@@ -49,6 +49,15 @@ export interface BridgeServerOptions {
   serve?: (method: ServerMethod, params: unknown, conn: BridgeConnection) => Promise<unknown>;
   /** Why there is no bridge while no extension host is connected (e.g. runtime state). */
   idleReason?: () => string;
+  /**
+   * A host is expected to serve again soon although none does now: ccb's own headless client runs
+   * (a host too busy to answer its probe in time answers again) or is being replaced. A call then
+   * waits for a host (bounded by `hostWaitMs`) instead of failing; without it, or when it says no
+   * (a person's tab closed, nothing of ccb's own coming), a call fails at once with the reason.
+   */
+  hostExpected?: () => boolean;
+  /** How long a call waits for an expected host (default 60 s: the keeper's grace, then a new client). */
+  hostWaitMs?: number;
 }
 
 /** Reopens a window that was closed while idle (park.ts): a call then waits for it instead of failing. */
@@ -328,8 +337,8 @@ export class BridgeServer implements EditorBridge {
       best.send({ type: "role", role: "active" });
       this.#o.log.info(`bridge: extension host ${best.seq} serves`);
       this.#o.editor.set(this);
-    } else if (this.#waker?.parked && !this.#closed) {
-      this.#o.editor.set(this); // the next call wakes the window
+    } else if ((this.#waker?.parked || this.#o.hostExpected?.()) && !this.#closed) {
+      this.#o.editor.set(this); // the next call wakes the window, or waits for the host that comes back
     } else if (!this.#closed) {
       this.#o.editor.clear(
         this.#o.idleReason?.() ??
@@ -386,7 +395,7 @@ export class BridgeServer implements EditorBridge {
         // closing (the host still listed may be the closing page's), closed, or reopening
         await this.#waker.wake(options.signal);
       }
-      const conn = this.#active;
+      const conn = this.#active ?? (await this.#expectedHost(options.signal));
       if (!conn) {
         this.#o.core.bridge.require(); // throws BRIDGE_UNAVAILABLE with the reason
         throw new CcbError(
@@ -398,6 +407,18 @@ export class BridgeServer implements EditorBridge {
     } finally {
       this.#inFlight--;
       this.#lastCallAt = Date.now();
+    }
+  }
+
+  /** The host that serves next when one is expected (hostExpected), within hostWaitMs; undefined otherwise. */
+  async #expectedHost(signal: AbortSignal | undefined): Promise<BridgeConnection | undefined> {
+    if (this.#closed || !this.#o.hostExpected?.()) return undefined;
+    const bound = AbortSignal.timeout(this.#o.hostWaitMs ?? 60_000);
+    try {
+      return await this.waitForActive(signal ? AbortSignal.any([signal, bound]) : bound);
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      return undefined; // the reason says why
     }
   }
 

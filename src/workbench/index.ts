@@ -185,14 +185,27 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
         return "The workbench is running but no workbench tab is open, so there is no extension host: open it (vscode_open gives the host its address) or start ccb with --headless-client.";
     }
   };
+  // The editor served, the runtime runs and ccb's own headless client runs or is being replaced: a
+  // host that stopped answering its probe (busy under load) answers again, or the keeper replaces it.
+  const hostExpected = () =>
+    !closed &&
+    timings.bridgeConnectedMs !== null &&
+    supervisor?.state === "running" &&
+    (keeper?.state === "running" || keeper?.state === "restarting");
   const refreshReason = () => {
     if (bridge.active || closed) return;
-    if (park?.parked)
+    if (park?.parked || hostExpected())
       o.editor.set(bridge); // the next call reopens the headless client
     else o.editor.clear(reason());
   };
 
-  const bridge = new BridgeServer({ core, editor: o.editor, log: log.child("bridge"), idleReason: reason });
+  const bridge = new BridgeServer({
+    core,
+    editor: o.editor,
+    log: log.child("bridge"),
+    idleReason: reason,
+    hostExpected,
+  });
   const probe = new BridgeProbe(bridge, log.child("health"));
   const terminals = new TerminalShare(core, bridge, log.child("terminals"));
   bridge.setServe((method, params, conn) => terminals.serve(method, params, conn));

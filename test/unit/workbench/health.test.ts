@@ -23,10 +23,18 @@ let bridge: BridgeServer;
 let probe: BridgeProbe;
 let server: Server;
 let url: string;
+/** What the bridge's hostExpected says (ccb's own headless client runs): false but in the tests that set it. */
+let expecting = false;
 
 before(async () => {
   core = createCore({ roots: [ws.path] });
-  bridge = new BridgeServer({ core, editor: core.claimEditor("test"), log: core.log });
+  bridge = new BridgeServer({
+    core,
+    editor: core.claimEditor("test"),
+    log: core.log,
+    hostExpected: () => expecting,
+    hostWaitMs: 1_500,
+  });
   probe = new BridgeProbe(bridge, core.log, { ...HEALTH, probeIntervalMs: 50, probeTimeoutMs: 300 });
   server = createServer((_req, res) => res.writeHead(404).end());
   server.on("upgrade", (req, socket, head) => bridge.handleUpgrade(req, socket, head));
@@ -68,6 +76,10 @@ async function host(focused: boolean, answer: { on: boolean }) {
   );
   return {
     sock,
+    /** Stop answering (the window is busy or gone). */
+    hold() {
+      answer.on = false;
+    },
     /** Answer the requests held so far (the window came back). */
     release() {
       answer.on = true;
@@ -142,6 +154,37 @@ describe("bridge health probe", () => {
     first.sock.close();
     live.sock.close();
     await until("nothing connected", () => bridge.connections.length === 0);
+  });
+
+  test("a host expected back (ccb's own client, busy past its probe): a tool call waits for it and is answered; past the bound it says why", async () => {
+    const settle = (p: Promise<unknown>) =>
+      p.then(
+        (r) => r,
+        (e: { code?: string }) => e.code ?? "error",
+      );
+    expecting = true;
+    try {
+      const busy = await host(false, { on: true });
+      await until("it serves", () => bridge.active !== undefined);
+      busy.hold();
+      await until("its probe went unanswered: it does not serve", () => bridge.active === undefined);
+      assert.equal(core.bridge.status().connected, true, "the core keeps the bridge: a call waits");
+      // it answers again while a tool call waits: the call is served, not refused
+      const waiting = settle(core.bridge.call("commands.list", { filter: "x" }));
+      await new Promise((r) => setTimeout(r, 300));
+      busy.release();
+      assert.deepEqual(await waiting, { commands: [] });
+      // it stays silent past the bound: the call says why (the control of the wait)
+      busy.hold();
+      await until("silent again", () => bridge.active === undefined);
+      const t0 = performance.now();
+      assert.equal(await settle(core.bridge.call("commands.list", { filter: "x" })), "BRIDGE_UNAVAILABLE");
+      assert.ok(performance.now() - t0 >= 1_400, "it waited for the host");
+      busy.sock.close();
+      await until("nothing connected", () => bridge.connections.length === 0);
+    } finally {
+      expecting = false;
+    }
   });
 
   test("with no host answering, tools say why instead of waiting on a window nobody has", async () => {
