@@ -52,7 +52,7 @@ export default defineTool({
 });
 
 function line(c: Checkpoint, files: readonly string[]): string {
-  const who = `${c.frontEnd}:${c.client}${c.session ? ` (session ${c.session})` : ""}`;
+  const who = `${c.frontEnd}:${c.client}${c.session ? ` (session ${c.session})` : ""}${c.identity ? ` as ${c.identity}` : ""}`;
   const shown = files.length > 5 ? `${files.slice(0, 5).join(", ")} and ${files.length - 5} more` : files.join(", ");
   return `${c.id.slice(0, 12)} ${c.time} ${c.phase} ${c.tool || "-"} by ${who}: ${shown}`;
 }

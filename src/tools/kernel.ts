@@ -40,10 +40,8 @@ export type ToolContext<D extends object = CoreDeps, P = ToolProgress> = D & {
   progress?: (update: P) => void;
   /** Ask for a further permission; absent where the host confirms each call itself (MCP, IDE). */
   permission?: (request: PermissionRequest) => Promise<boolean>;
-  /** Who calls (front end, client, session): what the workspace's checkpoints attribute a change to. */
+  /** Who calls (front end, client, session, OAuth identity): what checkpoints and terminals attribute to them. */
   caller?: Caller;
-  /** Who made the call, when it came with an OAuth identity (`sub=… client=…`): what it starts is attributed to them. */
-  who?: string;
 };
 
 /** What the workspace tools need: the core's services. */

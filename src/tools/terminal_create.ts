@@ -48,7 +48,7 @@ export default defineTool({
     const info = await ctx.core.terminals.create({
       ...options,
       origin: "tool",
-      ...(ctx.who ? { startedBy: ctx.who } : {}),
+      ...(ctx.caller?.identity ? { startedBy: ctx.caller.identity } : {}),
     });
     if (input) await ctx.core.terminals.write(info.id, input);
     const pipeNote = info.isPty

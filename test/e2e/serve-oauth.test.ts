@@ -408,6 +408,11 @@ describe("ccb serve --oauth-issuer: an OAuth 2.1 resource server", { timeout: 30
       new RegExp(`${id} \\\\"by-rw\\\\": sleep 30 .*started by sub=machine-rw client=machine-rw`),
     );
     assert.match(listed.body, /"startedBy":"sub=machine-rw client=machine-rw"/);
+    // and what it changes is recorded as theirs in the workspace's checkpoints
+    assert.equal((await post(call(10, "fs_write", { path: "by-rw.txt", content: "rw" }))).status, 200);
+    const cps = await post(call(11, "checkpoint_list", { path: "by-rw.txt" }));
+    assert.match(cps.body, /fs_write by mcp:[^"]* as sub=machine-rw client=machine-rw: by-rw\.txt/);
+    assert.match(cps.body, /"identity":"sub=machine-rw client=machine-rw"/);
     await post(call(10, "terminal_kill", { id }));
   });
 

@@ -15,6 +15,8 @@ export interface Caller {
   client: string;
   /** The client's session (MCP session, IDE connection, ACP session id). */
   session?: string;
+  /** The person the call came from, when it carried an OAuth identity (`sub=… client=…`). */
+  identity?: string;
 }
 
 /** What a checkpoint records: before (someone else's changes since the last record), after (this call's), effects (of a command that ran on), restore. */
@@ -50,6 +52,7 @@ export function formatMessage(a: Attribution, time: Date): string {
     `Ccb-Front-End: ${a.frontEnd}`,
     `Ccb-Client: ${cleanValue(a.client)}`,
     ...(a.session ? [`Ccb-Session: ${cleanValue(a.session)}`] : []),
+    ...(a.identity ? [`Ccb-Identity: ${cleanValue(a.identity)}`] : []),
     `Ccb-Tool: ${cleanValue(a.tool)}`,
     `Ccb-Call: ${cleanValue(a.call)}`,
     `Ccb-Phase: ${a.phase}`,
@@ -69,11 +72,13 @@ export function parseMessage(message: string): Attribution & { time: string } {
   const fe = t.get("Ccb-Front-End") as FrontEnd | undefined;
   const phase = t.get("Ccb-Phase") as Phase | undefined;
   const session = t.get("Ccb-Session");
+  const identity = t.get("Ccb-Identity");
   const undo = t.get("Ccb-Undo-Of");
   return {
     frontEnd: fe && FRONT_ENDS.includes(fe) ? fe : "person",
     client: t.get("Ccb-Client") ?? OUTSIDE.client,
     ...(session ? { session } : {}),
+    ...(identity ? { identity } : {}),
     tool: t.get("Ccb-Tool") ?? "",
     call: t.get("Ccb-Call") ?? "",
     phase: phase && PHASES.includes(phase) ? phase : "before",

@@ -80,6 +80,7 @@ export class Checkpoints {
       frontEnd: c.frontEnd,
       client: cleanValue(c.client),
       ...(c.session ? { session: cleanValue(c.session) } : {}),
+      ...(c.identity ? { identity: cleanValue(c.identity) } : {}),
       tool,
       call: newCallId(),
       phase: "after",

@@ -98,14 +98,12 @@ export function createMcpServer(options: McpServerOptions): Server {
     const progress = progressReporter(ctx, name);
     try {
       if (app) checkAppToolReady(name, app, options.core);
-      const auth = ctx.http?.authInfo;
       const result = await runTool(def, parsed.args, {
         core: options.core,
         signal: ctx.mcpReq.signal,
         log,
         caller: callerOf(server, ctx, unit),
         ...(progress ? { progress: progress.report } : {}),
-        ...(auth ? { who: `sub=${String(auth.extra?.sub ?? "-")} client=${auth.clientId || "-"}` } : {}),
       });
       const meta = app ? { ...result.meta, ...appToolMeta(name, app) } : result.meta;
       // Tool results leave for the model here: every current secret value is masked.
@@ -145,7 +143,13 @@ function callerOf(server: Server, ctx: ServerContext, unit: string): Caller {
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
   const info = (envelope?.[CLIENT_INFO_META_KEY] as { name?: unknown } | undefined) ?? server.getClientVersion();
   const name = typeof info?.name === "string" && info.name !== "" ? info.name : "unnamed MCP client";
-  return { frontEnd: "mcp", client: name, session: ctx.sessionId ?? unit };
+  const auth = ctx.http?.authInfo;
+  return {
+    frontEnd: "mcp",
+    client: name,
+    session: ctx.sessionId ?? unit,
+    ...(auth ? { identity: `sub=${String(auth.extra?.sub ?? "-")} client=${auth.clientId || "-"}` } : {}),
+  };
 }
 
 /** The MCP Apps extension (io.modelcontextprotocol/ui). */

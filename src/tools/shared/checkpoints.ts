@@ -27,6 +27,7 @@ export function checkpointView(core: Core, c: Checkpoint) {
     frontEnd: c.frontEnd,
     client: c.client,
     ...(c.session ? { session: c.session } : {}),
+    ...(c.identity ? { identity: c.identity } : {}),
     tool: c.tool,
     call: c.call,
     phase: c.phase,
