@@ -115,7 +115,7 @@ export async function startLinkServer(o: LinkServerOptions): Promise<LinkServer>
       res.writeHead(426, { "content-type": "text/plain", upgrade: "websocket" });
       res.end("This endpoint speaks ACP over WebSocket only; /acp speaks Streamable HTTP too.\n");
     },
-    { ...policy, name: "link-plain", auth: [] },
+    { ...policy, name: "link-plain", auth: [], inBand: "none needed: it only answers 426 (use the WebSocket)" },
   );
   gateway.addUpgrade("/ws", (req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => accept(ws)), policy);
   gateway.hosts.allowMachineNames();

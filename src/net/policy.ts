@@ -27,6 +27,11 @@ export interface EdgePolicy {
    * (checked after the static secrets; a request that passes with it carries its identity).
    */
   oauth?: OAuthGuard | undefined;
+  /**
+   * A credential the handler checks inside the protocol, not at the edge (the bridge's token in its
+   * first frame, the attach channel's mutual proof), as the route table names it.
+   */
+  inBand?: string;
   /** A browser session whose one-time link (`?ccb_ott=`) is exchanged for its cookie on GET. */
   session?: BrowserSession | undefined;
   /** The WebSocket subprotocol the client must offer. */

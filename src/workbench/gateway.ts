@@ -18,6 +18,7 @@ export const BRIDGE_POLICY: EdgePolicy = {
   name: "bridge",
   origin: { kind: "none" },
   auth: [],
+  inBand: "the bridge token in the first frame (hello)",
   maxFrameBytes: MAX_FRAME_BYTES,
 };
 

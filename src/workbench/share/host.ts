@@ -25,6 +25,7 @@ const ATTACH_POLICY: EdgePolicy = {
   name: "workbench-attach",
   origin: { kind: "none" },
   auth: [],
+  inBand: "a mutual proof of the share secret, which never travels (handshake.ts)",
   refuseQueryKeys: TOKEN_QUERY_KEYS,
   maxFrameBytes: MAX_FRAME_BYTES,
 };
