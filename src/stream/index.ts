@@ -7,7 +7,7 @@ import type { Chromium } from "../platform/chromium.ts";
 import { newToken } from "../util/secrets.ts";
 import { type StreamEndpoint, streamPolicy } from "./server.ts";
 import { startStreamSource } from "./source.ts";
-import { VIEWER_HTML } from "./viewer-html.ts";
+import { viewerHtml } from "./viewer-html.ts";
 
 export interface StreamOptions {
   /** The page to stream (the workbench URL, normally). */
@@ -90,7 +90,7 @@ export async function startStream(o: StreamOptions): Promise<StreamHandle> {
             "content-security-policy": "frame-ancestors 'self'",
             "x-frame-options": "SAMEORIGIN",
           })
-          .end(VIEWER_HTML);
+          .end(viewerHtml());
       },
       viewer,
     );

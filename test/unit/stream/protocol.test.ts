@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { LIMITS, viewerMessageSchema } from "../../../src/stream/protocol.ts";
+import { LIMITS } from "../../../src/stream/limits.ts";
+import { viewerMessageSchema } from "../../../src/stream/protocol.ts";
 
 const parse = (m: unknown) => viewerMessageSchema.safeParse(m);
 const ok = (m: unknown) => {
