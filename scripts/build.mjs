@@ -4,12 +4,13 @@ import { fileURLToPath } from "node:url";
 // Builds dist/node/ (the Node entry used by bin/ccb.mjs) with esbuild. Dependencies stay external:
 // they are installed next to it by npm. Extra build steps (the bridge extension) register below.
 import { build } from "esbuild";
-import { appViewPlugin, buildAppView } from "./app-view.mjs";
+import { buildPageScripts, pageScriptsPlugin } from "./page-scripts.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
-// The MCP App view (browser code on the ext-apps SDK), inlined into the bundle as a string.
-const appView = await buildAppView();
+// The scripts served to browsers (the MCP App view, the stream viewer, the workbench's liveness
+// script): TypeScript modules bundled for the browser, inlined into the bundle as strings.
+const pageScripts = await buildPageScripts();
 
 await build({
   absWorkingDir: root,
@@ -25,7 +26,7 @@ await build({
   sourcemap: "linked",
   logLevel: "warning",
   chunkNames: "chunks/[name]-[hash]",
-  plugins: [appViewPlugin(appView)],
+  plugins: [pageScriptsPlugin(pageScripts)],
 });
 
 // The VS Code bridge extension (issue: workbench) builds itself when present.

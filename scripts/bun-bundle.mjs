@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { createPack } from "../src/util/assets.ts";
-import { appViewCode, appViewPlugin } from "./app-view.mjs";
+import { pageScriptsCode, pageScriptsPlugin } from "./page-scripts.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
 const work = process.argv[2];
@@ -18,7 +18,7 @@ const r = await Bun.build({
   // node-pty is the Node backend; under Bun the terminal backend is Bun's own.
   external: ["node-pty"],
   naming: { entry: "[name].js", chunk: "chunk-[hash].js" },
-  plugins: [appViewPlugin(await appViewCode())],
+  plugins: [pageScriptsPlugin(await pageScriptsCode())],
 });
 if (!r.success) {
   for (const l of r.logs) console.error(l);

@@ -3,11 +3,11 @@ import { checkExposure } from "../net/exposure.ts";
 import { Gateway } from "../net/gateway.ts";
 import { hostForUrl } from "../net/loopback.ts";
 import type { EdgePolicy } from "../net/policy.ts";
-import { type Chromium, launchChromium } from "../platform/chromium.ts";
+import type { Chromium } from "../platform/chromium.ts";
 import { newToken } from "../util/secrets.ts";
-import { Screencast } from "./screencast.ts";
-import { createStreamEndpoint, type StreamEndpoint, streamPolicy } from "./server.ts";
-import { VIEWER_HTML } from "./viewer-html.ts";
+import { type StreamEndpoint, streamPolicy } from "./server.ts";
+import { startStreamSource } from "./source.ts";
+import { viewerHtml } from "./viewer-html.ts";
 
 export interface StreamOptions {
   /** The page to stream (the workbench URL, normally). */
@@ -39,27 +39,21 @@ export interface StreamHandle {
 export async function startStream(o: StreamOptions): Promise<StreamHandle> {
   checkExposure({ listener: "stream", host: o.host });
   const token = o.token ?? newToken(32);
-  const chromium = await launchChromium({
+  const source = await startStreamSource({
     url: o.url,
-    chromePath: o.chromePath,
-    width: o.width,
-    height: o.height,
-    noSandbox: o.noSandbox || undefined,
-    log: o.log,
-  });
-  o.log.info(`chromium pid ${chromium.pid}, profile ${chromium.userDataDir}`);
-  const screencast = new Screencast({
-    page: chromium.page,
+    token,
     width: o.width,
     height: o.height,
     quality: o.quality,
     maxFps: o.maxFps,
+    chromePath: o.chromePath,
+    noSandbox: o.noSandbox || undefined,
     log: o.log,
   });
+  const { chromium, endpoint } = source;
+  o.log.info(`chromium pid ${chromium.pid}, profile ${chromium.userDataDir}`);
   let gateway: Gateway | undefined;
   try {
-    await screencast.attach();
-    const endpoint = createStreamEndpoint({ screencast, token, maxFps: o.maxFps, log: o.log });
     const g = new Gateway({ host: o.host, port: o.port, log: o.log });
     gateway = g;
     g.addRoute(
@@ -96,7 +90,7 @@ export async function startStream(o: StreamOptions): Promise<StreamHandle> {
             "content-security-policy": "frame-ancestors 'self'",
             "x-frame-options": "SAMEORIGIN",
           })
-          .end(VIEWER_HTML);
+          .end(viewerHtml());
       },
       viewer,
     );
@@ -116,15 +110,12 @@ export async function startStream(o: StreamOptions): Promise<StreamHandle> {
       endpoint,
       gateway: g,
       async close() {
-        endpoint.close();
-        await screencast.close();
-        await chromium.close();
+        await source.close();
         await g.close();
       },
     };
   } catch (err) {
-    await screencast.close();
-    await chromium.close();
+    await source.close();
     await gateway?.close();
     throw err;
   }

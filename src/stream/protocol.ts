@@ -1,14 +1,5 @@
 import { z } from "zod";
-
-/** Bounds on everything a viewer may send: the stream is an input channel into a real browser. */
-export const LIMITS = {
-  maxWidth: 3840,
-  maxHeight: 2160,
-  minSize: 200,
-  maxText: 4096,
-  maxKey: 32,
-  maxFrameBytes: 64 * 1024,
-} as const;
+import { LIMITS } from "./limits.ts";
 
 const coord = z.number().finite().min(0).max(10_000);
 const modifiers = z.number().int().min(0).max(15).default(0);
@@ -46,6 +37,8 @@ export const viewerMessageSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("text"), text: z.string().min(1).max(LIMITS.maxText) }),
 ]);
 export type ViewerMessage = z.infer<typeof viewerMessageSchema>;
+/** What a viewer may send (the defaults filled in on arrival may be left out): viewer/client.ts sends these. */
+export type ViewerInput = z.input<typeof viewerMessageSchema>;
 
 /** Server -> viewer text messages; frames themselves are binary JPEG messages. */
 export type StreamEvent =

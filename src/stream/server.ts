@@ -5,7 +5,8 @@ import type { Logger } from "../core/log.ts";
 import type { OriginPolicy } from "../net/origin.ts";
 import type { EdgePolicy } from "../net/policy.ts";
 import { refuseUpgrade } from "../net/respond.ts";
-import { LIMITS, type StreamEvent, viewerMessageSchema } from "./protocol.ts";
+import { LIMITS } from "./limits.ts";
+import { type StreamEvent, viewerMessageSchema } from "./protocol.ts";
 import type { Screencast } from "./screencast.ts";
 
 export interface StreamEndpoint {

@@ -1,5 +1,5 @@
 import { CCB_VERSION } from "../../../core/version.ts";
-import { STREAM_CLIENT_JS } from "../../../stream/viewer-client.ts";
+import { pageScript } from "../../../platform/page-scripts.ts";
 import { appViewScript } from "./view-script.ts";
 
 /** How long the embedded tier waits for the workbench's liveness message before showing the browser card. */
@@ -39,7 +39,7 @@ a{color:#3794ff}
 <div id="card"><div><h2 id="title">Waiting for the workbench…</h2><p id="reason"></p><p id="actions" class="hidden"><button id="open">Open in browser</button><a id="link" target="_blank" rel="noopener noreferrer">open the workbench in a new tab</a></p><p id="offer" class="hidden"><button id="stream-here">Show it here</button>as a live picture streamed from ccb (a server-side browser shows the workbench).</p></div></div>
 </div></div>
 <script>var CCB_APP = ${config};
-${inline(STREAM_CLIENT_JS)}</script>
+${inline(pageScript("stream-client"))}</script>
 <script>${inline(appViewScript())}</script></body></html>`;
 }
 

@@ -1,9 +1,8 @@
 import { toCcbError } from "../../../core/errors.ts";
 import type { Logger } from "../../../core/log.ts";
 import { refuseUpgrade } from "../../../net/respond.ts";
-import { type Chromium, launchChromium } from "../../../platform/chromium.ts";
-import { Screencast } from "../../../stream/screencast.ts";
-import { createStreamEndpoint, type StreamEndpoint, streamPolicy } from "../../../stream/server.ts";
+import { type StreamEndpoint, streamPolicy } from "../../../stream/server.ts";
+import { STREAM_DEFAULTS, type StreamSource, startStreamSource } from "../../../stream/source.ts";
 import { newToken } from "../../../util/secrets.ts";
 import type { WorkbenchHttp } from "../../../workbench/gateway.ts";
 import type { RenderMode } from "./render-mode.ts";
@@ -68,9 +67,8 @@ export function startWorkbenchApp(o: {
   const env = o.env ?? process.env;
   const token = newToken(32);
   const wsUrl = `${o.gateway.url.replace(/^http/, "ws")}/stream`;
+  let source: StreamSource | undefined;
   let endpoint: StreamEndpoint | undefined;
-  let screencast: Screencast | undefined;
-  let chromium: Chromium | undefined;
   let started: Promise<void> | undefined;
   const start = (): Promise<void> =>
     (started ??= (async () => {
@@ -78,23 +76,19 @@ export function startWorkbenchApp(o: {
       const url = o.localUrl();
       if (closed) return;
       if (!url) throw new Error("the workbench is not running, so there is nothing to stream");
-      const width = 1280;
-      const height = 800;
-      chromium = await launchChromium({
+      source = await startStreamSource({
         url,
+        token,
+        ...STREAM_DEFAULTS,
         chromePath: env.CCB_STREAM_BROWSER || undefined,
-        width,
-        height,
         env,
-        log: log.child("chromium"),
+        log,
+        chromiumLog: log.child("chromium"),
       });
       if (closed) return;
-      screencast = new Screencast({ page: chromium.page, width, height, quality: 60, maxFps: 12, log });
-      await screencast.attach();
-      if (closed) return;
-      endpoint = createStreamEndpoint({ screencast, token, maxFps: 12, log });
+      endpoint = source.endpoint;
       if (o.renderMode === "stream") update({ stream: { url: wsUrl, token } });
-      log.info(`stream: server-side Chromium (pid ${chromium.pid}) streams the workbench on /stream`);
+      log.info(`stream: server-side Chromium (pid ${source.chromium.pid}) streams the workbench on /stream`);
     })().catch((err: unknown) => {
       const reason = toCcbError(err).toUserText().replace(/\n/g, " ");
       log.warn(`stream unavailable: ${reason}`);
@@ -123,9 +117,7 @@ export function startWorkbenchApp(o: {
       await settled;
       await started;
       app.set(undefined);
-      endpoint?.close();
-      await screencast?.close();
-      await chromium?.close();
+      await source?.close();
     },
   };
 }

@@ -1,6 +1,6 @@
 /// <reference lib="dom" />
 /**
- * The MCP App view (browser code, bundled by scripts/app-view.mjs into the App document): the
+ * The MCP App view (browser code, bundled by scripts/page-scripts.mjs into the App document): the
  * ext-apps SDK's `App` speaks the MCP Apps protocol with the host. It shows the workbench in one of
  * three tiers, chosen from the tool result's `_meta` (never from model-visible text):
  *
