@@ -11,7 +11,7 @@ import { BridgeError } from "./convert.ts";
 import { refusedForModel } from "./model-guard.ts";
 
 /**
- * The person's "Agent changes" view (Explorer): who is at the workbench now (the ccb process that
+ * The person's "Agent changes" view (its own container in the activity bar): who is at the workbench now (the ccb process that
  * runs it, the front ends attached to it, the workbench tabs) and every agent's recent change sets
  * (tool, time, files), read from ccb (src/workbench/checkpoints-view.ts; the workspace's one
  * checkpoint store, so a shared workbench shows the same in every tab). Per change set: its diff in
@@ -68,6 +68,7 @@ export class CheckpointsView implements vscode.TreeDataProvider<Node>, vscode.Di
   #settle: ReturnType<typeof setTimeout> | undefined;
   #loading: Promise<void> | undefined;
   #again = false;
+  #shown = "";
 
   constructor(private readonly request: Request) {
     this.#view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this, showCollapseAll: true });
@@ -129,12 +130,18 @@ export class CheckpointsView implements vscode.TreeDataProvider<Node>, vscode.Di
     this.#loading = (async () => {
       do {
         this.#again = false;
+        let roots: Node[];
         try {
           const o = await this.request("checkpoints.overview", { limit: 200 });
-          this.#roots = this.#tree(o.attached, o.changes);
+          roots = this.#tree(o.attached, o.changes);
         } catch (err) {
-          this.#roots = [{ kind: "message", text: `ccb does not answer: ${(err as Error).message}` }];
+          roots = [{ kind: "message", text: `ccb does not answer: ${(err as Error).message}` }];
         }
+        // Rendered anew only when something changed: a row under the person's mouse stays put.
+        const shown = JSON.stringify(roots);
+        if (shown === this.#shown) continue;
+        this.#shown = shown;
+        this.#roots = roots;
         this.#changed.fire(undefined);
       } while (this.#again);
     })().finally(() => {
