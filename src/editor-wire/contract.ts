@@ -15,10 +15,12 @@
  * Close codes: 4400 bad frame, 4401 bad token, 4408 silence or hello timeout, 4409 replaced.
  */
 import { z } from "zod";
+import { checkpointMethods } from "./contract-checkpoints.ts";
 import { debugMethods } from "./contract-debug.ts";
 import { Diagnostic, Location, Position, Range, Selection } from "./contract-shapes.ts";
 import { taskMethods } from "./contract-tasks.ts";
 
+export * from "./contract-checkpoints.ts";
 export * from "./contract-debug.ts";
 export * from "./contract-shapes.ts";
 export * from "./contract-tasks.ts";
@@ -532,6 +534,8 @@ export const serverMethods = {
     result: z.object({ path: z.string() }),
     timeoutMs: 15_000,
   },
+  /** The person's "Agent changes" view: editor-wire/contract-checkpoints.ts. */
+  ...checkpointMethods,
 } as const;
 
 export type ExtensionMethod = keyof typeof extensionMethods;

@@ -5,9 +5,11 @@ import type { Core } from "../core/core.ts";
 import type { BridgeWriter } from "../core/editor/bridge.ts";
 import { CcbError, toCcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
+import { isCheckpointMethod } from "../editor-wire/contract.ts";
 import { BrowserSession } from "../net/browser-session.ts";
 import { newToken } from "../util/secrets.ts";
 import { BridgeServer } from "./bridge-server.ts";
+import { CheckpointsView } from "./checkpoints-view.ts";
 import { compileCache } from "./compile-cache.ts";
 import {
   APP_PAGE,
@@ -73,6 +75,8 @@ export interface WorkbenchHandle {
   /** A one-time link to `path` (e.g. `/app`, which lands on the App page below the prefix) on the browser-facing gateway. */
   link(path: string): string;
   bridge: BridgeServer;
+  /** The person's "Agent changes" view, as ccb answers it (a shared workbench's owner names who is attached). */
+  checkpoints: CheckpointsView;
   /** Resolves once the runtime answers (or could not start: see status()). */
   ready: Promise<void>;
   /** Resolves when an extension host serves the first time. */
@@ -208,7 +212,10 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
   });
   const probe = new BridgeProbe(bridge, log.child("health"));
   const terminals = new TerminalShare(core, bridge, log.child("terminals"));
-  bridge.setServe((method, params, conn) => terminals.serve(method, params, conn));
+  const checkpoints = new CheckpointsView(core, bridge, log.child("checkpoints-view"));
+  bridge.setServe((method, params, conn) =>
+    isCheckpointMethod(method) ? checkpoints.serve(method, params, conn) : terminals.serve(method, params, conn),
+  );
   let markConnected!: () => void;
   const bridgeConnected = new Promise<void>((r) => (markConnected = r));
   const offActive = bridge.onActiveChange((a) => {
@@ -395,6 +402,7 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
       runtime && supervisor?.state === "running" ? session.link(`${http.url}${publicPath()}`) : undefined,
     link: (path) => session.link(`${publicUrl}${path}`),
     bridge,
+    checkpoints,
     ready,
     bridgeConnected,
     headless: () => keeper?.client(),

@@ -1,7 +1,7 @@
 import type { Core } from "../core/core.ts";
 import { CcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
-import type { ServerMethod } from "../editor-wire/contract.ts";
+import type { CheckpointMethod, ServerMethod } from "../editor-wire/contract.ts";
 import type { BridgeConnection, BridgeServer } from "./bridge-server.ts";
 
 /**
@@ -77,8 +77,12 @@ export class TerminalShare {
     }
   }
 
-  /** Requests from the extension (its terminal panel). */
-  async serve(method: ServerMethod, params: unknown, conn: BridgeConnection): Promise<unknown> {
+  /** Requests from the extension (its terminal panel; the checkpoints view's go to checkpoints-view.ts). */
+  async serve(
+    method: Exclude<ServerMethod, CheckpointMethod>,
+    params: unknown,
+    conn: BridgeConnection,
+  ): Promise<unknown> {
     const t = this.core.terminals.local;
     switch (method) {
       case "terminal.create": {

@@ -5,6 +5,7 @@ import { registerSecret } from "../../core/secret-vault.ts";
 import { checkExposure } from "../../net/exposure.ts";
 import { Gateway } from "../../net/gateway.ts";
 import { newToken } from "../../util/secrets.ts";
+import { sharePresence } from "../checkpoints-view.ts";
 import type { WorkbenchHttp } from "../gateway.ts";
 import { startWorkbench, type WorkbenchHandle } from "../index.ts";
 import { type RuntimeOptions, workbenchRuntime } from "../runtime-flags.ts";
@@ -127,8 +128,15 @@ export async function startOwner(
     await writeRecord(key, record, env);
     o.log.info(`share: published the workbench of ${record.roots.join(", ")} (other ccb front ends attach to it)`);
   }
-  let closing: Promise<void> | undefined;
   const shareHost = host;
+  // The person's "Agent changes" view names who runs this workbench and who is attached to it.
+  workbench.checkpoints.setPresence(
+    sharePresence(
+      { kind: o.owner, pid: process.pid, since: Date.now(), startedBy: o.startedBy },
+      () => shareHost?.attached ?? [],
+    ),
+  );
+  let closing: Promise<void> | undefined;
   return {
     role: "owner",
     runBy: { kind: o.owner, pid: process.pid, startedHere: true },

@@ -203,6 +203,8 @@ describe("editor tools with a bridge", () => {
       "ccb.diff.acceptHunk",
       "ccb.diff.reject",
       "ccb.diff.rejectHunk",
+      "ccb.checkpoints.undo",
+      "ccb.checkpoints.restore",
       "ccb.sendSelection",
       " CCB.Diff.Accept",
       "runCommands",

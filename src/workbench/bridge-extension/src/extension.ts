@@ -20,6 +20,7 @@ import {
   serverMethods,
 } from "../../../editor-wire/contract.ts";
 import { PendingCalls } from "../../../editor-wire/pending.ts";
+import { CheckpointsView } from "./checkpoints-view.ts";
 import { flushCompileCacheSoon } from "./compile-cache.ts";
 import { trackPersonWindow } from "./consent.ts";
 import { BridgeError, range, uriPath } from "./convert.ts";
@@ -57,12 +58,13 @@ class BridgeClient implements vscode.Disposable {
   #stopped = false;
   #reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   #pingTimer: ReturnType<typeof setInterval> | undefined;
-  /** The requests this host sent to ccb (workspace.resolve, terminals) that wait for the answer. */
+  /** The requests this host sent to ccb (workspace.resolve, terminals, the changes view) that wait for the answer. */
   readonly #pending = new PendingCalls();
   readonly #diffs: DiffManager;
   readonly #terminals: SharedTerminals;
   readonly #debug = new DebugBridge();
   readonly #tasks: TaskBridge;
+  readonly #changes: CheckpointsView;
   readonly #handlers: Handlers;
   readonly #disposables: vscode.Disposable[] = [];
   #lastSelection = "";
@@ -75,6 +77,7 @@ class BridgeClient implements vscode.Disposable {
     this.#terminals = new SharedTerminals(this);
     const resolve = async (path: string) => (await this.request("workspace.resolve", { path })).path;
     this.#tasks = new TaskBridge(resolve);
+    this.#changes = new CheckpointsView((method, params) => this.request(method, params));
     this.#handlers = {
       ...baseHandlers,
       "diff.open": (p) => this.#diffs.open(p),
@@ -203,6 +206,7 @@ class BridgeClient implements vscode.Disposable {
         this.#out.appendLine(`connected to ccb ${frame.serverVersion} (${frame.role})`);
         if (this.#pingTimer) clearInterval(this.#pingTimer);
         this.#pingTimer = setInterval(() => this.#send({ type: "ping" }), frame.pingIntervalMs || PING_INTERVAL_MS);
+        this.#changes.connected();
         return;
       case "role":
         this.#out.appendLine(`role: ${frame.role}`);
@@ -335,6 +339,7 @@ class BridgeClient implements vscode.Disposable {
     this.#terminals.dispose();
     this.#debug.dispose();
     this.#tasks.dispose();
+    this.#changes.dispose();
     for (const d of this.#disposables) d.dispose();
   }
 }
