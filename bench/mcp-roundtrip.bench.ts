@@ -7,9 +7,13 @@
 // installed by scripts/setup-peers.sh into $CCB_PEERS_DIR or .cache/peers). Blocks of calls
 // alternate between the servers so machine load affects all alike. Tool rows are divided by the
 // bare echo, ping rows by the bare ping. Targets: ccb ping <= 1.1x; ccb fs_read <= 1.3x and below
-// the server-filesystem ratio.
-//   node --import tsx bench/mcp-roundtrip.bench.ts [--calls 2000]
-import { type ChildProcess, spawn } from "node:child_process";
+// the server-filesystem ratio. In the 2025 era over stdio the bare 2.x server answers too ("bare v2
+// echo"): the floor the 2.x SDK itself sets for that era.
+// Before and after a change, in the same run: CCB_BENCH_BASE=<other checkouts, built, comma-separated>
+// (and, when one holds a compiled dist/ccb, its binary) adds that ccb's rows in the 2025 era, named
+// by its commit, and a last table puts each ccb row of this checkout beside the same row of each.
+//   node --import tsx bench/mcp-roundtrip.bench.ts [--calls 2000] [--stdio-only]
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -31,11 +35,17 @@ const WARMUP = 200;
 const ws = realpathSync(mkdtempSync(join(tmpdir(), "ccb-bench-rt-")));
 writeFileSync(join(ws, "tiny.txt"), "hello\n");
 const CCB = [join(root, "bin/ccb.mjs"), "serve", "--no-workbench", "--workspace", ws, "--log-level", "error"];
-// CCB_BENCH_BASE=<another checkout, built>: the same rows for that ccb too (e.g. the commit before a
-// change), measured in the same run, alternating with the rest.
-const BASE = process.env.CCB_BENCH_BASE
-  ? [join(process.env.CCB_BENCH_BASE, "bin/ccb.mjs"), ...CCB.slice(1)]
-  : undefined;
+// CCB_BENCH_BASE=<other checkouts, built>: the same rows for those ccbs too (e.g. the commit before a
+// change), measured in the same run, alternating with the rest; each named by its short commit.
+const BASES = (process.env.CCB_BENCH_BASE ?? "")
+  .split(",")
+  .filter(Boolean)
+  .map((dir) => ({
+    label: execFileSync("git", ["-C", dir, "rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim(),
+    args: [join(dir, "bin/ccb.mjs"), ...CCB.slice(1)],
+    bin: join(dir, "dist/ccb"),
+  }));
+const STDIO_ONLY = process.argv.includes("--stdio-only");
 const BARE_V1 = [join(root, "bench/fixtures/bare-mcp-server.mjs")];
 const BARE_V2 = [join(root, "bench/fixtures/bare-mcp-server-v2.mjs")];
 type Era = "2025-11-25" | "2026-07-28";
@@ -150,12 +160,14 @@ async function measure(targets: Target[]): Promise<Map<string, number[]>> {
 
 const summary: Record<string, unknown> = { calls: CALLS, loadavgBefore: loadavg().map((x) => +x.toFixed(1)) };
 try {
-  for (const [e, transport] of [
-    ["2025-11-25", "stdio"],
-    ["2025-11-25", "http"],
-    ["2026-07-28", "stdio"],
-    ["2026-07-28", "http"],
-  ] as const) {
+  for (const [e, transport] of (
+    [
+      ["2025-11-25", "stdio"],
+      ["2025-11-25", "http"],
+      ["2026-07-28", "stdio"],
+      ["2026-07-28", "http"],
+    ] as const
+  ).filter(([, t]) => !STDIO_ONLY || t === "stdio")) {
     era = e;
     BARE = era === "2025-11-25" ? BARE_V1 : BARE_V2;
     const make =
@@ -171,16 +183,29 @@ try {
       close: async () => {},
     });
     const targets = [bare, ccb, fsRead(ccb, "ccb fs_read tiny")];
-    if (BASE && era === "2025-11-25") {
-      const base = await make("base workspace_status", BASE, "workspace_status", {});
-      targets.push(base, fsRead(base, "base fs_read tiny"));
-    }
+    if (era === "2025-11-25")
+      for (const b of BASES) {
+        const base = await make(`${b.label} workspace_status`, b.args, "workspace_status", {});
+        targets.push(base, fsRead(base, `${b.label} fs_read tiny`));
+      }
     if (transport === "stdio") {
+      if (era === "2025-11-25") targets.push(await make("bare v2 echo", BARE_V2, "echo", { text: "hi" }));
       if (existsSync(BIN))
         targets.push(
           await stdioTarget("ccb-bin fs_read tiny", [...CCB.slice(1), "--stdio"], "fs_read", { path: "tiny.txt" }, BIN),
         );
       else console.log(`(no ${BIN}: run scripts/compile.mjs for the compiled rows)`);
+      for (const b of era === "2025-11-25" ? BASES : [])
+        if (existsSync(b.bin))
+          targets.push(
+            await stdioTarget(
+              `${b.label}-bin fs_read tiny`,
+              [...CCB.slice(1), "--stdio"],
+              "fs_read",
+              { path: "tiny.txt" },
+              b.bin,
+            ),
+          );
       // server-filesystem speaks only the 2025 era (it answers no server/discover): its row is there.
       if (era === "2026-07-28") console.log("(server-filesystem speaks only 2025-11-25: no 2026 row)");
       else if (existsSync(FS_PEER))
@@ -217,6 +242,23 @@ try {
         p50Ratio: +(x.p50 / b.p50).toFixed(2),
         p99Ratio: +(x.p99 / b.p99).toFixed(2),
       };
+    }
+    if (BASES.length > 0 && era === "2025-11-25") {
+      // This checkout against each base, row by row (p50s of the same run): below 1 = faster now.
+      console.log(`\n${era} ${transport}: this ccb / each base ccb, p50`);
+      for (const b of BASES)
+        for (const [now, before] of [
+          ["ccb workspace_status", `${b.label} workspace_status`],
+          ["ccb fs_read tiny", `${b.label} fs_read tiny`],
+          ["ccb-bin fs_read tiny", `${b.label}-bin fs_read tiny`],
+        ] as const) {
+          const x = samples.get(now);
+          const y = samples.get(before);
+          if (!x || !y) continue;
+          const r = summarize(x).p50 / summarize(y).p50;
+          console.log(`  ${now.padEnd(24)} ${r.toFixed(2)}x ${before}`);
+          summary[`${transport}.now_vs.${before.replace(/ /g, "_")}`] = +r.toFixed(2);
+        }
     }
   }
 } finally {
