@@ -8,7 +8,7 @@ import {
   type TransportSendOptions,
 } from "@modelcontextprotocol/server";
 import { formatIssues } from "../../tools/kernel.ts";
-import { echoedId, errorResponse, idMember, isJsonRpcId, type JsonRpcId, JsonRpcCode } from "../../util/jsonrpc.ts";
+import { echoedId, errorResponse, idMember, isJsonRpcId, JsonRpcCode, type JsonRpcId } from "../../util/jsonrpc.ts";
 
 /**
  * The protocol revisions of the stateless era (no handshake; every request carries its version and
@@ -149,9 +149,7 @@ export function admitMessage(value: unknown): Admission {
     return { refusal: NOT_JSON_RPC, id: echoedId(idMember(value)), frame: true };
   }
   const refusal = isRequest(value) ? refuseRequest(value) : undefined;
-  return refusal && isRequest(value)
-    ? { refusal, id: value.id, frame: false }
-    : { message: value as JSONRPCMessage };
+  return refusal && isRequest(value) ? { refusal, id: value.id, frame: false } : { message: value as JSONRPCMessage };
 }
 
 const REQUEST_MEMBERS = new Set(["jsonrpc", "id", "method", "params"]);
