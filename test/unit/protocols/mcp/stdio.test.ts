@@ -131,7 +131,7 @@ describe("LineStdioTransport: each message checked once, here", () => {
     h.input.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
     await h.settle();
     assert.deepEqual(
-      h.got.map((m) => (m as { id?: number; method: string }).id ?? m.method),
+      h.got.map((m) => (m as { id?: number }).id ?? (m as { method?: string }).method),
       [3, "notifications/initialized"],
     );
     const replies = h.replies();
