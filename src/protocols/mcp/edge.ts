@@ -163,9 +163,9 @@ function isPlainRequest(value: unknown): value is JSONRPCRequest {
   return true;
 }
 
-/** A request id as the spec's schema has it: a string or an integer. */
+/** A request id as the spec's schema has it: a string or a safe integer (zod's int). */
 function isSpecId(id: unknown): boolean {
-  return typeof id === "string" || Number.isInteger(id);
+  return typeof id === "string" || Number.isSafeInteger(id);
 }
 
 /** A JSON-RPC request (a method and an id), from any parsed value. */

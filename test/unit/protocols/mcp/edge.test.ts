@@ -106,6 +106,7 @@ describe("admitMessage: one pass, the same answers as the two checks it replaces
       { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "x", _meta: { progressToken: {} } } },
       { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "x" }, result: {} },
       { jsonrpc: "2.0", id: 1.5, method: "tools/call", params: { name: "x" } },
+      { jsonrpc: "2.0", id: 2 ** 53, method: "ping" },
       { jsonrpc: "1.0", id: 1, method: "tools/call", params: { name: "x" } },
     ]) {
       assert.equal(onePass(v), "frame -32600", JSON.stringify(v));
