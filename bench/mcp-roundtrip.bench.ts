@@ -7,10 +7,14 @@
 // installed by scripts/setup-peers.sh into $CCB_PEERS_DIR or .cache/peers). Blocks of calls
 // alternate between the servers so machine load affects all alike. Tool rows are divided by the
 // bare echo, ping rows by the bare ping. Targets: ccb ping <= 1.1x; ccb fs_read <= 1.3x and below
-// the server-filesystem ratio.
-//   node --import tsx bench/mcp-roundtrip.bench.ts [--calls 2000]
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+// the server-filesystem ratio. In the 2025 era over stdio the bare 2.x server answers too ("bare v2
+// echo"): the floor the 2.x SDK itself sets for that era.
+// Before and after a change, in the same run: CCB_BENCH_BASE=<other checkouts, built, comma-separated>
+// (and, when one holds a compiled dist/ccb, its binary) adds that ccb's rows in the 2025 era, named
+// by its commit, and a last table puts each ccb row of this checkout beside the same row of each.
+//   node --import tsx bench/mcp-roundtrip.bench.ts [--calls 2000] [--stdio-only]
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -31,11 +35,17 @@ const WARMUP = 200;
 const ws = realpathSync(mkdtempSync(join(tmpdir(), "ccb-bench-rt-")));
 writeFileSync(join(ws, "tiny.txt"), "hello\n");
 const CCB = [join(root, "bin/ccb.mjs"), "serve", "--no-workbench", "--workspace", ws, "--log-level", "error"];
-// CCB_BENCH_BASE=<another checkout, built>: the same rows for that ccb too (e.g. the commit before a
-// change), measured in the same run, alternating with the rest.
-const BASE = process.env.CCB_BENCH_BASE
-  ? [join(process.env.CCB_BENCH_BASE, "bin/ccb.mjs"), ...CCB.slice(1)]
-  : undefined;
+// CCB_BENCH_BASE=<other checkouts, built>: the same rows for those ccbs too (e.g. the commit before a
+// change), measured in the same run, alternating with the rest; each named by its short commit.
+const BASES = (process.env.CCB_BENCH_BASE ?? "")
+  .split(",")
+  .filter(Boolean)
+  .map((dir) => ({
+    label: execFileSync("git", ["-C", dir, "rev-parse", "--short", "HEAD"], { encoding: "utf8" }).trim(),
+    args: [join(dir, "bin/ccb.mjs"), ...CCB.slice(1)],
+    bin: join(dir, "dist/ccb"),
+  }));
+const STDIO_ONLY = process.argv.includes("--stdio-only");
 const BARE_V1 = [join(root, "bench/fixtures/bare-mcp-server.mjs")];
 const BARE_V2 = [join(root, "bench/fixtures/bare-mcp-server-v2.mjs")];
 type Era = "2025-11-25" | "2026-07-28";
@@ -67,6 +77,8 @@ const env = { ...process.env, CCB_LOG_LEVEL: "error" } as Record<string, string>
 
 interface Target {
   name: string;
+  /** The server's process, for its CPU time (stdio and HTTP targets alike). */
+  pid?: number | null | undefined;
   client: Client;
   call: () => Promise<unknown>;
   close: () => Promise<void>;
@@ -74,7 +86,7 @@ interface Target {
 
 /** The same connection, measuring `ping` (protocol and transport only, no tool; the 2025 era only). */
 function pingOf(t: Target, name: string): Target {
-  return { name, client: t.client, call: () => (t.client as LegacyClient).ping(), close: async () => {} };
+  return { name, pid: t.pid, client: t.client, call: () => (t.client as LegacyClient).ping(), close: async () => {} };
 }
 
 async function stdioTarget(
@@ -85,9 +97,11 @@ async function stdioTarget(
   command = process.execPath,
 ): Promise<Target> {
   const client = newClient();
-  await connect(client, stdioTransport({ command, args, env }));
+  const transport = stdioTransport({ command, args, env });
+  await connect(client, transport);
   return {
     name,
+    pid: transport.pid,
     client,
     call: () => callTool(client, tool, toolArgs),
     close: () => client.close(),
@@ -121,6 +135,7 @@ async function httpTarget(
   await connect(client, era === "2025-11-25" ? new LegacyHttp(new URL(url)) : new ModernHttp(new URL(url)));
   return {
     name,
+    pid: child.pid,
     client,
     call: () => callTool(client, tool, toolArgs),
     close: async () => {
@@ -131,31 +146,55 @@ async function httpTarget(
   };
 }
 
-async function measure(targets: Target[]): Promise<Map<string, number[]>> {
+/**
+ * CPU time a process has run, in ms, all its threads (libuv's pool included): /proc/<pid>/task/<tid>/schedstat,
+ * nanoseconds on a CPU. Wall time on a loaded machine is mostly waiting; this is what the server spent.
+ */
+function cpuMs(pid: number | null | undefined): number {
+  if (!pid) return Number.NaN;
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return ns / 1e6;
+}
+
+/** Wall-clock samples per target, and the server's CPU time per call (µs) over the measured blocks. */
+async function measure(targets: Target[]): Promise<{ samples: Map<string, number[]>; cpu: Map<string, number> }> {
   const samples = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+  const cpu = new Map<string, number>(targets.map((t) => [t.name, 0]));
   for (const t of targets) for (let i = 0; i < WARMUP; i++) await t.call();
   for (let done = 0; done < CALLS; done += BLOCK) {
     for (const t of targets) {
       const out = samples.get(t.name)!;
+      const c0 = cpuMs(t.pid);
       for (let i = 0; i < BLOCK; i++) {
         const t0 = performance.now();
         const r = (await t.call()) as { isError?: boolean };
         out.push(performance.now() - t0);
         if (r.isError) throw new Error(`${t.name} returned an error: ${JSON.stringify(r)}`);
       }
+      cpu.set(t.name, cpu.get(t.name)! + cpuMs(t.pid) - c0);
     }
   }
-  return samples;
+  for (const [name, ms] of cpu) cpu.set(name, (ms * 1000) / CALLS);
+  return { samples, cpu };
 }
 
 const summary: Record<string, unknown> = { calls: CALLS, loadavgBefore: loadavg().map((x) => +x.toFixed(1)) };
 try {
-  for (const [e, transport] of [
-    ["2025-11-25", "stdio"],
-    ["2025-11-25", "http"],
-    ["2026-07-28", "stdio"],
-    ["2026-07-28", "http"],
-  ] as const) {
+  for (const [e, transport] of (
+    [
+      ["2025-11-25", "stdio"],
+      ["2025-11-25", "http"],
+      ["2026-07-28", "stdio"],
+      ["2026-07-28", "http"],
+    ] as const
+  ).filter(([, t]) => !STDIO_ONLY || t === "stdio")) {
     era = e;
     BARE = era === "2025-11-25" ? BARE_V1 : BARE_V2;
     const make =
@@ -171,16 +210,29 @@ try {
       close: async () => {},
     });
     const targets = [bare, ccb, fsRead(ccb, "ccb fs_read tiny")];
-    if (BASE && era === "2025-11-25") {
-      const base = await make("base workspace_status", BASE, "workspace_status", {});
-      targets.push(base, fsRead(base, "base fs_read tiny"));
-    }
+    if (era === "2025-11-25")
+      for (const b of BASES) {
+        const base = await make(`${b.label} workspace_status`, b.args, "workspace_status", {});
+        targets.push(base, fsRead(base, `${b.label} fs_read tiny`));
+      }
     if (transport === "stdio") {
+      if (era === "2025-11-25") targets.push(await make("bare v2 echo", BARE_V2, "echo", { text: "hi" }));
       if (existsSync(BIN))
         targets.push(
           await stdioTarget("ccb-bin fs_read tiny", [...CCB.slice(1), "--stdio"], "fs_read", { path: "tiny.txt" }, BIN),
         );
       else console.log(`(no ${BIN}: run scripts/compile.mjs for the compiled rows)`);
+      for (const b of era === "2025-11-25" ? BASES : [])
+        if (existsSync(b.bin))
+          targets.push(
+            await stdioTarget(
+              `${b.label}-bin fs_read tiny`,
+              [...CCB.slice(1), "--stdio"],
+              "fs_read",
+              { path: "tiny.txt" },
+              b.bin,
+            ),
+          );
       // server-filesystem speaks only the 2025 era (it answers no server/discover): its row is there.
       if (era === "2026-07-28") console.log("(server-filesystem speaks only 2025-11-25: no 2026 row)");
       else if (existsSync(FS_PEER))
@@ -195,28 +247,50 @@ try {
       const bin = targets.find((t) => t.name === "ccb-bin fs_read tiny");
       if (bin) targets.push(pingOf(bin, "ccb-bin ping"));
     }
-    const samples = await measure(targets);
+    const { samples, cpu } = await measure(targets);
     for (const t of targets) await t.close();
     const base = summarize(samples.get("bare echo")!);
     console.log(
       `\n${era} ${transport}: ${CALLS} calls each (after ${WARMUP} warm-up; tool rows vs bare echo, ping rows vs bare ping), blocks of ${BLOCK} alternating`,
     );
     console.log(
-      `  ${"target".padEnd(24)} ${"p50".padStart(10)} ${"p99".padStart(10)} ${"mean".padStart(10)}   p50 ratio  p99 ratio`,
+      `  ${"target".padEnd(24)} ${"p50".padStart(10)} ${"p99".padStart(10)} ${"mean".padStart(10)}   p50 ratio  p99 ratio  ${"server CPU/call".padStart(15)}  CPU ratio`,
     );
     const basePing = samples.has("bare ping") ? summarize(samples.get("bare ping")!) : base;
     for (const [name, s] of samples) {
       const x = summarize(s);
       const b = name.endsWith("ping") ? basePing : base;
+      const c = cpu.get(name)!;
+      const cb = cpu.get(name.endsWith("ping") && cpu.has("bare ping") ? "bare ping" : "bare echo")!;
       console.log(
-        `  ${name.padEnd(24)} ${fmt(x.p50).padStart(10)} ${fmt(x.p99).padStart(10)} ${fmt(x.mean).padStart(10)}   ${ratio(x.p50, b.p50).padStart(9)}  ${ratio(x.p99, b.p99).padStart(9)}`,
+        `  ${name.padEnd(24)} ${fmt(x.p50).padStart(10)} ${fmt(x.p99).padStart(10)} ${fmt(x.mean).padStart(10)}   ${ratio(x.p50, b.p50).padStart(9)}  ${ratio(x.p99, b.p99).padStart(9)}  ${`${c.toFixed(0)} µs`.padStart(15)}  ${ratio(c, cb).padStart(9)}`,
       );
       summary[`${era === "2025-11-25" ? "" : "2026."}${transport}.${name.replace(/ /g, "_")}`] = {
         p50: +x.p50.toFixed(3),
         p99: +x.p99.toFixed(3),
         p50Ratio: +(x.p50 / b.p50).toFixed(2),
         p99Ratio: +(x.p99 / b.p99).toFixed(2),
+        cpuUs: +c.toFixed(1),
+        cpuRatio: +(c / cb).toFixed(2),
       };
+    }
+    if (BASES.length > 0 && era === "2025-11-25") {
+      // This checkout against each base, row by row (p50s of the same run): below 1 = faster now.
+      console.log(`\n${era} ${transport}: this ccb / each base ccb (p50; server CPU per call)`);
+      for (const b of BASES)
+        for (const [now, before] of [
+          ["ccb workspace_status", `${b.label} workspace_status`],
+          ["ccb fs_read tiny", `${b.label} fs_read tiny`],
+          ["ccb-bin fs_read tiny", `${b.label}-bin fs_read tiny`],
+        ] as const) {
+          const x = samples.get(now);
+          const y = samples.get(before);
+          if (!x || !y) continue;
+          const r = summarize(x).p50 / summarize(y).p50;
+          const rc = cpu.get(now)! / cpu.get(before)!;
+          console.log(`  ${now.padEnd(24)} ${r.toFixed(2)}x; CPU ${rc.toFixed(2)}x  ${before}`);
+          summary[`${transport}.now_vs.${before.replace(/ /g, "_")}`] = { p50: +r.toFixed(2), cpu: +rc.toFixed(2) };
+        }
     }
   }
 } finally {

@@ -8,7 +8,7 @@ import {
   type TransportSendOptions,
 } from "@modelcontextprotocol/server";
 import { formatIssues } from "../../tools/kernel.ts";
-import { errorResponse, isJsonRpcId, JsonRpcCode } from "../../util/jsonrpc.ts";
+import { echoedId, errorResponse, idMember, isJsonRpcId, JsonRpcCode, type JsonRpcId } from "../../util/jsonrpc.ts";
 
 /**
  * The protocol revisions of the stateless era (no handshake; every request carries its version and
@@ -89,23 +89,83 @@ export function claimedVersion(message: unknown): string | undefined {
  */
 export function refuseRequest(message: JSONRPCRequest): EdgeRefusal | undefined {
   const version = claimedVersion(message);
-  if (version !== undefined && !(MODERN_PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
-    return {
-      code: RpcCode.UnsupportedProtocolVersion,
-      message: `Unsupported protocol version: ${version.slice(0, 64)}. This server speaks ${MODERN_PROTOCOL_VERSIONS.join(", ")} (stateless) and 2025-11-25 or older (with initialize).`,
-      data: { supported: [...MODERN_PROTOCOL_VERSIONS], requested: version.slice(0, 64) },
-    };
-  }
-  const removed = version !== undefined && REMOVED_IN_STATELESS_ERA.has(message.method);
-  const schema = removed ? undefined : REQUEST_SCHEMAS.get(message.method);
+  return versionRefusal(version) ?? paramsRefusal(message, requestSchemaOf(message.method, version));
+}
+
+/** -32022 for a stateless-era version ccb does not speak (undefined: no claim, or one it speaks). */
+function versionRefusal(version: string | undefined): EdgeRefusal | undefined {
+  if (version === undefined || (MODERN_PROTOCOL_VERSIONS as readonly string[]).includes(version)) return undefined;
+  return {
+    code: RpcCode.UnsupportedProtocolVersion,
+    message: `Unsupported protocol version: ${version.slice(0, 64)}. This server speaks ${MODERN_PROTOCOL_VERSIONS.join(", ")} (stateless) and 2025-11-25 or older (with initialize).`,
+    data: { supported: [...MODERN_PROTOCOL_VERSIONS], requested: version.slice(0, 64) },
+  };
+}
+
+/** The schema a request of `method` is checked against at the edge, in the era its claim names. */
+function requestSchemaOf(method: string, version: string | undefined): SpecSchema | undefined {
+  return version !== undefined && REMOVED_IN_STATELESS_ERA.has(method) ? undefined : REQUEST_SCHEMAS.get(method);
+}
+
+/** -32602 naming the wrong fields when `message` does not conform to `schema`. */
+function paramsRefusal(message: { method: string }, schema: SpecSchema | undefined): EdgeRefusal | undefined {
   const issues = schema ? specIssues(schema, message) : undefined;
-  if (issues) {
-    return {
-      code: RpcCode.InvalidParams,
-      message: `Invalid params for ${message.method}: ${formatIssues(issues, { root: "params", under: "params", max: 5 })}`,
-    };
+  if (!issues) return undefined;
+  return {
+    code: RpcCode.InvalidParams,
+    message: `Invalid params for ${message.method}: ${formatIssues(issues, { root: "params", under: "params", max: 5 })}`,
+  };
+}
+
+/** What the one pass over an inbound message decided: deliver it, or answer `id` with a refusal. */
+export type Admission =
+  | { message: JSONRPCMessage; refusal?: undefined }
+  | { refusal: EdgeRefusal; id: JsonRpcId | null; frame: boolean };
+
+const NOT_JSON_RPC: EdgeRefusal = {
+  code: RpcCode.InvalidRequest,
+  message: "Invalid Request: the frame is not a JSON-RPC 2.0 request, notification or response.",
+};
+
+/**
+ * The one check of a parsed inbound value on a transport that frames messages itself (stdio), in
+ * one pass where `specTypeSchemas.JSONRPCMessage` and then `refuseRequest` walked it twice. A
+ * request of a method ccb answers, in the plain shape (members `jsonrpc` "2.0", an integer or
+ * string `id`, `method`, an object or no `params`), is walked by that method's schema alone, which
+ * extends the spec's Request schema (params and `_meta` included). Anything else (a notification,
+ * a response, a request of another method, an odd shape), and any request its method's schema
+ * refuses, takes the two checks as before, so every answer (-32600 for what is no JSON-RPC
+ * message, -32022, -32602) stays exactly what it was. `frame` is true for -32600.
+ */
+export function admitMessage(value: unknown): Admission {
+  if (isPlainRequest(value)) {
+    const version = claimedVersion(value);
+    const schema = requestSchemaOf(value.method, version);
+    if (schema && versionRefusal(version) === undefined && specIssues(schema, value) === undefined) {
+      return { message: value };
+    }
   }
-  return undefined;
+  if (specIssues(specTypeSchemas.JSONRPCMessage, value)) {
+    return { refusal: NOT_JSON_RPC, id: echoedId(idMember(value)), frame: true };
+  }
+  const refusal = isRequest(value) ? refuseRequest(value) : undefined;
+  return refusal && isRequest(value) ? { refusal, id: value.id, frame: false } : { message: value as JSONRPCMessage };
+}
+
+const REQUEST_MEMBERS = new Set(["jsonrpc", "id", "method", "params"]);
+
+/** A request in the shape the spec's JSON-RPC envelope admits, checked by hand (the method's schema checks the rest). */
+function isPlainRequest(value: unknown): value is JSONRPCRequest {
+  if (!isRequest(value) || (value as { jsonrpc?: unknown }).jsonrpc !== "2.0" || !isSpecId(value.id)) return false;
+  const params = (value as { params?: unknown }).params;
+  if (params !== undefined && (params === null || typeof params !== "object" || Array.isArray(params))) return false;
+  for (const key in value) if (!REQUEST_MEMBERS.has(key)) return false;
+  return true;
+}
+
+/** A request id as the spec's schema has it: a string or a safe integer (zod's int). */
+function isSpecId(id: unknown): boolean {
+  return typeof id === "string" || Number.isSafeInteger(id);
 }
 
 /** A JSON-RPC request (a method and an id), from any parsed value. */
@@ -121,8 +181,9 @@ export function isRequest(message: unknown): message is JSONRPCRequest {
 
 /**
  * A transport that applies `refuseRequest` to every inbound request of the transport it wraps,
- * answering refusals itself, so whatever serves the connection (the SDK's `serveStdio`, a legacy
- * HTTP session) only ever sees requests that passed the edge.
+ * answering refusals itself, so whatever serves the connection (a 2025-era HTTP session) only ever
+ * sees requests that passed the edge. stdio frames and checks each message in one pass instead
+ * (`admitMessage` in LineStdioTransport).
  */
 export class ValidatingTransport implements Transport {
   onclose?: () => void;

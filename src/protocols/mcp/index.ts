@@ -13,7 +13,6 @@ import type { WorkbenchRuntimeOptions } from "../../workbench/runtime-flags.ts";
 import type { RenderMode } from "./app/render-mode.ts";
 import { AppState } from "./app/state.ts";
 import type { WorkbenchAppHandle } from "./app/stream-tier.ts";
-import { ValidatingTransport } from "./edge.ts";
 import { DEFAULT_MAX_BODY_BYTES, McpHttpEndpoint } from "./http.ts";
 import { SCOPE_READ, SCOPE_WRITE, SCOPES } from "./scopes.ts";
 import { createMcpServer } from "./server.ts";
@@ -204,15 +203,15 @@ export async function startServe(options: ServeOptions): Promise<ServeHandle> {
       closers.push(() => wb.close());
     }
     if (useStdio) {
-      const lines = new LineStdioTransport(options.stdin, options.stdout, {
+      // Frames each message and checks it once (envelope, version, params), answering refusals itself.
+      const transport = new LineStdioTransport(options.stdin, options.stdout, {
         maxFrameBytes: options.maxFrameBytes ?? httpOpts?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       });
-      const transport = new ValidatingTransport(lines);
       stdioClosed = transport.closed;
       const mcpLog = log.child("mcp");
       // Both eras on one connection: the SDK answers a `server/discover` probe or any request
       // carrying the 2026-07-28 envelope statelessly, and pins a 2025-era server on `initialize`.
-      // Each is a server from the same factory; the transport checks every request first.
+      // Each is a server from the same factory; the transport has checked every request first.
       const stdio = serveStdio(
         (ctx) => {
           mcpLog.debug(

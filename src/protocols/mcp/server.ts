@@ -16,7 +16,15 @@ import type { Logger } from "../../core/log.ts";
 import { maskDeep } from "../../core/secret-vault.ts";
 import { CCB_VERSION } from "../../core/version.ts";
 import { workspaceTools } from "../../tools/catalog.ts";
-import { type AnyToolDef, catalogOf, inputSchema, parseArguments, runTool } from "../../tools/kernel.ts";
+import {
+  type AnyToolDef,
+  catalogOf,
+  inputSchema,
+  type Parsed,
+  parseArguments,
+  runTool,
+  type ToolCatalog,
+} from "../../tools/kernel.ts";
 import { MCP_APP_MIME, registerWorkbenchApp } from "./app/resource.ts";
 import type { AppState } from "./app/state.ts";
 import { appToolMeta, checkAppToolReady, linkAppTool } from "./app/tool-link.ts";
@@ -84,16 +92,16 @@ export function createMcpServer(options: McpServerOptions): Server {
     tools: app && offersApp(ctx) ? linked : list,
   }));
 
-  server.setRequestHandler("tools/call", async (request, ctx): Promise<CallToolResult> => {
-    const name = request.params.name;
-    const def = catalog.get(name);
+  // The SDK checks every tools/call against the spec's schema (after the edge did: stdio.ts,
+  // http.ts); the params schema below is the one further check, the tool's own arguments.
+  server.setRequestHandler("tools/call", { params: toolCall(catalog) }, async (call, ctx): Promise<CallToolResult> => {
+    const { name, def, parsed } = call;
     if (!def) {
       throw new ProtocolError(
         RpcCode.InvalidParams,
         `Unknown tool "${truncate(name, 100)}". Call tools/list to see the available tools.`,
       );
     }
-    const parsed = parseArguments(def, request.params.arguments);
     if (!parsed.ok) throw new ProtocolError(RpcCode.InvalidParams, parsed.message);
     const progress = progressReporter(ctx, name);
     try {
@@ -133,6 +141,36 @@ export function createMcpServer(options: McpServerOptions): Server {
     }
   });
   return server;
+}
+
+/** A tools/call as the handler gets it: the tool named, and its arguments parsed by the tool's schema. */
+interface ToolCall {
+  name: string;
+  def: AnyToolDef | undefined;
+  parsed: Parsed<Record<string, unknown>>;
+}
+
+/**
+ * The params "schema" of tools/call: it looks the tool up and parses the arguments once, with the
+ * tool's own zod schema (the kernel's `parseArguments`). Registered this way, the SDK runs it in
+ * place of a second pass of the spec's CallToolRequest schema over a request its `tools/call`
+ * wrapper has just checked. It never fails itself: an unknown tool or bad arguments reach the
+ * handler, which answers each with its own -32602 text, as the kernel words it.
+ */
+function toolCall(catalog: ToolCatalog<AnyToolDef>) {
+  return {
+    "~standard": {
+      version: 1 as const,
+      vendor: "ccb",
+      validate(value: unknown): { value: ToolCall } {
+        const params = value as { name: string; arguments?: Record<string, unknown> };
+        const def = catalog.get(params.name);
+        const parsed = def ? parseArguments(def, params.arguments) : { ok: true as const, args: {} };
+        return { value: { name: params.name, def, parsed } };
+      },
+      types: undefined as unknown as { input: unknown; output: ToolCall },
+    },
+  };
 }
 
 /**

@@ -1,9 +1,9 @@
 import type { Readable, Writable } from "node:stream";
-import { type JSONRPCMessage, specTypeSchemas, type Transport } from "@modelcontextprotocol/server";
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
 import { idFromPrefix, idFromSuffix } from "../../util/frame-id.ts";
-import { echoedId, errorResponse, idMember } from "../../util/jsonrpc.ts";
+import { errorResponse } from "../../util/jsonrpc.ts";
 import { CappedLineSplitter } from "../../util/ndjson.ts";
-import { RpcCode, specIssues } from "./edge.ts";
+import { admitMessage, RpcCode } from "./edge.ts";
 
 export interface StdioTransportOptions {
   /** Longest accepted frame (one line) in bytes; longer lines are dropped with a JSON-RPC error. */
@@ -25,6 +25,10 @@ const ID_BYTES = 4096;
  * request's id, so the client can match the error to its request: at once when the id can be read
  * from the frame's first 4 KiB, else at the frame's end with the id read from its last 4 KiB (the
  * SDK writes `id` after `params`), else with id null.
+ *
+ * Each frame is framed and checked once, here (`admitMessage`): the JSON-RPC envelope and, for a
+ * request, the edge check of its version and params (-32022, -32602 saying which field), answered
+ * here; whatever serves the connection (the SDK's `serveStdio`) only sees messages that passed.
  */
 export class LineStdioTransport implements Transport {
   onmessage?: <T extends JSONRPCMessage>(message: T) => void;
@@ -39,6 +43,11 @@ export class LineStdioTransport implements Transport {
   /** An oversized frame already answered (its id read from its start). */
   #answered = false;
   #closed = false;
+  #onClosed!: () => void;
+  /** Settles when the transport has closed (whoever serves the connection is told first). */
+  readonly closed = new Promise<void>((resolve) => {
+    this.#onClosed = resolve;
+  });
 
   constructor(input: Readable = process.stdin, output: Writable = process.stdout, options: StdioTransportOptions = {}) {
     this.#in = input;
@@ -91,7 +100,11 @@ export class LineStdioTransport implements Transport {
     this.#in.off("error", this.#onStreamError);
     this.#out.off("error", this.#onStreamError);
     this.#in.pause();
-    this.onclose?.();
+    try {
+      this.onclose?.();
+    } finally {
+      this.#onClosed();
+    }
   }
 
   readonly #onEnd = (): void => {
@@ -127,15 +140,15 @@ export class LineStdioTransport implements Transport {
       this.#reply(null, RpcCode.ParseError, "Parse error: the frame is not valid JSON.");
       return;
     }
-    if (specIssues(specTypeSchemas.JSONRPCMessage, value)) {
-      this.#reply(
-        echoedId(idMember(value)),
-        RpcCode.InvalidRequest,
-        "Invalid Request: the frame is not a JSON-RPC 2.0 request, notification or response.",
-      );
+    const admitted = admitMessage(value);
+    if (admitted.refusal === undefined) {
+      this.onmessage?.(admitted.message);
       return;
     }
-    this.onmessage?.(value as JSONRPCMessage);
+    const { code, message, data } = admitted.refusal;
+    // A frame that is no JSON-RPC message is this transport's error; a refused request is the client's, answered only.
+    if (admitted.frame) this.#reply(admitted.id, code, message);
+    else void this.send(errorResponse(admitted.id, code, message, data) as JSONRPCMessage);
   }
 
   #reply(id: string | number | null, code: number, message: string): void {

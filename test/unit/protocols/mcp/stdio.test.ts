@@ -120,6 +120,34 @@ describe("LineStdioTransport framing", () => {
   });
 });
 
+describe("LineStdioTransport: each message checked once, here", () => {
+  it("answers a request with bad params (-32602) or an unknown 2026 version (-32022) itself and delivers the rest", async () => {
+    const h = await harness();
+    const call = (id: number, params: unknown) =>
+      `${JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params })}\n`;
+    h.input.write(call(1, { name: 5 }));
+    h.input.write(call(2, { name: "fs_read", _meta: { "io.modelcontextprotocol/protocolVersion": "2099-01-01" } }));
+    h.input.write(call(3, { name: "fs_read", arguments: { path: "a" } }));
+    h.input.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+    await h.settle();
+    assert.deepEqual(
+      h.got.map((m) => (m as { id?: number }).id ?? (m as { method?: string }).method),
+      [3, "notifications/initialized"],
+    );
+    const replies = h.replies();
+    assert.deepEqual(
+      replies.map((r) => [r.id, r.error?.code]),
+      [
+        [1, -32602],
+        [2, -32022],
+      ],
+    );
+    assert.match(replies[0]?.error?.message ?? "", /^Invalid params for tools\/call: name: /);
+    // the client's mistakes are answered, not reported as errors of the transport
+    assert.deepEqual(h.errors, []);
+  });
+});
+
 describe("LineStdioTransport frame cap", () => {
   it("an oversized frame whose id is at its start is answered at once with that id, and the next frame still works", async () => {
     const h = await harness(1024);
