@@ -311,10 +311,12 @@ export class HeadlessKeeper {
         },
       );
     }
-    if (now - asked.since > t.headlessGraceMs)
-      return this.#later(
+    if (now - asked.since > t.headlessGraceMs) {
+      this.#later(
         `its page answered no DevTools request for ${Math.round((now - asked.since) / 1000)} s (Chromium ${c.pid})`,
       );
+      return;
+    }
     // The editor: some host must have answered since this client opened, within the grace.
     const snap = this.o.probe.snapshot();
     if (snap.responsive === 0 && now - Math.max(this.#startedAt, answer) > t.headlessGraceMs)
