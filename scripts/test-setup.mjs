@@ -2,7 +2,7 @@
 // filter names, the Debian packages checked, the peers provisioned, the build, and the test runner's
 // command line and environment.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -117,4 +117,27 @@ export function testEnv(env = {}) {
   // A workbench host stops as soon as its last front end leaves (not 600 s later), so hosts do not
   // pile up between tests; the tests of the grace period set their own.
   return { CCB_WORKBENCH_GRACE: "0", ...cleanEnv, CCB_REPO_ROOT: root, ...env };
+}
+
+/**
+ * A file that runs a real workbench runtime or a browser (code-server, headless or a person's
+ * Chromium): `npm test` runs at most one such file at a time (`CCB_TEST_WORKBENCH_JOBS`), beside
+ * lighter ones, so a browser test meets about the load a soak's `--load` gives, not two workbenches
+ * fighting over two cores.
+ */
+export function isWorkbenchFile(file) {
+  const text = readFileSync(join(root, file), "utf8");
+  // A file whose time is its own work, with a workbench only for a moment at its end, says so.
+  if (text.includes("npm test: not a workbench file")) return false;
+  return /helpers\/(workbench|person-page|ide-workbench|proc-scan)\.ts|launchChromium|codeServerArgs/.test(text);
+}
+
+/**
+ * Seconds each test file took in a full run on a 2-core machine (`test/durations.json`, what the
+ * last full run printed; a file not listed counts as 10 s): `npm test` starts the longest first, so
+ * no long file starts last and the run's tail is short.
+ */
+export function expectedSeconds() {
+  const p = join(root, "test/durations.json");
+  return existsSync(p) ? JSON.parse(readFileSync(p, "utf8")) : {};
 }

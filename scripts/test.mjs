@@ -8,12 +8,19 @@
 // CCB_TEST_BIN=/path/to/ccb makes the end-to-end tests spawn that binary (e.g. the Bun build);
 // CCB_TEST_RUNTIME=deno runs them with `deno run -A dist/node/main.mjs`.
 // `npm run test:soak` (scripts/soak.mjs) runs chosen files many times, optionally under load.
-import { spawnSync } from "node:child_process";
+// Scheduling: the files run as separate test runners, CCB_TEST_JOBS (default 2, the CI machine's cores)
+// at a time, longest first (test/durations.json), at most CCB_TEST_WORKBENCH_JOBS (default 1) of them
+// a file with a real workbench or browser; the unit tests are one runner. Each file's output is
+// printed whole when it ends; the run ends with each file's time (also in .cache/test-durations.json).
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   build,
   checkDebian,
   debianPackages,
+  expectedSeconds,
+  isWorkbenchFile,
   root,
   runScript,
   setupPeers,
@@ -52,11 +59,120 @@ function runTests(list, env) {
   return r.status ?? 1;
 }
 
+const jobsFrom = (name, fallback) => {
+  const n = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(n) || n < 1) {
+    console.error(`${name} takes a whole number of 1 or more, got ${JSON.stringify(process.env[name])}`);
+    process.exit(2);
+  }
+  return n;
+};
+
+/** What the runner printed at its end: ℹ tests N, ℹ pass N, ... */
+const counts = (out) =>
+  Object.fromEntries(
+    [...out.matchAll(/^ℹ (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm)].map((m) => [m[1], Number(m[2])]),
+  );
+
+/**
+ * Every file in a test runner of its own (the unit tests in one), `CCB_TEST_JOBS` at a time, longest
+ * first, at most `CCB_TEST_WORKBENCH_JOBS` workbench files at once. Returns the exit status.
+ */
+async function runScheduled(list) {
+  const slots = jobsFrom("CCB_TEST_JOBS", 2);
+  const workbenchSlots = jobsFrom("CCB_TEST_WORKBENCH_JOBS", 1);
+  const known = expectedSeconds();
+  const units = list.filter((f) => f.startsWith("test/unit/"));
+  const jobs = [
+    ...(units.length > 0
+      ? [{ name: "test/unit", files: units, workbench: false, seconds: units.reduce((t, f) => t + (known[f] ?? 1), 0) }]
+      : []),
+    ...list
+      .filter((f) => !f.startsWith("test/unit/"))
+      .map((f) => ({ name: f, files: [f], workbench: isWorkbenchFile(f), seconds: known[f] ?? 10 })),
+  ].sort((a, b) => b.seconds - a.seconds);
+  if (jobs.length === 1) return runTests(jobs[0].files, {});
+
+  const started = Date.now();
+  const done = [];
+  const running = new Set();
+  const children = new Set();
+  const stop = (sig) => {
+    for (const c of children) c.kill(sig);
+    process.exit(130);
+  };
+  process.once("SIGINT", () => stop("SIGINT"));
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  console.error(
+    `npm test: ${jobs.length} test runners, ${slots} at a time (at most ${workbenchSlots} with a workbench or browser), longest first`,
+  );
+  const run = (job) =>
+    new Promise((resolve) => {
+      const t0 = Date.now();
+      console.error(`▷ ${job.name}${job.files.length > 1 ? ` (${job.files.length} files)` : ""}`);
+      const child = spawn(process.execPath, testRunnerArgs(job.files, passThrough), {
+        cwd: root,
+        env: testEnv({}),
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      children.add(child);
+      let out = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.stderr.on("data", (d) => (out += d));
+      child.on("close", (code, signal) => {
+        children.delete(child);
+        const seconds = Math.round((Date.now() - t0) / 1000);
+        const ok = code === 0;
+        process.stdout.write(
+          `\n━━ ${job.name}: ${ok ? "passed" : `FAILED (${code ?? signal})`}, ${seconds} s ━━\n${out}`,
+        );
+        done.push({ ...job, ok, seconds, counts: counts(out) });
+        resolve();
+      });
+    });
+  const pending = [...jobs];
+  await new Promise((allDone) => {
+    const next = () => {
+      if (pending.length === 0 && running.size === 0) return allDone();
+      while (running.size < slots) {
+        // The workbench files are the run's longest lane: one starts whenever it may, the others fill in.
+        const wb = [...running].filter((j) => j.workbench).length;
+        const first = pending.findIndex((j) => j.workbench && wb < workbenchSlots);
+        const i = first >= 0 ? first : pending.findIndex((j) => !j.workbench);
+        if (i < 0) break;
+        const [job] = pending.splice(i, 1);
+        running.add(job);
+        void run(job).then(() => {
+          running.delete(job);
+          next();
+        });
+      }
+    };
+    next();
+  });
+
+  // Each file's time: printed (slowest first) and kept for the next run's order.
+  const times = Object.fromEntries(done.flatMap((j) => (j.files.length === 1 ? [[j.name, j.seconds]] : [])));
+  const path = join(root, ".cache/test-durations.json");
+  mkdirSync(join(root, ".cache"), { recursive: true });
+  const before = existsSync(path) ? JSON.parse(readFileSync(path, "utf8")) : {};
+  writeFileSync(path, `${JSON.stringify({ ...before, ...times }, null, 2)}\n`);
+  const total = (k) => done.reduce((t, j) => t + (j.counts[k] ?? 0), 0);
+  console.error(`\n== each test runner's time (${path}), slowest first ==`);
+  for (const j of [...done].sort((a, b) => b.seconds - a.seconds))
+    console.error(`${String(j.seconds).padStart(6)} s  ${j.ok ? "  " : "✖ "}${j.name}`);
+  const failed = done.filter((j) => !j.ok);
+  console.error(
+    `\nnpm test: ${total("tests")} tests, ${total("pass")} passed, ${total("fail")} failed, ${total("cancelled")} cancelled, ${total("skipped")} skipped; ${done.length} runners in ${Math.round((Date.now() - started) / 1000)} s${failed.length ? `; failed: ${failed.map((j) => j.name).join(", ")}` : ""}`,
+  );
+  return failed.length === 0 ? 0 : 1;
+}
+
 // The install tests and the full run's second pass need the compiled binary: compile it first.
 const full = filters.length === 0 && !process.env.CCB_TEST_BIN && !unit;
 if ((full || files.some((f) => f.includes("install-"))) && !process.env.CCB_COMPILED_BIN) runScript("compile.mjs");
 
-let status = runTests(files, {});
+let status = unit ? runTests(files, {}) : await runScheduled(files);
 
 // The full run also proves the other runtimes: the smoke suite against the Bun-compiled binary
 // (CCB_TEST_BIN) and under Deno (CCB_TEST_RUNTIME=deno: `deno run -A dist/node/main.mjs`).

@@ -10,6 +10,7 @@ import {
   type ParamsOf,
   type ResultOf,
 } from "../editor-wire/contract.ts";
+import { HEALTH } from "../workbench/health.ts";
 import type { EditedFile, EditFeedback } from "./tool-runner.ts";
 
 /**
@@ -24,6 +25,8 @@ export interface SettleTiming {
   idleMs: number;
   maxMs: number;
   startMs: number;
+  /** How long an edit waits for the bridge of a running workbench that is away (RECONNECT_WAIT_MS). */
+  reconnectMs?: number;
 }
 
 export const DEFAULT_SETTLE: SettleTiming = { quietMs: 500, idleMs: 1_500, maxMs: 5_000, startMs: 30_000 };
@@ -84,8 +87,13 @@ export function diagnosticsText(
   return `Diagnostics of ${names} from the editor's language servers${caveat}:\n${lines.join("\n")}${more}`;
 }
 
-/** How long an edit waits for the bridge of a running workbench that is away for a moment. */
-const RECONNECT_WAIT_MS = 10_000;
+/**
+ * How long an edit waits for the bridge of a running workbench that is away for a moment: as long as
+ * the headless keeper gives a window that answers nothing before it replaces it, and one probe more.
+ * A window starved of CPU misses probes (6 s each) and is away until it answers one; 10 s lost the
+ * edit's diagnostics under load (acp-live-editor) while the workbench was still there.
+ */
+const RECONNECT_WAIT_MS = HEALTH.headlessGraceMs + HEALTH.probeTimeoutMs;
 
 /** Languages with no language server in a stock workbench: their edits do not wait for diagnostics. */
 const NO_SERVER = new Set(["plaintext", "markdown"]);
@@ -107,6 +115,10 @@ export class LiveEditor implements EditFeedback {
     private readonly log: Logger,
     private readonly timing: SettleTiming = DEFAULT_SETTLE,
   ) {}
+
+  get #reconnectMs(): number {
+    return this.timing.reconnectMs ?? RECONNECT_WAIT_MS;
+  }
 
   get connected(): boolean {
     return this.core.bridge.status().connected;
@@ -163,7 +175,7 @@ export class LiveEditor implements EditFeedback {
         signal.removeEventListener("abort", done);
         resolve();
       };
-      const timer = setTimeout(done, RECONNECT_WAIT_MS);
+      const timer = setTimeout(done, this.#reconnectMs);
       const off = this.core.bridge.onChange((s) => {
         if (s.connected) done();
       });
@@ -189,7 +201,11 @@ export class LiveEditor implements EditFeedback {
   }
 
   async #afterEditOnce(files: EditedFile[], signal: AbortSignal): Promise<string | undefined> {
-    if (!(await this.#connectedSoon(signal))) return undefined;
+    if (!(await this.#connectedSoon(signal))) {
+      // A workbench that runs but did not come back: say so, never silence (read as "no errors").
+      if (signal.aborted || !this.core.bridge.workbench()) return undefined;
+      return `Diagnostics: not available for this edit: the workbench runs, but no editor window answered within ${Math.round(this.#reconnectMs / 1000)} s.`;
+    }
     const bridge = this.core.bridge.require();
     const t0 = performance.now();
     /** Per file: diagnostics changes since its buffer last changed; undefined until the buffer holds the edit. */

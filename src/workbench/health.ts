@@ -10,9 +10,12 @@ import type { HeadlessClient } from "./headless-client.ts";
  *   (`commands.list` asks the workbench page for its commands). A host whose window is gone (its
  *   tab closed, its browser killed: the runtime keeps the host for its reconnection grace, hours)
  *   or stuck does not answer within `probeTimeoutMs` and stops serving until it answers again.
- * - ccb's headless client is replaced when its browser exits, when its page stops answering
- *   DevTools, and when no host answers for `headlessGraceMs` while the runtime runs (e.g. its page
- *   is on a runtime that restarted). Replacements back off from 1 s to 30 s while nothing answers.
+ * - ccb's headless client is replaced when its browser exits, when its page leaves a DevTools
+ *   request unanswered for `headlessGraceMs` (a hung renderer; a page starved of CPU answers late,
+ *   and a late answer keeps it: replacing it would only cost a page load on a machine that is
+ *   already busy), and when no host answers for `headlessGraceMs` while the runtime runs (e.g. its
+ *   page is on a runtime that restarted). Replacements back off from 1 s to 30 s while nothing
+ *   answers.
  */
 export const HEALTH = {
   probeIntervalMs: 2_500,
@@ -131,7 +134,8 @@ export class HeadlessKeeper {
   #error = "";
   #restarts = 0;
   #failures = 0;
-  #cdpMisses = 0;
+  /** The DevTools request the page has not answered yet, and since when (Date.now()). */
+  #cdp: { client: HeadlessClient; since: number; open: boolean } | undefined;
   #startedAt = 0;
   #timer: NodeJS.Timeout | undefined;
   #watch: NodeJS.Timeout;
@@ -153,7 +157,7 @@ export class HeadlessKeeper {
     },
   ) {
     const t = o.timing ?? HEALTH;
-    this.#watch = setInterval(() => void this.#check(t), t.probeIntervalMs);
+    this.#watch = setInterval(() => this.#check(t), t.probeIntervalMs);
     this.#watch.unref();
   }
 
@@ -182,6 +186,7 @@ export class HeadlessKeeper {
     if (!c || this.#closed) return;
     this.o.log.info(`headless client: reloading its page: ${why}`);
     this.#startedAt = Date.now(); // a fresh grace for the reloaded page
+    this.#cdp = undefined;
     c.reload().catch(() => this.#later(`its page did not reload (Chromium ${c.pid})`));
   }
 
@@ -250,7 +255,7 @@ export class HeadlessKeeper {
       }
       this.#client = c;
       this.#startedAt = Date.now();
-      this.#cdpMisses = 0;
+      this.#cdp = undefined;
       this.#error = "";
       this.#set("running");
       void c.exited.then(() => {
@@ -279,7 +284,7 @@ export class HeadlessKeeper {
     }, delay);
   }
 
-  async #check(t: typeof HEALTH): Promise<void> {
+  #check(t: typeof HEALTH): void {
     if (this.#closed || this.#timer || this.#state === "parked" || !this.o.running()) return;
     const c = this.#client;
     if (!c) {
@@ -289,17 +294,29 @@ export class HeadlessKeeper {
     const now = Date.now();
     const answer = this.o.probe.lastAnswerAt;
     if (answer > this.#startedAt) this.#failures = 0;
-    // The page: DevTools must answer (a hung renderer does not).
-    const alive = await Promise.race([
+    // The page: DevTools must answer (a hung renderer does not). One request at a time, waited for
+    // as long as it takes: a renderer starved of CPU answers late, and that answer keeps it. A page
+    // is replaced when it has answered nothing for the whole grace (a failed request is asked again,
+    // the clock still running).
+    const asked = this.#cdp?.client === c ? this.#cdp : { client: c, since: now, open: false };
+    this.#cdp = asked;
+    if (!asked.open) {
+      asked.open = true;
       c.evaluate("1").then(
-        () => true,
-        () => false,
-      ),
-      new Promise<boolean>((r) => setTimeout(() => r(false), t.probeTimeoutMs).unref()),
-    ]);
-    if (this.#client !== c) return;
-    this.#cdpMisses = alive ? 0 : this.#cdpMisses + 1;
-    if (this.#cdpMisses >= 2) return this.#later(`its page stopped answering (Chromium ${c.pid})`);
+        () => {
+          if (this.#cdp === asked) this.#cdp = undefined;
+        },
+        () => {
+          asked.open = false;
+        },
+      );
+    }
+    if (now - asked.since > t.headlessGraceMs) {
+      this.#later(
+        `its page answered no DevTools request for ${Math.round((now - asked.since) / 1000)} s (Chromium ${c.pid})`,
+      );
+      return;
+    }
     // The editor: some host must have answered since this client opened, within the grace.
     const snap = this.o.probe.snapshot();
     if (snap.responsive === 0 && now - Math.max(this.#startedAt, answer) > t.headlessGraceMs)

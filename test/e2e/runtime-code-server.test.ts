@@ -2,6 +2,8 @@
 // `ccb runtime fetch --runtime code-server` against the registry this machine uses, into an empty
 // cache, then `ccb serve` with no runtime flag runs it (a live bridge). A registry that serves other
 // bytes under the pinned versions (here a local verdaccio with look-alike packages) installs nothing.
+// npm test: not a workbench file (its minutes are npm building code-server's native modules; the
+// workbench it then starts answers two calls), so it runs beside the workbench files.
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";

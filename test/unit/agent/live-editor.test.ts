@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { LiveEditor } from "../../../src/agent/live-editor.ts";
+import { DEFAULT_SETTLE, LiveEditor } from "../../../src/agent/live-editor.ts";
 import { createCore } from "../../../src/core/core.ts";
 import type { EditorBridge } from "../../../src/core/editor/bridge.ts";
 import { CcbError, isCcbError } from "../../../src/core/errors.ts";
@@ -96,6 +96,31 @@ describe("the live editor when the workbench goes away during an edit's diagnost
     // control: no workbench at all is no feedback, at once
     const bare = new LiveEditor(createCore({ roots: [ws.path] }), ws.path, silentLogger);
     assert.equal(bare.present, false);
+  });
+
+  it("a workbench whose bridge stays away past the wait: the result says the diagnostics are not available, never silence", async () => {
+    const core = createCore({ roots: [ws.path] });
+    const writer = core.claimEditor("test");
+    writer.setWorkbench({ url: "http://127.0.0.1:1/", runtime: "code-server" });
+    writer.clear("a window starved of CPU misses its probes");
+    const timing = { ...DEFAULT_SETTLE, reconnectMs: 200 };
+    const live = new LiveEditor(core, ws.path, silentLogger, timing);
+    const text = await live.afterEdit([{ path, text: "x\n" }], new AbortController().signal);
+    assert.match(
+      text ?? "",
+      /^Diagnostics: not available for this edit: the workbench runs, but no editor window answered/,
+    );
+    // control: back within the wait, the diagnostics
+    const core2 = createCore({ roots: [ws.path] });
+    const writer2 = core2.claimEditor("test");
+    writer2.setWorkbench({ url: "http://127.0.0.1:1/", runtime: "code-server" });
+    writer2.clear("a probe missed");
+    setTimeout(() => writer2.set(scriptedBridge(path, "x\n", () => undefined)), 50);
+    const back = await new LiveEditor(core2, ws.path, silentLogger, { ...timing, reconnectMs: 5_000 }).afterEdit(
+      [{ path, text: "x\n" }],
+      new AbortController().signal,
+    );
+    assert.match(back ?? "", /a\.txt:1:1 error: a real problem/);
   });
 
   it("an answer of another shape is not a bridge that went away: no second asking", async () => {

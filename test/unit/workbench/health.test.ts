@@ -250,3 +250,47 @@ describe("the headless keeper's no-answer grace", () => {
     assert.ok((await run(false)) > 1, "control: without progress the grace replaces it");
   });
 });
+
+describe("the headless keeper's DevTools check", () => {
+  /** A keeper over a page whose DevTools answers each request after `answerMs` (never when undefined); a host answers. */
+  async function run(answerMs: number | undefined): Promise<number> {
+    let opened = 0;
+    const never = new Promise<void>(() => undefined);
+    const answeringProbe = {
+      lastAnswerAt: Date.now(),
+      snapshot: () => ({ responsive: 1, hosts: 1, lastProbeMs: 1, sinceAnswerMs: 0 }),
+    };
+    const keeper = new HeadlessKeeper({
+      open: () => {
+        opened++;
+        return Promise.resolve({
+          pid: 1,
+          uid: 1,
+          sandbox: true,
+          evaluate: () =>
+            answerMs === undefined
+              ? new Promise(() => undefined)
+              : new Promise((r) => setTimeout(() => r(1), answerMs)),
+          reload: async () => undefined,
+          leave: async () => undefined,
+          exited: never,
+          close: async () => undefined,
+        });
+      },
+      running: () => true,
+      probe: answeringProbe as unknown as BridgeProbe,
+      log: silentLogger,
+      onChange: () => undefined,
+      timing: { ...HEALTH, probeIntervalMs: 20, probeTimeoutMs: 40, headlessGraceMs: 300, backoffMinMs: 10 },
+    });
+    await keeper.start();
+    await new Promise((r) => setTimeout(r, 900));
+    await keeper.close();
+    return opened;
+  }
+
+  test("a page starved of CPU (each answer far past the probe timeout, within the grace) is kept; one that never answers is replaced", async () => {
+    assert.equal(await run(200), 1, "late answers keep the page");
+    assert.ok((await run(undefined)) > 1, "control: a page that answers nothing is replaced");
+  });
+});
