@@ -116,7 +116,9 @@ function looksBinary(fd: number, size: number): boolean {
 export async function stagePaths(repo: ShadowRepo, rels: readonly string[], maxBytes: number): Promise<void> {
   const tmp = join(repo.gitDir, "ccb-links");
   for (let i = 0; i < rels.length; i += BATCH) {
-    const entries = rels.slice(i, i + BATCH).map((rel) => look(repo.root, rel, maxBytes) ?? { rel, kind: "gone" as const });
+    const entries = rels
+      .slice(i, i + BATCH)
+      .map((rel) => look(repo.root, rel, maxBytes) ?? { rel, kind: "gone" as const });
     try {
       const hashed = entries.filter((e) => e.kind !== "gone");
       const shas: string[] = [];
@@ -142,7 +144,11 @@ export async function stagePaths(repo: ShadowRepo, rels: readonly string[], maxB
       let k = 0;
       for (const e of entries) {
         if (e.kind === "gone") gone.push(e.rel);
-        else add.push("--cacheinfo", `${e.kind === "link" ? "120000" : e.exec ? "100755" : "100644"},${shas[k++]},${e.rel}`);
+        else
+          add.push(
+            "--cacheinfo",
+            `${e.kind === "link" ? "120000" : e.exec ? "100755" : "100644"},${shas[k++]},${e.rel}`,
+          );
       }
       await repo.git(["update-index", "--add", "--remove", "--replace", ...add, "--force-remove", "--", ...gone]);
     } finally {

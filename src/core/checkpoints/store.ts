@@ -236,7 +236,9 @@ export class CheckpointStore {
       return [];
     }
     // One call (the format before named paths) or a list.
-    const list = (Array.isArray((raw as { calls?: unknown }).calls) ? (raw as { calls: unknown[] }).calls : [raw]) as Pending[];
+    const list = (
+      Array.isArray((raw as { calls?: unknown }).calls) ? (raw as { calls: unknown[] }).calls : [raw]
+    ) as Pending[];
     const now = Date.now();
     return list.filter((p) => p && typeof p === "object" && p.a && typeof p.until === "number" && p.until > now);
   }
@@ -258,11 +260,18 @@ export class CheckpointStore {
    * `exclude`). A full scan first refreshes the index's stat data (entries staged by stage.ts carry
    * none), so that unchanged files are compared by lstat, not read again.
    */
-  private async changedPaths(repo: ShadowRepo, only?: readonly string[], exclude: readonly string[] = []): Promise<string[]> {
+  private async changedPaths(
+    repo: ShadowRepo,
+    only?: readonly string[],
+    exclude: readonly string[] = [],
+  ): Promise<string[]> {
     if (!only) await repo.git(["update-index", "-q", "--refresh"], { allowFail: true });
-    const r = await repo.git(["ls-files", "-z", "-m", "-o", "-d", "--exclude-standard", ...(only ? ["--", ...only] : [])], {
-      allowFail: only !== undefined,
-    });
+    const r = await repo.git(
+      ["ls-files", "-z", "-m", "-o", "-d", "--exclude-standard", ...(only ? ["--", ...only] : [])],
+      {
+        allowFail: only !== undefined,
+      },
+    );
     // A named path git will not look at (it lies beyond a symlink): scan the tree instead.
     if (r.code !== 0) return this.changedPaths(repo, undefined, exclude);
     const seen = new Set<string>();

@@ -73,7 +73,10 @@ test("named calls record their paths; others' changes meanwhile go to the person
   ]);
   const diff = (await cps.store.diff(list.find((c) => c.phase === "before" && c.files.includes("a.txt"))!.id)).diff;
   assert.match(diff, /-from a\n\+by hand over a/, "nothing lost: the person's version is in the history");
-  assert.equal(list.find((c) => c.files.includes("base.txt")), undefined);
+  assert.equal(
+    list.find((c) => c.files.includes("base.txt")),
+    undefined,
+  );
 });
 
 test("a named path that is a symlink is scanned for fully: what it points at is the call's", async () => {
@@ -109,6 +112,10 @@ test("fs_delete of a directory and fs_move of a file, named, record every file u
   await cps.around({ ...fw(root, "dir"), name: "fs_delete" }, A, () => files.delete("dir", { recursive: true }));
   await cps.around({ ...fw(root, "m.txt", "n.txt"), name: "fs_move" }, A, () => files.move("m.txt", "n.txt"));
   const rows = (await cps.list({})).map((c) => `${c.tool} ${c.client} ${c.files.sort().join(",")}`).reverse();
-  assert.deepEqual(rows, ["fs_write beta x.txt", "fs_delete alpha dir/sub/t.txt,dir/u.txt", "fs_move alpha m.txt,n.txt"]);
+  assert.deepEqual(rows, [
+    "fs_write beta x.txt",
+    "fs_delete alpha dir/sub/t.txt,dir/u.txt",
+    "fs_move alpha m.txt,n.txt",
+  ]);
   assert.equal(readFileSync(join(root, "n.txt"), "utf8"), "m\n");
 });

@@ -1,6 +1,15 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { closeSync, constants, mkdirSync, openSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { Checkpoints } from "../../../../src/core/checkpoints/index.ts";
@@ -40,7 +49,9 @@ function snapshot(dir: string, prefix = ""): Map<string, string> {
   return out;
 }
 
-test("a directory swapped for a symlink to outside while the store reads: nothing outside is recorded or restored", { timeout: 300_000 }, async () => {
+test("a directory swapped for a symlink to outside while the store reads: nothing outside is recorded or restored", {
+  timeout: 300_000,
+}, async () => {
   const base = tmpdirFixture({ prefix: "ccb-ckpt-swap-" });
   const ws = join(base.path, "ws");
   const outside = join(base.path, "outside");
@@ -103,7 +114,9 @@ test("a directory swapped for a symlink to outside while the store reads: nothin
   base.cleanup();
 });
 
-test("positive control: hashing by path, as git add does, records outside content under the same swap", { timeout: 120_000 }, async () => {
+test("positive control: hashing by path, as git add does, records outside content under the same swap", {
+  timeout: 120_000,
+}, async () => {
   const base = tmpdirFixture({ prefix: "ccb-ckpt-swapctl-" });
   const ws = join(base.path, "ws");
   const outside = join(base.path, "outside");
@@ -112,7 +125,9 @@ test("positive control: hashing by path, as git add does, records outside conten
   writeFileSync(join(ws, "d", "f.txt"), "inside\n");
   writeFileSync(join(outside, "f.txt"), `${SECRET}\n`);
   symlinkSync(outside, join(ws, "alt"));
-  const secretId = execFileSync("git", ["hash-object", "--stdin"], { input: `${SECRET}\n` }).toString().trim();
+  const secretId = execFileSync("git", ["hash-object", "--stdin"], { input: `${SECRET}\n` })
+    .toString()
+    .trim();
   const swapper = await startSwapper(join(ws, "d"), join(ws, "alt"));
   let out: string;
   try {
