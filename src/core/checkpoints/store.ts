@@ -221,8 +221,8 @@ export class CheckpointStore {
       const rel = relative(root, p).split(sep).join("/");
       if (rel === "" || rel.startsWith("..") || rel.split("/").some((x) => x === "" || x === "." || x === ".."))
         return undefined;
-      // A write through a symlink changes what it points at, which is not this path: scan it all.
-      if (!plainPath(root, rel)) return undefined;
+      // A write through a symlink into the workspace changes what it points at: scan it all then.
+      if (!plainPath(root, rel, this.roots)) return undefined;
       m.set(root, [...(m.get(root) ?? []), rel]);
     }
     return m;
