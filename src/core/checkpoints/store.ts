@@ -81,7 +81,16 @@ export const LATER_MS = 60_000;
 interface RepoState {
   seg: number;
   count: number;
+  /** Index entries staged (stage.ts) since the last `update-index --refresh`: they carry no stat data. */
+  unstat?: number;
 }
+
+/**
+ * A full scan refreshes the index's stat data once this many entries lack it: until then `ls-files
+ * -m` compares those few by content, which costs less than a refresh that lstats and rewrites the
+ * whole index (bench/checkpoints.bench.ts).
+ */
+const REFRESH_AFTER = 200;
 
 export class CheckpointStore {
   readonly dir: string;
@@ -257,15 +266,16 @@ export class CheckpointStore {
 
   /**
    * The paths of `repo` that differ from its index (under `only` when given, minus what lies under
-   * `exclude`). A full scan first refreshes the index's stat data (entries staged by stage.ts carry
-   * none), so that unchanged files are compared by lstat, not read again.
+   * `exclude`). With `refresh`, the index's stat data is refreshed first (entries staged by stage.ts
+   * carry none), so that unchanged files are compared by lstat, not read again.
    */
   private async changedPaths(
     repo: ShadowRepo,
     only?: readonly string[],
     exclude: readonly string[] = [],
+    refresh = false,
   ): Promise<string[]> {
-    if (!only) await repo.git(["update-index", "-q", "--refresh"], { allowFail: true });
+    if (refresh) await repo.git(["update-index", "-q", "--refresh"], { allowFail: true });
     const r = await repo.git(
       ["ls-files", "-z", "-m", "-o", "-d", "--exclude-standard", ...(only ? ["--", ...only] : [])],
       {
@@ -273,7 +283,7 @@ export class CheckpointStore {
       },
     );
     // A named path git will not look at (it lies beyond a symlink): scan the tree instead.
-    if (r.code !== 0) return this.changedPaths(repo, undefined, exclude);
+    if (r.code !== 0) return this.changedPaths(repo, undefined, exclude, refresh);
     const seen = new Set<string>();
     const out: string[] = [];
     for (const p of r.stdout.toString("utf8").split("\0")) {
@@ -295,6 +305,10 @@ export class CheckpointStore {
     return { seg: 1, count: 0 };
   }
 
+  private async writeState(repo: ShadowRepo, state: RepoState): Promise<void> {
+    await writeFile(join(repo.gitDir, "ccb-state.json"), JSON.stringify(state), { mode: 0o600 });
+  }
+
   private async tip(repo: ShadowRepo, seg: number): Promise<{ commit: string; tree: string } | undefined> {
     const ref = segRef(seg);
     const r = await repo.git(["rev-parse", `${ref}^{commit}`, `${ref}^{tree}`, "--"], { allowFail: true });
@@ -310,12 +324,22 @@ export class CheckpointStore {
     const state = await this.readState(repo);
     let tip = await this.tip(repo, state.seg);
     // The store's first commit holds the workspace as it was found (all of it): a hidden base, nobody's change.
-    const changed = await this.changedPaths(repo, tip ? scope.only : undefined, scope.exclude);
-    if (changed.length === 0 && tip) return undefined;
+    const only = tip ? scope.only : undefined;
+    const refresh = !only && (state.unstat ?? 0) >= REFRESH_AFTER;
+    const changed = await this.changedPaths(repo, only, scope.exclude, refresh);
+    if (refresh) state.unstat = 0;
+    if (changed.length === 0 && tip) {
+      if (refresh) await this.writeState(repo, state);
+      return undefined;
+    }
     if (!tip) a = { ...a, phase: "base", tool: "", call: "" };
     await stagePaths(repo, changed, this.maxFileBytes);
+    state.unstat = (state.unstat ?? 0) + changed.length;
     const tree = (await repo.git(["write-tree"])).stdout.toString("utf8").trim();
-    if (tip && tree === tip.tree) return undefined;
+    if (tip && tree === tip.tree) {
+      await this.writeState(repo, state);
+      return undefined;
+    }
     if (tip && state.count >= this.segmentSize) {
       // A new segment: its first commit is a parentless copy of the tip, so older segments can go.
       state.seg += 1;
@@ -329,7 +353,7 @@ export class CheckpointStore {
     const commit = await this.commitTree(repo, tree, tip?.commit, a, time);
     await repo.git(["update-ref", segRef(state.seg), commit, tip?.commit ?? ""]);
     state.count += 1;
-    await writeFile(join(repo.gitDir, "ccb-state.json"), JSON.stringify(state), { mode: 0o600 });
+    await this.writeState(repo, state);
     if (!tip) return undefined;
     const files = await this.filesOf(repo, tip.commit, commit);
     return { ...a, id: commit, root: repo.root, time: time.toISOString(), files };
