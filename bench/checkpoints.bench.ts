@@ -1,6 +1,7 @@
 // ccb checkpoint benchmark: recording a checkpoint after a one-file change in a 50,000-file
 // workspace, against a plain `git add -A && git commit` of the same tree (its own GIT_DIR) in the
-// same run; and what the recording adds to one tool call that changes one file.
+// same run: by a full scan (a flush, a command's effects) and by the named path alone (what
+// fs_write/fs_delete/fs_move do); and what the recording adds to one tool call that changes one file.
 // Run: node --import tsx bench/checkpoints.bench.ts   (BENCH_N=…, BENCH_FILES=…)
 import { execFile, execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -71,6 +72,13 @@ async function time(fn: () => Promise<unknown>): Promise<number[]> {
   return out;
 }
 const ccb = summarize(await time(() => cps.store.record("flush", a)));
+const target = join(ws, "d7", "f7.txt");
+const named = summarize(
+  await time(async () => {
+    await cps.store.record("start", a, { paths: [target] });
+    await cps.store.record("end", a, { paths: [target] });
+  }),
+);
 const plain = summarize(
   await time(async () => {
     await git(["add", "-A"]);
@@ -78,15 +86,24 @@ const plain = summarize(
   }),
 );
 console.log(
-  `checkpoint after a one-file change (${FILES} files): ccb p50 ${fmt(ccb.p50)} p99 ${fmt(ccb.p99)} | git add -A && commit p50 ${fmt(plain.p50)} p99 ${fmt(plain.p99)} | ratio p50 ${ratio(ccb.p50, plain.p50)}`,
+  `checkpoint after a one-file change (${FILES} files), full scan: ccb p50 ${fmt(ccb.p50)} p99 ${fmt(ccb.p99)} | git add -A && commit p50 ${fmt(plain.p50)} p99 ${fmt(plain.p99)} | ratio p50 ${ratio(ccb.p50, plain.p50)}`,
 );
-// A tool call that writes one file, with and without the records around it.
+console.log(
+  `checkpoint after a one-file change (${FILES} files), path named (start+end): ccb p50 ${fmt(named.p50)} p99 ${fmt(named.p99)} | ratio p50 ${ratio(named.p50, plain.p50)}`,
+);
+// A tool call that writes one file, with and without the records around it: naming its path as the
+// kernel does for fs_write, and not (a tool that does not name its paths: two full scans).
 const bare = summarize(await time(async () => {}));
 const around = summarize(
+  await time(() =>
+    cps.around({ name: "fs_write", annotations: { readOnlyHint: false }, paths: [target] }, who, async () => change()),
+  ),
+);
+const aroundFull = summarize(
   await time(() => cps.around({ name: "fs_write", annotations: { readOnlyHint: false } }, who, async () => change())),
 );
 console.log(
-  `one-file tool call (${FILES} files): with records p50 ${fmt(around.p50)} p99 ${fmt(around.p99)} | bare p50 ${fmt(bare.p50)}`,
+  `one-file tool call (${FILES} files): with records, path named p50 ${fmt(around.p50)} p99 ${fmt(around.p99)} | full scans p50 ${fmt(aroundFull.p50)} p99 ${fmt(aroundFull.p99)} | bare p50 ${fmt(bare.p50)}`,
 );
 rmSync(tmp, { recursive: true, force: true });
 console.log(
@@ -99,6 +116,9 @@ console.log(
     ccbP50: ccb.p50,
     plainP50: plain.p50,
     p50Ratio: ccb.p50 / plain.p50,
-    toolCallWithRecordsP50: around.p50,
+    namedP50: named.p50,
+    namedP50Ratio: named.p50 / plain.p50,
+    toolCallNamedP50: around.p50,
+    toolCallFullScanP50: aroundFull.p50,
   }),
 );

@@ -266,6 +266,23 @@ const LINGERS = new Set([
 ]);
 /** Tools that record their own checkpoints. */
 const RECORDS_ITSELF = new Set(["checkpoint_restore"]);
+/** Tools that change only the paths their arguments name: the checkpoints look at those alone. */
+const NAMES_PATHS: Record<string, readonly string[]> = {
+  fs_write: ["path"],
+  fs_delete: ["path"],
+  fs_move: ["from", "to"],
+};
+
+/** The absolute paths a call of `tool` names, or undefined (its records then scan the whole tree). */
+function namedPaths(core: CoreDeps["core"], tool: string, args: object): string[] | undefined {
+  const keys = NAMES_PATHS[tool];
+  if (!keys) return undefined;
+  try {
+    return keys.map((k) => core.workspace.lexical((args as Record<string, unknown>)[k] as string));
+  } catch {
+    return undefined;
+  }
+}
 
 /** Run a tool with checked arguments; any failure leaves as `toolFailure`'s CcbError. */
 export async function runTool<S extends z.ZodObject, D extends object, R, P>(
@@ -286,6 +303,7 @@ export async function runTool<S extends z.ZodObject, D extends object, R, P>(
             annotations: def.annotations,
             lingers: LINGERS.has(def.name),
             recordsItself: RECORDS_ITSELF.has(def.name),
+            paths: namedPaths(core, def.name, args),
           },
           ctx.caller,
           () => def.execute(args, ctx),

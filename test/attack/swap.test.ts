@@ -1,9 +1,11 @@
 // Attack: a directory of the workspace is exchanged with a symlink to an outside directory
 // (renameat2(RENAME_EXCHANGE), test/helpers/swap.py) in a tight loop while ccb's real MCP tools
 // (spawned `ccb serve --stdio`, SDK client) work on paths under it. Nothing may be read,
-// written, created, deleted or moved outside. A positive control shows the swap does let a
-// naive check-then-open read outside.
+// written, created, deleted or moved outside, and the checkpoints recorded around every call that
+// changes files (core/checkpoints/) hold nothing of the outside. A positive control shows the swap
+// does let a naive check-then-open read outside.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -53,7 +55,7 @@ describe("symlink swap attack against the file tools (ccb serve --stdio)", { tim
     }
     symlinkSync(outside, join(ws, "alt"));
     outsideBefore = snapshot(outside);
-    peer = await connectStdio(ws);
+    peer = await connectStdio(ws, [], { XDG_STATE_HOME: join(base.path, "state") });
   });
   after(async () => {
     await peer?.close();
@@ -200,5 +202,24 @@ describe("symlink swap attack against the file tools (ccb serve --stdio)", { tim
       const p = join(ws, `moved-${i}.txt`);
       if (existsSync(p)) assert.ok(!readFileSync(p, "utf8").includes(SECRET), `moved-${i}.txt came from inside`);
     }
+  });
+
+  it("the checkpoints recorded under the swap hold nothing of the outside", () => {
+    const stores = join(base.path, "state", "ccb", "checkpoints");
+    const repos = readdirSync(stores).flatMap((k) =>
+      readdirSync(join(stores, k))
+        .filter((n) => n.endsWith(".git"))
+        .map((n) => join(stores, k, n)),
+    );
+    assert.equal(repos.length, 1);
+    const objects = execFileSync(
+      "git",
+      ["--git-dir", repos[0] as string, "cat-file", "--batch-all-objects", "--batch"],
+      {
+        maxBuffer: 512 << 20,
+      },
+    ).toString("latin1");
+    assert.match(objects, /inside movable/, "the store did record the workspace");
+    assert.ok(!objects.includes(SECRET), "no checkpoint holds outside content");
   });
 });

@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
 import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -9,6 +12,21 @@ import { tmpdirFixture } from "./tmp.ts";
 
 /** Shared helpers of the `ccb serve` end-to-end tests: spawn the real CLI, connect real SDK clients. */
 
+/**
+ * A private XDG_STATE_HOME for the ccb processes this test process spawns (one per test file, made
+ * on first use, removed at exit): their state (checkpoint stores, workbench records) never lands
+ * in the real home. A test that sets HOME or XDG_STATE_HOME itself keeps what it set.
+ */
+let stateHome: string | undefined;
+function privateStateHome(): string {
+  if (!stateHome) {
+    const dir = mkdtempSync(join(tmpdir(), "ccb-test-state-"));
+    stateHome = dir;
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return stateHome;
+}
+
 export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
@@ -17,7 +35,8 @@ export function cleanEnv(extra: Record<string, string> = {}): Record<string, str
     if (k.startsWith("CCB_") && !["CCB_TEST_BIN", "CCB_REPO_ROOT", "CCB_WORKBENCH_GRACE"].includes(k)) continue;
     env[k] = v;
   }
-  return { ...env, ...extra };
+  const own = extra.HOME !== undefined || extra.XDG_STATE_HOME !== undefined;
+  return { ...env, ...(own ? {} : { XDG_STATE_HOME: privateStateHome() }), ...extra };
 }
 
 export interface StdioPeer {

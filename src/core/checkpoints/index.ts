@@ -49,6 +49,11 @@ export class Checkpoints {
       lingers?: boolean;
       /** It records for itself (a restore). */
       recordsItself?: boolean;
+      /**
+       * The absolute paths it can change, when it changes nothing else (fs_write, fs_delete,
+       * fs_move): only they are looked at before and after it, not the whole tree (store.ts, record).
+       */
+      paths?: readonly string[];
     },
     caller: Caller | undefined,
     run: () => Promise<R>,
@@ -62,15 +67,17 @@ export class Checkpoints {
       return run();
     }
     const a = this.attribution(def.name, caller);
-    await this.enqueue(() => this.store.record("start", a)).catch((e) => this.failed(e));
+    const paths = def.lingers ? undefined : def.paths;
+    await this.enqueue(() => this.store.record("start", a, paths ? { paths } : {})).catch((e) => this.failed(e));
     try {
       return await run();
     } finally {
       // Awaited: a change made right after the call returns (by the person, another agent) must not
-      // land in this call's record. One `ls-files` when nothing changed (bench/checkpoints.bench.ts).
-      await this.enqueue(() => this.store.record("end", a, { later: def.lingers === true })).catch((e) =>
-        this.failed(e),
-      );
+      // land in this call's record. One `ls-files` when nothing changed, limited to the named paths
+      // when there are some (bench/checkpoints.bench.ts).
+      await this.enqueue(() =>
+        this.store.record("end", a, { later: def.lingers === true, ...(paths ? { paths } : {}) }),
+      ).catch((e) => this.failed(e));
     }
   }
 
@@ -175,7 +182,9 @@ export class Checkpoints {
       phase: "restore",
       undoOf: of,
     };
-    await this.enqueue(() => this.store.record("start", a));
+    // It writes exactly these files: only they are looked at (a full scan ran in the flush before).
+    const paths = changes.map((ch) => `${ch.root}/${ch.path}`);
+    await this.enqueue(() => this.store.record("start", a, { paths }));
     let failure: unknown;
     try {
       for (const ch of changes) {
@@ -197,7 +206,7 @@ export class Checkpoints {
       failure = e;
     }
     // Recorded before the call returns (also what a failure half-way wrote): the restore's own checkpoint undoes it.
-    const recorded = await this.enqueue(() => this.store.record("end", a));
+    const recorded = await this.enqueue(() => this.store.record("end", a, { paths }));
     if (failure !== undefined) throw failure;
     return recorded;
   }

@@ -46,6 +46,7 @@ export class ShadowRepo {
       allowFail?: boolean;
       env?: Record<string, string>;
       init?: boolean;
+      input?: string | Buffer;
     } = {},
   ): Promise<{ code: number; stdout: Buffer; stderr: string }> {
     const argv = [
@@ -70,6 +71,7 @@ export class ShadowRepo {
       env,
       timeoutMs: o.timeoutMs ?? 120_000,
       maxBytes: o.maxBytes ?? 64 * 1024 * 1024,
+      ...(o.input !== undefined ? { input: o.input } : {}),
     });
     const code = r.exitCode ?? -1;
     if (r.timedOut) throw new CcbError("TIMEOUT", `The checkpoint store's git ${args[0]} timed out.`);

@@ -1,12 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { chmod, lstat, mkdir, open, readFile, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { chmod, lstat, mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
 import { stateDir } from "../../util/paths.ts";
 import { CcbError } from "../errors.ts";
 import { acquireLockFile } from "../lock-file.ts";
 import { type Logger, silentLogger } from "../log.ts";
 import { type Attribution, formatMessage, OUTSIDE, parseMessage } from "./attribution.ts";
 import { excludeLine, rootsKey, ShadowRepo } from "./shadow.ts";
+import { plainPath, stagePaths } from "./stage.ts";
 
 /**
  * The checkpoint store of a workspace: one shadow git repository per root under
@@ -59,16 +60,20 @@ export interface CheckpointFilter {
   limit?: number;
 }
 
-const BINARY_PROBE = 8000;
-/** Up to this many changed paths are named to `git add`; more, and it adds the whole tree. */
-const PATHSPEC_MAX = 2000;
 const SEG = /^refs\/ckpt\/(\d{6})$/;
 
-/** A call whose changes are not all recorded yet, and until when. */
+/**
+ * A call whose changes are not all recorded yet, and until when. A call that named its paths
+ * (`paths`, per root) owns only those: a full scan meanwhile leaves them to its own `end`.
+ */
 interface Pending {
   a: Attribution;
   until: number;
+  paths?: Record<string, string[]>;
 }
+
+/** How long a call that named its paths may stay pending (a process that died mid-call frees its paths then). */
+const NAMED_MS = 10 * 60_000;
 
 /** How long the effects of a command that runs on (a terminal command, a task) are its own after its call ended. */
 export const LATER_MS = 60_000;
@@ -76,7 +81,16 @@ export const LATER_MS = 60_000;
 interface RepoState {
   seg: number;
   count: number;
+  /** Index entries staged (stage.ts) since the last `update-index --refresh`: they carry no stat data. */
+  unstat?: number;
 }
+
+/**
+ * A full scan refreshes the index's stat data once this many entries lack it: until then `ls-files
+ * -m` compares those few by content, which costs less than a refresh that lstats and rewrites the
+ * whole index (bench/checkpoints.bench.ts).
+ */
+const REFRESH_AFTER = 200;
 
 export class CheckpointStore {
   readonly dir: string;
@@ -142,93 +156,143 @@ export class CheckpointStore {
   }
 
   /**
-   * Record the current state of every root (one checkpoint per root that changed, none where
+   * Record the current state of the roots (one checkpoint per root that changed, none where
    * nothing did), attributed by what is running:
-   * - `start`, before a call that changes files: what changed since the last record belongs to the
-   *   call still running (the pending one), else to nobody in ccb ("outside ccb"); then this call
-   *   becomes the pending one, so another process recording meanwhile attributes its changes right.
-   * - `end`, after it: what changed belongs to this call while it is still the pending one (a
-   *   `later` call, whose command runs on, stays pending for `LATER_MS`, or until the next start).
+   * - `start`, before a call that changes files: what changed since the last record belongs to a
+   *   call still running whose paths are not named (a command, a task: the newest one), else to
+   *   nobody in ccb ("outside ccb"); then this call becomes pending, so another process recording
+   *   meanwhile attributes its changes right.
+   * - `end`, after it: what changed belongs to this call while it is pending (a `later` call, whose
+   *   command runs on, stays pending for `LATER_MS`).
    * - `flush`: like start, without becoming pending (before listing, diffing or restoring).
+   *
+   * `paths` (absolute, inside the roots): the call changes only these (fs_write, fs_delete,
+   * fs_move). Then start and end look at those paths alone (a `git ls-files` limited to them),
+   * not at the whole tree: the cost no longer grows with the workspace. What anyone else changed
+   * elsewhere meanwhile stays in the work tree, unrecorded, until the next full scan, which gives
+   * it to the pending unnamed call or to "outside ccb" exactly as it would have been given had it
+   * been scanned at once (no unnamed call can start without a full scan first, and a named call's
+   * paths are left to its own end). A full scan is due for every call that does not name its
+   * paths, for every flush (list, diff, undo, restore, and a read-only call while a command's
+   * effects are pending), and when the store is new; a named start also scans fully while an
+   * unnamed call is pending, so that call's effects stay its own.
    */
-  async record(kind: "start" | "end" | "flush", a: Attribution, o: { later?: boolean } = {}): Promise<Checkpoint[]> {
+  async record(
+    kind: "start" | "end" | "flush",
+    a: Attribution,
+    o: { later?: boolean; paths?: readonly string[] } = {},
+  ): Promise<Checkpoint[]> {
     await this.ready();
     return this.locked(async () => {
-      const p = await this.readPending();
-      const mine = p?.a.call === a.call;
-      const who: Attribution =
-        kind === "end" && mine
-          ? a
-          : p
-            ? { ...p.a, phase: "effects" }
-            : { frontEnd: OUTSIDE.frontEnd, client: OUTSIDE.client, tool: a.tool, call: a.call, phase: "before" };
+      const calls = await this.readPending();
+      const mine = calls.find((c) => c.a.call === a.call);
+      const others = calls.filter((c) => c !== mine);
+      const unnamed = others.filter((c) => !c.paths);
+      const lingering = unnamed[unnamed.length - 1];
+      const someoneElse: Attribution = lingering
+        ? { ...lingering.a, phase: "effects" }
+        : { frontEnd: OUTSIDE.frontEnd, client: OUTSIDE.client, tool: a.tool, call: a.call, phase: "before" };
+      // An end looks at what its start decided (a path found to be a symlink then is scanned for fully).
+      const named =
+        kind === "flush"
+          ? undefined
+          : kind === "end" && mine
+            ? mine.paths && new Map(Object.entries(mine.paths))
+            : this.scopeOf(o.paths);
+      const who: Attribution = kind === "end" && (mine || named) ? a : someoneElse;
+      // A named start while a command's effects are pending scans everything, so they stay its own.
+      const only = named && !(kind === "start" && lingering) ? named : undefined;
       const out: Checkpoint[] = [];
       for (const repo of this.repos) {
-        const c = await this.commitRoot(repo, who);
+        const rels = only ? only.get(repo.root) : undefined;
+        if (only && !rels) continue;
+        const exclude = others.flatMap((c) => c.paths?.[repo.root] ?? []);
+        const c = await this.commitRoot(repo, who, { ...(rels ? { only: rels } : {}), exclude });
         if (c) out.push(c);
       }
-      if (kind === "start") await this.writePending({ a, until: Number.MAX_SAFE_INTEGER });
-      else if (kind === "end" && mine)
-        await this.writePending(o.later ? { a, until: Date.now() + LATER_MS } : undefined);
+      const rest = others;
+      if (kind === "start") {
+        const paths = named ? Object.fromEntries(named) : undefined;
+        rest.push({ a, until: paths ? Date.now() + NAMED_MS : Number.MAX_SAFE_INTEGER, ...(paths ? { paths } : {}) });
+      } else if (kind === "end" && mine && o.later) rest.push({ a, until: Date.now() + LATER_MS });
+      if (kind !== "flush" || calls.length !== rest.length) await this.writePending(rest);
       return out;
     });
   }
 
-  private async readPending(): Promise<Pending | undefined> {
-    try {
-      const p = JSON.parse(await readFile(join(this.dir, "pending.json"), "utf8")) as Pending;
-      return p.until > Date.now() ? p : undefined;
-    } catch {
-      return undefined;
+  /** `paths` per root, relative (`/`); undefined when there are none or one is not strictly inside a root (scan it all then). */
+  private scopeOf(paths: readonly string[] | undefined): Map<string, string[]> | undefined {
+    if (!paths || paths.length === 0) return undefined;
+    const m = new Map<string, string[]>();
+    for (const p of paths) {
+      const root = this.roots.find((r) => p.startsWith(r.endsWith(sep) ? r : `${r}${sep}`));
+      if (!root) return undefined;
+      const rel = relative(root, p).split(sep).join("/");
+      if (rel === "" || rel.startsWith("..") || rel.split("/").some((x) => x === "" || x === "." || x === ".."))
+        return undefined;
+      // A write through a symlink into the workspace changes what it points at: scan it all then.
+      if (!plainPath(root, rel, this.roots)) return undefined;
+      m.set(root, [...(m.get(root) ?? []), rel]);
     }
+    return m;
   }
 
-  private async writePending(p: Pending | undefined): Promise<void> {
+  private async readPending(): Promise<Pending[]> {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(await readFile(join(this.dir, "pending.json"), "utf8"));
+    } catch {
+      return [];
+    }
+    // One call (the format before named paths) or a list.
+    const list = (
+      Array.isArray((raw as { calls?: unknown }).calls) ? (raw as { calls: unknown[] }).calls : [raw]
+    ) as Pending[];
+    const now = Date.now();
+    return list.filter((p) => p && typeof p === "object" && p.a && typeof p.until === "number" && p.until > now);
+  }
+
+  private async writePending(calls: Pending[]): Promise<void> {
     const file = join(this.dir, "pending.json");
-    if (p) await writeFile(file, JSON.stringify(p), { mode: 0o600 });
+    if (calls.length > 0) await writeFile(file, JSON.stringify({ calls }), { mode: 0o600 });
     else await rm(file, { force: true });
   }
 
-  /** Whether a command's effects may still be unrecorded (a cheap check for calls that change nothing). */
+  /** Whether a call that does not name its paths (a command) may have effects not recorded yet: a read-only call flushes then. */
   async pending(): Promise<boolean> {
-    return (await lstat(join(this.dir, "pending.json")).catch(() => undefined)) !== undefined;
+    if ((await lstat(join(this.dir, "pending.json")).catch(() => undefined)) === undefined) return false;
+    return (await this.readPending()).some((c) => !c.paths);
   }
 
-  /** The paths of `repo` that differ from its index: those to record, and those over the limits. */
-  private async changedPaths(repo: ShadowRepo): Promise<{ keep: string[]; skip: string[] }> {
-    const r = await repo.git(["ls-files", "-z", "-m", "-o", "-d", "--exclude-standard"]);
+  /**
+   * The paths of `repo` that differ from its index (under `only` when given, minus what lies under
+   * `exclude`). With `refresh`, the index's stat data is refreshed first (entries staged by stage.ts
+   * carry none), so that unchanged files are compared by lstat, not read again.
+   */
+  private async changedPaths(
+    repo: ShadowRepo,
+    only?: readonly string[],
+    exclude: readonly string[] = [],
+    refresh = false,
+  ): Promise<string[]> {
+    if (refresh) await repo.git(["update-index", "-q", "--refresh"], { allowFail: true });
+    const r = await repo.git(
+      ["ls-files", "-z", "-m", "-o", "-d", "--exclude-standard", ...(only ? ["--", ...only] : [])],
+      {
+        allowFail: only !== undefined,
+      },
+    );
+    // A named path git will not look at (it lies beyond a symlink): scan the tree instead.
+    if (r.code !== 0) return this.changedPaths(repo, undefined, exclude, refresh);
     const seen = new Set<string>();
-    const keep: string[] = [];
-    const skip: string[] = [];
+    const out: string[] = [];
     for (const p of r.stdout.toString("utf8").split("\0")) {
       if (!p || p.endsWith("/") || seen.has(p)) continue; // a nested repository shows as `dir/`
+      if (exclude.some((e) => p === e || p.startsWith(`${e}/`))) continue;
       seen.add(p);
-      ((await this.recordable(join(repo.root, p))) ? keep : skip).push(p);
+      out.push(p);
     }
-    return { keep, skip };
-  }
-
-  /** Gone (a deletion), a link, or a regular file within the size limit without a NUL byte in its head. */
-  private async recordable(abs: string): Promise<boolean> {
-    let st: Awaited<ReturnType<typeof lstat>>;
-    try {
-      st = await lstat(abs);
-    } catch {
-      return true;
-    }
-    if (st.isSymbolicLink()) return true;
-    if (!st.isFile() || st.size > this.maxFileBytes) return false;
-    let fh: Awaited<ReturnType<typeof open>> | undefined;
-    try {
-      fh = await open(abs, "r");
-      const buf = Buffer.alloc(Math.min(BINARY_PROBE, st.size));
-      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-      return !buf.subarray(0, bytesRead).includes(0);
-    } catch {
-      return false;
-    } finally {
-      await fh?.close();
-    }
+    return out;
   }
 
   private async readState(repo: ShadowRepo): Promise<RepoState> {
@@ -241,6 +305,10 @@ export class CheckpointStore {
     return { seg: 1, count: 0 };
   }
 
+  private async writeState(repo: ShadowRepo, state: RepoState): Promise<void> {
+    await writeFile(join(repo.gitDir, "ccb-state.json"), JSON.stringify(state), { mode: 0o600 });
+  }
+
   private async tip(repo: ShadowRepo, seg: number): Promise<{ commit: string; tree: string } | undefined> {
     const ref = segRef(seg);
     const r = await repo.git(["rev-parse", `${ref}^{commit}`, `${ref}^{tree}`, "--"], { allowFail: true });
@@ -248,35 +316,30 @@ export class CheckpointStore {
     return r.code === 0 && commit && tree ? { commit, tree } : undefined;
   }
 
-  private async commitRoot(repo: ShadowRepo, a: Attribution): Promise<Checkpoint | undefined> {
+  private async commitRoot(
+    repo: ShadowRepo,
+    a: Attribution,
+    scope: { only?: readonly string[]; exclude?: readonly string[] },
+  ): Promise<Checkpoint | undefined> {
     const state = await this.readState(repo);
-    const { keep, skip } = await this.changedPaths(repo);
     let tip = await this.tip(repo, state.seg);
-    if (keep.length === 0 && tip) return undefined;
-    // The store's first commit holds the workspace as it was found: a hidden base, nobody's change.
-    if (!tip) a = { ...a, phase: "base", tool: "", call: "" };
-    if (keep.length > 0) {
-      // Few paths: name them (git stats nothing else). Many (a first record): add the whole tree,
-      // then take out again what is over the limits (it stays unrecorded, as if ignored).
-      const list = join(repo.gitDir, "ccb-pathspec");
-      const many = keep.length > PATHSPEC_MAX;
-      if (!many) await writeFile(list, `${keep.join("\0")}\0`, { mode: 0o600 });
-      await repo.git(["add", "-A", ...(many ? [] : ["--pathspec-from-file", list, "--pathspec-file-nul"])]);
-      if (skip.length > 0) {
-        await writeFile(list, `${skip.join("\0")}\0`, { mode: 0o600 });
-        await repo.git([
-          "rm",
-          "-q",
-          "--cached",
-          "--ignore-unmatch",
-          "--pathspec-from-file",
-          list,
-          "--pathspec-file-nul",
-        ]);
-      }
+    // The store's first commit holds the workspace as it was found (all of it): a hidden base, nobody's change.
+    const only = tip ? scope.only : undefined;
+    const refresh = !only && (state.unstat ?? 0) >= REFRESH_AFTER;
+    const changed = await this.changedPaths(repo, only, scope.exclude, refresh);
+    if (refresh) state.unstat = 0;
+    if (changed.length === 0 && tip) {
+      if (refresh) await this.writeState(repo, state);
+      return undefined;
     }
+    if (!tip) a = { ...a, phase: "base", tool: "", call: "" };
+    await stagePaths(repo, changed, this.maxFileBytes);
+    state.unstat = (state.unstat ?? 0) + changed.length;
     const tree = (await repo.git(["write-tree"])).stdout.toString("utf8").trim();
-    if (tip && tree === tip.tree) return undefined;
+    if (tip && tree === tip.tree) {
+      await this.writeState(repo, state);
+      return undefined;
+    }
     if (tip && state.count >= this.segmentSize) {
       // A new segment: its first commit is a parentless copy of the tip, so older segments can go.
       state.seg += 1;
@@ -290,7 +353,7 @@ export class CheckpointStore {
     const commit = await this.commitTree(repo, tree, tip?.commit, a, time);
     await repo.git(["update-ref", segRef(state.seg), commit, tip?.commit ?? ""]);
     state.count += 1;
-    await writeFile(join(repo.gitDir, "ccb-state.json"), JSON.stringify(state), { mode: 0o600 });
+    await this.writeState(repo, state);
     if (!tip) return undefined;
     const files = await this.filesOf(repo, tip.commit, commit);
     return { ...a, id: commit, root: repo.root, time: time.toISOString(), files };

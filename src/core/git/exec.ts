@@ -13,6 +13,8 @@ export interface ExecOptions {
   /** Kill the process once stdout passes `maxBytes` (for read-only commands). */
   killOnCap?: boolean;
   signal?: AbortSignal;
+  /** Bytes written to git's stdin; without it, stdin is at its end at once (as /dev/null would be). */
+  input?: string | Buffer;
 }
 
 export interface ExecResult {
@@ -63,10 +65,13 @@ export function execGit(gitPath: string, argv: readonly string[], options: ExecO
     const child = spawn(gitPath, argv as string[], {
       cwd: options.cwd,
       env: options.env,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe"],
       detached: process.platform !== "win32",
       windowsHide: true,
     });
+    // A git that exits before reading all of it closes the pipe: its exit code tells, not EPIPE.
+    child.stdin.on("error", () => {});
+    child.stdin.end(options.input);
     const out = new Capped(options.maxBytes);
     const err = new Capped(options.maxStderrBytes ?? 64 * 1024);
     let timedOut = false;

@@ -1,0 +1,121 @@
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { Checkpoints } from "../../../../src/core/checkpoints/index.ts";
+import { CheckpointStore } from "../../../../src/core/checkpoints/store.ts";
+import { FileService } from "../../../../src/core/files/files.ts";
+import { Workspace } from "../../../../src/core/workspace.ts";
+import { tmpdirFixture } from "../../../helpers/tmp.ts";
+
+/*
+ * Calls that name their paths (fs_write, fs_delete, fs_move) are recorded by those paths alone:
+ * what anyone else changed meanwhile is still found by the next full scan and given to the right
+ * caller; a named path that is a symlink falls back to a full scan; a command's pending effects
+ * stay its own across a named call.
+ */
+
+const quiet = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  child() {
+    return this;
+  },
+} as never;
+
+function setup() {
+  const ws = tmpdirFixture({ prefix: "ccb-ckptn-ws-" });
+  const state = tmpdirFixture({ prefix: "ccb-ckptn-state-" });
+  const workspace = new Workspace([ws.path]);
+  const root = workspace.primary;
+  const make = () =>
+    new Checkpoints(
+      new CheckpointStore(workspace.roots, { baseDir: join(state.path, "checkpoints"), maxFileBytes: 1000 }),
+      { files: new FileService(workspace), workspace },
+      quiet,
+    );
+  return { root, make, cps: make() };
+}
+
+const A = { frontEnd: "mcp" as const, client: "alpha", session: "s-a" };
+const B = { frontEnd: "mcp" as const, client: "beta", session: "s-b" };
+const fw = (root: string, ...rels: string[]) => ({
+  name: "fs_write",
+  annotations: { readOnlyHint: false },
+  paths: rels.map((r) => join(root, r)),
+});
+
+test("named calls record their paths; others' changes meanwhile go to the person at the next full scan", async () => {
+  const { root, cps, make } = setup();
+  writeFileSync(join(root, "base.txt"), "base\n");
+  await cps.around(fw(root, "a.txt"), A, async () => writeFileSync(join(root, "a.txt"), "from a\n"));
+  // The person, between calls: elsewhere, and on the file the next call writes.
+  writeFileSync(join(root, "person.txt"), "by hand\n");
+  writeFileSync(join(root, "a.txt"), "by hand over a\n");
+  await cps.around(fw(root, "a.txt"), B, async () => writeFileSync(join(root, "a.txt"), "from b\n"));
+  // The person again, while a named call runs, and another process (store) flushing then.
+  const other = make();
+  await cps.around(fw(root, "c.txt"), A, async () => {
+    writeFileSync(join(root, "c.txt"), "from a\n");
+    writeFileSync(join(root, "person2.txt"), "by hand meanwhile\n");
+    await other.flush();
+  });
+  const list = await cps.list({ limit: 100 });
+  const rows = list.map((c) => `${c.phase} ${c.client} ${c.files.join(",")}`).reverse();
+  assert.deepEqual(rows, [
+    "after alpha a.txt",
+    "before outside ccb a.txt", // the person's edit of a.txt, found at beta's start
+    "after beta a.txt",
+    "before outside ccb person.txt,person2.txt", // found by the other process's flush, not given to alpha
+    "after alpha c.txt",
+  ]);
+  const diff = (await cps.store.diff(list.find((c) => c.phase === "before" && c.files.includes("a.txt"))!.id)).diff;
+  assert.match(diff, /-from a\n\+by hand over a/, "nothing lost: the person's version is in the history");
+  assert.equal(
+    list.find((c) => c.files.includes("base.txt")),
+    undefined,
+  );
+});
+
+test("a named path that is a symlink is scanned for fully: what it points at is the call's", async () => {
+  const { root, cps } = setup();
+  writeFileSync(join(root, "real.txt"), "one\n");
+  symlinkSync("real.txt", join(root, "lnk"));
+  await cps.around(fw(root, "x.txt"), A, async () => writeFileSync(join(root, "x.txt"), "x\n")); // the base
+  await cps.around(fw(root, "lnk"), A, async () => writeFileSync(join(root, "lnk"), "two\n"));
+  const [c] = await cps.list({});
+  assert.equal(c?.client, "alpha");
+  assert.equal(c?.phase, "after");
+  assert.deepEqual(c?.files, ["real.txt"]);
+});
+
+test("a command's pending effects stay its own across a named call", async () => {
+  const { root, cps } = setup();
+  await cps.around(fw(root, "x.txt"), B, async () => writeFileSync(join(root, "x.txt"), "x\n"));
+  await cps.around({ name: "terminal_write", annotations: { readOnlyHint: false }, lingers: true }, A, async () => {});
+  writeFileSync(join(root, "made-by-command.txt"), "out\n");
+  await cps.around(fw(root, "y.txt"), B, async () => writeFileSync(join(root, "y.txt"), "y\n"));
+  const rows = (await cps.list({})).map((c) => `${c.phase} ${c.client} ${c.files.join(",")}`).reverse();
+  assert.deepEqual(rows, ["after beta x.txt", "effects alpha made-by-command.txt", "after beta y.txt"]);
+});
+
+test("fs_delete of a directory and fs_move of a file, named, record every file under them", async () => {
+  const { root, cps } = setup();
+  mkdirSync(join(root, "dir", "sub"), { recursive: true });
+  writeFileSync(join(root, "dir", "sub", "t.txt"), "t\n");
+  writeFileSync(join(root, "dir", "u.txt"), "u\n");
+  writeFileSync(join(root, "m.txt"), "m\n");
+  await cps.around(fw(root, "x.txt"), B, async () => writeFileSync(join(root, "x.txt"), "x\n")); // the base
+  const files = new FileService(new Workspace([root]));
+  await cps.around({ ...fw(root, "dir"), name: "fs_delete" }, A, () => files.delete("dir", { recursive: true }));
+  await cps.around({ ...fw(root, "m.txt", "n.txt"), name: "fs_move" }, A, () => files.move("m.txt", "n.txt"));
+  const rows = (await cps.list({})).map((c) => `${c.tool} ${c.client} ${c.files.sort().join(",")}`).reverse();
+  assert.deepEqual(rows, [
+    "fs_write beta x.txt",
+    "fs_delete alpha dir/sub/t.txt,dir/u.txt",
+    "fs_move alpha m.txt,n.txt",
+  ]);
+  assert.equal(readFileSync(join(root, "n.txt"), "utf8"), "m\n");
+});
