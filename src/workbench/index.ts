@@ -11,14 +11,6 @@ import { newToken } from "../util/secrets.ts";
 import { BridgeServer } from "./bridge-server.ts";
 import { CheckpointsView } from "./checkpoints-view.ts";
 import { compileCache } from "./compile-cache.ts";
-import {
-  APP_PAGE,
-  BRIDGE_POLICY,
-  mountSessionRoutes,
-  mountWorkbenchProxy,
-  SESSION_PAGE,
-  type WorkbenchHttp,
-} from "./gateway.ts";
 import { type HeadlessClient, startHeadlessClient } from "./headless-client.ts";
 import { BridgeProbe, HEALTH, HeadlessKeeper, type HeadlessState, type HealthSnapshot } from "./health.ts";
 import { codeServerRuntime, isCodeServerRoot } from "./launcher/code-server.ts";
@@ -28,11 +20,19 @@ import { createStateDirs, installBridgeExtension, removeStateDirs } from "./laun
 import type { LaunchDirs, Runtime, RuntimeKind } from "./launcher/types.ts";
 import { TerminalShare } from "./panel-terminals.ts";
 import { IdlePark } from "./park.ts";
+import {
+  APP_PAGE,
+  BRIDGE_POLICY,
+  mountSessionRoutes,
+  mountWorkbenchProxy,
+  SESSION_PAGE,
+  type WorkbenchHttp,
+} from "./routes.ts";
 import type { RuntimeOptions } from "./runtime-flags.ts";
 import { runtimeStep, Timeline } from "./timeline.ts";
 import { headlessChromiumFlags, serverNodeFlags, type Tuning, workbenchTuning } from "./tuning.ts";
 
-export type { WorkbenchHttp } from "./gateway.ts";
+export type { WorkbenchHttp } from "./routes.ts";
 
 export interface WorkbenchOptions extends RuntimeOptions {
   core: Core;

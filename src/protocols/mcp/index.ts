@@ -8,7 +8,7 @@ import { Gateway } from "../../net/gateway.ts";
 import { isLoopbackHost } from "../../net/loopback.ts";
 import type { OAuthOptions } from "../../net/oauth/index.ts";
 import type { AnyToolDef } from "../../tools/kernel.ts";
-import type { WorkbenchHttp } from "../../workbench/gateway.ts";
+import type { WorkbenchHttp } from "../../workbench/routes.ts";
 import type { WorkbenchRuntimeOptions } from "../../workbench/runtime-flags.ts";
 import type { RenderMode } from "./app/render-mode.ts";
 import { AppState } from "./app/state.ts";

@@ -19,7 +19,7 @@ import { appResourceMeta, MCP_APP_MIME } from "../../../../src/protocols/mcp/app
 import { AppState, WORKBENCH_APP_URI } from "../../../../src/protocols/mcp/app/state.ts";
 import { createMcpServer } from "../../../../src/protocols/mcp/server.ts";
 import { ALIVE_SCRIPT_PATH, injectAliveTag } from "../../../../src/workbench/alive.ts";
-import { mountWorkbenchProxy } from "../../../../src/workbench/gateway.ts";
+import { mountWorkbenchProxy } from "../../../../src/workbench/routes.ts";
 import { tmpdirFixture } from "../../../helpers/tmp.ts";
 
 describe("render mode", () => {

@@ -10,7 +10,7 @@ import { WebSocket, WebSocketServer } from "ws";
 import { silentLogger } from "../../../src/core/log.ts";
 import { BrowserSession, ONE_TIME_QUERY } from "../../../src/net/browser-session.ts";
 import { Gateway, redactPath } from "../../../src/net/gateway.ts";
-import { mountSessionRoutes, mountWorkbenchProxy } from "../../../src/workbench/gateway.ts";
+import { mountSessionRoutes, mountWorkbenchProxy } from "../../../src/workbench/routes.ts";
 
 const KEY = randomBytes(24).toString("base64url");
 const BASE = `/ide/${KEY}`;
