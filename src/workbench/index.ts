@@ -16,8 +16,8 @@ import { BridgeProbe, HEALTH, HeadlessKeeper, type HeadlessState, type HealthSna
 import { codeServerRuntime, isCodeServerRoot } from "./launcher/code-server.ts";
 import { openVscodeRuntime } from "./launcher/openvscode.ts";
 import { RuntimeSupervisor, type WorkbenchState } from "./launcher/process.ts";
-import { createStateDirs, installBridgeExtension, removeStateDirs } from "./launcher/state.ts";
 import type { LaunchDirs, Runtime, RuntimeKind } from "./launcher/types.ts";
+import { createStateDirs, installBridgeExtension, removeStateDirs } from "./launcher/user-data.ts";
 import { TerminalShare } from "./panel-terminals.ts";
 import { IdlePark } from "./park.ts";
 import {
