@@ -28,7 +28,7 @@ async function until(what: string, fn: () => boolean, timeoutMs = 30_000): Promi
   }
 }
 
-describe("platform/state: owned state folders", () => {
+describe("platform/state-folders: owned state folders", () => {
   const home = tmpdirFixture({ prefix: "ccb-state-" });
   after(() => home.cleanup());
 

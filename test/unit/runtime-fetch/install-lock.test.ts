@@ -19,7 +19,7 @@ function liveProcess() {
   return { pid: child.pid as number, stop: () => child.kill("SIGKILL"), exited };
 }
 
-describe("runtime fetch lock", () => {
+describe("runtime fetch install lock", () => {
   test("is exclusive: the second holder waits until the first releases", async () => {
     await using d = tmpdirFixture();
     const file = join(d.path, "x.lock");

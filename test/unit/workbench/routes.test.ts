@@ -124,7 +124,7 @@ function send(
   });
 }
 
-describe("workbench gateway", () => {
+describe("workbench routes on a gateway", () => {
   test("a one-time link sets an HttpOnly SameSite=Strict cookie scoped to the workbench path only, then redirects without the token", async () => {
     const token = session.mint();
     const r = await send(`${BASE}/?folder=/w&${ONE_TIME_QUERY}=${token}`);
