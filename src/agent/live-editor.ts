@@ -1,15 +1,9 @@
 import { relative, sep } from "node:path";
 import type { Core } from "../core/core.ts";
-import type { EditorBridge } from "../core/editor/bridge.ts";
-import { CcbError, isCcbError } from "../core/errors.ts";
+import { callEditor, type EditorBridge } from "../core/editor/bridge.ts";
+import { isCcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
-import {
-  type Diagnostic,
-  type ExtensionMethod,
-  extensionMethods,
-  type ParamsOf,
-  type ResultOf,
-} from "../editor-wire/contract.ts";
+import type { Diagnostic } from "../editor-wire/contract.ts";
 import { HEALTH } from "../workbench/health.ts";
 import type { EditedFile, EditFeedback } from "./tool-runner.ts";
 
@@ -35,17 +29,6 @@ export const DEFAULT_SETTLE: SettleTiming = { quietMs: 500, idleMs: 1_500, maxMs
 const MAX_LINES = 30;
 /** Severities the model is told about: hints (unused code shown faded) are left out. */
 const REPORTED = new Set<Diagnostic["severity"]>(["error", "warning", "information"]);
-
-async function call<M extends ExtensionMethod>(
-  bridge: EditorBridge,
-  method: M,
-  params: ParamsOf<M>,
-  signal: AbortSignal,
-): Promise<ResultOf<M>> {
-  const parsed = extensionMethods[method].result.safeParse(await bridge.call(method, params, { signal }));
-  if (!parsed.success) throw new CcbError("BRIDGE_ERROR", `The editor answered ${method} with an unexpected shape.`);
-  return parsed.data as ResultOf<M>;
-}
 
 /** Why a diagnostics list may be stale. */
 export type Unsettled = { busyMs: number } | { startingMs: number; languages: string[] };
@@ -142,7 +125,7 @@ export class LiveEditor implements EditFeedback {
     await Promise.all(
       [...files].map(async ([path, languageId]) => {
         try {
-          const r = await call(bridge, "language.ready", { path }, limit);
+          const r = await callEditor(bridge, "language.ready", { path }, { signal: limit });
           if (r.activated.length > 0 || r.ms > 1_000)
             this.log.debug(
               `language features of ${r.languageId} ready after ${r.ms} ms (activated: ${r.activated.join(", ") || "none"}; semantic model: ${r.semantic ? "yes" : "none"})`,
@@ -227,7 +210,7 @@ export class LiveEditor implements EditFeedback {
     const current = new Set<string>();
     const check = async (path: string) => {
       stale.delete(path);
-      const doc = await call(bridge, "document.read", { path }, signal);
+      const doc = await callEditor(bridge, "document.read", { path }, { signal });
       if (doc && doc.text === expected.get(path)) current.add(path);
       else current.delete(path);
     };
@@ -236,7 +219,12 @@ export class LiveEditor implements EditFeedback {
       const waitFor = new Map<string, string>();
       for (const f of files) {
         since.set(f.path, 0);
-        const shown = await call(bridge, "editor.open", { path: f.path, preview: true, preserveFocus: true }, signal);
+        const shown = await callEditor(
+          bridge,
+          "editor.open",
+          { path: f.path, preview: true, preserveFocus: true },
+          { signal },
+        );
         if (!NO_SERVER.has(shown.languageId)) waitFor.set(f.path, shown.languageId);
         await check(f.path);
       }
@@ -294,7 +282,7 @@ export class LiveEditor implements EditFeedback {
           (readyAt === undefined ? "" : ` (language servers up after ${Math.round(readyAt - t0)} ms)`),
       );
       const diagnostics = await Promise.all(
-        files.map(async (f) => (await call(bridge, "diagnostics.get", { path: f.path }, signal)).files),
+        files.map(async (f) => (await callEditor(bridge, "diagnostics.get", { path: f.path }, { signal })).files),
       );
       return diagnosticsText(diagnostics.flat(), this.cwd, settled ? undefined : unsettled);
     } finally {

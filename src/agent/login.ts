@@ -1,6 +1,6 @@
 import Anthropic, { APIConnectionError, APIError } from "@anthropic-ai/sdk";
-import { CredentialStore } from "../core/credentials.ts";
 import { CcbError } from "../core/errors.ts";
+import { CredentialStore } from "../core/model-key-store.ts";
 import { registerSecret } from "../core/secret-vault.ts";
 import { type AgentEnv, loadModelSettings } from "./settings.ts";
 

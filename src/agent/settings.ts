@@ -2,8 +2,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { CredentialStore } from "../core/credentials.ts";
 import { CcbError } from "../core/errors.ts";
+import { CredentialStore } from "../core/model-key-store.ts";
 import { secretValue } from "../core/secret-vault.ts";
 import type { Price } from "./pricing.ts";
 

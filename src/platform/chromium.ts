@@ -8,7 +8,7 @@ import { childEnv } from "../core/child-env.ts";
 import { CcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { CdpPipe, type CdpSession } from "./cdp-pipe.ts";
-import { claimDir, removeStale } from "./state.ts";
+import { claimDir, removeStale } from "./state-folders.ts";
 
 /**
  * The one Chromium launcher (headless client, `ccb stream`, the MCP App stream tier), with one

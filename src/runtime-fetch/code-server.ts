@@ -16,8 +16,8 @@ import { join } from "node:path";
 import { CcbError } from "../core/errors.ts";
 import { type Logger, silentLogger } from "../core/log.ts";
 import { ccbCacheDir, MARKER_FILE } from "./cache.ts";
+import { acquireLock } from "./install-lock.ts";
 import { InstallLog } from "./install-log.ts";
-import { acquireLock } from "./lock.ts";
 import type { RuntimeProgress } from "./progress.ts";
 
 interface NpmPin {

@@ -21,7 +21,7 @@ import {
 import { type CodeServerInstall, cachedCodeServer } from "./code-server.ts";
 import { extractArchive, scanArchive } from "./extract.ts";
 import { copyVerified, type DownloadResult, displayUrl, downloadVerified, ResumableError } from "./fetch.ts";
-import { acquireLock } from "./lock.ts";
+import { acquireLock } from "./install-lock.ts";
 import {
   assetFor,
   type HostInfo,

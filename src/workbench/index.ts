@@ -11,28 +11,29 @@ import { newToken } from "../util/secrets.ts";
 import { BridgeServer } from "./bridge-server.ts";
 import { CheckpointsView } from "./checkpoints-view.ts";
 import { compileCache } from "./compile-cache.ts";
-import {
-  APP_PAGE,
-  BRIDGE_POLICY,
-  mountSessionRoutes,
-  mountWorkbenchProxy,
-  SESSION_PAGE,
-  type WorkbenchHttp,
-} from "./gateway.ts";
 import { type HeadlessClient, startHeadlessClient } from "./headless-client.ts";
 import { BridgeProbe, HEALTH, HeadlessKeeper, type HeadlessState, type HealthSnapshot } from "./health.ts";
 import { codeServerRuntime, isCodeServerRoot } from "./launcher/code-server.ts";
 import { openVscodeRuntime } from "./launcher/openvscode.ts";
 import { RuntimeSupervisor, type WorkbenchState } from "./launcher/process.ts";
-import { createStateDirs, installBridgeExtension, removeStateDirs } from "./launcher/state.ts";
 import type { LaunchDirs, Runtime, RuntimeKind } from "./launcher/types.ts";
+import { createStateDirs, installBridgeExtension, removeStateDirs } from "./launcher/user-data.ts";
 import { TerminalShare } from "./panel-terminals.ts";
 import { IdlePark } from "./park.ts";
+import {
+  APP_PAGE,
+  BRIDGE_POLICY,
+  mountSessionRoutes,
+  mountWorkbenchProxy,
+  type ProxyTarget,
+  SESSION_PAGE,
+  type WorkbenchHttp,
+} from "./routes.ts";
 import type { RuntimeOptions } from "./runtime-flags.ts";
 import { runtimeStep, Timeline } from "./timeline.ts";
 import { headlessChromiumFlags, serverNodeFlags, type Tuning, workbenchTuning } from "./tuning.ts";
 
-export type { WorkbenchHttp } from "./gateway.ts";
+export type { WorkbenchHttp } from "./routes.ts";
 
 export interface WorkbenchOptions extends RuntimeOptions {
   core: Core;
@@ -151,26 +152,98 @@ const DEFAULT_HEADLESS_IDLE_S = 600;
  * while an extension host serves. Without a runtime, serve still runs and editor tools say why.
  */
 export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
-  const { core, http } = o;
-  const log = o.log;
-  const env = o.env ?? process.env;
-  const t0 = performance.now();
-  const tuning = workbenchTuning(env);
-  const timeline = new Timeline(log);
-  const basePath = `/ide/${newToken(24)}`;
-  const timings: WorkbenchStatus["timings"] = { runtimeReadyMs: null, runtimeBootMs: null, bridgeConnectedMs: null };
-  let runtime: Runtime | undefined;
-  let supervisor: RuntimeSupervisor | undefined;
-  let dirs: LaunchDirs | undefined;
-  let keeper: HeadlessKeeper | undefined;
-  let park: IdlePark | undefined;
-  let runtimeStarts = 0;
-  let unavailable = "";
-  let closed = false;
+  return new Workbench(o);
+}
 
-  const reason = (): string => {
-    if (unavailable) return unavailable;
-    switch (supervisor?.state ?? "starting") {
+/** The headless client started beside the runtime (early-browser), and how it learns its page once the runtime answers. */
+interface EarlyBrowser {
+  client: Promise<HeadlessClient>;
+  page: { resolve: (url: string) => void; reject: (err: unknown) => void };
+}
+
+/**
+ * One running workbench. The constructor mounts its routes and starts `#boot` (the runtime, its user
+ * data, the headless client), whose parts fill in the fields below as they come up; `#reason` says,
+ * from them, why the editor is not there, and `#refreshReason` keeps the core's editor state saying it.
+ */
+class Workbench implements WorkbenchHandle {
+  readonly basePath = `/ide/${newToken(24)}`;
+  readonly session: BrowserSession;
+  readonly bridge: BridgeServer;
+  readonly checkpoints: CheckpointsView;
+  readonly ready: Promise<void>;
+  readonly bridgeConnected: Promise<void>;
+
+  readonly #o: WorkbenchOptions;
+  readonly #log: Logger;
+  readonly #env: NodeJS.ProcessEnv;
+  readonly #t0 = performance.now();
+  readonly #tuning: Tuning;
+  readonly #timeline: Timeline;
+  readonly #timings: WorkbenchStatus["timings"] = {
+    runtimeReadyMs: null,
+    runtimeBootMs: null,
+    bridgeConnectedMs: null,
+  };
+  readonly #probe: BridgeProbe;
+  readonly #terminals: TerminalShare;
+  /** The browser-facing gateway's base URL (the loopback one's when there is no other). */
+  readonly #publicUrl: string;
+  readonly #unmount: (() => void)[];
+  readonly #offActive: () => void;
+
+  // Filled in by #boot, in this order; undefined until then (or for good, when the workbench is unavailable).
+  #runtime: Runtime | undefined;
+  #early: EarlyBrowser | undefined;
+  #dirs: LaunchDirs | undefined;
+  #supervisor: RuntimeSupervisor | undefined;
+  #keeper: HeadlessKeeper | undefined;
+  #park: IdlePark | undefined;
+  /** How many times the runtime came up (the epoch open tabs reload on). */
+  #runtimeStarts = 0;
+  /** Why the workbench cannot run ("" while it can). */
+  #unavailable = "";
+  #closed = false;
+  #closing: Promise<void> | undefined;
+
+  constructor(o: WorkbenchOptions) {
+    this.#o = o;
+    this.#log = o.log;
+    this.#env = o.env ?? process.env;
+    this.#tuning = workbenchTuning(this.#env);
+    this.#timeline = new Timeline(o.log);
+    this.bridge = new BridgeServer({
+      core: o.core,
+      editor: o.editor,
+      log: o.log.child("bridge"),
+      idleReason: () => this.#reason(),
+      hostExpected: () => this.#hostExpected(),
+    });
+    this.#probe = new BridgeProbe(this.bridge, o.log.child("health"));
+    this.#terminals = new TerminalShare(o.core, this.bridge, o.log.child("terminals"));
+    this.checkpoints = new CheckpointsView(o.core, this.bridge, o.log.child("checkpoints-view"));
+    this.bridge.setServe((method, params, conn) =>
+      isCheckpointMethod(method)
+        ? this.checkpoints.serve(method, params, conn)
+        : this.#terminals.serve(method, params, conn),
+    );
+    let markConnected!: () => void;
+    this.bridgeConnected = new Promise<void>((r) => (markConnected = r));
+    this.#offActive = this.bridge.onActiveChange((a) => this.#onBridgeActive(a !== undefined, markConnected));
+    this.#refreshReason();
+
+    this.#publicUrl = (o.publicHttp ?? o.http).url;
+    this.session = this.#browserSession();
+    this.#unmount = this.#mountRoutes();
+    this.ready = this.#boot();
+  }
+
+  // --- the editor state: why there is no editor, said to the core ---
+
+  #reason(): string {
+    if (this.#unavailable) return this.#unavailable;
+    const keeper = this.#keeper;
+    switch (this.#supervisor?.state ?? "starting") {
       case "starting":
         return "The workbench is starting; editor tools work once its extension host connects.";
       case "crashed":
@@ -178,269 +251,339 @@ export function startWorkbench(o: WorkbenchOptions): WorkbenchHandle {
       case "stopped":
         return "The workbench stopped.";
       case "running":
-        if (keeper?.state === "parked" || park?.parked)
+        if (keeper?.state === "parked" || this.#park?.parked)
           return "The workbench's headless client is closed while idle; the next editor call reopens it (a few seconds).";
         if (keeper?.error)
           return `The workbench is running but its headless client could not start (${keeper.error}); ccb retries it. A workbench tab serves too: open it (vscode_open gives the host its address).`;
         if (keeper)
-          return bridge.connections.length > 0
+          return this.bridge.connections.length > 0
             ? "The workbench is running but no editor window answers; ccb is reopening its headless client (usually within 30 s)."
             : "The workbench is running and its headless client is opening the editor (usually within 30 s).";
         return "The workbench is running but no workbench tab is open, so there is no extension host: open it (vscode_open gives the host its address) or start ccb with --headless-client.";
     }
-  };
-  // The editor served, the runtime runs and ccb's own headless client runs or is being replaced: a
-  // host that stopped answering its probe (busy under load) answers again, or the keeper replaces it.
-  const hostExpected = () =>
-    !closed &&
-    timings.bridgeConnectedMs !== null &&
-    supervisor?.state === "running" &&
-    (keeper?.state === "running" || keeper?.state === "restarting");
-  const refreshReason = () => {
-    if (bridge.active || closed) return;
-    if (park?.parked || hostExpected())
-      o.editor.set(bridge); // the next call reopens the headless client
-    else o.editor.clear(reason());
-  };
-
-  const bridge = new BridgeServer({
-    core,
-    editor: o.editor,
-    log: log.child("bridge"),
-    idleReason: reason,
-    hostExpected,
-  });
-  const probe = new BridgeProbe(bridge, log.child("health"));
-  const terminals = new TerminalShare(core, bridge, log.child("terminals"));
-  const checkpoints = new CheckpointsView(core, bridge, log.child("checkpoints-view"));
-  bridge.setServe((method, params, conn) =>
-    isCheckpointMethod(method) ? checkpoints.serve(method, params, conn) : terminals.serve(method, params, conn),
-  );
-  let markConnected!: () => void;
-  const bridgeConnected = new Promise<void>((r) => (markConnected = r));
-  const offActive = bridge.onActiveChange((a) => {
-    if (a && timings.bridgeConnectedMs === null) {
-      timings.bridgeConnectedMs = performance.now() - t0;
-      log.info(`bridge connected ${Math.round(timings.bridgeConnectedMs)} ms after start`);
-      markConnected();
-    }
-    if (a) timeline.mark("bridge connected");
-  });
-  refreshReason();
-
-  http.gateway.addUpgrade("/bridge", (req, socket, head) => bridge.handleUpgrade(req, socket, head), BRIDGE_POLICY);
-  const publicUrl = (o.publicHttp ?? http).url;
-  // The cookie goes only below the unguessable prefix; the fixed entries land on their pages below it.
-  const landings: Record<string, string> = {
-    "/app": `${basePath}${APP_PAGE}`,
-    "/session.json": `${basePath}${SESSION_PAGE}`,
-  };
-  const session = new BrowserSession({
-    path: () => basePath,
-    landing: (p) => landings[p] ?? p,
-    secure: () => publicUrl.startsWith("https:"),
-  });
-  const target = {
-    socketPath: () => (supervisor?.state === "running" ? supervisor.socketPath : undefined),
-    get announcePrefix() {
-      return runtime?.announcePrefix ?? false;
-    },
-    epoch: () => runtimeStarts,
-    // Proves epoch answers to this gateway's pages; a successor has a new prefix (its pages are new ones).
-    proofKey: randomBytes(32),
-  };
-  const servers = o.publicHttp ? [http, o.publicHttp] : [http];
-  const closeProxies = servers.map((s) =>
-    mountWorkbenchProxy(
-      s,
-      basePath,
-      target,
-      session,
-      log.child("proxy"),
-      tuning["plain-loopback"] ? "loopback" : tuning["plain-headless"] ? "headless" : "none",
-    ),
-  );
-  const publicPath = (): string | undefined => {
-    if (!runtime) return undefined;
-    return `${basePath}${runtime.workbenchPath(core.workspace.primary)}`;
-  };
-  for (const s of servers) {
-    mountSessionRoutes(s, basePath, session, o.authToken, () => ({
-      runtime: runtime?.kind ?? "none",
-      state: unavailable ? "unavailable" : (supervisor?.state ?? "starting"),
-      workbenchPath: publicPath() ?? "",
-      bridge: {
-        connected: Boolean(bridge.active),
-        reason: bridge.active ? "" : reason(),
-        hosts: bridge.connections.length,
-      },
-    }));
   }
 
-  const openHeadless = (url: string | Promise<string>) =>
-    startHeadlessClient({
-      url,
-      log: log.child("headless"),
-      env,
-      extraFlags: headlessChromiumFlags(tuning),
-      onLoad: () => {
-        timeline.mark("page loaded");
-        keeper?.progress();
-      },
-    });
-  // The headless client started beside the runtime (early-browser): it navigates once the runtime answers.
-  let early: Promise<HeadlessClient> | undefined;
-  let pageUrl: { resolve: (url: string) => void; reject: (err: unknown) => void } | undefined;
+  /**
+   * The editor served, the runtime runs and ccb's own headless client runs or is being replaced: a
+   * host that stopped answering its probe (busy under load) answers again, or the keeper replaces it.
+   */
+  #hostExpected(): boolean {
+    return (
+      !this.#closed &&
+      this.#timings.bridgeConnectedMs !== null &&
+      this.#supervisor?.state === "running" &&
+      (this.#keeper?.state === "running" || this.#keeper?.state === "restarting")
+    );
+  }
 
-  const ready = (async () => {
+  #refreshReason(): void {
+    if (this.bridge.active || this.#closed) return;
+    if (this.#park?.parked || this.#hostExpected())
+      this.#o.editor.set(this.bridge); // the next call reopens the headless client
+    else this.#o.editor.clear(this.#reason());
+  }
+
+  #onBridgeActive(active: boolean, markConnected: () => void): void {
+    if (active && this.#timings.bridgeConnectedMs === null) {
+      this.#timings.bridgeConnectedMs = performance.now() - this.#t0;
+      this.#log.info(`bridge connected ${Math.round(this.#timings.bridgeConnectedMs)} ms after start`);
+      markConnected();
+    }
+    if (active) this.#timeline.mark("bridge connected");
+  }
+
+  // --- the routes ---
+
+  #browserSession(): BrowserSession {
+    // The cookie goes only below the unguessable prefix; the fixed entries land on their pages below it.
+    const landings: Record<string, string> = {
+      "/app": `${this.basePath}${APP_PAGE}`,
+      "/session.json": `${this.basePath}${SESSION_PAGE}`,
+    };
+    return new BrowserSession({
+      path: () => this.basePath,
+      landing: (p) => landings[p] ?? p,
+      secure: () => this.#publicUrl.startsWith("https:"),
+    });
+  }
+
+  /** `/bridge` on the loopback gateway; the proxy and the session routes on each gateway. Returns their unmounts. */
+  #mountRoutes(): (() => void)[] {
+    const { http, publicHttp } = this.#o;
+    http.gateway.addUpgrade(
+      "/bridge",
+      (req, socket, head) => this.bridge.handleUpgrade(req, socket, head),
+      BRIDGE_POLICY,
+    );
+    const workbench = this;
+    const target: ProxyTarget = {
+      socketPath: () => (this.#supervisor?.state === "running" ? this.#supervisor.socketPath : undefined),
+      get announcePrefix() {
+        return workbench.#runtime?.announcePrefix ?? false;
+      },
+      epoch: () => this.#runtimeStarts,
+      // Proves epoch answers to this gateway's pages; a successor has a new prefix (its pages are new ones).
+      proofKey: randomBytes(32),
+    };
+    const servers = publicHttp ? [http, publicHttp] : [http];
+    const plainFor = this.#tuning["plain-loopback"] ? "loopback" : this.#tuning["plain-headless"] ? "headless" : "none";
+    const unmount = servers.map((s) =>
+      mountWorkbenchProxy(s, this.basePath, target, this.session, this.#log.child("proxy"), plainFor),
+    );
+    for (const s of servers) {
+      mountSessionRoutes(s, this.basePath, this.session, this.#o.authToken, () => ({
+        runtime: this.#runtime?.kind ?? "none",
+        state: this.#state(),
+        workbenchPath: this.#publicPath() ?? "",
+        bridge: {
+          connected: Boolean(this.bridge.active),
+          reason: this.bridge.active ? "" : this.#reason(),
+          hosts: this.bridge.connections.length,
+        },
+      }));
+    }
+    return unmount;
+  }
+
+  #state(): WorkbenchStatus["state"] {
+    return this.#unavailable ? "unavailable" : (this.#supervisor?.state ?? "starting");
+  }
+
+  /** The workbench page below the prefix, once the runtime is known. */
+  #publicPath(): string | undefined {
+    if (!this.#runtime) return undefined;
+    return `${this.basePath}${this.#runtime.workbenchPath(this.#o.core.workspace.primary)}`;
+  }
+
+  /** A one-time link to the workbench page on the loopback gateway (what the headless client opens). */
+  #localLink(): string {
+    return this.session.link(`${this.#o.http.url}${this.#publicPath()}`);
+  }
+
+  #running(): boolean {
+    return this.#runtime !== undefined && this.#supervisor?.state === "running";
+  }
+
+  // --- the boot: runtime, user data, supervisor, headless client ---
+
+  async #boot(): Promise<void> {
     try {
-      runtime = await resolveRuntime({ ...o, env });
-      if ((o.headlessClient ?? true) && tuning["early-browser"] && !closed) {
-        early = openHeadless(
-          new Promise<string>((resolve, reject) => {
-            pageUrl = { resolve, reject };
-          }),
-        );
-        early.catch(() => undefined); // its failure is the keeper's to report
-      }
-      dirs = createStateDirs(core.workspace.roots, env, o.keepUserData, tuning["lean-settings"], tuning["no-typings"]);
-      installBridgeExtension(
-        dirs,
-        {
-          url: `${http.url.replace(/^http/, "ws")}/bridge`,
-          token: bridge.token,
-          workspaceFolders: [...core.workspace.roots],
-        },
-        env,
-      );
-      supervisor = new RuntimeSupervisor({
-        runtime,
-        dirs,
-        folder: core.workspace.primary,
-        log: log.child("runtime"),
-        env: runtimeEnv(env, tuning, log),
-        onOutput: (line) => {
-          const step = runtimeStep(line);
-          if (!step) return;
-          timeline.mark(step);
-          keeper?.progress();
-        },
-        ...(tuning["quick-heal"] ? { minBackoffMs: 250 } : {}),
-        nodeFlags: serverNodeFlags(tuning),
-        oneProcess: tuning["one-process"],
-      });
-      supervisor.onState((s) => {
-        if (s === "running") {
-          runtimeStarts++;
-          timeline.mark("runtime up");
-          if (runtimeStarts > 1 && tuning["quick-heal"]) keeper?.reloadNow("the runtime restarted");
-        } else if (s === "crashed") timeline.restart("the runtime exited");
-        refreshReason();
-        if (s === "running" && runtime)
-          o.editor.setWorkbench({ url: () => session.link(`${publicUrl}${publicPath()}`), runtime: runtime.kind });
-        else if (s !== "running") o.editor.setWorkbench(undefined);
-      });
-      if (closed) throw new CcbError("RUNTIME_UNAVAILABLE", "The workbench was closed while starting.");
+      const runtime = await resolveRuntime({ ...this.#o, env: this.#env });
+      this.#runtime = runtime;
+      if ((this.#o.headlessClient ?? true) && this.#tuning["early-browser"] && !this.#closed)
+        this.#early = this.#startEarlyBrowser();
+      this.#dirs = this.#prepareUserData();
+      const supervisor = this.#superviseRuntime(runtime, this.#dirs);
+      this.#supervisor = supervisor;
+      this.#throwIfClosed();
       await supervisor.start();
-      timings.runtimeReadyMs = performance.now() - t0;
-      timings.runtimeBootMs = supervisor.bootMs;
-      if (closed) throw new CcbError("RUNTIME_UNAVAILABLE", "The workbench was closed while starting.");
-      if (tuning["warm-server"]) {
+      this.#timings.runtimeReadyMs = performance.now() - this.#t0;
+      this.#timings.runtimeBootMs = supervisor.bootMs;
+      this.#throwIfClosed();
+      if (this.#tuning["warm-server"]) {
         // code-server loads VS Code's server on the first page request: make it while Chromium starts.
-        const page = runtime.workbenchPath(core.workspace.primary);
-        void supervisor.get(page).then((status) => timeline.mark(`workbench page answered (${status})`));
+        const page = runtime.workbenchPath(this.#o.core.workspace.primary);
+        void supervisor.get(page).then((status) => this.#timeline.mark(`workbench page answered (${status})`));
       }
-      pageUrl?.resolve(session.link(`${http.url}${publicPath()}`));
-      if (o.headlessClient ?? true) {
-        const sup = supervisor;
-        keeper = new HeadlessKeeper({
-          open: () => {
-            const first = early;
-            early = undefined;
-            if (first) return first;
-            return sup.state === "running" ? openHeadless(session.link(`${http.url}${publicPath()}`)) : undefined;
-          },
-          running: () => sup.state === "running",
-          probe,
-          log: log.child("headless"),
-          onChange: refreshReason,
-          ...(tuning["quick-heal"] ? { timing: { ...HEALTH, backoffMinMs: 250 } } : {}),
-        });
-        const idleS = o.headlessIdle ?? DEFAULT_HEADLESS_IDLE_S;
-        if (idleS > 0) {
-          park = new IdlePark({
-            bridge,
-            keeper,
-            probe,
-            log: log.child("headless"),
-            idleMs: idleS * 1000,
-            goneMs: HEALTH.probeTimeoutMs + 1_000,
-            onChange: refreshReason,
-            onWake: () => timeline.restart("an editor call reopens the headless client"),
-          });
-          bridge.setWaker(park);
-        }
-        await keeper.start();
-      }
+      this.#early?.page.resolve(this.#localLink());
+      if (this.#o.headlessClient ?? true) await this.#keepHeadlessClient(supervisor);
     } catch (err) {
-      pageUrl?.reject(err);
-      if (closed) return;
+      this.#early?.page.reject(err);
+      if (this.#closed) return;
       const e = toCcbError(err);
       const hint = e.hintFor();
-      unavailable = `${e.message}${hint ? ` ${hint}` : ""}`;
-      log.warn(`workbench unavailable: ${unavailable}`);
-      refreshReason();
+      this.#unavailable = `${e.message}${hint ? ` ${hint}` : ""}`;
+      this.#log.warn(`workbench unavailable: ${this.#unavailable}`);
+      this.#refreshReason();
     }
-  })();
+  }
 
-  let closing: Promise<void> | undefined;
-  return {
-    basePath,
-    session,
-    url: () => (runtime && supervisor?.state === "running" ? session.link(`${publicUrl}${publicPath()}`) : undefined),
-    localUrl: () =>
-      runtime && supervisor?.state === "running" ? session.link(`${http.url}${publicPath()}`) : undefined,
-    link: (path) => session.link(`${publicUrl}${path}`),
-    bridge,
-    checkpoints,
-    ready,
-    bridgeConnected,
-    headless: () => keeper?.client(),
-    epoch: () => runtimeStarts,
-    runtimePid: () => supervisor?.pid,
-    status: () => ({
-      state: unavailable ? "unavailable" : (supervisor?.state ?? "starting"),
-      runtime: runtime?.kind ?? null,
-      reason: bridge.active ? "" : reason(),
-      bridge: { connected: Boolean(bridge.active), hosts: bridge.connections.length },
-      health: {
-        ...probe.snapshot(),
-        runtimeRestarts: Math.max(0, runtimeStarts - 1),
-        headlessRestarts: keeper?.restarts ?? 0,
+  #throwIfClosed(): void {
+    if (this.#closed) throw new CcbError("RUNTIME_UNAVAILABLE", "The workbench was closed while starting.");
+  }
+
+  #openHeadless(url: string | Promise<string>): Promise<HeadlessClient> {
+    return startHeadlessClient({
+      url,
+      log: this.#log.child("headless"),
+      env: this.#env,
+      extraFlags: headlessChromiumFlags(this.#tuning),
+      onLoad: () => {
+        this.#timeline.mark("page loaded");
+        this.#keeper?.progress();
       },
-      headlessClient: keeper?.state ?? "off",
-      timings: { ...timings },
-    }),
-    close() {
-      closing ??= (async () => {
-        closed = true;
-        offActive();
-        park?.close();
-        bridge.setWaker(undefined);
-        probe.close();
-        await keeper?.close();
-        await supervisor?.stop().catch(() => undefined);
-        await ready.catch(() => undefined);
-        await keeper?.close();
-        await supervisor?.stop().catch(() => undefined);
-        terminals.dispose();
-        await bridge.close();
-        for (const c of closeProxies) c();
-        session.revokeFrames();
-        o.editor.setWorkbench(undefined);
-        if (dirs) removeStateDirs(dirs);
-      })();
-      return closing;
-    },
-  };
+    });
+  }
+
+  /** The headless client started beside the runtime: it navigates once the runtime answers. */
+  #startEarlyBrowser(): EarlyBrowser {
+    let page!: EarlyBrowser["page"];
+    const client = this.#openHeadless(
+      new Promise<string>((resolve, reject) => {
+        page = { resolve, reject };
+      }),
+    );
+    client.catch(() => undefined); // its failure is the keeper's to report
+    return { client, page };
+  }
+
+  /** The runtime's user data and settings, with the bridge extension told where ccb's /bridge is. */
+  #prepareUserData(): LaunchDirs {
+    const { core, http } = this.#o;
+    const tuning = this.#tuning;
+    const dirs = createStateDirs(
+      core.workspace.roots,
+      this.#env,
+      this.#o.keepUserData,
+      tuning["lean-settings"],
+      tuning["no-typings"],
+    );
+    installBridgeExtension(
+      dirs,
+      {
+        url: `${http.url.replace(/^http/, "ws")}/bridge`,
+        token: this.bridge.token,
+        workspaceFolders: [...core.workspace.roots],
+      },
+      this.#env,
+    );
+    return dirs;
+  }
+
+  #superviseRuntime(runtime: Runtime, dirs: LaunchDirs): RuntimeSupervisor {
+    const tuning = this.#tuning;
+    const supervisor = new RuntimeSupervisor({
+      runtime,
+      dirs,
+      folder: this.#o.core.workspace.primary,
+      log: this.#log.child("runtime"),
+      env: runtimeEnv(this.#env, tuning, this.#log),
+      onOutput: (line) => {
+        const step = runtimeStep(line);
+        if (!step) return;
+        this.#timeline.mark(step);
+        this.#keeper?.progress();
+      },
+      ...(tuning["quick-heal"] ? { minBackoffMs: 250 } : {}),
+      nodeFlags: serverNodeFlags(tuning),
+      oneProcess: tuning["one-process"],
+    });
+    supervisor.onState((s) => this.#onRuntimeState(s, runtime));
+    return supervisor;
+  }
+
+  #onRuntimeState(s: WorkbenchState, runtime: Runtime): void {
+    if (s === "running") {
+      this.#runtimeStarts++;
+      this.#timeline.mark("runtime up");
+      if (this.#runtimeStarts > 1 && this.#tuning["quick-heal"]) this.#keeper?.reloadNow("the runtime restarted");
+    } else if (s === "crashed") this.#timeline.restart("the runtime exited");
+    this.#refreshReason();
+    if (s === "running")
+      this.#o.editor.setWorkbench({
+        url: () => this.session.link(`${this.#publicUrl}${this.#publicPath()}`),
+        runtime: runtime.kind,
+      });
+    else this.#o.editor.setWorkbench(undefined);
+  }
+
+  /** The headless client kept open while the runtime runs, and closed while idle (--headless-idle). */
+  async #keepHeadlessClient(sup: RuntimeSupervisor): Promise<void> {
+    const log = this.#log.child("headless");
+    const keeper = new HeadlessKeeper({
+      open: () => {
+        const first = this.#early?.client;
+        this.#early = undefined;
+        if (first) return first;
+        return sup.state === "running" ? this.#openHeadless(this.#localLink()) : undefined;
+      },
+      running: () => sup.state === "running",
+      probe: this.#probe,
+      log,
+      onChange: () => this.#refreshReason(),
+      ...(this.#tuning["quick-heal"] ? { timing: { ...HEALTH, backoffMinMs: 250 } } : {}),
+    });
+    this.#keeper = keeper;
+    const idleS = this.#o.headlessIdle ?? DEFAULT_HEADLESS_IDLE_S;
+    if (idleS > 0) {
+      this.#park = new IdlePark({
+        bridge: this.bridge,
+        keeper,
+        probe: this.#probe,
+        log,
+        idleMs: idleS * 1000,
+        goneMs: HEALTH.probeTimeoutMs + 1_000,
+        onChange: () => this.#refreshReason(),
+        onWake: () => this.#timeline.restart("an editor call reopens the headless client"),
+      });
+      this.bridge.setWaker(this.#park);
+    }
+    await keeper.start();
+  }
+
+  // --- the handle ---
+
+  url(): string | undefined {
+    return this.#running() ? this.session.link(`${this.#publicUrl}${this.#publicPath()}`) : undefined;
+  }
+
+  localUrl(): string | undefined {
+    return this.#running() ? this.#localLink() : undefined;
+  }
+
+  link(path: string): string {
+    return this.session.link(`${this.#publicUrl}${path}`);
+  }
+
+  headless(): HeadlessClient | undefined {
+    return this.#keeper?.client();
+  }
+
+  epoch(): number {
+    return this.#runtimeStarts;
+  }
+
+  runtimePid(): number | undefined {
+    return this.#supervisor?.pid;
+  }
+
+  status(): WorkbenchStatus {
+    return {
+      state: this.#state(),
+      runtime: this.#runtime?.kind ?? null,
+      reason: this.bridge.active ? "" : this.#reason(),
+      bridge: { connected: Boolean(this.bridge.active), hosts: this.bridge.connections.length },
+      health: {
+        ...this.#probe.snapshot(),
+        runtimeRestarts: Math.max(0, this.#runtimeStarts - 1),
+        headlessRestarts: this.#keeper?.restarts ?? 0,
+      },
+      headlessClient: this.#keeper?.state ?? "off",
+      timings: { ...this.#timings },
+    };
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.#closed = true;
+    this.#offActive();
+    this.#park?.close();
+    this.bridge.setWaker(undefined);
+    this.#probe.close();
+    await this.#keeper?.close();
+    await this.#supervisor?.stop().catch(() => undefined);
+    await this.ready.catch(() => undefined);
+    await this.#keeper?.close();
+    await this.#supervisor?.stop().catch(() => undefined);
+    this.#terminals.dispose();
+    await this.bridge.close();
+    for (const unmount of this.#unmount) unmount();
+    this.session.revokeFrames();
+    this.#o.editor.setWorkbench(undefined);
+    if (this.#dirs) removeStateDirs(this.#dirs);
+  }
 }

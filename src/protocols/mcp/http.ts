@@ -19,7 +19,7 @@ import { sendJson, sendJsonRpcError } from "../../net/respond.ts";
 import { workspaceTools } from "../../tools/catalog.ts";
 import type { AnyToolDef } from "../../tools/kernel.ts";
 import { errorResponse, ServerErrorCode } from "../../util/jsonrpc.ts";
-import type { AppState } from "./app/state.ts";
+import type { AppState } from "./app/app-state.ts";
 import { claimedVersion, isRequest, RpcCode, refuseRequest, ValidatingTransport } from "./edge.ts";
 import { refuseByScope } from "./scopes.ts";
 import { createMcpServer } from "./server.ts";

@@ -25,8 +25,8 @@ import {
   runTool,
   type ToolCatalog,
 } from "../../tools/kernel.ts";
+import type { AppState } from "./app/app-state.ts";
 import { MCP_APP_MIME, registerWorkbenchApp } from "./app/resource.ts";
-import type { AppState } from "./app/state.ts";
 import { appToolMeta, checkAppToolReady, linkAppTool } from "./app/tool-link.ts";
 import { RpcCode } from "./edge.ts";
 import { mcpHintNames, toolErrorResult } from "./errors.ts";

@@ -56,7 +56,7 @@ export async function openVscodeRuntime(
           input.socketPath,
           // No --server-base-path: the secret prefix would be on the command line, readable by every
           // account. The server serves at "/"; the gateway strips `/ide/<key>` and tells the page
-          // its prefix in X-Forwarded-Prefix (src/workbench/gateway.ts).
+          // its prefix in X-Forwarded-Prefix (src/workbench/routes.ts).
           "--without-connection-token",
           "--accept-server-license-terms",
           "--telemetry-level",

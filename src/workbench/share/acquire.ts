@@ -1,7 +1,7 @@
 import type { Core, EditorWriter } from "../../core/core.ts";
 import type { Logger } from "../../core/log.ts";
-import type { WorkbenchHttp } from "../gateway.ts";
 import type { WorkbenchHandle } from "../index.ts";
+import type { WorkbenchHttp } from "../routes.ts";
 import type { WorkbenchRuntimeOptions } from "../runtime-flags.ts";
 import { spawnHost } from "./host-process.ts";
 import { type HeldWorkbench, startOwner } from "./owner.ts";

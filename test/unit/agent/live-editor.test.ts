@@ -135,4 +135,25 @@ describe("the live editor when the workbench goes away during an edit's diagnost
     );
     assert.equal(asked, 1);
   });
+
+  it("an answer of the wrong shape is refused by the editor port's one check (checkAnswer), asked once", async () => {
+    const core = createCore({ roots: [ws.path] });
+    const scripted = scriptedBridge(path, "x\n", () => undefined);
+    let asked = 0;
+    core.claimEditor("test").set({
+      onEvent: scripted.onEvent,
+      async call(method, params, options) {
+        if (method !== "diagnostics.get") return scripted.call(method, params, options);
+        asked++;
+        return { files: "not a list" };
+      },
+    });
+    const live = new LiveEditor(core, ws.path, silentLogger);
+    await assert.rejects(
+      live.afterEdit([{ path, text: "x\n" }], new AbortController().signal),
+      (err: unknown) =>
+        isCcbError(err, "BRIDGE_ERROR") && /diagnostics\.get with an unexpected shape/.test(err.message) && !!err.hint,
+    );
+    assert.equal(asked, 1);
+  });
 });

@@ -20,8 +20,8 @@ import { silentLogger } from "../../../src/core/log.ts";
 import { resolveRuntime, runtimeEnv } from "../../../src/workbench/index.ts";
 import { codeServerRuntime, findNode24 } from "../../../src/workbench/launcher/code-server.ts";
 import { RuntimeSupervisor, type WorkbenchState } from "../../../src/workbench/launcher/process.ts";
-import { createStateDirs, LEAN_SETTINGS, removeStateDirs } from "../../../src/workbench/launcher/state.ts";
 import type { Runtime } from "../../../src/workbench/launcher/types.ts";
+import { createStateDirs, LEAN_SETTINGS, removeStateDirs } from "../../../src/workbench/launcher/user-data.ts";
 import { codeServerRoot, node24 } from "../../helpers/peers.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
 
@@ -336,11 +336,11 @@ describe("runtime supervisor", () => {
     );
     const host = join(tmp.path, "host.mts");
     const processTs = new URL("../../../src/workbench/launcher/process.ts", import.meta.url).pathname;
-    const stateTs = new URL("../../../src/workbench/launcher/state.ts", import.meta.url).pathname;
+    const userDataTs = new URL("../../../src/workbench/launcher/user-data.ts", import.meta.url).pathname;
     writeFileSync(
       host,
       `import { RuntimeSupervisor } from ${JSON.stringify(processTs)};
-       import { createStateDirs } from ${JSON.stringify(stateTs)};
+       import { createStateDirs } from ${JSON.stringify(userDataTs)};
        const log = { debug() {}, info() {}, warn() {}, error() {}, child() { return log; } };
        const runtime = { kind: "code-server", describe: "fake", root: "/", announcePrefix: false, healthPath: "/", workbenchPath: () => "/",
          command: (i) => ({ command: process.execPath, args: [${JSON.stringify(fake)}, i.socketPath], env: {} }) };

@@ -3,7 +3,7 @@ import { RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
 import { ProtocolError, type Resource, ResourceNotFoundError, type Server } from "@modelcontextprotocol/server";
 import { RpcCode } from "../edge.ts";
 import { workbenchAppHtml } from "./app-html.ts";
-import { type AppState, WORKBENCH_APP_URI, type WorkbenchAppInfo } from "./state.ts";
+import { type AppState, WORKBENCH_APP_URI, type WorkbenchAppInfo } from "./app-state.ts";
 
 /** MIME type of an MCP App document (MCP Apps extension, io.modelcontextprotocol/ui). */
 export const MCP_APP_MIME = RESOURCE_MIME_TYPE;

@@ -4,9 +4,9 @@ import { refuseUpgrade } from "../../../net/respond.ts";
 import { type StreamEndpoint, streamPolicy } from "../../../stream/server.ts";
 import { STREAM_DEFAULTS, type StreamSource, startStreamSource } from "../../../stream/source.ts";
 import { newToken } from "../../../util/secrets.ts";
-import type { WorkbenchHttp } from "../../../workbench/gateway.ts";
+import type { WorkbenchHttp } from "../../../workbench/routes.ts";
+import type { AppState, WorkbenchAppInfo } from "./app-state.ts";
 import type { RenderMode } from "./render-mode.ts";
-import type { AppState, WorkbenchAppInfo } from "./state.ts";
 
 export interface WorkbenchAppHandle {
   /** The workbench moved to another gateway (a takeover): the App's CSP request names the new origin. */

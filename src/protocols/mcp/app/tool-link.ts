@@ -3,7 +3,7 @@ import { RESOURCE_URI_META_KEY } from "@modelcontextprotocol/ext-apps/server";
 import type { Tool } from "@modelcontextprotocol/server";
 import type { Core } from "../../../core/core.ts";
 import { CcbError } from "../../../core/errors.ts";
-import { type AppState, WORKBENCH_APP_URI } from "./state.ts";
+import { type AppState, WORKBENCH_APP_URI } from "./app-state.ts";
 
 /** The tool whose results hosts render with the workbench App. */
 export const APP_TOOL = "vscode_open";

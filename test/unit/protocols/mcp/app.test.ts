@@ -14,12 +14,12 @@ import { silentLogger } from "../../../../src/core/log.ts";
 import { BrowserSession } from "../../../../src/net/browser-session.ts";
 import { Gateway } from "../../../../src/net/gateway.ts";
 import { workbenchAppHtml } from "../../../../src/protocols/mcp/app/app-html.ts";
+import { AppState, WORKBENCH_APP_URI } from "../../../../src/protocols/mcp/app/app-state.ts";
 import { parseRenderMode } from "../../../../src/protocols/mcp/app/render-mode.ts";
 import { appResourceMeta, MCP_APP_MIME } from "../../../../src/protocols/mcp/app/resource.ts";
-import { AppState, WORKBENCH_APP_URI } from "../../../../src/protocols/mcp/app/state.ts";
 import { createMcpServer } from "../../../../src/protocols/mcp/server.ts";
 import { ALIVE_SCRIPT_PATH, injectAliveTag } from "../../../../src/workbench/alive.ts";
-import { mountWorkbenchProxy } from "../../../../src/workbench/gateway.ts";
+import { mountWorkbenchProxy } from "../../../../src/workbench/routes.ts";
 import { tmpdirFixture } from "../../../helpers/tmp.ts";
 
 describe("render mode", () => {

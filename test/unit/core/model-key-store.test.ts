@@ -13,7 +13,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { CredentialStore } from "../../../src/core/credentials.ts";
+import { CredentialStore } from "../../../src/core/model-key-store.ts";
 import { maskSecrets } from "../../../src/core/secret-vault.ts";
 
 const root = mkdtempSync(join(tmpdir(), "ccb-cred-"));

@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { CcbError } from "../../core/errors.ts";
 import { ownedPrivateDir } from "../../core/files/safe/private.ts";
 import { BRIDGE_CONFIG_FILE, type BridgeConfig, EXTENSION_ID } from "../../editor-wire/contract.ts";
-import { claimDir, removeStale } from "../../platform/state.ts";
+import { claimDir, removeStale } from "../../platform/state-folders.ts";
 import { embeddedAssetDir } from "../../util/assets.ts";
 import { NO_TYPINGS_SETTINGS } from "../tuning.ts";
 import type { LaunchDirs } from "./types.ts";

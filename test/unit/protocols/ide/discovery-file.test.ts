@@ -12,7 +12,7 @@ import {
   removeLock,
   runningServers,
   writeLock,
-} from "../../../../src/protocols/ide/lockfile.ts";
+} from "../../../../src/protocols/ide/discovery-file.ts";
 import { newToken } from "../../../../src/util/secrets.ts";
 import { tmpdirFixture } from "../../../helpers/tmp.ts";
 

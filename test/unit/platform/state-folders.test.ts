@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { claimDir, removeStale } from "../../../src/platform/state.ts";
+import { claimDir, removeStale } from "../../../src/platform/state-folders.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
 
 /** pids whose command line contains `mark` (what `ps -eo pid,args | grep mark` shows). */
@@ -28,7 +28,7 @@ async function until(what: string, fn: () => boolean, timeoutMs = 30_000): Promi
   }
 }
 
-describe("platform/state: owned state folders", () => {
+describe("platform/state-folders: owned state folders", () => {
   const home = tmpdirFixture({ prefix: "ccb-state-" });
   after(() => home.cleanup());
 

@@ -5,7 +5,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { isCcbError } from "../../../src/core/errors.ts";
-import { acquireLock, LOCK_STALE_MS } from "../../../src/runtime-fetch/lock.ts";
+import { acquireLock, LOCK_STALE_MS } from "../../../src/runtime-fetch/install-lock.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
 
 function lockContent(pid: number, token = "someone-else") {
@@ -19,7 +19,7 @@ function liveProcess() {
   return { pid: child.pid as number, stop: () => child.kill("SIGKILL"), exited };
 }
 
-describe("runtime fetch lock", () => {
+describe("runtime fetch install lock", () => {
   test("is exclusive: the second holder waits until the first releases", async () => {
     await using d = tmpdirFixture();
     const file = join(d.path, "x.lock");

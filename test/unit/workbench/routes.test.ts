@@ -10,7 +10,7 @@ import { WebSocket, WebSocketServer } from "ws";
 import { silentLogger } from "../../../src/core/log.ts";
 import { BrowserSession, ONE_TIME_QUERY } from "../../../src/net/browser-session.ts";
 import { Gateway, redactPath } from "../../../src/net/gateway.ts";
-import { mountSessionRoutes, mountWorkbenchProxy } from "../../../src/workbench/gateway.ts";
+import { mountSessionRoutes, mountWorkbenchProxy } from "../../../src/workbench/routes.ts";
 
 const KEY = randomBytes(24).toString("base64url");
 const BASE = `/ide/${KEY}`;
@@ -124,7 +124,7 @@ function send(
   });
 }
 
-describe("workbench gateway", () => {
+describe("workbench routes on a gateway", () => {
   test("a one-time link sets an HttpOnly SameSite=Strict cookie scoped to the workbench path only, then redirects without the token", async () => {
     const token = session.mint();
     const r = await send(`${BASE}/?folder=/w&${ONE_TIME_QUERY}=${token}`);
