@@ -29,6 +29,8 @@ export const ChangeSet = z.object({
   /** The client's name (MCP clientInfo, the IDE client, the ACP client; "outside ccb" for the person's own edits). */
   client: z.string(),
   session: z.string().optional(),
+  /** The person a call came from, when it carried an OAuth identity. */
+  identity: z.string().optional(),
   tool: z.string(),
   call: z.string(),
   /** before (changes nobody made through ccb), after (the call's), effects (of a command that ran on), restore. */

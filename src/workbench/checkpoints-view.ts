@@ -1,4 +1,4 @@
-import { type Checkpoint, type Checkpoints, checkpointsOf } from "../core/checkpoints/index.ts";
+import { type Checkpoint, type Checkpoints, checkpointsOf, describeCheckpoint } from "../core/checkpoints/index.ts";
 import type { Core } from "../core/core.ts";
 import { CcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
@@ -89,15 +89,7 @@ export class CheckpointsView {
 
   private view(c: Checkpoint): ChangeSet {
     return {
-      id: c.id,
-      time: c.time,
-      frontEnd: c.frontEnd,
-      client: c.client,
-      ...(c.session ? { session: c.session } : {}),
-      tool: c.tool,
-      call: c.call,
-      phase: c.phase,
-      ...(c.undoOf ? { undoOf: c.undoOf } : {}),
+      ...describeCheckpoint(c),
       files: c.files.map((f) => ({ path: `${c.root}/${f}`, rel: this.core.workspace.displayRel(c.root, f) })),
     };
   }

@@ -8,6 +8,22 @@ import { type FileChange, planRestore, planUndo } from "./undo.ts";
 export type { Caller } from "./attribution.ts";
 export type { Checkpoint, CheckpointFilter } from "./store.ts";
 
+/** A checkpoint's id, time and attribution as every listing shows them (the tools, the person's view). */
+export function describeCheckpoint(c: Checkpoint) {
+  return {
+    id: c.id,
+    time: c.time,
+    frontEnd: c.frontEnd,
+    client: c.client,
+    ...(c.session ? { session: c.session } : {}),
+    ...(c.identity ? { identity: c.identity } : {}),
+    tool: c.tool,
+    call: c.call,
+    phase: c.phase,
+    ...(c.undoOf ? { undoOf: c.undoOf } : {}),
+  };
+}
+
 /**
  * The workspace's checkpoints as the tools use them: the recording around every tool call that can
  * change files (one hook in the kernel's `runTool`), and undo/restore written through the core's

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type Checkpoint, type Checkpoints, checkpointsOf } from "../../core/checkpoints/index.ts";
+import { type Checkpoint, type Checkpoints, checkpointsOf, describeCheckpoint } from "../../core/checkpoints/index.ts";
 import type { Core } from "../../core/core.ts";
 import { CcbError } from "../../core/errors.ts";
 
@@ -22,16 +22,7 @@ export function checkpointsFor(core: Core): Checkpoints {
 /** A checkpoint with workspace-relative paths (no absolute path of this machine). */
 export function checkpointView(core: Core, c: Checkpoint) {
   return {
-    id: c.id,
-    time: c.time,
-    frontEnd: c.frontEnd,
-    client: c.client,
-    ...(c.session ? { session: c.session } : {}),
-    ...(c.identity ? { identity: c.identity } : {}),
-    tool: c.tool,
-    call: c.call,
-    phase: c.phase,
-    ...(c.undoOf ? { undoOf: c.undoOf } : {}),
+    ...describeCheckpoint(c),
     files: c.files.map((f) => core.workspace.displayRel(c.root, f)),
   };
 }

@@ -5,6 +5,7 @@ import { test } from "node:test";
 import { Checkpoints } from "../../../../src/core/checkpoints/index.ts";
 import { CheckpointStore } from "../../../../src/core/checkpoints/store.ts";
 import { FileService } from "../../../../src/core/files/files.ts";
+import { silentLogger } from "../../../../src/core/log.ts";
 import { Workspace } from "../../../../src/core/workspace.ts";
 import { tmpdirFixture } from "../../../helpers/tmp.ts";
 
@@ -15,15 +16,7 @@ import { tmpdirFixture } from "../../../helpers/tmp.ts";
  * stay its own across a named call.
  */
 
-const quiet = {
-  debug() {},
-  info() {},
-  warn() {},
-  error() {},
-  child() {
-    return this;
-  },
-} as never;
+const quiet = silentLogger;
 
 function setup() {
   const ws = tmpdirFixture({ prefix: "ccb-ckptn-ws-" });

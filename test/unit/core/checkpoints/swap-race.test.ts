@@ -15,6 +15,7 @@ import { test } from "node:test";
 import { Checkpoints } from "../../../../src/core/checkpoints/index.ts";
 import { CheckpointStore } from "../../../../src/core/checkpoints/store.ts";
 import { FileService } from "../../../../src/core/files/files.ts";
+import { silentLogger } from "../../../../src/core/log.ts";
 import { Workspace } from "../../../../src/core/workspace.ts";
 import { startSwapper } from "../../../helpers/swap.ts";
 import { tmpdirFixture } from "../../../helpers/tmp.ts";
@@ -29,15 +30,7 @@ import { tmpdirFixture } from "../../../helpers/tmp.ts";
  */
 
 const SECRET = "OUTSIDE-SECRET";
-const quiet = {
-  debug() {},
-  info() {},
-  warn() {},
-  error() {},
-  child() {
-    return this;
-  },
-} as never;
+const quiet = silentLogger;
 
 function snapshot(dir: string, prefix = ""): Map<string, string> {
   const out = new Map<string, string>();
