@@ -91,15 +91,19 @@ function fail(message) {
 
 const bin = findBinary();
 // spawn + forwarding rather than spawnSync: a signal sent to this launcher alone (an MCP host
-// stopping `ccb serve`) must reach the real process too.
-const child = spawn(bin, process.argv.slice(2), { stdio: "inherit", windowsHide: true });
+// stopping `ccb serve`) must reach the real process too. The handlers go in before the spawn: the
+// real process can start and answer before this one runs its next line (a loaded machine), and a
+// signal sent in that moment would end this launcher by default and leave the real process running.
+// Node runs a signal's handler on its event loop, so `child` is set by the time one runs.
+let child;
 const forward = (signal) => () => {
-  if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  if (child && child.exitCode === null && child.signalCode === null) child.kill(signal);
 };
 for (const s of ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"]) {
   if (process.platform === "win32" && s !== "SIGINT") continue;
   process.on(s, forward(s));
 }
+child = spawn(bin, process.argv.slice(2), { stdio: "inherit", windowsHide: true });
 child.on("error", (err) => fail(`cannot run ${bin}: ${err.message}`));
 child.on("exit", (code, signal) => {
   // A child killed by a signal exits like a shell reports it: 128 + the signal number.

@@ -188,23 +188,41 @@ describe("platforms/launcher.mjs", () => {
     await using d = tmpdirFixture({ prefix: "ccb-launcher-" });
     const { launcher } = await dispatcher(d);
     const fake = join(d.path, "fake");
-    writeFileSync(fake, "#!/bin/bash\ntrap 'echo got-term; exit 3' TERM\necho ready\nwhile :; do sleep 0.05; done\n", {
-      mode: 0o755,
-    });
+    writeFileSync(
+      fake,
+      "#!/bin/bash\ntrap 'echo got-term; exit 3' TERM\necho ready $$\nwhile :; do sleep 0.05; done\n",
+      {
+        mode: 0o755,
+      },
+    );
     const child = spawn(process.execPath, [launcher], {
       env: { ...process.env, CCB_BINARY: fake },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
-    const code = await new Promise<number | null>((resolve) => {
+    let pid = 0;
+    // The launcher's own exit, not the pipe's close: a real process left running (the launcher
+    // killed by the signal it should have forwarded: CI once, under load) would hold the pipe open.
+    const exited = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
       child.stdout.setEncoding("utf8").on("data", (s: string) => {
         out += s;
-        if (out === "ready\n") child.kill("SIGTERM");
+        const m = /^ready (\d+)\n$/.exec(out);
+        if (m && !pid) {
+          pid = Number(m[1]);
+          child.kill("SIGTERM");
+        }
       });
-      child.on("close", (c) => resolve(c));
+      child.on("exit", (code, signal) => resolve({ code, signal }));
     });
-    assert.equal(out, "ready\ngot-term\n");
-    assert.equal(code, 3);
+    try {
+      assert.deepEqual(exited, { code: 3, signal: null }, "the launcher ends as the real process did");
+      if (child.stdout.readable) await new Promise((r) => child.stdout.once("close", r));
+      assert.equal(out, `ready ${pid}\ngot-term\n`);
+    } finally {
+      try {
+        if (pid > 0) process.kill(pid, "SIGKILL"); // only if it was left running
+      } catch {}
+    }
   });
 
   test("a missing platform package: says optional dependencies were omitted, or that there is no build", async () => {
