@@ -2,27 +2,19 @@
 // workspace directory and a symlink to an outside directory are exchanged in a tight loop
 // (test/helpers/swap.py) never read, create, change, delete or move anything outside.
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import fc from "fast-check";
 import { FileService } from "../../src/core/files/files.ts";
 import { SearchService } from "../../src/core/search/search.ts";
 import { Workspace } from "../../src/core/workspace.ts";
-import { startSwapper } from "../helpers/swap.ts";
+import { startSwapper, treeSnapshot } from "../helpers/swap.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 const SECRET = "OUTSIDE-SECRET";
 
-function snapshot(dir: string, prefix = ""): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const rel = prefix ? `${prefix}/${e.name}` : e.name;
-    if (e.isDirectory()) for (const [k, v] of snapshot(join(dir, e.name), rel)) out.set(k, v);
-    else out.set(rel, e.isFile() ? readFileSync(join(dir, e.name), "utf8") : "<other>");
-  }
-  return out;
-}
+const snapshot = treeSnapshot;
 
 describe("fast-check: operation sequences under a symlink swap", { timeout: 600_000 }, () => {
   const base = tmpdirFixture({ prefix: "ccb-swapseq-" });

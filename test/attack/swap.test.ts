@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, symlink
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { connectStdio, type StdioPeer } from "../helpers/serve.ts";
-import { startSwapper } from "../helpers/swap.ts";
+import { startSwapper, treeSnapshot } from "../helpers/swap.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 const ATTEMPTS = 200;
@@ -25,17 +25,7 @@ const SECRET = "OUTSIDE-SECRET";
 type ToolResult = { isError?: boolean; content: Array<{ type: string; text?: string }> };
 const text = (r: ToolResult) => r.content.map((c) => c.text ?? "").join("\n");
 
-/** Every file (relative path -> content) under `dir`, symlinks not followed. */
-function snapshot(dir: string, prefix = ""): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const rel = prefix ? `${prefix}/${e.name}` : e.name;
-    if (e.isDirectory()) for (const [k, v] of snapshot(join(dir, e.name), rel)) out.set(k, v);
-    else if (e.isFile()) out.set(rel, readFileSync(join(dir, e.name), "utf8"));
-    else out.set(rel, "<other>");
-  }
-  return out;
-}
+const snapshot = treeSnapshot;
 
 describe("symlink swap attack against the file tools (ccb serve --stdio)", { timeout: 600_000 }, () => {
   const base = tmpdirFixture({ prefix: "ccb-swap-" });

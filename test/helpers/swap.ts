@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /**
@@ -35,4 +37,15 @@ export async function startSwapper(a: string, b: string): Promise<{ stop(): Prom
       return Number(out.split("\n")[1]);
     },
   };
+}
+
+/** Every entry under `dir` (relative path -> a file's content, or "<other>"), symlinks not followed. */
+export function treeSnapshot(dir: string, prefix = ""): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const rel = prefix ? `${prefix}/${e.name}` : e.name;
+    if (e.isDirectory()) for (const [k, v] of treeSnapshot(join(dir, e.name), rel)) out.set(k, v);
+    else out.set(rel, e.isFile() ? readFileSync(join(dir, e.name), "utf8") : "<other>");
+  }
+  return out;
 }

@@ -208,11 +208,24 @@ describe("the script every workbench page gets", () => {
   });
 });
 
+/** A headless client that never exits, whose page answers DevTools with `evaluate`. */
+function fakeClient(evaluate: () => Promise<unknown>) {
+  return {
+    pid: 1,
+    uid: 1,
+    sandbox: true,
+    evaluate,
+    reload: async () => undefined,
+    leave: async () => undefined,
+    exited: new Promise<void>(() => undefined),
+    close: async () => undefined,
+  };
+}
+
 describe("the headless keeper's no-answer grace", () => {
   /** A keeper over a client that never gets an extension host to answer; `progress` is called every 40 ms when set. */
   async function run(progress: boolean): Promise<number> {
     let opened = 0;
-    const never = new Promise<void>(() => undefined);
     const quietProbe = {
       lastAnswerAt: 0,
       snapshot: () => ({ responsive: 0, hosts: 0, lastProbeMs: null, sinceAnswerMs: null }),
@@ -220,16 +233,7 @@ describe("the headless keeper's no-answer grace", () => {
     const keeper = new HeadlessKeeper({
       open: () => {
         opened++;
-        return Promise.resolve({
-          pid: 1,
-          uid: 1,
-          sandbox: true,
-          evaluate: async () => 1,
-          reload: async () => undefined,
-          leave: async () => undefined,
-          exited: never,
-          close: async () => undefined,
-        });
+        return Promise.resolve(fakeClient(async () => 1));
       },
       running: () => true,
       probe: quietProbe as unknown as BridgeProbe,
@@ -255,7 +259,6 @@ describe("the headless keeper's DevTools check", () => {
   /** A keeper over a page whose DevTools answers each request after `answerMs` (never when undefined); a host answers. */
   async function run(answerMs: number | undefined): Promise<number> {
     let opened = 0;
-    const never = new Promise<void>(() => undefined);
     const answeringProbe = {
       lastAnswerAt: Date.now(),
       snapshot: () => ({ responsive: 1, hosts: 1, lastProbeMs: 1, sinceAnswerMs: 0 }),
@@ -263,19 +266,13 @@ describe("the headless keeper's DevTools check", () => {
     const keeper = new HeadlessKeeper({
       open: () => {
         opened++;
-        return Promise.resolve({
-          pid: 1,
-          uid: 1,
-          sandbox: true,
-          evaluate: () =>
+        return Promise.resolve(
+          fakeClient(() =>
             answerMs === undefined
               ? new Promise(() => undefined)
               : new Promise((r) => setTimeout(() => r(1), answerMs)),
-          reload: async () => undefined,
-          leave: async () => undefined,
-          exited: never,
-          close: async () => undefined,
-        });
+          ),
+        );
       },
       running: () => true,
       probe: answeringProbe as unknown as BridgeProbe,

@@ -1,15 +1,6 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import {
-  closeSync,
-  constants,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  symlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { closeSync, constants, mkdirSync, openSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { Checkpoints } from "../../../../src/core/checkpoints/index.ts";
@@ -17,7 +8,7 @@ import { CheckpointStore } from "../../../../src/core/checkpoints/store.ts";
 import { FileService } from "../../../../src/core/files/files.ts";
 import { silentLogger } from "../../../../src/core/log.ts";
 import { Workspace } from "../../../../src/core/workspace.ts";
-import { startSwapper } from "../../../helpers/swap.ts";
+import { startSwapper, treeSnapshot } from "../../../helpers/swap.ts";
 import { tmpdirFixture } from "../../../helpers/tmp.ts";
 
 /*
@@ -32,15 +23,7 @@ import { tmpdirFixture } from "../../../helpers/tmp.ts";
 const SECRET = "OUTSIDE-SECRET";
 const quiet = silentLogger;
 
-function snapshot(dir: string, prefix = ""): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const rel = prefix ? `${prefix}/${e.name}` : e.name;
-    if (e.isDirectory()) for (const [k, v] of snapshot(join(dir, e.name), rel)) out.set(k, v);
-    else out.set(rel, e.isFile() ? readFileSync(join(dir, e.name), "utf8") : "<other>");
-  }
-  return out;
-}
+const snapshot = treeSnapshot;
 
 test("a directory swapped for a symlink to outside while the store reads: nothing outside is recorded or restored", {
   timeout: 300_000,
