@@ -10,7 +10,7 @@
 // `npm run test:soak` (scripts/soak.mjs) runs chosen files many times, optionally under load.
 // Scheduling: the files run as separate test runners, CCB_TEST_JOBS (default 2, the CI machine's cores)
 // at a time, longest first (test/durations.json), at most CCB_TEST_WORKBENCH_JOBS (default 1) of them
-// a file with a real workbench or browser; the unit tests are one runner. Each file's output is
+// a file with a real workbench or browser while other files wait; the unit tests are one runner. Each file's output is
 // printed whole when it ends; the run ends with each file's time (also in .cache/test-durations.json).
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -76,7 +76,8 @@ const counts = (out) =>
 
 /**
  * Every file in a test runner of its own (the unit tests in one), `CCB_TEST_JOBS` at a time, longest
- * first, at most `CCB_TEST_WORKBENCH_JOBS` workbench files at once. Returns the exit status.
+ * first, at most `CCB_TEST_WORKBENCH_JOBS` workbench files at once while other files wait (then any
+ * number). Returns the exit status.
  */
 async function runScheduled(list) {
   const slots = jobsFrom("CCB_TEST_JOBS", 2);
@@ -104,7 +105,7 @@ async function runScheduled(list) {
   process.once("SIGINT", () => stop("SIGINT"));
   process.once("SIGTERM", () => stop("SIGTERM"));
   console.error(
-    `npm test: ${jobs.length} test runners, ${slots} at a time (at most ${workbenchSlots} with a workbench or browser), longest first`,
+    `npm test: ${jobs.length} test runners, ${slots} at a time (at most ${workbenchSlots} with a workbench or browser while other files wait), longest first`,
   );
   const run = (job) =>
     new Promise((resolve) => {
@@ -135,9 +136,12 @@ async function runScheduled(list) {
     const next = () => {
       if (pending.length === 0 && running.size === 0) return allDone();
       while (running.size < slots) {
-        // The workbench files are the run's longest lane: one starts whenever it may, the others fill in.
+        // The workbench files are the run's longest lane: one starts whenever it may, the others fill
+        // in. Once only workbench files are left, they share every slot (the lane would otherwise
+        // run alone on a machine with a core to spare for the run's last minutes).
         const wb = [...running].filter((j) => j.workbench).length;
-        const first = pending.findIndex((j) => j.workbench && wb < workbenchSlots);
+        const wbLimit = pending.some((j) => !j.workbench) ? workbenchSlots : Math.max(workbenchSlots, slots);
+        const first = pending.findIndex((j) => j.workbench && wb < wbLimit);
         const i = first >= 0 ? first : pending.findIndex((j) => !j.workbench);
         if (i < 0) break;
         const [job] = pending.splice(i, 1);

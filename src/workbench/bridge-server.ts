@@ -49,23 +49,19 @@ export interface BridgeServerOptions {
   serve?: (method: ServerMethod, params: unknown, conn: BridgeConnection) => Promise<unknown>;
   /** Why there is no bridge while no extension host is connected (e.g. runtime state). */
   idleReason?: () => string;
-  /**
-   * A host is expected to serve again soon although none does now: ccb's own headless client runs
-   * (a host too busy to answer its probe in time answers again) or is being replaced. A call then
-   * waits for a host (bounded by `hostWaitMs`) instead of failing; without it, or when it says no
-   * (a person's tab closed, nothing of ccb's own coming), a call fails at once with the reason.
-   */
-  hostExpected?: () => boolean;
-  /** How long a call waits for an expected host (default 60 s: the keeper's grace, then a new client). */
-  hostWaitMs?: number;
 }
 
-/** Reopens a window that was closed while idle (park.ts): a call then waits for it instead of failing. */
-export interface BridgeWaker {
-  /** The window is closed while idle: the core keeps this server as its bridge, and a call wakes it. */
+/**
+ * Who brings an editor window back when none serves (the workbench: host-supply.ts). Without one,
+ * a call that finds no serving host fails at once with the reason.
+ */
+export interface HostSupply {
+  /** ccb's window is closing, closed or reopening on purpose (closed while idle): every call goes through `arrival` first. */
   readonly parked: boolean;
-  /** Reopen it; resolves once some host serves, BRIDGE_UNAVAILABLE if none does in time. */
-  wake(signal?: AbortSignal): Promise<void>;
+  /** A host is expected to serve soon although none does now: the core keeps this server as its bridge. */
+  expected(): boolean;
+  /** Bring one (reopen) and wait for it, bounded; a call that still finds no host then fails with the reason. */
+  arrival(signal?: AbortSignal): Promise<void>;
 }
 
 /** One extension host's connection (one per open workbench tab). */
@@ -118,7 +114,7 @@ export class BridgeServer implements EditorBridge {
   #seq = 0;
   #closed = false;
   #o: BridgeServerOptions;
-  #waker: BridgeWaker | undefined;
+  #supply: HostSupply | undefined;
   #inFlight = 0;
   #lastCallAt = Date.now();
 
@@ -133,15 +129,15 @@ export class BridgeServer implements EditorBridge {
     this.#o.serve = serve;
   }
 
-  /** Who reopens a window closed while idle (undefined: nobody; a call without a host fails at once). */
-  setWaker(waker: BridgeWaker | undefined): void {
-    this.#waker = waker;
+  /** Who brings a host back when none serves (undefined: nobody; a call without a host fails at once). */
+  setSupply(supply: HostSupply | undefined): void {
+    this.#supply = supply;
   }
 
   /** An agent is at work: the clock of idleness restarts, and a parked window starts reopening (unawaited). */
   touch(): void {
     this.#lastCallAt = Date.now();
-    if (this.#waker?.parked) this.#waker.wake().catch(() => undefined);
+    if (this.#supply?.parked) this.#supply.arrival().catch(() => undefined);
   }
 
   /** Editor calls under way, and when the last one started or ended (Date.now()): probes are not calls. */
@@ -337,7 +333,7 @@ export class BridgeServer implements EditorBridge {
       best.send({ type: "role", role: "active" });
       this.#o.log.info(`bridge: extension host ${best.seq} serves`);
       this.#o.editor.set(this);
-    } else if ((this.#waker?.parked || this.#o.hostExpected?.()) && !this.#closed) {
+    } else if (this.#supply?.expected() && !this.#closed) {
       this.#o.editor.set(this); // the next call wakes the window, or waits for the host that comes back
     } else if (!this.#closed) {
       this.#o.editor.clear(
@@ -391,11 +387,10 @@ export class BridgeServer implements EditorBridge {
     this.#inFlight++;
     this.#lastCallAt = Date.now();
     try {
-      if (this.#waker?.parked) {
-        // closing (the host still listed may be the closing page's), closed, or reopening
-        await this.#waker.wake(options.signal);
-      }
-      const conn = this.#active ?? (await this.#expectedHost(options.signal));
+      // parked: closing (the host still listed may be the closing page's), closed, or reopening
+      const supply = this.#closed ? undefined : this.#supply;
+      if (supply && (supply.parked || (!this.#active && supply.expected()))) await supply.arrival(options.signal);
+      const conn = this.#active;
       if (!conn) {
         this.#o.core.bridge.require(); // throws BRIDGE_UNAVAILABLE with the reason
         throw new CcbError(
@@ -407,18 +402,6 @@ export class BridgeServer implements EditorBridge {
     } finally {
       this.#inFlight--;
       this.#lastCallAt = Date.now();
-    }
-  }
-
-  /** The host that serves next when one is expected (hostExpected), within hostWaitMs; undefined otherwise. */
-  async #expectedHost(signal: AbortSignal | undefined): Promise<BridgeConnection | undefined> {
-    if (this.#closed || !this.#o.hostExpected?.()) return undefined;
-    const bound = AbortSignal.timeout(this.#o.hostWaitMs ?? 60_000);
-    try {
-      return await this.waitForActive(signal ? AbortSignal.any([signal, bound]) : bound);
-    } catch (err) {
-      if (signal?.aborted) throw err;
-      return undefined; // the reason says why
     }
   }
 

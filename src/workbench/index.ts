@@ -13,6 +13,7 @@ import { CheckpointsView } from "./checkpoints-view.ts";
 import { compileCache } from "./compile-cache.ts";
 import { type HeadlessClient, startHeadlessClient } from "./headless-client.ts";
 import { BridgeProbe, HEALTH, HeadlessKeeper, type HeadlessState, type HealthSnapshot } from "./health.ts";
+import { WorkbenchHostSupply } from "./host-supply.ts";
 import { codeServerRuntime, isCodeServerRoot } from "./launcher/code-server.ts";
 import { openVscodeRuntime } from "./launcher/openvscode.ts";
 import { RuntimeSupervisor, type WorkbenchState } from "./launcher/process.ts";
@@ -199,6 +200,8 @@ class Workbench implements WorkbenchHandle {
   #supervisor: RuntimeSupervisor | undefined;
   #keeper: HeadlessKeeper | undefined;
   #park: IdlePark | undefined;
+  /** Whether an editor window is coming when none serves, and the wait for it (host-supply.ts). */
+  readonly #hosts: WorkbenchHostSupply;
   /** How many times the runtime came up (the epoch open tabs reload on). */
   #runtimeStarts = 0;
   /** Why the workbench cannot run ("" while it can). */
@@ -217,8 +220,9 @@ class Workbench implements WorkbenchHandle {
       editor: o.editor,
       log: o.log.child("bridge"),
       idleReason: () => this.#reason(),
-      hostExpected: () => this.#hostExpected(),
     });
+    this.#hosts = new WorkbenchHostSupply({ bridge: this.bridge, running: () => this.#ownClientRuns() });
+    this.bridge.setSupply(this.#hosts);
     this.#probe = new BridgeProbe(this.bridge, o.log.child("health"));
     this.#terminals = new TerminalShare(o.core, this.bridge, o.log.child("terminals"));
     this.checkpoints = new CheckpointsView(o.core, this.bridge, o.log.child("checkpoints-view"));
@@ -267,7 +271,7 @@ class Workbench implements WorkbenchHandle {
    * The editor served, the runtime runs and ccb's own headless client runs or is being replaced: a
    * host that stopped answering its probe (busy under load) answers again, or the keeper replaces it.
    */
-  #hostExpected(): boolean {
+  #ownClientRuns(): boolean {
     return (
       !this.#closed &&
       this.#timings.bridgeConnectedMs !== null &&
@@ -278,8 +282,8 @@ class Workbench implements WorkbenchHandle {
 
   #refreshReason(): void {
     if (this.bridge.active || this.#closed) return;
-    if (this.#park?.parked || this.#hostExpected())
-      this.#o.editor.set(this.bridge); // the next call reopens the headless client
+    if (this.#hosts.expected())
+      this.#o.editor.set(this.bridge); // the next call reopens the headless client, or waits for its host
     else this.#o.editor.clear(this.#reason());
   }
 
@@ -516,7 +520,7 @@ class Workbench implements WorkbenchHandle {
         onChange: () => this.#refreshReason(),
         onWake: () => this.#timeline.restart("an editor call reopens the headless client"),
       });
-      this.bridge.setWaker(this.#park);
+      this.#hosts.reopener = this.#park;
     }
     await keeper.start();
   }
@@ -572,7 +576,8 @@ class Workbench implements WorkbenchHandle {
     this.#closed = true;
     this.#offActive();
     this.#park?.close();
-    this.bridge.setWaker(undefined);
+    this.#hosts.reopener = undefined;
+    this.bridge.setSupply(undefined);
     this.#probe.close();
     await this.#keeper?.close();
     await this.#supervisor?.stop().catch(() => undefined);

@@ -1,8 +1,9 @@
 import type { EditorMethods } from "../core/editor/bridge.ts";
 import { CcbError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
-import type { BridgeConnection, BridgeServer, BridgeWaker } from "./bridge-server.ts";
+import type { BridgeConnection, BridgeServer } from "./bridge-server.ts";
 import type { BridgeProbe, HeadlessKeeper } from "./health.ts";
+import type { Reopener } from "./host-supply.ts";
 
 /** A window's answer to `workbench.activity` (callOn has already checked it against the contract). */
 type Activity = EditorMethods["workbench.activity"]["result"];
@@ -19,11 +20,11 @@ type Activity = EditorMethods["workbench.activity"]["result"];
  * asked, a person's too (a window that cannot say counts as busy): ccb cannot tell which host is
  * its own page's, so a person's running task also keeps the client open.
  *
- * While closed, the core keeps the bridge server as its bridge (BridgeServer: `parked`), so a
+ * While closed, the core keeps the bridge server as its bridge (host-supply.ts: `parked`), so a
  * call does not fail with BRIDGE_UNAVAILABLE: it reopens the client and waits (bounded) for a host
  * to serve. A person's tab that serves meanwhile answers without reopening anything.
  */
-export class IdlePark implements BridgeWaker {
+export class IdlePark implements Reopener {
   readonly #timer: NodeJS.Timeout;
   #parking: Promise<void> | undefined;
   #waking: Promise<void> | undefined;

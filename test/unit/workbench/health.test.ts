@@ -10,6 +10,7 @@ import { BRIDGE_PROTOCOL_VERSION } from "../../../src/editor-wire/contract.ts";
 import { ALIVE_SCRIPT_PATH, aliveScript, EPOCH_PATH } from "../../../src/workbench/alive.ts";
 import { BridgeServer } from "../../../src/workbench/bridge-server.ts";
 import { BridgeProbe, HEALTH, HeadlessKeeper } from "../../../src/workbench/health.ts";
+import { WorkbenchHostSupply } from "../../../src/workbench/host-supply.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
 
 /**
@@ -23,7 +24,7 @@ let bridge: BridgeServer;
 let probe: BridgeProbe;
 let server: Server;
 let url: string;
-/** What the bridge's hostExpected says (ccb's own headless client runs): false but in the tests that set it. */
+/** What the host supply's `running` says (ccb's own headless client runs): false but in the tests that set it. */
 let expecting = false;
 
 before(async () => {
@@ -32,9 +33,8 @@ before(async () => {
     core,
     editor: core.claimEditor("test"),
     log: core.log,
-    hostExpected: () => expecting,
-    hostWaitMs: 1_500,
   });
+  bridge.setSupply(new WorkbenchHostSupply({ bridge, running: () => expecting, waitMs: 1_500 }));
   probe = new BridgeProbe(bridge, core.log, { ...HEALTH, probeIntervalMs: 50, probeTimeoutMs: 300 });
   server = createServer((_req, res) => res.writeHead(404).end());
   server.on("upgrade", (req, socket, head) => bridge.handleUpgrade(req, socket, head));

@@ -4,6 +4,7 @@ import { CcbError } from "../../../src/core/errors.ts";
 import type { Logger } from "../../../src/core/log.ts";
 import type { BridgeConnection, BridgeServer } from "../../../src/workbench/bridge-server.ts";
 import type { BridgeProbe, HeadlessKeeper, HeadlessState } from "../../../src/workbench/health.ts";
+import { WorkbenchHostSupply } from "../../../src/workbench/host-supply.ts";
 import { IdlePark } from "../../../src/workbench/park.ts";
 
 /**
@@ -179,7 +180,8 @@ describe("touch: an agent at work reopens a parked editor without waiting", () =
     const bridge = new BridgeServer({ core, editor, log: core.log });
     let wakes = 0;
     let parked = true;
-    bridge.setWaker({
+    const supply = new WorkbenchHostSupply({ bridge, running: () => false });
+    supply.reopener = {
       get parked() {
         return parked;
       },
@@ -187,7 +189,8 @@ describe("touch: an agent at work reopens a parked editor without waiting", () =
         wakes++;
         return new Promise<void>(() => undefined); // never reopens: touch must not wait for it
       },
-    });
+    };
+    bridge.setSupply(supply);
     editor.set(bridge);
     const before = bridge.calls.lastAt;
     await sleep(5);
@@ -218,7 +221,9 @@ describe("touch: an agent at work reopens a parked editor without waiting", () =
     const core = createCore({ roots: [process.cwd()] });
     const editor = core.claimEditor("test");
     const bridge = new BridgeServer({ core, editor, log: core.log, idleReason: () => "closed while idle" });
-    bridge.setWaker({ parked: true, wake: async () => undefined });
+    const supply = new WorkbenchHostSupply({ bridge, running: () => false });
+    supply.reopener = { parked: true, wake: async () => undefined };
+    bridge.setSupply(supply);
     editor.set(bridge);
     await assert.rejects(
       bridge.call("commands.list", { filter: "x" }),
