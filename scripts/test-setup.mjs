@@ -121,9 +121,10 @@ export function testEnv(env = {}) {
 
 /**
  * A file that runs a real workbench runtime or a browser (code-server, headless or a person's
- * Chromium): `npm test` runs at most one such file at a time (`CCB_TEST_WORKBENCH_JOBS`), beside
- * lighter ones, so a browser test meets about the load a soak's `--load` gives, not two workbenches
- * fighting over two cores.
+ * Chromium): `npm test` runs at most one such file at a time (`CCB_TEST_WORKBENCH_JOBS`) while
+ * lighter ones wait, so a browser test meets about the load a soak's `--load` gives, not two
+ * workbenches fighting over two cores; the short workbench files left at the run's end run two at a
+ * time (about 2 minutes of a full run).
  */
 export function isWorkbenchFile(file) {
   const text = readFileSync(join(root, file), "utf8");
