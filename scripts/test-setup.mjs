@@ -4,7 +4,7 @@
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 export const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -103,6 +103,9 @@ export function testRunnerArgs(list, passThrough = []) {
   return [
     "--import",
     "tsx",
+    // every file keeps what a failed test needs to be read without running it again
+    "--import",
+    pathToFileURL(join(root, "test/helpers/keep-failed.ts")).href,
     "--test",
     "--test-reporter=spec",
     "--test-concurrency=1",

@@ -13,7 +13,8 @@
 // a file with a real workbench or browser while other files wait; the unit tests are one runner. Each file's output is
 // printed whole when it ends; the run ends with each file's time (also in .cache/test-durations.json).
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   build,
@@ -59,6 +60,20 @@ function runTests(list, env) {
   return r.status ?? 1;
 }
 
+/**
+ * The unit tests run in this process's children, most of them in process (a core, its tools, its
+ * checkpoints): they get a state folder of their own (XDG_STATE_HOME), removed at the end, instead
+ * of the real `~/.local/state/ccb`. End-to-end files make one per file (test/helpers/serve.ts).
+ */
+let unitState;
+function unitEnv() {
+  if (!unitState) {
+    unitState = mkdtempSync(join(tmpdir(), "ccb-unit-state-"));
+    process.once("exit", () => rmSync(unitState, { recursive: true, force: true }));
+  }
+  return { XDG_STATE_HOME: unitState };
+}
+
 const jobsFrom = (name, fallback) => {
   const n = Number(process.env[name] ?? fallback);
   if (!Number.isInteger(n) || n < 1) {
@@ -86,13 +101,21 @@ async function runScheduled(list) {
   const units = list.filter((f) => f.startsWith("test/unit/"));
   const jobs = [
     ...(units.length > 0
-      ? [{ name: "test/unit", files: units, workbench: false, seconds: units.reduce((t, f) => t + (known[f] ?? 1), 0) }]
+      ? [
+          {
+            name: "test/unit",
+            files: units,
+            workbench: false,
+            seconds: units.reduce((t, f) => t + (known[f] ?? 1), 0),
+            env: unitEnv(),
+          },
+        ]
       : []),
     ...list
       .filter((f) => !f.startsWith("test/unit/"))
       .map((f) => ({ name: f, files: [f], workbench: isWorkbenchFile(f), seconds: known[f] ?? 10 })),
   ].sort((a, b) => b.seconds - a.seconds);
-  if (jobs.length === 1) return runTests(jobs[0].files, {});
+  if (jobs.length === 1) return runTests(jobs[0].files, jobs[0].env ?? {});
 
   const started = Date.now();
   const done = [];
@@ -113,7 +136,7 @@ async function runScheduled(list) {
       console.error(`▷ ${job.name}${job.files.length > 1 ? ` (${job.files.length} files)` : ""}`);
       const child = spawn(process.execPath, testRunnerArgs(job.files, passThrough), {
         cwd: root,
-        env: testEnv({}),
+        env: testEnv(job.env ?? {}),
         stdio: ["ignore", "pipe", "pipe"],
       });
       children.add(child);
@@ -176,7 +199,7 @@ async function runScheduled(list) {
 const full = filters.length === 0 && !process.env.CCB_TEST_BIN && !unit;
 if ((full || files.some((f) => f.includes("install-"))) && !process.env.CCB_COMPILED_BIN) runScript("compile.mjs");
 
-let status = unit ? runTests(files, {}) : await runScheduled(files);
+let status = unit ? runTests(files, unitEnv()) : await runScheduled(files);
 
 // The full run also proves the other runtimes: the smoke suite against the Bun-compiled binary
 // (CCB_TEST_BIN) and under Deno (CCB_TEST_RUNTIME=deno: `deno run -A dist/node/main.mjs`).

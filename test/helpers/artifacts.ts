@@ -10,8 +10,8 @@ import { type Logger, redact } from "../../src/core/log.ts";
  * The helpers that start something worth reading register a source while it runs (`artifactSource`):
  * `bootWorkbench` (ccb serve's stderr, the workbench host's and the runtime's logs),
  * `startWorkbenchIde` (ccb's log at debug, the runtime's logs), `openPersonWindow` (the page's
- * screenshot, console and what is on screen). A test file calls `keepArtifacts(import.meta.url)` once;
- * then a test that fails saves every live source under
+ * screenshot, console and what is on screen). Every test file keeps them (`keepArtifacts`, preloaded
+ * by the test runner's `--import` of keep-failed.ts): a test that fails saves every live source under
  * `.cache/test-artifacts/<file>/<test>/` (or `$CCB_TEST_ARTIFACTS/<file>/<test>/`) and prints that
  * folder. A set-up that fails saves them too (`saveArtifacts`, called by the helpers' own boot and by
  * `keptBefore`). Nothing is retried and nothing changes for a test that passes.
@@ -41,8 +41,15 @@ export function artifactSource(name: string, collect: Source["collect"]): () => 
   return () => sources.delete(s);
 }
 
-/** Save the artifacts of a test that failed (once per file: `keepArtifacts(import.meta.url)` at its top). */
+let keeping = false;
+
+/**
+ * Save the artifacts of a test that failed. `npm test` and the soak call it for every test file
+ * (test/helpers/keep-failed.ts, preloaded); a file's own call at its top is then a no-op.
+ */
 export function keepArtifacts(metaUrl: string): void {
+  if (keeping) return;
+  keeping = true;
   fileName = basename(fileURLToPath(metaUrl)).replace(/\.test\.ts$/, "");
   afterEach(async (t) => {
     const ctx = t as unknown as { passed?: boolean; error?: unknown; fullName?: string; name: string };
