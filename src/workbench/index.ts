@@ -293,7 +293,13 @@ class Workbench implements WorkbenchHandle {
       this.#log.info(`bridge connected ${Math.round(this.#timings.bridgeConnectedMs)} ms after start`);
       markConnected();
     }
-    if (active) this.#timeline.mark("bridge connected");
+    if (active) {
+      this.#timeline.mark("bridge connected");
+      // The idle time of ccb's client counts from when a window serves, not from its page's load: a
+      // client whose extension host took longer than the idle time to start was closed the moment it
+      // served (workbench-park: every start cost a second one under load).
+      this.#keeper?.progress();
+    }
   }
 
   // --- the routes ---
@@ -332,7 +338,12 @@ class Workbench implements WorkbenchHandle {
     const servers = publicHttp ? [http, publicHttp] : [http];
     const plainFor = this.#tuning["plain-loopback"] ? "loopback" : this.#tuning["plain-headless"] ? "headless" : "none";
     const unmount = servers.map((s) =>
-      mountWorkbenchProxy(s, this.basePath, target, this.session, this.#log.child("proxy"), plainFor),
+      // A page's socket closed: its window may be gone, and a closed tab's extension host lingers for the
+      // runtime's reconnection grace; a host that misses the probe this starts gives up the calls waiting
+      // on it (they would wait out their timeouts) and the window that serves next answers their retries.
+      mountWorkbenchProxy(s, this.basePath, target, this.session, this.#log.child("proxy"), plainFor, () =>
+        this.#probe.windowGone(),
+      ),
     );
     for (const s of servers) {
       mountSessionRoutes(s, this.basePath, this.session, this.#o.authToken, () => ({

@@ -30,6 +30,7 @@ export class IdlePark implements Reopener {
   #waking: Promise<void> | undefined;
   #lastBusy = "";
   #closed = false;
+  readonly #offActive: () => void;
 
   constructor(
     private readonly o: {
@@ -52,6 +53,21 @@ export class IdlePark implements Reopener {
     const every = Math.min(5_000, Math.max(250, Math.floor(o.idleMs / 4)));
     this.#timer = setInterval(() => void this.#check(), every);
     this.#timer.unref();
+    this.#offActive = o.bridge.onActiveChange((a) => this.#onActive(a));
+  }
+
+  /**
+   * The window that served while ccb's client was closed (a person's tab) stopped serving (it left,
+   * or it stopped answering: a closed tab's extension host lingers for the runtime's reconnection
+   * grace) while calls wait on it: reopen now, not once those calls have waited out their own
+   * timeouts and been retried (a minute each, found by workbench-park under load).
+   */
+  #onActive(active: BridgeConnection | undefined): void {
+    if (active || this.#closed || this.#parking || this.#waking || this.o.keeper.state !== "parked") return;
+    const waiting = this.o.bridge.calls.inFlight;
+    if (waiting === 0) return;
+    this.o.log.info(`headless client: the window that served stopped with ${waiting} call(s) waiting; reopening`);
+    this.wake().catch(() => undefined); // the reason is the bridge's
   }
 
   /** Closing, closed, or reopening: a call goes through wake() first. */
@@ -104,6 +120,11 @@ export class IdlePark implements Reopener {
     this.o.log.info(
       `headless client reopened: the editor serves again ${Math.round(performance.now() - t0)} ms after the call`,
     );
+    // Calls still waiting on a host that stopped answering (a person's tab closed meanwhile) would
+    // wait out their timeouts: they fail now with BRIDGE_UNAVAILABLE, whose hint says to retry, and
+    // the retry reaches the window that serves.
+    for (const c of this.o.bridge.connections)
+      if (!c.responsive) this.o.bridge.failPending(c, "its window stopped answering; a reopened window serves");
   }
 
   async #check(): Promise<void> {
@@ -175,5 +196,6 @@ export class IdlePark implements Reopener {
   close(): void {
     this.#closed = true;
     clearInterval(this.#timer);
+    this.#offActive();
   }
 }

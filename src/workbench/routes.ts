@@ -78,6 +78,8 @@ export function mountWorkbenchProxy(
   log: Logger,
   /** Which clients get the runtime's files uncompressed (plainFor; default every loopback client). */
   plain: PlainFor = "loopback",
+  /** Told when a page's WebSocket to the runtime closed (its tab closed, reloaded or lost its browser). */
+  onPageSocketClosed?: () => void,
 ): () => void {
   // toProxy keeps req.url as the outgoing path: otherwise http-proxy runs the deprecated url.parse
   // (DEP0169) on every request path.
@@ -147,6 +149,7 @@ export function mountWorkbenchProxy(
       if (!socketPath) return refuseUpgrade(socket, 503, "The workbench is starting.");
       req.url = forward(req.url ?? "/");
       announcePrefix(req, target, basePath);
+      if (onPageSocketClosed) socket.once("close", onPageSocketClosed);
       proxy.ws(req, socket, head, { target: { socketPath } as unknown as string });
     },
     policy,

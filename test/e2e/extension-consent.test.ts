@@ -28,6 +28,11 @@ const DIALOG = `(() => { const d = document.querySelector(".monaco-dialog-box");
 const BUTTON = (label: string) =>
   `(() => { const b = [...document.querySelectorAll(".monaco-dialog-box .monaco-button")].find((e) => e.textContent.trim() === ${JSON.stringify(label)}); if (!b) return null; const r = b.getBoundingClientRect(); return r.width > 0 ? { x: r.x + r.width / 2, y: r.y + r.height / 2 } : null; })()`;
 
+// The person has 20 s to answer here (CCB_CONSENT_WAIT, read by the extension host the runtime starts
+// with this process's environment), not the default 60 s the "nobody answers" test would wait out.
+const WAIT_S = 20;
+process.env.CCB_CONSENT_WAIT = String(WAIT_S);
+
 describe("an extension the model asks for is installed only with the person's consent (real workbench, real Chromium)", () => {
   const tmp = tmpdirFixture({ prefix: "ccb-consent-" });
   const ws = join(tmp.path, "proj");
@@ -134,7 +139,7 @@ describe("an extension the model asks for is installed only with the person's co
     const asked = model("extensions_install", { vsixPath: "evil/evil.vsix" });
     asked.catch(() => undefined);
     await dialogFor(asked);
-    await denied(asked, /did not answer/);
+    await denied(asked, new RegExp(`did not answer the install dialog .* within ${WAIT_S} s`));
     await answer("Install");
     await person.until<boolean>(
       "the person told the request had expired",

@@ -49,6 +49,19 @@ function rig(o: { holds?: () => Promise<unknown>; idleMs?: number; wakeTimeoutMs
       bridge.active = c;
       for (const l of activeListeners) l(c);
     },
+    onActiveChange(l: (c: BridgeConnection | undefined) => void) {
+      activeListeners.add(l);
+      return () => activeListeners.delete(l);
+    },
+    /** The role moves to nobody (the serving host stopped answering). */
+    lose() {
+      bridge.active = undefined;
+      for (const l of activeListeners) l(undefined);
+    },
+    failed: [] as BridgeConnection[],
+    failPending(c: BridgeConnection) {
+      bridge.failed.push(c);
+    },
   };
   const keeper = {
     state: "running" as HeadlessState,
@@ -153,6 +166,39 @@ describe("IdlePark: when ccb's headless client closes while idle", () => {
     r.bridge.active = { responsive: true, seq: 9 } as unknown as BridgeConnection; // a person's tab
     await r.park.wake();
     assert.equal(r.keeper.unparks, 0);
+    r.park.close();
+  });
+
+  it("a person's tab that served while closed stops answering with a call waiting: reopened at once, and that call given up", async () => {
+    const r = rig();
+    await sleep(700);
+    assert.equal(r.keeper.parks, 1);
+    const person = { responsive: true, seq: 9 } as unknown as BridgeConnection;
+    r.bridge.connections = [person];
+    r.bridge.active = person;
+    r.bridge.lose();
+    await sleep(20);
+    assert.equal(r.keeper.unparks, 0, "control: no call waits, nothing reopens");
+    r.bridge.active = person;
+    r.bridge.calls = { inFlight: 1, lastAt: Date.now() }; // a call waits on the person's host
+    (person as { responsive: boolean }).responsive = false; // its tab closed: the probe went unanswered
+    const fresh = { responsive: true, seq: 10 } as unknown as BridgeConnection;
+    let failedWhenServed = -1;
+    r.keeper.unpark = async () => {
+      r.keeper.unparks++;
+      r.keeper.state = "running";
+      setTimeout(() => {
+        failedWhenServed = r.bridge.failed.length;
+        r.bridge.connect(fresh);
+        r.bridge.connections = [person, fresh]; // the closed tab's host lingers
+      }, 50);
+    };
+    r.bridge.lose();
+    await sleep(0); // the reopening starts on the next tick
+    assert.equal(r.keeper.unparks, 1, "reopened without waiting for another call");
+    await r.park.wake();
+    assert.equal(failedWhenServed, 0, "nothing given up before another window serves");
+    assert.deepEqual(r.bridge.failed, [person], "then the calls on the host that stopped answering are given up");
     r.park.close();
   });
 

@@ -28,6 +28,7 @@ const session = new BrowserSession({
 });
 const PROOF_KEY = randomBytes(32);
 let cookie = "";
+let pageSocketClosed: () => void = () => undefined;
 
 before(async () => {
   upstream = createServer((req, res) => {
@@ -87,6 +88,7 @@ before(async () => {
     session,
     silentLogger,
     "headless",
+    () => pageSocketClosed(),
   );
   mountSessionRoutes(http, BASE, session, "s3cret-token", () => ({
     runtime: "code-server",
@@ -244,6 +246,25 @@ describe("workbench routes on a gateway", () => {
     });
     const [err] = (await once(bad, "error")) as [Error];
     assert.match(err.message, /403/);
+  });
+
+  test("a page's WebSocket closing is told (the window may be gone); one still open or refused is not", async () => {
+    let closed = 0;
+    pageSocketClosed = () => closed++;
+    const s = new WebSocket(`${url.replace(/^http/, "ws")}${BASE}h/sock`, { origin: url, headers: { cookie } });
+    await once(s, "message");
+    const bad = new WebSocket(`${url.replace(/^http/, "ws")}${BASE}h/sock`, { origin: "https://evil.example" });
+    await once(bad, "error");
+    assert.equal(closed, 0, "control: an open socket and a refused one are not a page gone");
+    const told = new Promise<void>((resolve) => {
+      pageSocketClosed = () => {
+        closed++;
+        resolve();
+      };
+    });
+    s.close();
+    await told;
+    assert.equal(closed, 1);
   });
 
   test("while the runtime is down the proxy says so (503)", async () => {

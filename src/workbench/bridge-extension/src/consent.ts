@@ -14,13 +14,24 @@ import { refusedForModel } from "./model-guard.ts";
  * publisher and where it comes from. A .vsix is read once into a private copy (0700 folder) that
  * the dialog describes and the workbench installs, so the workspace file cannot change in between.
  * Refused (PERMISSION_DENIED) when no person's tab serves (ccb's headless client has no person: its
- * window is never focused), when nobody answers within CONSENT_WAIT_MS, or when the answer came
+ * window is never focused), when nobody answers within consentWaitMs(), or when the answer came
  * while a model command ran (model-guard.ts). The person's own installs (Extensions view, command
  * palette) never come here.
  */
 
-/** How long the person has to answer. */
+/** How long the person has to answer, by default. */
 export const CONSENT_WAIT_MS = 60_000;
+
+/**
+ * How long the person has to answer: CCB_CONSENT_WAIT seconds (5 to 600) from the environment ccb
+ * started the runtime with (the extension host inherits it; nothing the model runs reaches it),
+ * else CONSENT_WAIT_MS.
+ */
+export function consentWaitMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.CCB_CONSENT_WAIT;
+  const s = raw && /^\d{1,3}$/.test(raw) ? Number(raw) : Number.NaN;
+  return s >= 5 && s <= 600 ? s * 1000 : CONSENT_WAIT_MS;
+}
 const MANIFEST = "extension/package.json";
 const MAX_VSIX_BYTES = 200 * 1024 * 1024;
 const MAX_MANIFEST_BYTES = 1024 * 1024;
@@ -142,10 +153,8 @@ export async function askToInstall(p: { id?: string; vsixPath?: string }): Promi
       },
       "Install",
     );
-    const answer = await Promise.race([
-      asked,
-      new Promise<"expired">((r) => setTimeout(() => r("expired"), CONSENT_WAIT_MS)),
-    ]);
+    const waitMs = consentWaitMs();
+    const answer = await Promise.race([asked, new Promise<"expired">((r) => setTimeout(() => r("expired"), waitMs))]);
     if (answer === "expired") {
       // the dialog stays until answered: an answer now changes nothing, and the person is told so
       void Promise.resolve(asked).then((late) => {
@@ -156,7 +165,7 @@ export async function askToInstall(p: { id?: string; vsixPath?: string }): Promi
       });
       throw new BridgeError(
         "PERMISSION_DENIED",
-        `The person did not answer the install dialog for ${what} within ${CONSENT_WAIT_MS / 1000} s: nothing was installed.`,
+        `The person did not answer the install dialog for ${what} within ${waitMs / 1000} s: nothing was installed.`,
         "Tell the person why you need it and ask them to allow it in the workbench, or to install it themselves.",
       );
     }
