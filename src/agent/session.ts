@@ -10,8 +10,8 @@ import type {
 import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { type Core, createCore } from "../core/core.ts";
 import { CcbError } from "../core/errors.ts";
-import { liveClientsOf } from "../core/live-clients.ts";
 import type { GitStatus } from "../core/git/git.ts";
+import { liveClientsOf } from "../core/live-clients.ts";
 import type { Logger } from "../core/log.ts";
 import { availableCommands, expandCommand, loadCommands, type SlashCommand } from "./commands.ts";
 import { shortTitle, type Todo, todosToPlan, usageUpdate } from "./converters.ts";

@@ -207,7 +207,9 @@ function clientEntry(c: LiveClient, via: string): PresenceEntry {
   return {
     kind: "client",
     label: `${c.client} (${c.frontEnd})`,
-    detail: [`via ${via}`, c.session ? `session ${c.session}` : "", `since ${clock(c.since)}`].filter(Boolean).join(", "),
+    detail: [`via ${via}`, c.session ? `session ${c.session}` : "", `since ${clock(c.since)}`]
+      .filter(Boolean)
+      .join(", "),
   };
 }
 
@@ -232,7 +234,8 @@ export function sharePresence(
   own: LiveClients,
   onAttachedChange: (listener: () => void) => () => void,
 ): Presence {
-  const ownerLabel = owner.kind === "host" ? `detached ccb host (pid ${owner.pid})` : `ccb ${owner.kind} (pid ${owner.pid})`;
+  const ownerLabel =
+    owner.kind === "host" ? `detached ccb host (pid ${owner.pid})` : `ccb ${owner.kind} (pid ${owner.pid})`;
   return {
     entries: () => [
       {
