@@ -20,7 +20,7 @@ const PeerClient = z.object({
   session: z.string().max(120).optional(),
   since: z.number(),
 });
-export type PeerClient = z.infer<typeof PeerClient>;
+type PeerClient = z.infer<typeof PeerClient>;
 
 const ErrorBody = z.object({ code: z.string(), message: z.string(), hint: z.string().optional() });
 
