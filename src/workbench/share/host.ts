@@ -142,7 +142,7 @@ export class ShareHost {
           return ws.close(4401, "not proven");
         }
         clearTimeout(timer);
-        reply({ type: "welcome" });
+        reply({ type: "welcome", clients: true });
         if (hello.purpose === "query") {
           query = true;
           return;

@@ -55,8 +55,11 @@ export type ClientFrame = z.infer<typeof ClientFrame>;
 export const ServerFrame = z.discriminatedUnion("type", [
   /** The host's half: its nonce and its proof over both nonces (handshake.ts). */
   z.object({ type: z.literal("challenge"), nonce: z.string().min(16).max(128), proof: z.string().max(128) }),
-  /** The front end proved itself too: the channel is open. */
-  z.object({ type: z.literal("welcome") }),
+  /**
+   * The front end proved itself too: the channel is open. `clients`: this owner takes the `clients`
+   * frame (an owner of an older ccb closes the channel on a frame it does not know, so none is sent to it).
+   */
+  z.object({ type: z.literal("welcome"), clients: z.boolean().optional() }),
   z.object({
     type: z.literal("state"),
     connected: z.boolean(),

@@ -158,7 +158,7 @@ export class RemoteBridge implements EditorBridge {
         );
         editor.useTerminals(this.#terminals);
         const clients = this.o.clients;
-        if (clients) {
+        if (clients && frame.type === "welcome" && frame.clients) {
           const tell = () => this.#send({ type: "clients", clients: clients.list() });
           this.#offClients = clients.onChange(tell);
           tell();
