@@ -11,6 +11,7 @@ import type { MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { type Core, createCore } from "../core/core.ts";
 import { CcbError } from "../core/errors.ts";
 import type { GitStatus } from "../core/git/git.ts";
+import { liveClientsOf } from "../core/live-clients.ts";
 import type { Logger } from "../core/log.ts";
 import { availableCommands, expandCommand, loadCommands, type SlashCommand } from "./commands.ts";
 import { shortTitle, type Todo, todosToPlan, usageUpdate } from "./converters.ts";
@@ -60,6 +61,7 @@ export interface AgentSessionDeps {
 /** One session of the agent: its workspace core, config, conversation, store, MCP clients and FIFO prompt queue. */
 export class Session implements TurnHost {
   readonly core: Core;
+  readonly #leave: () => void;
   readonly io: ClientIO;
   readonly rules: PermissionRules;
   readonly settings: ModelSettings;
@@ -112,6 +114,8 @@ export class Session implements TurnHost {
       wanted && isModeId(wanted) && !(wanted === "bypassPermissions" && bypassRefusal(deps.facts)) ? wanted : "default";
     this.config = { mode, model: this.settings.model, models: this.settings.models, thought: this.settings.thinking };
     this.editor = new LiveEditor(this.core, cwd, this.log);
+    // Named among the clients of its workbench (the person's "Agent changes" view) while it is open.
+    this.#leave = liveClientsOf(this.core).add({ frontEnd: "acp", client: "ccb acp", session: id });
   }
 
   /** A new session (or a fork / a stored one when `records` are given). */
@@ -447,6 +451,7 @@ export class Session implements TurnHost {
     this.cancel();
     await this.tail.catch(() => undefined);
     this.closed = true;
+    this.#leave();
     await this.mcp?.close();
     await this.workbench?.close().catch((err: Error) => this.log.warn(`workbench close: ${err.message}`));
     await this.core.dispose();

@@ -5,6 +5,9 @@
  * from the workspace's checkpoint store (src/core/checkpoints/, shared by every ccb process of the
  * workspace) and from who is attached to it (src/workbench/checkpoints-view.ts).
  *
+ * ccb -> ext: the event `checkpointsChanged` (contract.ts's BridgeEvent) tells every tab that a
+ * checkpoint was recorded or who is attached changed; the view then asks `checkpoints.overview` again.
+ *
  * Conventions: `path` is absolute (the extension opens it), `rel` is the path as the workspace shows
  * it; a checkpoint id is 7 to 40 hex digits; times are ISO 8601.
  */
@@ -12,9 +15,13 @@ import { z } from "zod";
 
 const Id = z.string().regex(/^[0-9a-f]{7,40}$/, "a checkpoint id: 7 to 40 hex digits");
 
-/** Someone at the workbench now: the ccb process that runs it, a front end attached to it, a workbench tab. */
+/**
+ * Someone at the workbench now: the ccb process that runs it, a front end attached to it, a client
+ * connected to either (an MCP session by its clientInfo name, an IDE client, an ACP session), a
+ * workbench tab.
+ */
 export const PresenceEntry = z.object({
-  kind: z.enum(["runs", "attached", "tab"]),
+  kind: z.enum(["runs", "attached", "client", "tab"]),
   label: z.string(),
   detail: z.string(),
 });

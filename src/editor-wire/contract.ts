@@ -577,6 +577,8 @@ export const BridgeEvent = z.discriminatedUnion("type", [
   z.object({ type: z.literal("terminalData"), id: z.string(), data: z.string() }),
   z.object({ type: z.literal("terminalExit"), id: z.string(), exitCode: z.number().int().nullable() }),
   z.object({ type: z.literal("terminalOpened"), id: z.string(), coreId: z.string().optional(), name: z.string() }),
+  /** ccb -> ext: a checkpoint was recorded or who is attached changed; the "Agent changes" view asks again (contract-checkpoints.ts). */
+  z.object({ type: z.literal("checkpointsChanged") }),
 ]);
 export type BridgeEvent = z.infer<typeof BridgeEvent>;
 

@@ -1,6 +1,8 @@
 import { type Checkpoint, type Checkpoints, checkpointsOf, describeCheckpoint } from "../core/checkpoints/index.ts";
+import { watchRecords } from "../core/checkpoints/watch.ts";
 import type { Core } from "../core/core.ts";
 import { CcbError } from "../core/errors.ts";
+import { type LiveClient, type LiveClients, liveClientsOf } from "../core/live-clients.ts";
 import type { Logger } from "../core/log.ts";
 import type {
   ChangeSet,
@@ -11,6 +13,7 @@ import type {
   ServerResultOf,
 } from "../editor-wire/contract.ts";
 import type { BridgeConnection, BridgeServer } from "./bridge-server.ts";
+import type { AttachedPeer } from "./share/protocol.ts";
 
 /**
  * The ccb side of the person's "Agent changes" view (bridge-extension/src/checkpoints-view.ts): who
@@ -22,26 +25,91 @@ import type { BridgeConnection, BridgeServer } from "./bridge-server.ts";
  * "person", client "workbench"), through the same `Checkpoints.undo` the agents' tool uses: confined,
  * refused with the conflicting hunks named when someone changed the same lines since, and itself a
  * checkpoint.
+ *
+ * Pushed, not polled: once a tab has asked, the store's refs are watched (core/checkpoints/watch.ts:
+ * a record by any ccb process of the workspace moves one), and every tab is sent a
+ * `checkpointsChanged` event when one moves, when who is attached changes (a front end, an MCP
+ * session, an IDE client, an ACP session comes or goes) and when a tab comes or goes; each tab's
+ * view then asks again.
  */
 
-/** The ccb process that runs the workbench and the front ends attached to it (share/owner.ts fills it in). */
-export type Presence = () => PresenceEntry[];
+/** Who runs the workbench, the front ends attached to it and every client connected to them (share/owner.ts fills it in). */
+export interface Presence {
+  entries(): PresenceEntry[];
+  /** Told when the entries may have changed. */
+  onChange(listener: () => void): () => void;
+}
 
 /** What of a file is sent to the tab at most (the store records nothing larger by default). */
 const MAX_SIDE_BYTES = 4 * 1024 * 1024;
 
+/** Events within this long go to the tabs as one (a record moves a ref in two steps; a burst of records). */
+const COALESCE_MS = 50;
+
 export class CheckpointsView {
-  #presence: Presence = () => [{ kind: "runs", label: `ccb (pid ${process.pid})`, detail: "runs this workbench" }];
+  #presence: Presence;
+  #offPresence: () => void;
+  readonly #offs: Array<() => void> = [];
+  #watching: Promise<void> | undefined;
+  #stopWatch: (() => void) | undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #closed = false;
 
   constructor(
     private readonly core: Core,
     private readonly bridge: BridgeServer,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.#presence = ownPresence(liveClientsOf(core));
+    this.#offPresence = this.#presence.onChange(() => this.changed());
+    this.#offs.push(
+      bridge.onConnect(() => this.changed()),
+      bridge.onActiveChange(() => this.changed()),
+    );
+  }
 
   /** Who runs the workbench and who is attached to it (a shared workbench's owner sets this). */
   setPresence(presence: Presence): void {
+    this.#offPresence();
     this.#presence = presence;
+    this.#offPresence = presence.onChange(() => this.changed());
+    this.changed();
+  }
+
+  /** Tell every tab to ask again (coalesced). */
+  changed(): void {
+    if (this.#closed || this.#timer) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      for (const conn of this.bridge.connections) this.bridge.notify({ type: "checkpointsChanged" }, conn);
+    }, COALESCE_MS);
+    this.#timer.unref?.();
+  }
+
+  /** Watch the store from the first time a tab asks (a workbench nobody looks at watches nothing). */
+  #watch(cps: Checkpoints): void {
+    this.#watching ??= watchRecords(cps.store, () => this.changed()).then(
+      (stop) => {
+        if (this.#closed) stop();
+        else this.#stopWatch = stop;
+      },
+      (err: unknown) => {
+        this.log.warn(`the changes view is not told of new checkpoints: ${(err as Error).message}`);
+      },
+    );
+  }
+
+  /** Resolves once the store is watched (after the first overview a tab asked for). */
+  async watched(): Promise<void> {
+    await this.#watching;
+  }
+
+  close(): void {
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#offPresence();
+    for (const off of this.#offs) off();
+    this.#stopWatch?.();
   }
 
   async serve(method: CheckpointMethod, params: unknown, conn: BridgeConnection): Promise<unknown> {
@@ -83,8 +151,10 @@ export class CheckpointsView {
         .filter(Boolean)
         .join(", "),
     }));
-    const list = await this.#store().list({ limit: p.limit ?? 100 });
-    return { attached: [...this.#presence(), ...tabs], changes: list.map((c) => this.view(c)) };
+    const cps = this.#store();
+    this.#watch(cps);
+    const list = await cps.list({ limit: p.limit ?? 100 });
+    return { attached: [...this.#presence.entries(), ...tabs], changes: list.map((c) => this.view(c)) };
   }
 
   private view(c: Checkpoint): ChangeSet {
@@ -132,21 +202,62 @@ function clock(ms: number): string {
   return new Date(ms).toISOString().slice(11, 19);
 }
 
-/** Who is at a workbench: the ccb process that runs it (a front end, or the detached host) and the front ends attached to it. */
+/** A client connected to a ccb process, as the person reads it. */
+function clientEntry(c: LiveClient, via: string): PresenceEntry {
+  return {
+    kind: "client",
+    label: `${c.client} (${c.frontEnd})`,
+    detail: [`via ${via}`, c.session ? `session ${c.session}` : "", `since ${clock(c.since)}`]
+      .filter(Boolean)
+      .join(", "),
+  };
+}
+
+/** An unshared workbench: this process runs it, and its own clients. */
+function ownPresence(clients: LiveClients): Presence {
+  return {
+    entries: () => [
+      { kind: "runs", label: `ccb (pid ${process.pid})`, detail: "runs this workbench" },
+      ...clients.list().map((c) => clientEntry(c, `ccb (pid ${process.pid})`)),
+    ],
+    onChange: (l) => clients.onChange(l),
+  };
+}
+
+/**
+ * Who is at a shared workbench: the ccb process that runs it (a front end, or the detached host)
+ * with its own clients, and each front end attached to it with the clients it said it has.
+ */
 export function sharePresence(
   owner: { kind: string; pid: number; since: number; startedBy?: string | undefined },
-  attached: () => ReadonlyArray<{ frontEnd: string; pid: number; since: number }>,
+  attached: () => ReadonlyArray<AttachedPeer>,
+  own: LiveClients,
+  onAttachedChange: (listener: () => void) => () => void,
 ): Presence {
-  return () => [
-    {
-      kind: "runs",
-      label: owner.kind === "host" ? `detached ccb host (pid ${owner.pid})` : `ccb ${owner.kind} (pid ${owner.pid})`,
-      detail: `runs this workbench since ${clock(owner.since)}${owner.startedBy ? `, started by ccb ${owner.startedBy}` : ""}`,
+  const ownerLabel =
+    owner.kind === "host" ? `detached ccb host (pid ${owner.pid})` : `ccb ${owner.kind} (pid ${owner.pid})`;
+  return {
+    entries: () => [
+      {
+        kind: "runs",
+        label: ownerLabel,
+        detail: `runs this workbench since ${clock(owner.since)}${owner.startedBy ? `, started by ccb ${owner.startedBy}` : ""}`,
+      },
+      ...own.list().map((c) => clientEntry(c, ownerLabel)),
+      ...attached().flatMap((a) => [
+        {
+          kind: "attached" as const,
+          label: `ccb ${a.frontEnd} (pid ${a.pid})`,
+          detail: `attached since ${clock(a.since)}`,
+        },
+        ...a.clients.map((c) => clientEntry({ ...c }, `ccb ${a.frontEnd} (pid ${a.pid})`)),
+      ]),
+    ],
+    onChange(listener) {
+      const offs = [own.onChange(listener), onAttachedChange(listener)];
+      return () => {
+        for (const off of offs) off();
+      };
     },
-    ...attached().map((a) => ({
-      kind: "attached" as const,
-      label: `ccb ${a.frontEnd} (pid ${a.pid})`,
-      detail: `attached since ${clock(a.since)}`,
-    })),
-  ];
+  };
 }

@@ -596,6 +596,7 @@ class Workbench implements WorkbenchHandle {
     await this.#keeper?.close();
     await this.#supervisor?.stop().catch(() => undefined);
     this.#terminals.dispose();
+    this.checkpoints.close();
     await this.bridge.close();
     for (const unmount of this.#unmount) unmount();
     this.session.revokeFrames();

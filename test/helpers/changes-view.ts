@@ -12,7 +12,8 @@ const ROWS = `[...document.querySelectorAll(".monaco-list-row[aria-label]")].map
 /** What the workbench shows outside the view: notifications and the editor tabs' labels. */
 const NOTIFICATIONS = `[...document.querySelectorAll(".notifications-toasts .notification-list-item")].map((e) => (e.getAttribute("aria-label") || e.textContent || "").trim())`;
 const TABS = `[...document.querySelectorAll(".tabs-container .tab")].map((e) => (e.getAttribute("aria-label") || e.textContent || "").trim())`;
-const DIALOG = `(() => { const d = document.querySelector(".monaco-dialog-box"); if (!d || d.getBoundingClientRect().width === 0) return null; return d.textContent; })()`;
+/** The modal dialog's text while one is shown, else null. */
+export const DIALOG_TEXT = `(() => { const d = document.querySelector(".monaco-dialog-box"); if (!d || d.getBoundingClientRect().width === 0) return null; return d.textContent; })()`;
 const BUTTON = (label: string) =>
   `(() => { const b = [...document.querySelectorAll(".monaco-dialog-box .monaco-button")].find((e) => e.textContent.trim() === ${JSON.stringify(label)}); if (!b) return null; const r = b.getBoundingClientRect(); return r.width > 0 ? { x: r.x + r.width / 2, y: r.y + r.height / 2 } : null; })()`;
 
@@ -26,7 +27,7 @@ const ACTION_AT = (re: RegExp, action: string) =>
 export interface ChangesView {
   /** The view's rows (their accessible labels), top to bottom. */
   rows(): Promise<string[]>;
-  /** Wait until the rows satisfy `ok` (the view asks ccb again on file events and every 10 s). */
+  /** Wait until the rows satisfy `ok` (the view asks ccb again when ccb pushes a change). */
   untilRows(what: string, ok: (rows: string[]) => boolean): Promise<string[]>;
   /** Click the row whose label matches (a change set's row opens its diff). */
   clickRow(re: RegExp): Promise<void>;
@@ -74,7 +75,9 @@ export function changesView(person: PersonPage, cdp: CdpSession): ChangesView {
         if (at) {
           await person.click(at.x, at.y);
           // a click lost to a row drawn anew under it: the person sees no dialog and clicks again
-          const asked = await person.until<string | null>("the dialog", DIALOG, (v) => !!v, 5_000).catch(() => null);
+          const asked = await person
+            .until<string | null>("the dialog", DIALOG_TEXT, (v) => !!v, 5_000)
+            .catch(() => null);
           if (asked) return;
         }
         // the row moved under the mouse (the view was refreshed): hover it again, as a person would
@@ -82,14 +85,14 @@ export function changesView(person: PersonPage, cdp: CdpSession): ChangesView {
       }
     },
     async answerDialog(label) {
-      const text = await person.until<string | null>("the confirmation dialog", DIALOG, (v) => !!v);
+      const text = await person.until<string | null>("the confirmation dialog", DIALOG_TEXT, (v) => !!v);
       const at = await person.until<{ x: number; y: number } | null>(
         `the dialog's ${label}`,
         BUTTON(label),
         (v) => !!v,
       );
       await person.click(at!.x, at!.y);
-      await person.until<string | null>("the dialog gone", DIALOG, (v) => v === null, 30_000);
+      await person.until<string | null>("the dialog gone", DIALOG_TEXT, (v) => v === null, 30_000);
       return text ?? "";
     },
     async untilNotification(what, re) {

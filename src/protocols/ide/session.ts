@@ -1,5 +1,6 @@
 import type { RawData, WebSocket } from "ws";
 import type { Core } from "../../core/core.ts";
+import { liveClientsOf } from "../../core/live-clients.ts";
 import type { Logger } from "../../core/log.ts";
 import type { Workspace } from "../../core/workspace.ts";
 import { errorResult, type IdeToolResult } from "./converters.ts";
@@ -31,6 +32,7 @@ export interface IdeSessionDeps {
 
 export function attachSession(ws: WebSocket, connectionId: number, deps: IdeSessionDeps): void {
   const log = deps.log.child(`client ${connectionId}`);
+  let leave: (() => void) | undefined;
   const rpc = new RpcSession<AnyIdeTool>((text) => ws.send(text), {
     tools: IDE_TOOLS,
     serverInfo: deps.serverInfo,
@@ -47,7 +49,17 @@ export function attachSession(ws: WebSocket, connectionId: number, deps: IdeSess
         caller: { frontEnd: "ide", client: rpc.clientName ?? "IDE client", session: `connection ${connectionId}` },
       }),
     toolError: (message) => errorResult(message),
-    onInitialized: () => deps.notifier.clientInitialized(connectionId),
+    onInitialized: () => {
+      deps.notifier.clientInitialized(connectionId);
+      // Named among the clients connected to this process (the person's "Agent changes" view) until it leaves.
+      leave?.();
+      if (deps.core)
+        leave = liveClientsOf(deps.core).add({
+          frontEnd: "ide",
+          client: rpc.clientName ?? "IDE client",
+          session: `connection ${connectionId}`,
+        });
+    },
     onNotification(method, params) {
       if (method === "ide_connected") {
         const pid = params?.pid;
@@ -73,6 +85,7 @@ export function attachSession(ws: WebSocket, connectionId: number, deps: IdeSess
     rpc.receive(text);
   });
   ws.once("close", () => {
+    leave?.();
     rpc.close();
     deps.notifier.removeClient(connectionId);
     void deps.diffs.dropConnection(connectionId);

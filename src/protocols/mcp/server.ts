@@ -12,6 +12,7 @@ import {
 } from "@modelcontextprotocol/server";
 import type { Caller } from "../../core/checkpoints/index.ts";
 import type { Core } from "../../core/core.ts";
+import { liveClientsOf } from "../../core/live-clients.ts";
 import type { Logger } from "../../core/log.ts";
 import { maskDeep } from "../../core/secret-vault.ts";
 import { CCB_VERSION } from "../../core/version.ts";
@@ -85,6 +86,20 @@ export function createMcpServer(options: McpServerOptions): Server {
   server.onerror = (err) => log.debug(`protocol: ${err.message}`);
   /** This serving unit's id: the session of a stdio connection, which has no session id of its own. */
   const unit = randomBytes(6).toString("hex");
+  // Named among the clients connected to this process (the person's "Agent changes" view) from its
+  // initialize until its connection closes. A 2026-07-28 request has no initialize: it is named in
+  // the checkpoints it makes, not as connected.
+  let leave: (() => void) | undefined;
+  server.oninitialized = () => {
+    leave?.();
+    const name = server.getClientVersion()?.name;
+    leave = liveClientsOf(options.core).add({
+      frontEnd: "mcp",
+      client: name || "unnamed MCP client",
+      session: server.transport?.sessionId ?? unit,
+    });
+  };
+  server.onclose = () => leave?.();
 
   if (app) registerWorkbenchApp(server, app);
   const linked = app ? list.map(linkAppTool) : list;

@@ -1,4 +1,5 @@
 import type { Core, EditorWriter } from "../../core/core.ts";
+import { liveClientsOf } from "../../core/live-clients.ts";
 import type { Logger } from "../../core/log.ts";
 import type { WorkbenchHandle } from "../index.ts";
 import type { WorkbenchHttp } from "../routes.ts";
@@ -200,6 +201,7 @@ async function tryAttach(
         editor,
         log: o.log.child("share"),
         frontEnd: o.frontEnd,
+        clients: liveClientsOf(o.core),
       });
       await remote.firstState;
       if (!remote.open)

@@ -47,6 +47,7 @@ export class ShareHost {
   readonly #peers = new Set<Peer>();
   readonly #offs: Array<() => void> = [];
   readonly #listeners = new Set<(count: number) => void>();
+  readonly #attachedListeners = new Set<() => void>();
   #ready = false;
   #closed = false;
 
@@ -71,7 +72,18 @@ export class ShareHost {
   }
 
   get attached(): AttachedPeer[] {
-    return [...this.#peers].map(({ frontEnd, pid, since }) => ({ frontEnd, pid, since }));
+    return [...this.#peers].map(({ frontEnd, pid, since, clients }) => ({
+      frontEnd,
+      pid,
+      since,
+      clients: clients.map((c) => ({ ...c })),
+    }));
+  }
+
+  /** Told whenever who is attached changes: a front end came or left, or its clients changed. */
+  onAttachedChange(listener: () => void): () => void {
+    this.#attachedListeners.add(listener);
+    return () => this.#attachedListeners.delete(listener);
   }
 
   /** Told the number of attached front ends whenever it changes. */
@@ -130,7 +142,7 @@ export class ShareHost {
           return ws.close(4401, "not proven");
         }
         clearTimeout(timer);
-        reply({ type: "welcome" });
+        reply({ type: "welcome", clients: true });
         if (hello.purpose === "query") {
           query = true;
           return;
@@ -140,6 +152,7 @@ export class ShareHost {
           frontEnd: hello.frontEnd,
           pid: hello.pid,
           since: Date.now(),
+          clients: [],
           calls: new Map(),
           terminals: new Set(),
         };
@@ -196,6 +209,10 @@ export class ShareHost {
       }
       case "call":
         void this.#call(peer, frame.id, frame.method, frame.params, frame.timeoutMs);
+        return;
+      case "clients":
+        peer.clients = frame.clients;
+        this.#emitAttached();
         return;
     }
   }
@@ -258,6 +275,11 @@ export class ShareHost {
 
   #emitPeers(): void {
     for (const l of this.#listeners) l(this.#peers.size);
+    this.#emitAttached();
+  }
+
+  #emitAttached(): void {
+    for (const l of this.#attachedListeners) l();
   }
 
   /** Close every attach connection (the owner is leaving: attached front ends take over). */

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Core, EditorWriter } from "../../core/core.ts";
+import { liveClientsOf } from "../../core/live-clients.ts";
 import type { Logger } from "../../core/log.ts";
 import { registerSecret } from "../../core/secret-vault.ts";
 import { checkExposure } from "../../net/exposure.ts";
@@ -129,11 +130,13 @@ export async function startOwner(
     o.log.info(`share: published the workbench of ${record.roots.join(", ")} (other ccb front ends attach to it)`);
   }
   const shareHost = host;
-  // The person's "Agent changes" view names who runs this workbench and who is attached to it.
+  // The person's "Agent changes" view names who runs this workbench, who is attached to it and their clients.
   workbench.checkpoints.setPresence(
     sharePresence(
       { kind: o.owner, pid: process.pid, since: Date.now(), startedBy: o.startedBy },
       () => shareHost?.attached ?? [],
+      liveClientsOf(o.core),
+      (listener) => shareHost?.onAttachedChange(listener) ?? (() => undefined),
     ),
   );
   let closing: Promise<void> | undefined;

@@ -13,6 +13,15 @@ export type FrontEnd = (typeof FRONT_ENDS)[number];
 /** Who runs a published workbench: a front end in its own process, or the detached host (host-process.ts). */
 export type OwnerKind = FrontEnd | "host";
 
+/** A client connected to an attached front end (core/live-clients.ts), as the person's view names it. */
+const PeerClient = z.object({
+  frontEnd: z.string().max(16),
+  client: z.string().max(120),
+  session: z.string().max(120).optional(),
+  since: z.number(),
+});
+type PeerClient = z.infer<typeof PeerClient>;
+
 const ErrorBody = z.object({ code: z.string(), message: z.string(), hint: z.string().optional() });
 
 export const ClientFrame = z.discriminatedUnion("type", [
@@ -38,14 +47,19 @@ export const ClientFrame = z.discriminatedUnion("type", [
   z.object({ type: z.literal("link"), id: z.number().int(), page: z.enum(["workbench", "app"]).optional() }),
   /** Who is attached (answered with a response whose result is a ShareStatus). */
   z.object({ type: z.literal("status"), id: z.number().int() }),
+  /** The attached front end's connected clients now (each MCP session, IDE client, ACP session), sent on every change. */
+  z.object({ type: z.literal("clients"), clients: z.array(PeerClient).max(200) }),
 ]);
 export type ClientFrame = z.infer<typeof ClientFrame>;
 
 export const ServerFrame = z.discriminatedUnion("type", [
   /** The host's half: its nonce and its proof over both nonces (handshake.ts). */
   z.object({ type: z.literal("challenge"), nonce: z.string().min(16).max(128), proof: z.string().max(128) }),
-  /** The front end proved itself too: the channel is open. */
-  z.object({ type: z.literal("welcome") }),
+  /**
+   * The front end proved itself too: the channel is open. `clients`: this owner takes the `clients`
+   * frame (an owner of an older ccb closes the channel on a frame it does not know, so none is sent to it).
+   */
+  z.object({ type: z.literal("welcome"), clients: z.boolean().optional() }),
   z.object({
     type: z.literal("state"),
     connected: z.boolean(),
@@ -78,6 +92,8 @@ export interface AttachedPeer {
   frontEnd: FrontEnd;
   pid: number;
   since: number;
+  /** Its connected clients, as it last said (none before it said). */
+  clients: PeerClient[];
 }
 
 /** What a `status` query on the attach channel answers (after the handshake). */

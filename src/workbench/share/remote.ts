@@ -2,6 +2,7 @@ import { WebSocket } from "ws";
 import type { EditorWriter } from "../../core/core.ts";
 import { checkAnswer, type EditorBridge, type EditorCallOptions } from "../../core/editor/bridge.ts";
 import { CcbError, ccbErrorFromWire } from "../../core/errors.ts";
+import type { LiveClients } from "../../core/live-clients.ts";
 import type { Logger } from "../../core/log.ts";
 import { registerSecret } from "../../core/secret-vault.ts";
 import { extensionMethods, isExtensionMethod, MAX_FRAME_BYTES } from "../../editor-wire/contract.ts";
@@ -45,10 +46,11 @@ export class RemoteBridge implements EditorBridge {
   #welcomed = false;
   /** The owner's terminals, in this process's core.terminals while the channel is up. */
   #terminals: RemoteTerminals | undefined;
+  #offClients: (() => void) | undefined;
 
   private constructor(
     ws: WebSocket,
-    private readonly o: { editor: EditorWriter; log: Logger; owner: string },
+    private readonly o: { editor: EditorWriter; log: Logger; owner: string; clients?: LiveClients | undefined },
     handshake: ClientHandshake,
   ) {
     this.#ws = ws;
@@ -62,6 +64,7 @@ export class RemoteBridge implements EditorBridge {
             }),
         );
         if (this.#terminals) o.editor.releaseTerminals(this.#terminals);
+        this.#offClients?.();
         this.#first();
         this.#ready();
         resolve();
@@ -90,7 +93,14 @@ export class RemoteBridge implements EditorBridge {
    */
   static connect(
     record: ShareRecord,
-    o: { editor: EditorWriter; log: Logger; frontEnd: FrontEnd; timeoutMs?: number },
+    o: {
+      editor: EditorWriter;
+      log: Logger;
+      frontEnd: FrontEnd;
+      timeoutMs?: number;
+      /** This process's connected clients: the owner is told them now and on every change (the person's view names them). */
+      clients?: LiveClients | undefined;
+    },
   ): Promise<RemoteBridge> {
     registerSecret(record.secret);
     const url = `${record.gatewayUrl.replace(/^http/, "ws")}${ATTACH_PATH}`;
@@ -147,6 +157,12 @@ export class RemoteBridge implements EditorBridge {
           this.#request((id) => ({ type: "call", id, method, params }), signal, timeoutMs),
         );
         editor.useTerminals(this.#terminals);
+        const clients = this.o.clients;
+        if (clients && frame.type === "welcome" && frame.clients) {
+          const tell = () => this.#send({ type: "clients", clients: clients.list() });
+          this.#offClients = clients.onChange(tell);
+          tell();
+        }
         return;
       }
       this.o.log.warn("share: the workbench gateway did not prove it knows the secret; not attaching");

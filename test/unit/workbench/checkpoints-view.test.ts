@@ -5,11 +5,17 @@ import { after, test } from "node:test";
 import { checkpointsOf } from "../../../src/core/checkpoints/index.ts";
 import { createCore } from "../../../src/core/core.ts";
 import { isCcbError } from "../../../src/core/errors.ts";
+import { LiveClients } from "../../../src/core/live-clients.ts";
 import { silentLogger } from "../../../src/core/log.ts";
 import { serverMethods } from "../../../src/editor-wire/contract.ts";
 import type { BridgeConnection, BridgeServer } from "../../../src/workbench/bridge-server.ts";
 import { CheckpointsView, sharePresence } from "../../../src/workbench/checkpoints-view.ts";
 import { tmpdirFixture } from "../../helpers/tmp.ts";
+
+/** Wait for a condition the view's coalesced push makes true (bounded by the test runner's timeout). */
+async function until(ok: () => boolean): Promise<void> {
+  while (!ok()) await new Promise((r) => setTimeout(r, 10));
+}
 
 /*
  * The ccb side of the person's "Agent changes" view, on a real core, a real temp workspace and the
@@ -24,7 +30,14 @@ const core = createCore({ roots: [ws.path], log: silentLogger });
 const cps = checkpointsOf(core, { baseDir: join(state.path, "checkpoints") });
 const me = { clientId: "me", role: "active", responsive: true, connectedAt: Date.now() } as BridgeConnection;
 const other = { clientId: "other", role: "standby", responsive: true, connectedAt: Date.now() } as BridgeConnection;
-const bridge = { connections: [me, other] } as unknown as BridgeServer;
+/** What the view sent each tab (the BridgeServer's notify, as the tabs receive it). */
+const sent: Array<{ to: string; type: string }> = [];
+const bridge = {
+  connections: [me, other],
+  notify: (event: { type: string }, conn: BridgeConnection) => sent.push({ to: conn.clientId, type: event.type }),
+  onConnect: () => () => undefined,
+  onActiveChange: () => () => undefined,
+} as unknown as BridgeServer;
 const view = new CheckpointsView(core, bridge, silentLogger);
 const LINES = (mark: Record<number, string> = {}) =>
   `${Array.from({ length: 8 }, (_, i) => mark[i] ?? `line ${i}`).join("\n")}\n`;
@@ -32,6 +45,7 @@ const file = join(ws.path, "notes.txt");
 writeFileSync(file, LINES());
 
 after(async () => {
+  view.close();
   await core.dispose();
   ws.cleanup();
   state.cleanup();
@@ -48,10 +62,35 @@ async function agentWrites(text: string) {
 
 test("the overview names who is at the workbench and lists the change sets with workspace paths", async () => {
   await agentWrites(LINES({ 2: "line 2 by alpha" }));
+  const own = new LiveClients();
+  const leave = own.add({ frontEnd: "mcp", client: "gamma-host\u001b[31m", session: "s1" });
+  let attachedChanged: () => void = () => undefined;
   view.setPresence(
-    sharePresence({ kind: "host", pid: 42, since: Date.now(), startedBy: "serve" }, () => [
-      { frontEnd: "ide", pid: 43, since: Date.now() },
-    ]),
+    sharePresence(
+      { kind: "host", pid: 42, since: Date.now(), startedBy: "serve" },
+      () => [
+        {
+          frontEnd: "ide",
+          pid: 43,
+          since: Date.now(),
+          clients: [{ frontEnd: "ide", client: "claude-code", session: "connection 1", since: Date.now() }],
+        },
+        {
+          frontEnd: "serve",
+          pid: 44,
+          since: Date.now(),
+          clients: [
+            { frontEnd: "mcp", client: "alpha-host", session: "a", since: Date.now() },
+            { frontEnd: "mcp", client: "beta-host", session: "b", since: Date.now() },
+          ],
+        },
+      ],
+      own,
+      (l) => {
+        attachedChanged = l;
+        return () => undefined;
+      },
+    ),
   );
   const o = (await view.serve("checkpoints.overview", {}, me)) as any;
   assert.ok(serverMethods["checkpoints.overview"].result.safeParse(o).success, "the answer fits the contract");
@@ -59,16 +98,52 @@ test("the overview names who is at the workbench and lists the change sets with 
     o.attached.map((a: any) => [a.kind, a.label]),
     [
       ["runs", "detached ccb host (pid 42)"],
+      ["client", "gamma-host [31m (mcp)"],
       ["attached", "ccb ide (pid 43)"],
+      ["client", "claude-code (ide)"],
+      ["attached", "ccb serve (pid 44)"],
+      ["client", "alpha-host (mcp)"],
+      ["client", "beta-host (mcp)"],
       ["tab", "this tab"],
       ["tab", "workbench tab 2"],
     ],
   );
+  assert.match(o.attached[5].detail, /^via ccb serve \(pid 44\), session a, since /);
+  // a client leaving, a front end's clients changing: every tab is told
+  sent.length = 0;
+  leave();
+  await until(() => sent.length === 2);
+  sent.length = 0;
+  attachedChanged();
+  await until(() => sent.length === 2);
+  assert.deepEqual(sent, [
+    { to: "me", type: "checkpointsChanged" },
+    { to: "other", type: "checkpointsChanged" },
+  ]);
   const mine = o.changes.filter((c: any) => c.client === "alpha");
   assert.equal(mine.length, 1);
   assert.deepEqual(mine[0].files, [{ path: file, rel: "notes.txt" }]);
   assert.equal(mine[0].frontEnd, "mcp");
   assert.equal(mine[0].tool, "fs_write");
+});
+
+test("a checkpoint recorded by another ccb process of the workspace is pushed to every tab", async () => {
+  // the overview above started the watch; another process (its own core and store object) records
+  const core2 = createCore({ roots: [ws.path], log: silentLogger });
+  const cps2 = checkpointsOf(core2, { baseDir: join(state.path, "checkpoints") });
+  try {
+    await view.watched();
+    sent.length = 0;
+    await cps2!.around(
+      { name: "fs_write", annotations: { readOnlyHint: false } },
+      { frontEnd: "mcp", client: "delta" },
+      async () => writeFileSync(join(ws.path, "delta.txt"), "delta\n"),
+    );
+    await until(() => sent.some((e) => e.to === "me") && sent.some((e) => e.to === "other"));
+    assert.ok(sent.every((e) => e.type === "checkpointsChanged"));
+  } finally {
+    await core2.dispose();
+  }
 });
 
 test("a change set's files come before and after it", async () => {

@@ -20,14 +20,21 @@ import { refusedForModel } from "./model-guard.ts";
  * person confirmed in a modal dialog, and refused while a command the model asked for runs
  * (model-guard.ts). A refused undo (someone changed the same lines since) is shown with the
  * conflicting hunks ccb named; nothing is written then.
+ *
+ * Pushed: ccb sends the event `checkpointsChanged` when any ccb process of the workspace recorded a
+ * checkpoint or who is attached changed (src/workbench/checkpoints-view.ts), and the view, while
+ * shown, asks again; it asks too when it is shown and when ccb answers again. No poll: a record
+ * made while this tab was not connected is listed by the ask that follows the reconnect.
+ *
+ * The person's only: Undo and Restore act on a row of this view, the very object the view gave VS
+ * Code (a hover's inline action, a right-click, the selection), never on a change set described in
+ * a command's arguments (a model's `commands.execute` would pass one it made up, its dialog naming
+ * another agent's change); and they are refused, before any dialog, while a command the model asked
+ * for runs (model-guard.ts), and again after the person confirmed.
  */
 
 export const VIEW_ID = "ccb.checkpoints";
 const SCHEME = "ccb-checkpoint";
-/** While the view is visible it asks again this often (changes come from other processes too). */
-const POLL_MS = 10_000;
-/** File events settle this long before the view asks again. */
-const SETTLE_MS = 700;
 
 type Request = <M extends ServerMethod>(method: M, params: ServerParamsOf<M>) => Promise<ServerResultOf<M>>;
 
@@ -64,24 +71,20 @@ export class CheckpointsView implements vscode.TreeDataProvider<Node>, vscode.Di
   readonly #texts = new Map<string, string>();
   #roots: Node[] = [{ kind: "message", text: "Connecting to ccb…" }];
   #view: vscode.TreeView<Node>;
-  #timer: ReturnType<typeof setInterval> | undefined;
-  #settle: ReturnType<typeof setTimeout> | undefined;
+  /** The rows this view handed to VS Code: only they can be undone or restored. */
+  #issued = new WeakSet<Node>();
   #loading: Promise<void> | undefined;
   #again = false;
   #shown = "";
 
   constructor(private readonly request: Request) {
     this.#view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this, showCollapseAll: true });
-    const watcher = vscode.workspace.createFileSystemWatcher("**/*");
-    const soon = () => this.#soon();
     this.#disposables.push(
       this.#view,
       this.#changed,
-      watcher,
-      watcher.onDidCreate(soon),
-      watcher.onDidChange(soon),
-      watcher.onDidDelete(soon),
-      this.#view.onDidChangeVisibility(() => this.#visibility()),
+      this.#view.onDidChangeVisibility(() => {
+        if (this.#view.visible) void this.refresh();
+      }),
       vscode.workspace.registerTextDocumentContentProvider(SCHEME, {
         provideTextDocumentContent: (uri) => this.#texts.get(uri.toString()) ?? "",
       }),
@@ -94,31 +97,12 @@ export class CheckpointsView implements vscode.TreeDataProvider<Node>, vscode.Di
       vscode.commands.registerCommand("ccb.checkpoints.undo", (n?: Node) => this.#undo(n, "undo")),
       vscode.commands.registerCommand("ccb.checkpoints.restore", (n?: Node) => this.#undo(n, "restore")),
     );
-    this.#visibility();
-  }
-
-  /** ccb answers again (connected, or a new role): the view asks anew if it is shown. */
-  connected(): void {
     if (this.#view.visible) void this.refresh();
   }
 
-  #visibility(): void {
-    if (this.#view.visible) {
-      void this.refresh();
-      this.#timer ??= setInterval(() => void this.refresh(), POLL_MS);
-    } else if (this.#timer) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-    }
-  }
-
-  #soon(): void {
-    if (!this.#view.visible) return;
-    if (this.#settle) clearTimeout(this.#settle);
-    this.#settle = setTimeout(() => {
-      this.#settle = undefined;
-      void this.refresh();
-    }, SETTLE_MS);
+  /** ccb answers again (connected), or told of a new checkpoint or presence (checkpointsChanged): asked anew if shown. */
+  connected(): void {
+    if (this.#view.visible) void this.refresh();
   }
 
   /** Ask ccb for the overview (one request at a time; a refresh asked meanwhile runs once after it). */
@@ -171,6 +155,12 @@ export class CheckpointsView implements vscode.TreeDataProvider<Node>, vscode.Di
   }
 
   getChildren(n?: Node): Node[] {
+    const out = this.#children(n);
+    for (const c of out) this.#issued.add(c);
+    return out;
+  }
+
+  #children(n?: Node): Node[] {
     if (!n) return this.#roots;
     if (n.kind === "section") return n.children;
     if (n.kind === "agent") return n.sets.map((set) => ({ kind: "set", set }));
@@ -191,7 +181,7 @@ export class CheckpointsView implements vscode.TreeDataProvider<Node>, vscode.Di
         const t = new vscode.TreeItem(n.entry.label);
         t.description = n.entry.detail;
         t.iconPath = new vscode.ThemeIcon(
-          n.entry.kind === "tab" ? "browser" : n.entry.kind === "runs" ? "server-process" : "plug",
+          { tab: "browser", runs: "server-process", attached: "plug", client: "hubot" }[n.entry.kind],
         );
         t.accessibilityInformation = { label: `attached: ${n.entry.label}, ${n.entry.detail}` };
         return t;
@@ -239,9 +229,10 @@ export class CheckpointsView implements vscode.TreeDataProvider<Node>, vscode.Di
     }
   }
 
-  /** The change set a command was given (its row, a file row of it, or the selected row). */
+  /** The change set a command was given (its row, a file row of it, or the selected row): only a row of this view. */
   #setOf(n: Node | undefined): { set: ChangeSet; file?: string } | undefined {
     const node = n ?? this.#view.selection[0];
+    if (!node || typeof node !== "object" || !this.#issued.has(node)) return undefined;
     if (node?.kind === "set") return { set: node.set };
     if (node?.kind === "file") return { set: node.set, file: node.file.path };
     return undefined;
@@ -282,8 +273,16 @@ export class CheckpointsView implements vscode.TreeDataProvider<Node>, vscode.Di
   }
 
   async #undo(n: Node | undefined, mode: "undo" | "restore"): Promise<void> {
+    const decision = mode === "undo" ? "undoing a change set" : "restoring a checkpoint";
+    // Asked by a model command (by name, through runCommands...): refused before a dialog shows.
+    if (refusedForModel(decision)) return;
     const picked = this.#setOf(n);
-    if (!picked) return;
+    if (!picked) {
+      void vscode.window.showWarningMessage(
+        `ccb: ${mode === "undo" ? "Undo" : "Restore"} acts on a change set of the Agent changes view: hover its row and click the action.`,
+      );
+      return;
+    }
     const s = picked.set;
     const files = s.files.map((f) => f.rel);
     const question =
@@ -296,8 +295,7 @@ export class CheckpointsView implements vscode.TreeDataProvider<Node>, vscode.Di
         : "Every file changed since goes back to that moment, whoever changed it. The restore can itself be undone.";
     const button = mode === "undo" ? "Undo" : "Restore";
     const answer = await vscode.window.showWarningMessage(question, { modal: true, detail }, button);
-    if (answer !== button || refusedForModel(mode === "undo" ? "undoing a change set" : "restoring a checkpoint"))
-      return;
+    if (answer !== button || refusedForModel(decision)) return;
     try {
       const r = await this.request("checkpoints.undo", { id: s.id, mode });
       void vscode.window.showInformationMessage(
@@ -317,8 +315,6 @@ export class CheckpointsView implements vscode.TreeDataProvider<Node>, vscode.Di
   }
 
   dispose(): void {
-    if (this.#timer) clearInterval(this.#timer);
-    if (this.#settle) clearTimeout(this.#settle);
     for (const d of this.#disposables) d.dispose();
   }
 }

@@ -225,6 +225,7 @@ class BridgeClient implements vscode.Disposable {
         const ev = frame.event;
         if (ev.type === "terminalData") this.#terminals.data(ev.id, ev.data);
         else if (ev.type === "terminalExit") this.#terminals.exit(ev.id, ev.exitCode);
+        else if (ev.type === "checkpointsChanged") this.#changes.connected();
         return;
       }
       default: {
