@@ -7,11 +7,15 @@ import { execFile, execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Checkpoints } from "../src/core/checkpoints/index.ts";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { Checkpoints, checkpointsOf } from "../src/core/checkpoints/index.ts";
 import { CheckpointStore } from "../src/core/checkpoints/store.ts";
+import { createCore } from "../src/core/core.ts";
 import { FileService } from "../src/core/files/files.ts";
 import { silentLogger } from "../src/core/log.ts";
 import { Workspace } from "../src/core/workspace.ts";
+import { createMcpServer } from "../src/protocols/mcp/server.ts";
 import { fmt, ratio, summarize } from "./lib.ts";
 
 const N = Number(process.env.BENCH_N ?? 15);
@@ -105,6 +109,58 @@ const aroundFull = summarize(
 console.log(
   `one-file tool call (${FILES} files): with records, path named p50 ${fmt(around.p50)} p99 ${fmt(around.p99)} | full scans p50 ${fmt(aroundFull.p50)} p99 ${fmt(aroundFull.p99)} | bare p50 ${fmt(bare.p50)}`,
 );
+
+// An fs_write as an agent makes it (an MCP client in the same process, the kernel's runTool), on a
+// core with checkpoints and on one with `CCB_CHECKPOINTS=off`, in a small workspace and in the
+// large one; blocks of calls alternate between the two.
+async function mcpClient(root: string, checkpoints: boolean) {
+  const core = createCore({ roots: [root] });
+  if (checkpoints) checkpointsOf(core, { baseDir: join(tmp, `state-${root.length}`) });
+  else {
+    process.env.CCB_CHECKPOINTS = "off";
+    if (checkpointsOf(core)) throw new Error("CCB_CHECKPOINTS=off did not turn checkpoints off");
+    delete process.env.CCB_CHECKPOINTS;
+  }
+  const server = createMcpServer({ core, log: silentLogger });
+  const [x, y] = InMemoryTransport.createLinkedPair();
+  await server.connect(x);
+  const client = new Client({ name: "bench", version: "0" });
+  await client.connect(y);
+  return { client, close: () => client.close().then(() => core.dispose()) };
+}
+async function callLatency(root: string, rel: string): Promise<{ on: number; off: number }> {
+  const on = await mcpClient(root, true);
+  const off = await mcpClient(root, false);
+  const samples = { on: [] as number[], off: [] as number[] };
+  let n = 0;
+  const call = async (c: Client) => {
+    const s = performance.now();
+    const r = await c.callTool({ name: "fs_write", arguments: { path: rel, content: `call ${n++}\n` } });
+    if (r.isError) throw new Error(JSON.stringify(r.content));
+    return performance.now() - s;
+  };
+  await call(on.client); // the store's first record (the base) is not a call's cost
+  for (let block = 0; block < 6; block++)
+    for (const [k, c] of [block % 2 ? ["off", off] : ["on", on], block % 2 ? ["on", on] : ["off", off]] as const)
+      for (let j = 0; j < N; j++) {
+        const ms = await call(c.client);
+        if (j >= 1) samples[k].push(ms);
+      }
+  await on.close();
+  await off.close();
+  return { on: summarize(samples.on).p50, off: summarize(samples.off).p50 };
+}
+const small = join(tmp, "small");
+mkdirSync(small);
+for (let f = 0; f < 100; f++) writeFileSync(join(small, `f${f}.txt`), `file ${f}\n`);
+const callSmall = await callLatency(small, "f7.txt");
+const callLarge = await callLatency(ws, "d7/f7.txt");
+console.log(
+  `fs_write over MCP, 100 files: checkpoints on p50 ${fmt(callSmall.on)} | off ${fmt(callSmall.off)} | ratio ${ratio(callSmall.on, callSmall.off)}`,
+);
+console.log(
+  `fs_write over MCP, ${FILES} files: checkpoints on p50 ${fmt(callLarge.on)} | off ${fmt(callLarge.off)} | ratio ${ratio(callLarge.on, callLarge.off)}`,
+);
 rmSync(tmp, { recursive: true, force: true });
 console.log(
   JSON.stringify({
@@ -120,5 +176,11 @@ console.log(
     namedP50Ratio: named.p50 / plain.p50,
     toolCallNamedP50: around.p50,
     toolCallFullScanP50: aroundFull.p50,
+    fsWriteSmallOnP50: callSmall.on,
+    fsWriteSmallOffP50: callSmall.off,
+    fsWriteSmallRatio: callSmall.on / callSmall.off,
+    fsWriteLargeOnP50: callLarge.on,
+    fsWriteLargeOffP50: callLarge.off,
+    fsWriteLargeRatio: callLarge.on / callLarge.off,
   }),
 );
