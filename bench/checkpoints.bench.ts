@@ -2,7 +2,7 @@
 // workspace, against a plain `git add -A && git commit` of the same tree (its own GIT_DIR) in the
 // same run: by a full scan (a flush, a command's effects) and by the named path alone (what
 // fs_write/fs_delete/fs_move do); and what the recording adds to one tool call that changes one file.
-// Run: node --import tsx bench/checkpoints.bench.ts   (BENCH_N=…, BENCH_FILES=…)
+// Run: node --import tsx bench/checkpoints.bench.ts   (BENCH_N=…, BENCH_FILES=…, BENCH_CALLS=…)
 import { execFile, execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,6 +20,8 @@ import { fmt, ratio, summarize } from "./lib.ts";
 
 const N = Number(process.env.BENCH_N ?? 15);
 const FILES = Number(process.env.BENCH_FILES ?? 50_000);
+/** fs_write calls per block (blocks alternate checkpoints on and off; the first call of each block is not counted). */
+const CALLS = Number(process.env.BENCH_CALLS ?? 5);
 const tmp = mkdtempSync(join(tmpdir(), "ccb-ckpt-bench-"));
 const ws = join(tmp, "ws");
 const plainGitDir = join(tmp, "plain.git");
@@ -115,7 +117,8 @@ console.log(
 // large one; blocks of calls alternate between the two.
 async function mcpClient(root: string, checkpoints: boolean) {
   const core = createCore({ roots: [root] });
-  if (checkpoints) checkpointsOf(core, { baseDir: join(tmp, `state-${root.length}`) });
+  // The same store folder as `cps` above: the large workspace's store has its base already.
+  if (checkpoints) await checkpointsOf(core, { baseDir: join(tmp, "state") })?.flush();
   else {
     process.env.CCB_CHECKPOINTS = "off";
     if (checkpointsOf(core)) throw new Error("CCB_CHECKPOINTS=off did not turn checkpoints off");
@@ -135,15 +138,16 @@ async function callLatency(root: string, rel: string): Promise<{ on: number; off
   let n = 0;
   const call = async (c: Client) => {
     const s = performance.now();
-    const r = await c.callTool({ name: "fs_write", arguments: { path: rel, content: `call ${n++}\n` } });
+    const r = await c.callTool({ name: "fs_write", arguments: { path: rel, content: `call ${n++}\n` } }, undefined, {
+      timeout: 600_000,
+    });
     if (r.isError) throw new Error(JSON.stringify(r.content));
     return performance.now() - s;
   };
-  await call(on.client); // the store's first record (the base) is not a call's cost
-  for (let block = 0; block < 6; block++)
-    for (const [k, c] of [block % 2 ? ["off", off] : ["on", on], block % 2 ? ["on", on] : ["off", off]] as const)
-      for (let j = 0; j < N; j++) {
-        const ms = await call(c.client);
+  for (let block = 0; block < 4; block++)
+    for (const k of block % 2 ? (["off", "on"] as const) : (["on", "off"] as const))
+      for (let j = 0; j < CALLS + 1; j++) {
+        const ms = await call((k === "on" ? on : off).client);
         if (j >= 1) samples[k].push(ms);
       }
   await on.close();
