@@ -1,15 +1,21 @@
+import { createHash } from "node:crypto";
 import {
   closeSync,
   constants,
+  existsSync,
   fstatSync,
   mkdirSync,
   openSync,
+  readFileSync,
   readlinkSync,
   readSync,
   realpathSync,
+  renameSync,
+  unlinkSync,
   writeFileSync,
 } from "node:fs";
 import { join, sep } from "node:path";
+import { deflateSync } from "node:zlib";
 import { type Dir, lstatAt, openDirAt, openDirPath, PROC_FD } from "../files/safe/dir.ts";
 import type { ShadowRepo } from "./shadow.ts";
 
@@ -26,6 +32,11 @@ import type { ShadowRepo } from "./shadow.ts";
  * `update-index --index-info`. A path whose directory is not a real directory at that moment is
  * recorded as gone: whatever is recorded is some state of the inside, never of the outside.
  * Without /proc (macOS, BSD) the handle's path is used, as the file service does there.
+ *
+ * A few paths (a tool call's, a one-file change found by a scan) are read whole through that same
+ * handle and hashed here instead: their blob ids are git's (SHA-1 of `blob <size>\0` and the
+ * content) and the blobs are written as git's own loose objects (zlib, `objects/xx/…`, written to
+ * a temporary file and renamed), which saves a git process per record.
  */
 
 const BINARY_PROBE = 8000;
@@ -34,10 +45,22 @@ const O_FILE = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 const BATCH = 2000;
 const ZERO = "0".repeat(40);
 
+/** Paths hashed here rather than by a `git hash-object` (more than this: one git for the batch). */
+const HASH_HERE = 64;
+
 type Entry =
   | { rel: string; kind: "gone" }
+  | { rel: string; kind: "dir" }
   | { rel: string; kind: "file"; fd: number; exec: boolean }
   | { rel: string; kind: "link"; target: string };
+
+/** An index entry as staged: its mode and blob id, or `mode` null when the path is not recorded (gone, a directory, over the limits). */
+export type Staged = { rel: string; mode: "100644" | "100755" | "120000"; oid: string } | { rel: string; mode: null };
+
+/** A path's index entry as one comparable string ("<mode> <oid>"), or null when it has none. */
+export function entryKey(s: Staged): string | null {
+  return s.mode === null ? null : `${s.mode} ${s.oid}`;
+}
 
 /** What `rel` is now, looked up beneath `root` without following any symlink; undefined when it is not recordable. */
 function look(root: string, rel: string, maxBytes: number): Entry | undefined {
@@ -69,7 +92,7 @@ function look(root: string, rel: string, maxBytes: number): Entry | undefined {
         return { rel, kind: "gone" };
       }
     }
-    if (st.isDirectory()) return { rel, kind: "gone" }; // what is below it is listed on its own
+    if (st.isDirectory()) return { rel, kind: "dir" }; // what is below it is listed on its own
     if (!st.isFile()) return undefined;
     let fd: number;
     try {
@@ -140,20 +163,110 @@ function looksBinary(fd: number, size: number): boolean {
 }
 
 /**
+ * What `rel` is now as an index entry, its blob written to the store (the few paths of a tool call):
+ * "dir" when it is a directory (its files are not looked at here).
+ */
+export function snapshot(repo: ShadowRepo, rel: string, maxBytes: number): Staged | "dir" {
+  const e = look(repo.root, rel, maxBytes);
+  if (!e || e.kind === "gone") return { rel, mode: null };
+  if (e.kind === "dir") return "dir";
+  if (e.kind === "link") return { rel, mode: "120000", oid: writeBlob(repo.gitDir, Buffer.from(e.target, "utf8")) };
+  try {
+    const data = readAll(e.fd, maxBytes);
+    if (!data) return { rel, mode: null }; // it grew past the limit since the fstat
+    return { rel, mode: e.exec ? "100755" : "100644", oid: writeBlob(repo.gitDir, data) };
+  } finally {
+    closeSync(e.fd);
+  }
+}
+
+/** The whole content of an open file, or undefined when it is larger than `max`. */
+function readAll(fd: number, max: number): Buffer | undefined {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for (;;) {
+    const buf = Buffer.allocUnsafe(Math.min(max + 1 - total, 64 * 1024) || 1);
+    const n = readSync(fd, buf, 0, buf.length, total);
+    if (n === 0) break;
+    chunks.push(buf.subarray(0, n));
+    total += n;
+    if (total > max) return undefined;
+  }
+  return Buffer.concat(chunks, total);
+}
+
+/** Whether the store's objects are SHA-1 (git's default and every store ccb made): blobs can be hashed here. */
+function sha1Store(gitDir: string): boolean {
+  try {
+    return !/^\s*objectformat\s*=/im.test(readFileSync(join(gitDir, "config"), "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+/** git's id of a blob, and the blob written as a loose object when the store lacks it. */
+function writeBlob(gitDir: string, data: Buffer): string {
+  const header = Buffer.from(`blob ${data.length}\0`, "utf8");
+  const oid = createHash("sha1").update(header).update(data).digest("hex");
+  const dir = join(gitDir, "objects", oid.slice(0, 2));
+  const file = join(dir, oid.slice(2));
+  if (existsSync(file)) return oid;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const tmp = join(dir, `tmp_obj_ccb_${process.pid}_${oid.slice(2, 10)}`);
+  try {
+    writeFileSync(tmp, deflateSync(Buffer.concat([header, data])), { mode: 0o444, flag: "wx" });
+    renameSync(tmp, file);
+  } catch (err) {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // not made
+    }
+    if (!existsSync(file)) throw err;
+  }
+  return oid;
+}
+
+/** `update-index --index-info` lines (`-z`) that set these entries: mode 0 removes one. */
+export function indexInfo(entries: readonly Staged[]): string {
+  return entries.map((e) => (e.mode === null ? `0 ${ZERO}\t${e.rel}\0` : `${e.mode} ${e.oid}\t${e.rel}\0`)).join("");
+}
+
+/**
  * Set the shadow index entries of `rels` to what they are now: added or updated, removed when gone,
  * removed too when over the limits (large, binary, not a file: unrecorded, as if ignored). git
  * hashes them in batches (each file held open only for its batch) and the index is written once.
  */
-export async function stagePaths(repo: ShadowRepo, rels: readonly string[], maxBytes: number): Promise<void> {
-  if (rels.length === 0) return;
+export async function stagePaths(
+  repo: ShadowRepo,
+  rels: readonly string[],
+  maxBytes: number,
+  /** Entries set first (the entries of `rels` follow and win). */
+  before: readonly Staged[] = [],
+): Promise<Staged[]> {
+  const staged =
+    rels.length <= HASH_HERE && sha1Store(repo.gitDir)
+      ? rels.map((rel) => {
+          const s = snapshot(repo, rel, maxBytes);
+          return s === "dir" ? { rel, mode: null } : s;
+        })
+      : await hashByGit(repo, rels, maxBytes);
+  if (staged.length + before.length === 0) return staged;
+  // --index-info adds, replaces (a file where a directory was, and back) and, with mode 0, removes.
+  await repo.git(["update-index", "-z", "--index-info"], { input: indexInfo([...before, ...staged]) });
+  return staged;
+}
+
+/** Many paths: git hashes the open files in batches (each file held open only for its batch). */
+async function hashByGit(repo: ShadowRepo, rels: readonly string[], maxBytes: number): Promise<Staged[]> {
   const tmp = join(repo.gitDir, "ccb-links");
-  const lines: string[] = [];
+  const out: Staged[] = [];
   for (let i = 0; i < rels.length; i += BATCH) {
     const entries = rels
       .slice(i, i + BATCH)
       .map((rel) => look(repo.root, rel, maxBytes) ?? { rel, kind: "gone" as const });
     try {
-      const hashed = entries.filter((e) => e.kind !== "gone");
+      const hashed = entries.filter((e) => e.kind === "file" || e.kind === "link");
       let shas: string[] = [];
       if (hashed.length > 0) {
         const names = hashed.map((e, k) => {
@@ -173,13 +286,13 @@ export async function stagePaths(repo: ShadowRepo, rels: readonly string[], maxB
       }
       let k = 0;
       for (const e of entries) {
-        if (e.kind === "gone") lines.push(`0 ${ZERO}\t${e.rel}\0`);
-        else lines.push(`${e.kind === "link" ? "120000" : e.exec ? "100755" : "100644"} ${shas[k++]}\t${e.rel}\0`);
+        if (e.kind === "file") out.push({ rel: e.rel, mode: e.exec ? "100755" : "100644", oid: shas[k++] as string });
+        else if (e.kind === "link") out.push({ rel: e.rel, mode: "120000", oid: shas[k++] as string });
+        else out.push({ rel: e.rel, mode: null });
       }
     } finally {
       for (const e of entries) if (e.kind === "file") closeSync(e.fd);
     }
   }
-  // --index-info adds, replaces (a file where a directory was, and back) and, with mode 0, removes.
-  await repo.git(["update-index", "-z", "--index-info"], { input: lines.join("") });
+  return out;
 }

@@ -7,7 +7,7 @@ import { acquireLockFile } from "../lock-file.ts";
 import { type Logger, silentLogger } from "../log.ts";
 import { type Attribution, formatMessage, OUTSIDE, parseMessage } from "./attribution.ts";
 import { excludeLine, rootsKey, ShadowRepo } from "./shadow.ts";
-import { plainPath, stagePaths } from "./stage.ts";
+import { entryKey, indexInfo, plainPath, type Staged, snapshot, stagePaths } from "./stage.ts";
 
 /**
  * The checkpoint store of a workspace: one shadow git repository per root under
@@ -83,7 +83,20 @@ interface RepoState {
   count: number;
   /** Index entries staged (stage.ts) since the last `update-index --refresh`: they carry no stat data. */
   unstat?: number;
+  /**
+   * The segment's tip as the last record left it, when that record ran to its end (it is dropped
+   * before a record changes the index and written back after its `update-ref`): the index then
+   * holds exactly the tip's tree.
+   */
+  tip?: { commit: string; tree: string };
+  /** The index file as `known` describes it (`indexSig`). */
+  index?: string;
+  /** Index entries of paths recent calls named: "<mode> <oid>", null when it has none at or below the path. */
+  known?: Record<string, string | null>;
 }
+
+/** Paths `known` holds at most (the newest stay). */
+const KNOWN_MAX = 1000;
 
 /**
  * A full scan refreshes the index's stat data once this many entries lack it: until then `ls-files
@@ -316,30 +329,58 @@ export class CheckpointStore {
     return r.code === 0 && commit && tree ? { commit, tree } : undefined;
   }
 
+  /**
+   * Record `repo`'s changes as one commit. A call that named its paths, on an index that holds the
+   * tip (`state.tip`), reads those paths here (stage.ts, `snapshot`) and compares them with their
+   * index entries (`state.known`, valid while the index file is the one it describes; one `ls-files
+   * -s` for a path not known yet): nothing changed costs no git process; a change costs
+   * `update-index`, `write-tree`, `commit-tree` and `update-ref` (and an `ls-files -o` first for a
+   * path new to the store, which is recorded only when git would add it). Anything else (a path
+   * that is a directory, a full scan, a store whose last record did not finish) asks git what
+   * changed (`ls-files -m -o -d`).
+   */
   private async commitRoot(
     repo: ShadowRepo,
     a: Attribution,
     scope: { only?: readonly string[]; exclude?: readonly string[] },
   ): Promise<Checkpoint | undefined> {
     const state = await this.readState(repo);
-    let tip = await this.tip(repo, state.seg);
+    const sig = await indexSig(repo);
+    const known = new Map<string, string | null>(
+      sig !== undefined && state.index === sig ? Object.entries(state.known ?? {}) : [],
+    );
+    const clean = state.tip;
+    let tip = clean ?? (await this.tip(repo, state.seg));
     // The store's first commit holds the workspace as it was found (all of it): a hidden base, nobody's change.
     const only = tip ? scope.only : undefined;
-    const refresh = !only && (state.unstat ?? 0) >= REFRESH_AFTER;
-    const changed = await this.changedPaths(repo, only, scope.exclude, refresh);
-    if (refresh) state.unstat = 0;
-    if (changed.length === 0 && tip) {
-      if (refresh) await this.writeState(repo, state);
-      return undefined;
-    }
-    if (!tip) a = { ...a, phase: "base", tool: "", call: "" };
-    await stagePaths(repo, changed, this.maxFileBytes);
-    state.unstat = (state.unstat ?? 0) + changed.length;
-    const tree = (await repo.git(["write-tree"])).stdout.toString("utf8").trim();
-    if (tip && tree === tip.tree) {
+    const named = only && clean ? await this.lookNamed(repo, only, scope.exclude ?? [], known) : "scan";
+    let staged: Staged[];
+    let files: string[] | undefined;
+    if (named !== "scan") {
+      if (named.changed.length === 0) return this.finish(repo, state, known, tip);
+      state.tip = undefined;
       await this.writeState(repo, state);
-      return undefined;
+      staged = named.changed;
+      await repo.git(["update-index", "-z", "--index-info"], { input: indexInfo(staged) });
+      if (named.exact) files = staged.map((e) => e.rel).sort();
+    } else {
+      const refresh = !only && (state.unstat ?? 0) >= REFRESH_AFTER;
+      const changed = await this.changedPaths(repo, only, scope.exclude, refresh);
+      if (refresh) state.unstat = 0;
+      // Nothing changed, on an index known to hold the tip: nothing to write. (After a record that did
+      // not finish, write-tree tells whether the index holds more than the tip.)
+      if (changed.length === 0 && clean) return this.finish(repo, state, known, tip);
+      if (!tip) a = { ...a, phase: "base", tool: "", call: "" };
+      if (changed.length > 0 && state.tip) {
+        state.tip = undefined;
+        await this.writeState(repo, state);
+      }
+      staged = await stagePaths(repo, changed, this.maxFileBytes);
     }
+    state.unstat = (state.unstat ?? 0) + staged.length;
+    remember(known, staged);
+    const tree = (await repo.git(["write-tree"])).stdout.toString("utf8").trim();
+    if (tip && tree === tip.tree) return this.finish(repo, state, known, tip);
     if (tip && state.count >= this.segmentSize) {
       // A new segment: its first commit is a parentless copy of the tip, so older segments can go.
       state.seg += 1;
@@ -353,10 +394,72 @@ export class CheckpointStore {
     const commit = await this.commitTree(repo, tree, tip?.commit, a, time);
     await repo.git(["update-ref", segRef(state.seg), commit, tip?.commit ?? ""]);
     state.count += 1;
-    await this.writeState(repo, state);
+    await this.finish(repo, state, known, { commit, tree });
     if (!tip) return undefined;
-    const files = await this.filesOf(repo, tip.commit, commit);
+    files ??= await this.filesOf(repo, tip.commit, commit);
     return { ...a, id: commit, root: repo.root, time: time.toISOString(), files };
+  }
+
+  /** The record ran to its end: the index holds `tip`'s tree, and `known` is true of the index as it is now. */
+  private async finish(
+    repo: ShadowRepo,
+    state: RepoState,
+    known: Map<string, string | null>,
+    tip: { commit: string; tree: string } | undefined,
+  ): Promise<undefined> {
+    if (tip) state.tip = tip;
+    const sig = await indexSig(repo);
+    if (sig !== undefined) state.index = sig;
+    state.known = Object.fromEntries(known);
+    await this.writeState(repo, state);
+    return undefined;
+  }
+
+  /**
+   * The named paths that differ from their index entries, as they are now (their blobs written);
+   * "scan" when one of them is a directory (in the work tree or in the index): git compares then.
+   * `exact`: the changes are all these paths change (no path is new to the index, which could
+   * replace a file by a directory or back).
+   */
+  private async lookNamed(
+    repo: ShadowRepo,
+    only: readonly string[],
+    exclude: readonly string[],
+    known: Map<string, string | null>,
+  ): Promise<{ changed: Staged[]; exact: boolean } | "scan"> {
+    const rels = [...new Set(only)].filter((p) => !exclude.some((e) => p === e || p.startsWith(`${e}/`)));
+    const now: Staged[] = [];
+    for (const rel of rels) {
+      const s = snapshot(repo, rel, this.maxFileBytes);
+      if (s === "dir") return "scan";
+      now.push(s);
+    }
+    const unknown = rels.filter((r) => !known.has(r));
+    if (unknown.length > 0) {
+      const r = await repo.git(["ls-files", "-z", "-s", "--", ...unknown], { allowFail: true });
+      if (r.code !== 0) return "scan";
+      const found = new Map<string, string>();
+      for (const rec of r.stdout.toString("utf8").split("\0")) {
+        if (!rec) continue;
+        const m = /^(\d{6}) ([0-9a-f]{40,64}) (\d)\t(.+)$/s.exec(rec);
+        // Entries below a named path (it is a directory in the index) or a conflict: let git compare.
+        if (!m || m[3] !== "0" || !unknown.includes(m[4] as string)) return "scan";
+        found.set(m[4] as string, `${m[1]} ${m[2]}`);
+      }
+      for (const u of unknown) setKnown(known, u, found.get(u) ?? null);
+    }
+    let changed = now.filter((s) => entryKey(s) !== known.get(s.rel));
+    const added = changed.filter((s) => s.mode !== null && known.get(s.rel) === null);
+    if (added.length > 0) {
+      // A path new to the store is recorded when git would add it: not ignored.
+      const r = await repo.git(["ls-files", "-z", "-o", "--exclude-standard", "--", ...added.map((s) => s.rel)], {
+        allowFail: true,
+      });
+      if (r.code !== 0) return "scan";
+      const listed = new Set(r.stdout.toString("utf8").split("\0"));
+      changed = changed.filter((s) => !added.includes(s) || listed.has(s.rel));
+    }
+    return { changed, exact: !changed.some((s) => added.includes(s)) };
   }
 
   private async commitTree(
@@ -468,6 +571,30 @@ export class CheckpointStore {
     );
     const diff = r.stdout.toString("utf8");
     return { checkpoint, diff, truncated: Buffer.byteLength(diff) >= maxBytes };
+  }
+}
+
+/** The index file's identity: any rewrite (git writes a new file and renames it) changes it. */
+async function indexSig(repo: ShadowRepo): Promise<string | undefined> {
+  const st = await lstat(join(repo.gitDir, "index"), { bigint: true }).catch(() => undefined);
+  return st && `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+}
+
+function setKnown(known: Map<string, string | null>, rel: string, entry: string | null): void {
+  known.delete(rel);
+  known.set(rel, entry);
+  if (known.size > KNOWN_MAX) known.delete(known.keys().next().value as string);
+}
+
+/** `known` after these entries were staged: theirs set, any below or above them dropped (a file can replace a directory). */
+function remember(known: Map<string, string | null>, staged: readonly Staged[]): void {
+  if (staged.length > 64) {
+    known.clear();
+    return;
+  }
+  for (const s of staged) {
+    for (const k of known.keys()) if (k.startsWith(`${s.rel}/`) || s.rel.startsWith(`${k}/`)) known.delete(k);
+    setKnown(known, s.rel, entryKey(s));
   }
 }
 
