@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { Checkpoints } from "../../../../src/core/checkpoints/index.ts";
+import { ShadowRepo } from "../../../../src/core/checkpoints/shadow.ts";
 import { CheckpointStore } from "../../../../src/core/checkpoints/store.ts";
 import { FileService } from "../../../../src/core/files/files.ts";
 import { silentLogger } from "../../../../src/core/log.ts";
@@ -111,4 +112,47 @@ test("fs_delete of a directory and fs_move of a file, named, record every file u
     "fs_move alpha m.txt,n.txt",
   ]);
   assert.equal(readFileSync(join(root, "n.txt"), "utf8"), "m\n");
+});
+
+test("a named path is recorded as a scan would: ignored, large and binary files not, a file grown past the limit dropped", async () => {
+  const { root, cps } = setup();
+  writeFileSync(join(root, ".gitignore"), "ignored.txt\n");
+  await cps.around(fw(root, "x.txt"), B, async () => writeFileSync(join(root, "x.txt"), "x\n")); // the base
+  await cps.around(fw(root, "ignored.txt"), A, async () => writeFileSync(join(root, "ignored.txt"), "no\n"));
+  await cps.around(fw(root, "big.txt"), A, async () => writeFileSync(join(root, "big.txt"), "x".repeat(2000)));
+  await cps.around(fw(root, "bin.dat"), A, async () => writeFileSync(join(root, "bin.dat"), Buffer.from([1, 0, 2])));
+  // positive control: the same calls record a small text file, and one that grows past the limit leaves the store
+  await cps.around(fw(root, "small.txt"), A, async () => writeFileSync(join(root, "small.txt"), "yes\n"));
+  await cps.around(fw(root, "small.txt"), A, async () => writeFileSync(join(root, "small.txt"), "y".repeat(2000)));
+  const rows = (await cps.list({})).map((c) => `${c.client} ${c.files.join(",")}`).reverse();
+  assert.deepEqual(rows, ["beta x.txt", "alpha small.txt", "alpha small.txt"]);
+  const [last] = await cps.list({ limit: 1 });
+  assert.match((await cps.store.diff(last!.id)).diff, /deleted file mode 100644/);
+});
+
+test("a named call that changed nothing asks git nothing; one that changed a file it knows, four processes", async () => {
+  const { root, cps } = setup();
+  writeFileSync(join(root, "a.txt"), "one\n");
+  await cps.around(fw(root, "x.txt"), B, async () => writeFileSync(join(root, "x.txt"), "x\n")); // the base
+  await cps.around(fw(root, "a.txt"), A, async () => writeFileSync(join(root, "a.txt"), "two\n"));
+  const calls: string[] = [];
+  const git = ShadowRepo.prototype.git;
+  ShadowRepo.prototype.git = function (this: ShadowRepo, args, o) {
+    calls.push(args[0] as string);
+    return git.call(this, args, o);
+  };
+  try {
+    await cps.around(fw(root, "a.txt"), A, async () => writeFileSync(join(root, "a.txt"), "two\n"));
+    assert.deepEqual(calls, [], "the same content again: nothing to record");
+    await cps.around(fw(root, "a.txt"), A, async () => writeFileSync(join(root, "a.txt"), "three\n"));
+    assert.deepEqual(calls, ["update-index", "write-tree", "commit-tree", "update-ref"]);
+    // positive control: a call that does not name its paths asks git what changed
+    calls.length = 0;
+    await cps.around({ name: "fs_write", annotations: { readOnlyHint: false } }, A, async () => {});
+    assert.ok(calls.includes("ls-files"), calls.join(" "));
+  } finally {
+    ShadowRepo.prototype.git = git;
+  }
+  const [last] = await cps.list({ limit: 1 });
+  assert.match((await cps.store.diff(last!.id)).diff, /-two\n\+three/);
 });
