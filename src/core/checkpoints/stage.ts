@@ -196,7 +196,7 @@ function readAll(fd: number, max: number): Buffer | undefined {
 }
 
 /** Whether the store's objects are SHA-1 (git's default and every store ccb made): blobs can be hashed here. */
-function sha1Store(gitDir: string): boolean {
+export function sha1Store(gitDir: string): boolean {
   try {
     return !/^\s*objectformat\s*=/im.test(readFileSync(join(gitDir, "config"), "utf8"));
   } catch {

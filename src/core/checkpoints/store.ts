@@ -7,7 +7,7 @@ import { acquireLockFile } from "../lock-file.ts";
 import { type Logger, silentLogger } from "../log.ts";
 import { type Attribution, formatMessage, OUTSIDE, parseMessage } from "./attribution.ts";
 import { excludeLine, rootsKey, ShadowRepo } from "./shadow.ts";
-import { entryKey, indexInfo, plainPath, type Staged, snapshot, stagePaths } from "./stage.ts";
+import { entryKey, indexInfo, plainPath, type Staged, sha1Store, snapshot, stagePaths } from "./stage.ts";
 
 /**
  * The checkpoint store of a workspace: one shadow git repository per root under
@@ -427,6 +427,7 @@ export class CheckpointStore {
     exclude: readonly string[],
     known: Map<string, string | null>,
   ): Promise<{ changed: Staged[]; exact: boolean } | "scan"> {
+    if (!sha1Store(repo.gitDir)) return "scan"; // blob ids are computed here as SHA-1
     const rels = [...new Set(only)].filter((p) => !exclude.some((e) => p === e || p.startsWith(`${e}/`)));
     const now: Staged[] = [];
     for (const rel of rels) {
