@@ -86,7 +86,7 @@ interface RepoState {
   /**
    * The segment's tip as the last record left it, when that record ran to its end (it is dropped
    * before a record changes the index and written back after its `update-ref`): the index then
-   * holds exactly the tip's tree.
+   * holds exactly the tip's tree. Trusted only while the index file is still `index`.
    */
   tip?: { commit: string; tree: string };
   /** The index file as `known` describes it (`indexSig`). */
@@ -346,10 +346,11 @@ export class CheckpointStore {
   ): Promise<Checkpoint | undefined> {
     const state = await this.readState(repo);
     const sig = await indexSig(repo);
-    const known = new Map<string, string | null>(
-      sig !== undefined && state.index === sig ? Object.entries(state.known ?? {}) : [],
-    );
-    const clean = state.tip;
+    // Both hold only while the index file is the one the last record left: every commit rewrites the
+    // index, so a record by anyone else (an older ccb that keeps these fields as it found them) voids them.
+    const fresh = sig !== undefined && state.index === sig;
+    const known = new Map<string, string | null>(fresh ? Object.entries(state.known ?? {}) : []);
+    const clean = fresh ? state.tip : undefined;
     let tip = clean ?? (await this.tip(repo, state.seg));
     // The store's first commit holds the workspace as it was found (all of it): a hidden base, nobody's change.
     const only = tip ? scope.only : undefined;
@@ -444,7 +445,7 @@ export class CheckpointStore {
         if (!rec) continue;
         const m = /^(\d{6}) ([0-9a-f]{40,64}) (\d)\t(.+)$/s.exec(rec);
         // Entries below a named path (it is a directory in the index) or a conflict: let git compare.
-        if (!m || m[3] !== "0" || !unknown.includes(m[4] as string)) return "scan";
+        if (m?.[3] !== "0" || !unknown.includes(m[4] as string)) return "scan";
         found.set(m[4] as string, `${m[1]} ${m[2]}`);
       }
       for (const u of unknown) setKnown(known, u, found.get(u) ?? null);

@@ -157,3 +157,28 @@ test("a named call that changed nothing asks git nothing; one that changed a fil
   const [last] = await cps.list({ limit: 1 });
   assert.match((await cps.store.diff(last!.id)).diff, /-two\n\+three/);
 });
+
+test("a commit by another writer of the store (an older ccb) voids the cached tip: the next named call still records", async () => {
+  const { root, cps } = setup();
+  await cps.around(fw(root, "x.txt"), B, async () => writeFileSync(join(root, "x.txt"), "x\n")); // the base
+  await cps.around(fw(root, "a.txt"), A, async () => writeFileSync(join(root, "a.txt"), "one\n"));
+  // An older ccb records b.txt its way (update-index, write-tree, commit-tree, update-ref), keeping
+  // the state file's fields it does not know as it found them.
+  const repo = cps.store.repos[0]!;
+  writeFileSync(join(root, "b.txt"), "by the older ccb\n");
+  const oid = (await repo.git(["hash-object", "-w", "--", "b.txt"])).stdout.toString().trim();
+  await repo.git(["update-index", "--add", "--cacheinfo", `100644,${oid},b.txt`]);
+  const tree = (await repo.git(["write-tree"])).stdout.toString().trim();
+  const tip = (await repo.git(["rev-parse", "refs/ckpt/000001"])).stdout.toString().trim();
+  const commit = (await repo.git(["commit-tree", tree, "-p", tip, "-m", "older"])).stdout.toString().trim();
+  await repo.git(["update-ref", "refs/ckpt/000001", commit, tip]);
+  await cps.around(fw(root, "a.txt"), A, async () => writeFileSync(join(root, "a.txt"), "two\n"));
+  const [last] = await cps.list({ limit: 1 });
+  assert.equal(last?.client, "alpha");
+  assert.deepEqual(last?.files, ["a.txt"]);
+  assert.equal(
+    (await repo.git(["rev-parse", `${last?.id}^`])).stdout.toString().trim(),
+    commit,
+    "on top of the older ccb's commit",
+  );
+});
