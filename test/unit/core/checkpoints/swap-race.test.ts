@@ -56,6 +56,14 @@ test("a directory swapped for a symlink to outside while the store reads: nothin
   const named = ["d/f.txt", "d/sub/g.txt", "d/only-outside.txt", "d/sub"].map((r) => join(ws, r));
   const swapper = await startSwapper(join(ws, "d"), join(ws, "alt"));
   let restores = 0;
+  const restoreOnce = async () => {
+    const [c] = await cps.list({});
+    if (c)
+      await cps.restore(c.id, who).then(
+        () => restores++,
+        () => undefined,
+      );
+  };
   try {
     for (let i = 1; i <= 30; i++) {
       const change = async () => {
@@ -64,16 +72,12 @@ test("a directory swapped for a symlink to outside while the store reads: nothin
       };
       if (i % 3 === 0) await cps.around({ name: "terminal_write", annotations: { readOnlyHint: false } }, who, change);
       else await cps.around({ name: "fs_write", annotations: { readOnlyHint: false }, paths: named }, who, change);
-      if (i % 10 === 0) {
-        const [c] = await cps.list({});
-        if (c) {
-          await cps.restore(c.id, who).then(
-            () => restores++,
-            () => undefined, // refused mid-swap: fine, nothing may go outside either way
-          );
-        }
-      }
+      if (i % 10 === 0) await restoreOnce();
     }
+    // A restore is refused when the swap moves between its check and its writes (fine: nothing may
+    // go outside either way). Under load every one of the three above can be: the test means a
+    // restore that ran under the swap, so it goes on until one has (bounded), the swap still running.
+    for (let tries = 0; restores === 0 && tries < 200; tries++) await restoreOnce();
   } finally {
     const n = await swapper.stop();
     closeSync(d);
