@@ -12,7 +12,7 @@ import { type FakeAnthropic, type Reply, type Script, startFakeAnthropic } from 
 import { IdeClient } from "./ide-client.ts";
 import { startWorkbenchIde, type WorkbenchIde } from "./ide-workbench.ts";
 import { openPersonWindow, type PersonPage, type PersonWindow } from "./person-page.ts";
-import { connectHttp } from "./serve.ts";
+import { connectHttp, type HttpServe, startHttpServe } from "./serve.ts";
 import { gitInit, tmpdirFixture } from "./tmp.ts";
 import { bootWorkbench, type Workbench, writeLaunchJson } from "./workbench.ts";
 
@@ -27,6 +27,7 @@ import { bootWorkbench, type Workbench, writeLaunchJson } from "./workbench.ts";
  *   (`f.dir("outside")`, made now: a test may write into them at load time).
  * - `model`: the fake Messages API (`f.api`), scripted by the main request's number (`f.main`
  *   records them) or by a raw `Script`.
+ * - `http`: `ccb serve --http` without a workbench (`f.http`), stopped with an exit 0.
  * - `workbench: "serve"`: `ccb serve --http` with code-server and its headless client
  *   (`bootWorkbench`: `f.wb`, its MCP client `f.wb.client`); `person: true` adds a person's window on
  *   the one-time `/app` link ccb printed, focused, its extension host serving (`f.window`, `f.person`).
@@ -62,6 +63,8 @@ export interface E2eOptions {
   workbench?: "serve" | "ide";
   /** `workbench: "serve"`: more arguments, environment, request headers, runtime arguments. */
   serve?: { args?: string[]; env?: Record<string, string>; headers?: Record<string, string>; runtimeArgs?: string[] };
+  /** `ccb serve --http` without a workbench (`f.http`); its teardown asserts it exits 0 on SIGTERM. */
+  http?: { args?: string[]; env?: Record<string, string> };
   /** `workbench: "serve"`: a person's window on the workbench (its extension host serves). */
   person?: boolean;
   /** The claude CLI on the IDE server (needs `model` and `workbench: "ide"`): its defaults. */
@@ -89,6 +92,8 @@ export interface E2e {
   readonly main: MainRequests;
   /** `workbench: "serve"`. */
   readonly wb: Workbench;
+  /** `http`. */
+  readonly http: HttpServe;
   /** `workbench: "ide"`. */
   readonly ide: WorkbenchIde;
   readonly window: PersonWindow;
@@ -98,7 +103,7 @@ export interface E2e {
   readonly diffs: ClaudeDiffs;
   /** Start claude on the IDE server and wait until it has connected (once). */
   startClaude(o?: { allowedTools?: string[]; permissionMode?: string }): Promise<PtyProcess>;
-  /** Another MCP client on the serve, closed at the teardown. */
+  /** Another MCP client on the serve (`http`, else the workbench's), closed at the teardown. */
   serveClient(headers?: Record<string, string>): Promise<Client>;
   /** A Claude Code IDE protocol client on the IDE server, handshake done, closed at the teardown. */
   ideClient(): Promise<IdeClient>;
@@ -135,6 +140,7 @@ export function e2e(o: E2eOptions = {}): E2e {
   const main = mainRequests();
   let api: FakeAnthropic | undefined;
   let wb: Workbench | undefined;
+  let http: HttpServe | undefined;
   let ide: WorkbenchIde | undefined;
   let window: PersonWindow | undefined;
   let claude: PtyProcess | undefined;
@@ -151,6 +157,11 @@ export function e2e(o: E2eOptions = {}): E2e {
           api = await startFakeAnthropic({ script: typeof m === "function" ? main.answer(m) : m.script });
           const a = api;
           undo.push(() => a.close());
+        }
+        if (o.http) {
+          http = await startHttpServe(dirs.ws, o.http.args ?? [], o.http.env ?? {});
+          const h = http;
+          undo.push(async () => assert.equal(await h.stop(), 0, "SIGTERM shuts the server down with exit 0"));
         }
         if (o.workbench === "serve") {
           const s = o.serve ?? {};
@@ -222,6 +233,9 @@ export function e2e(o: E2eOptions = {}): E2e {
     get wb() {
       return need(wb, 'serve workbench (workbench: "serve")');
     },
+    get http() {
+      return need(http, "serve (http)");
+    },
     get ide() {
       return need(ide, 'IDE workbench (workbench: "ide")');
     },
@@ -256,8 +270,9 @@ export function e2e(o: E2eOptions = {}): E2e {
       return c;
     },
     async serveClient(headers) {
-      const c = await connectHttp(need(wb, 'serve workbench (workbench: "serve")').serve.url, headers);
-      undo.push(() => c.close());
+      const url = http?.url ?? need(wb, 'serve (http or workbench: "serve")').serve.url;
+      const c = await connectHttp(url, headers);
+      undo.push(() => c.close().catch(() => undefined));
       return c;
     },
     async ideClient() {
