@@ -14,7 +14,6 @@ import { eventually, structured, text, writeLaunchJson } from "../helpers/workbe
  * cannot be joined.
  */
 const f = e2e({
-  file: import.meta.url,
   prefix: "ccb-dbgjoin-",
   dirs: ["outside"],
   workbench: "serve",

@@ -17,7 +17,6 @@ const PLANTED_TOKEN = "acp-planted-debuggee-token-9876543210";
 const PLAIN = "plain-debuggee-control-value-4242";
 
 const f = e2e({
-  file: import.meta.url,
   prefix: "ccb-dbg-",
   dirs: ["outside"],
   workbench: "serve",

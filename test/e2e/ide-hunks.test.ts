@@ -21,7 +21,6 @@ const LINES = (a: number, b: number, c: number, d: number, e: number) =>
 
 describe("review per hunk: real claude CLI, real workbench, a real person's clicks", () => {
   const f = e2e({
-    file: import.meta.url,
     prefix: "ccb-ide-hunks-",
     files: { "main.ts": LINES(1, 2, 3, 4, 5) },
     workbench: "ide",

@@ -19,7 +19,6 @@ const lastUserText = (body: any): string => JSON.stringify(body.messages.at(-1)?
 
 describe("real claude CLI + real workbench through ccb's IDE server", () => {
   const f = e2e({
-    file: import.meta.url,
     prefix: "ccb-ide-wb-",
     files: { "main.ts": "export const x = 1;\nexport const y = 5;\n", "bad.json": '{ "name": "ccb", , }\n' },
     workbench: "ide",

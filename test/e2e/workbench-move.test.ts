@@ -36,7 +36,6 @@ const files: Record<string, string> = {
   "src/plain-user.ts": 'import { p } from "./plain/p";\n\nexport const q = p + 1;\n',
 };
 const f = e2e({
-  file: import.meta.url,
   prefix: "ccb-mv-",
   dirs: ["outside"],
   workbench: "serve",

@@ -47,7 +47,7 @@ const files: Record<string, string> = {
   "src/organize.ts": 'import { c, a } from "./util";\nimport { b } from "./util";\n\nexport const sum = a + c;\n',
   "src/ugly.ts": "export   function   ugly( x:number,y:number ){\nreturn x+y\n}\n",
 };
-const f = e2e({ file: import.meta.url, prefix: "ccb-rf-", workbench: "serve", setupTimeout: 300_000, files });
+const f = e2e({ prefix: "ccb-rf-", workbench: "serve", setupTimeout: 300_000, files });
 const disk = f.read;
 /** The 1-based line and column of the first `needle` in a file on disk. */
 function find(p: string, needle: string): { line: number; column: number } {

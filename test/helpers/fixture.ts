@@ -5,7 +5,7 @@ import { after, before } from "node:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { createLogging } from "../../cli/logging.ts";
 import { silentLogger } from "../../src/core/log.ts";
-import { artifactSource, keepArtifacts, saveArtifacts } from "./artifacts.ts";
+import { artifactSource, saveArtifacts } from "./artifacts.ts";
 import { claudeDirs, makeClaudeDirs, type PtyProcess, stopClaude } from "./claude-session.ts";
 import { type ClaudeDiffs, claudeDiffs, type MainRequests, mainRequests, startClaudeOnIde } from "./claude-turns.ts";
 import { type FakeAnthropic, type Reply, type Script, startFakeAnthropic } from "./fake-anthropic.ts";
@@ -38,12 +38,10 @@ import { bootWorkbench, type Workbench, writeLaunchJson } from "./workbench.ts";
  * - clients: more MCP clients on the serve (`f.serveClient(headers)`) and Claude Code IDE protocol
  *   clients on the IDE server (`f.ideClient()`), each closed at the teardown.
  *
- * With `file: import.meta.url`, a test that fails, and a set-up that fails, keep what every live
- * source holds (`artifacts.ts`). The teardown removes the temporary folder last.
+ * A test that fails (every file keeps its artifacts: keep-failed.ts), and a set-up that fails, keep
+ * what every live source holds (`artifacts.ts`). The teardown removes the temporary folder last.
  */
 export interface E2eOptions {
-  /** The test file (`import.meta.url`): failed tests keep their artifacts under its name. */
-  file?: string;
   /** The temporary folder's prefix. */
   prefix?: string;
   /** The workspace's files, by path relative to it (a list of lines is joined with "\n"). */
@@ -120,7 +118,6 @@ function need<T>(v: T | undefined, what: string): T {
 const appLink = (stderr: string) => /open (http:\/\/127\.0\.0\.1:\d+\/app\?ccb_ott=[A-Za-z0-9_-]+)/.exec(stderr)?.[1];
 
 export function e2e(o: E2eOptions = {}): E2e {
-  if (o.file) keepArtifacts(o.file);
   const root = tmpdirFixture({ prefix: o.prefix ?? "ccb-e2e-" });
   const dirs = claudeDirs(root.path);
   makeClaudeDirs(dirs);
