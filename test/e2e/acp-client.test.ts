@@ -2,49 +2,42 @@ import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import * as acp from "@agentclientprotocol/sdk";
-import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
-import { lastToolResults, lastUserText } from "../helpers/acp-scripts.ts";
+import { AgentHarness } from "../helpers/acp-harness.ts";
+import { byPrompt, lastToolResults, lastUserText } from "../helpers/acp-scripts.ts";
 import { ccbCommand } from "../helpers/cli.ts";
-import { type FakeAnthropic, isSideRequest, type Reply, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
-import { tmpdirFixture } from "../helpers/tmp.ts";
+import { e2e } from "../helpers/fixture.ts";
 
 const allowOnce = () => ({ outcome: { outcome: "selected" as const, optionId: "allow_once" } });
 
 describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slash commands", () => {
-  let api: FakeAnthropic;
-  const data = tempDataDir();
-  const project = tmpdirFixture({ git: true });
-  before(async () => {
-    api = await startFakeAnthropic({
-      script: ({ body }): Reply => {
-        if (isSideRequest(body)) return { text: "Title" };
-        const results = lastToolResults(body);
-        if (results.length > 0) return { text: `result: ${JSON.stringify(results.map((r) => r.content))}` };
-        const p = lastUserText(body);
-        if (p === "read buf") return { toolUses: [{ name: "read", input: { path: "buf.txt" } }] };
-        if (p === "edit buf")
-          return {
-            toolUses: [{ name: "edit", input: { path: "buf.txt", old_string: "unsaved", new_string: "saved" } }],
-          };
-        if (p.startsWith("run ")) return { toolUses: [{ name: "bash", input: { command: p.slice(4) } }] };
-        if (p === "mcp read") return { toolUses: [{ name: "mcp__ccb__fs_read", input: { path: "served.txt" } }] };
-        if (p === "shout") return { toolUses: [{ name: "mcp__shout__shout", input: { text: "quiet words" } }] };
-        if (p === "think") return { thinking: "pondering the question", text: "thought it through" };
-        return { text: `echo: ${p}` };
-      },
-    });
+  const f = e2e({
+    git: true,
+    dirs: ["data"],
+    model: {
+      script: byPrompt(
+        (results) => ({ text: `result: ${JSON.stringify(results.map((r) => r.content))}` }),
+        (p) => {
+          if (p === "read buf") return { toolUses: [{ name: "read", input: { path: "buf.txt" } }] };
+          if (p === "edit buf")
+            return {
+              toolUses: [{ name: "edit", input: { path: "buf.txt", old_string: "unsaved", new_string: "saved" } }],
+            };
+          if (p.startsWith("run ")) return { toolUses: [{ name: "bash", input: { command: p.slice(4) } }] };
+          if (p === "mcp read") return { toolUses: [{ name: "mcp__ccb__fs_read", input: { path: "served.txt" } }] };
+          if (p === "shout") return { toolUses: [{ name: "mcp__shout__shout", input: { text: "quiet words" } }] };
+          if (p === "think") return { thinking: "pondering the question", text: "thought it through" };
+          return { text: `echo: ${p}` };
+        },
+      ),
+    },
   });
-  after(async () => {
-    await api.close();
-    data.cleanup();
-    project.cleanup();
-  });
+  const dataDir = f.dir("data");
 
   test("reads and writes go through the client's fs/* (unsaved buffers); bash through terminal/*", async () => {
-    const disk = join(project.path, "buf.txt");
+    const disk = join(f.ws, "buf.txt");
     writeFileSync(disk, "disk content\n");
     const buffers = new Map<string, string>([[disk, "unsaved content\n"]]);
     const writes: acp.WriteTextFileRequest[] = [];
@@ -54,8 +47,8 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
     >();
     const created: acp.CreateTerminalRequest[] = [];
     const h = AgentHarness.start({
-      apiUrl: api.url,
-      dataDir: data.path,
+      apiUrl: f.api.url,
+      dataDir: dataDir,
       onPermission: allowOnce,
       configure: (app) =>
         app
@@ -102,9 +95,9 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
     });
     try {
       await h.initialize({ fs: { readTextFile: true, writeTextFile: true }, terminal: true });
-      const { sessionId } = await h.newSession(project.path);
+      const { sessionId } = await h.newSession(f.ws);
       await h.prompt(sessionId, "read buf");
-      assert.match(JSON.stringify(lastToolResults(api.requests.at(-1)!.body)[0]!.content), /unsaved content/);
+      assert.match(JSON.stringify(lastToolResults(f.api.requests.at(-1)!.body)[0]!.content), /unsaved content/);
 
       await h.prompt(sessionId, "edit buf");
       assert.deepEqual(writes, [{ sessionId, path: disk, content: "saved content\n" }]);
@@ -113,7 +106,7 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
       await h.prompt(sessionId, "run echo from-terminal");
       assert.equal(created.length, 1);
       assert.deepEqual(created[0]!.args, ["-c", "echo from-terminal"]);
-      assert.equal(created[0]!.cwd, project.path);
+      assert.equal(created[0]!.cwd, f.ws);
       const call = h.updatesOf(sessionId, "tool_call").at(-1) as acp.ToolCall;
       assert.equal(call.title, "echo from-terminal");
       const embedded = h
@@ -122,7 +115,7 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
           ((u as acp.ToolCallUpdate).content ?? []).some((c) => c.type === "terminal" && c.terminalId === "term-1"),
         );
       assert.ok(embedded, "the terminal is embedded in the tool call");
-      assert.match(JSON.stringify(lastToolResults(api.requests.at(-1)!.body)[0]!.content), /from-terminal/);
+      assert.match(JSON.stringify(lastToolResults(f.api.requests.at(-1)!.body)[0]!.content), /from-terminal/);
       assert.deepEqual(h.strayStdout, []);
     } finally {
       await h.close();
@@ -132,16 +125,16 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
 
   test("a stdio MCP server from session/new is connected and its tools offered to the model", async () => {
     const server = fileURLToPath(new URL("../fixtures/mcp-shout-server.mjs", import.meta.url));
-    const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path, onPermission: allowOnce });
+    const h = AgentHarness.start({ apiUrl: f.api.url, dataDir: dataDir, onPermission: allowOnce });
     try {
       await h.initialize();
-      const { sessionId } = await h.newSession(project.path, [
+      const { sessionId } = await h.newSession(f.ws, [
         { name: "shout", command: process.execPath, args: [server], env: [] },
       ]);
       await h.prompt(sessionId, "shout");
-      const tools = (api.requests.at(-2)!.body.tools as { name: string }[]).map((t) => t.name);
+      const tools = (f.api.requests.at(-2)!.body.tools as { name: string }[]).map((t) => t.name);
       assert.ok(tools.includes("mcp__shout__shout"), `offered: ${tools.join(", ")}`);
-      assert.match(JSON.stringify(lastToolResults(api.requests.at(-1)!.body)[0]!.content), /QUIET WORDS/);
+      assert.match(JSON.stringify(lastToolResults(f.api.requests.at(-1)!.body)[0]!.content), /QUIET WORDS/);
       assert.equal(h.permissionRequests.length, 1);
     } finally {
       await h.close();
@@ -149,18 +142,18 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
   });
 
   test("`ccb serve --stdio` as the MCP server of a session: its read-only tools run without asking", async () => {
-    writeFileSync(join(project.path, "served.txt"), "served through MCP\n");
-    const { command, args } = ccbCommand(["serve", "--stdio", "--no-workbench", "--workspace", project.path]);
-    const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path, onPermission: allowOnce });
+    writeFileSync(join(f.ws, "served.txt"), "served through MCP\n");
+    const { command, args } = ccbCommand(["serve", "--stdio", "--no-workbench", "--workspace", f.ws]);
+    const h = AgentHarness.start({ apiUrl: f.api.url, dataDir: dataDir, onPermission: allowOnce });
     try {
       await h.initialize();
-      const { sessionId } = await h.newSession(project.path, [
+      const { sessionId } = await h.newSession(f.ws, [
         { name: "ccb", command, args, env: [{ name: "CCB_LOG_LEVEL", value: "error" }] },
       ]);
       await h.prompt(sessionId, "mcp read");
-      const tools = (api.requests.at(-2)!.body.tools as { name: string }[]).map((t) => t.name);
+      const tools = (f.api.requests.at(-2)!.body.tools as { name: string }[]).map((t) => t.name);
       assert.ok(tools.includes("mcp__ccb__fs_read"), `offered: ${tools.join(", ")}`);
-      assert.match(JSON.stringify(lastToolResults(api.requests.at(-1)!.body)[0]!.content), /served through MCP/);
+      assert.match(JSON.stringify(lastToolResults(f.api.requests.at(-1)!.body)[0]!.content), /served through MCP/);
       assert.equal(h.permissionRequests.length, 0, "read-only MCP tools need no permission");
       assert.deepEqual(h.strayStdout, []);
     } finally {
@@ -194,10 +187,10 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
     });
     await new Promise<void>((r) => http.listen(0, "127.0.0.1", () => r()));
     const port = (http.address() as { port: number }).port;
-    const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path, onPermission: allowOnce });
+    const h = AgentHarness.start({ apiUrl: f.api.url, dataDir: dataDir, onPermission: allowOnce });
     try {
       await h.initialize();
-      const { sessionId } = await h.newSession(project.path, [
+      const { sessionId } = await h.newSession(f.ws, [
         {
           type: "http",
           name: "shout",
@@ -206,7 +199,7 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
         },
       ]);
       await h.prompt(sessionId, "shout");
-      assert.match(JSON.stringify(lastToolResults(api.requests.at(-1)!.body)[0]!.content), /HTTP QUIET WORDS/);
+      assert.match(JSON.stringify(lastToolResults(f.api.requests.at(-1)!.body)[0]!.content), /HTTP QUIET WORDS/);
     } finally {
       await h.close();
       http.closeAllConnections();
@@ -215,16 +208,16 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
   });
 
   test("config options (model, thought_level), legacy set_model, modes, slash commands and project instructions", async () => {
-    mkdirSync(join(project.path, ".ccb", "commands"), { recursive: true });
+    mkdirSync(join(f.ws, ".ccb", "commands"), { recursive: true });
     writeFileSync(
-      join(project.path, ".ccb", "commands", "greet.md"),
+      join(f.ws, ".ccb", "commands", "greet.md"),
       "---\ndescription: Greet someone\nargument-hint: name\n---\nSay hello to $ARGUMENTS politely.\n",
     );
-    writeFileSync(join(project.path, "AGENTS.md"), "Always answer in haiku.\n");
-    const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path });
+    writeFileSync(join(f.ws, "AGENTS.md"), "Always answer in haiku.\n");
+    const h = AgentHarness.start({ apiUrl: f.api.url, dataDir: dataDir });
     try {
       await h.initialize();
-      const { sessionId } = await h.newSession(project.path);
+      const { sessionId } = await h.newSession(f.ws);
       const cmds = (
         await h.waitForUpdate(
           (u) => u.sessionId === sessionId && u.update.sessionUpdate === "available_commands_update",
@@ -246,7 +239,7 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
       assert.equal(set.configOptions.find((o) => o.id === "model")?.currentValue, "claude-haiku-5-5");
       await h.waitForUpdate((u) => u.sessionId === sessionId && u.update.sessionUpdate === "config_option_update");
       await h.prompt(sessionId, "/greet Ada");
-      const req = api.requests.at(-1)!.body;
+      const req = f.api.requests.at(-1)!.body;
       assert.equal(req.model, "claude-haiku-5-5");
       assert.equal(lastUserText(req), "Say hello to Ada politely.");
       assert.match(req.system, /Always answer in haiku/);
@@ -258,7 +251,7 @@ describe("ccb acp: client fs/* and terminal/*, MCP servers, config options, slas
         value: "high",
       });
       await h.prompt(sessionId, "think");
-      const req2 = api.requests.at(-1)!.body;
+      const req2 = f.api.requests.at(-1)!.body;
       assert.equal(req2.model, "claude-opus-5-5");
       assert.deepEqual(req2.thinking, { type: "enabled", budget_tokens: 32000 });
       const thought = h

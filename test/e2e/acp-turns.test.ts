@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import * as acp from "@agentclientprotocol/sdk";
-import { AgentHarness, tempDataDir } from "../helpers/acp-harness.ts";
-import { lastToolResults, lastUserText } from "../helpers/acp-scripts.ts";
-import { type FakeAnthropic, isSideRequest, type Reply, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
-import { tmpdirFixture } from "../helpers/tmp.ts";
+import { AgentHarness } from "../helpers/acp-harness.ts";
+import { byPrompt, lastToolResults, lastUserText } from "../helpers/acp-scripts.ts";
+import { isSideRequest, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
+import { e2e } from "../helpers/fixture.ts";
 
 /** Updates of one session that arrive after `count` (checked after a full request round trip). */
 async function noUpdatesAfter(h: AgentHarness, sessionId: string, count: number): Promise<void> {
@@ -17,40 +17,34 @@ async function noUpdatesAfter(h: AgentHarness, sessionId: string, count: number)
 }
 
 describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
-  let api: FakeAnthropic;
-  const data = tempDataDir();
-  const project = tmpdirFixture({ git: true });
-  before(async () => {
-    api = await startFakeAnthropic({
-      script: ({ body }): Reply => {
-        if (isSideRequest(body)) return { text: "Title" };
-        const results = lastToolResults(body);
-        if (results.length > 0) return { text: `tool said: ${JSON.stringify(results[0]!.content)}` };
-        const p = lastUserText(body);
-        if (p.startsWith("hang"))
-          return { text: "first words and then nothing more for a long while", hangAfterFirstChunk: true };
-        if (p.startsWith("run ")) return { toolUses: [{ name: "bash", input: { command: p.slice(4) } }] };
-        if (p.startsWith("loop"))
-          return {
-            toolUses: [{ name: "todo_write", input: { todos: [{ content: "step", status: "in_progress" }] } }],
-            stopReason: "tool_use",
-          };
-        if (p.startsWith("slow")) return { text: `reply to ${p} `.repeat(8), chunkDelayMs: 5 };
-        return { text: `reply to ${p.length > 40 ? `${p.length} chars` : p}` };
-      },
-    });
+  const f = e2e({
+    git: true,
+    dirs: ["data"],
+    model: {
+      script: byPrompt(
+        (results) => ({ text: `tool said: ${JSON.stringify(results[0]!.content)}` }),
+        (p) => {
+          if (p.startsWith("hang"))
+            return { text: "first words and then nothing more for a long while", hangAfterFirstChunk: true };
+          if (p.startsWith("run ")) return { toolUses: [{ name: "bash", input: { command: p.slice(4) } }] };
+          if (p.startsWith("loop"))
+            return {
+              toolUses: [{ name: "todo_write", input: { todos: [{ content: "step", status: "in_progress" }] } }],
+              stopReason: "tool_use",
+            };
+          if (p.startsWith("slow")) return { text: `reply to ${p} `.repeat(8), chunkDelayMs: 5 };
+          return { text: `reply to ${p.length > 40 ? `${p.length} chars` : p}` };
+        },
+      ),
+    },
   });
-  after(async () => {
-    await api.close();
-    data.cleanup();
-    project.cleanup();
-  });
+  const dataDir = f.dir("data");
 
   test("cancel mid-stream: cancelled exactly once, no update after it; queued prompts cancelled too", async () => {
-    const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path });
+    const h = AgentHarness.start({ apiUrl: f.api.url, dataDir: dataDir });
     try {
       await h.initialize();
-      const { sessionId } = await h.newSession(project.path);
+      const { sessionId } = await h.newSession(f.ws);
       const running = h.prompt(sessionId, "hang please");
       const queued = h.prompt(sessionId, "queued after the hang");
       await h.waitForUpdate((u) => u.sessionId === sessionId && u.update.sessionUpdate === "agent_message_chunk");
@@ -72,8 +66,8 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
     let sawAbort!: () => void;
     const aborted = new Promise<void>((r) => (sawAbort = r));
     const h = AgentHarness.start({
-      apiUrl: api.url,
-      dataDir: data.path,
+      apiUrl: f.api.url,
+      dataDir: dataDir,
       onPermission: (_p, signal) =>
         new Promise((resolve) => {
           signal.addEventListener("abort", () => {
@@ -84,8 +78,8 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
     });
     try {
       await h.initialize();
-      const { sessionId } = await h.newSession(project.path);
-      const marker = `${project.path}/never-created`;
+      const { sessionId } = await h.newSession(f.ws);
+      const marker = `${f.ws}/never-created`;
       const running = h.prompt(sessionId, `run touch ${marker}`);
       await h.waitForPermission();
       await h.agent.notify(acp.methods.agent.session.cancel, { sessionId });
@@ -103,14 +97,14 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
 
   test("cancel while a command runs kills its process", async () => {
     const h = AgentHarness.start({
-      apiUrl: api.url,
-      dataDir: data.path,
+      apiUrl: f.api.url,
+      dataDir: dataDir,
       onPermission: () => ({ outcome: { outcome: "selected", optionId: "allow_once" } }),
     });
-    const pidFile = `${project.path}/sleep.pid`;
+    const pidFile = `${f.ws}/sleep.pid`;
     try {
       await h.initialize();
-      const { sessionId } = await h.newSession(project.path);
+      const { sessionId } = await h.newSession(f.ws);
       const running = h.prompt(sessionId, `run echo $$ > ${pidFile}; exec sleep 300`);
       await h.waitForUpdate(
         (u) =>
@@ -139,17 +133,17 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
   });
 
   test("two queued prompts run in order (FIFO)", async () => {
-    const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path });
+    const h = AgentHarness.start({ apiUrl: f.api.url, dataDir: dataDir });
     try {
       await h.initialize();
-      const { sessionId } = await h.newSession(project.path);
-      const before = api.requests.length;
+      const { sessionId } = await h.newSession(f.ws);
+      const before = f.api.requests.length;
       const first = h.prompt(sessionId, "slow one");
       const second = h.prompt(sessionId, "slow two");
       const [a, b] = await Promise.all([first, second]);
       assert.equal(a.stopReason, "end_turn");
       assert.equal(b.stopReason, "end_turn");
-      const texts = api.requests
+      const texts = f.api.requests
         .slice(before)
         .filter((r) => !isSideRequest(r.body))
         .map((r) => lastUserText(r.body));
@@ -167,20 +161,20 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
 
   test("a command printing to stdout does not corrupt the stream; a 5 MB prompt goes through", async () => {
     const h = AgentHarness.start({
-      apiUrl: api.url,
-      dataDir: data.path,
+      apiUrl: f.api.url,
+      dataDir: dataDir,
       onPermission: () => ({ outcome: { outcome: "selected", optionId: "allow_once" } }),
     });
     try {
       await h.initialize();
-      const { sessionId } = await h.newSession(project.path);
+      const { sessionId } = await h.newSession(f.ws);
       const r = await h.prompt(
         sessionId,
         `run echo NOISE-ON-STDOUT; printf '{"jsonrpc":"2.0","method":"fake"}\\n'; echo err-text >&2`,
       );
       assert.equal(r.stopReason, "end_turn");
       assert.deepEqual(h.strayStdout, []);
-      const results = lastToolResults(api.requests.at(-1)!.body);
+      const results = lastToolResults(f.api.requests.at(-1)!.body);
       assert.match(JSON.stringify(results[0]!.content), /NOISE-ON-STDOUT/);
       const call = h.updatesOf(sessionId, "tool_call").at(-1) as acp.ToolCall;
       assert.equal(call.kind, "execute");
@@ -190,17 +184,17 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
       const r2 = await h.prompt(sessionId, big);
       assert.equal(r2.stopReason, "end_turn");
       assert.match(h.textOf(sessionId), new RegExp(`reply to ${big.length} chars`));
-      assert.equal(lastUserText(api.requests.at(-1)!.body).length, big.length);
+      assert.equal(lastUserText(f.api.requests.at(-1)!.body).length, big.length);
     } finally {
       await h.close();
     }
   });
 
   test("the turn limit ends with max_turn_requests; todo_write drives plan updates", async () => {
-    const h = AgentHarness.start({ apiUrl: api.url, dataDir: data.path, env: { CCB_MAX_TURNS: "3" } });
+    const h = AgentHarness.start({ apiUrl: f.api.url, dataDir: dataDir, env: { CCB_MAX_TURNS: "3" } });
     try {
       await h.initialize();
-      const { sessionId } = await h.newSession(project.path);
+      const { sessionId } = await h.newSession(f.ws);
       const r = await h.prompt(sessionId, "loop forever");
       assert.equal(r.stopReason, "end_turn");
       const plan = h.updatesOf(sessionId, "plan")[0] as {
@@ -213,10 +207,10 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
     const looping = await startFakeAnthropic({
       script: () => ({ toolUses: [{ name: "glob", input: { pattern: "*.none" } }] }),
     });
-    const h2 = AgentHarness.start({ apiUrl: looping.url, dataDir: data.path, env: { CCB_MAX_TURNS: "3" } });
+    const h2 = AgentHarness.start({ apiUrl: looping.url, dataDir: dataDir, env: { CCB_MAX_TURNS: "3" } });
     try {
       await h2.initialize();
-      const { sessionId } = await h2.newSession(project.path);
+      const { sessionId } = await h2.newSession(f.ws);
       const r = await h2.prompt(sessionId, "go");
       assert.equal(r.stopReason, "max_turn_requests");
       assert.equal(looping.requests.length, 3);
@@ -236,10 +230,10 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
         return { text: "finally" };
       },
     });
-    const h = AgentHarness.start({ apiUrl: flaky.url, dataDir: data.path });
+    const h = AgentHarness.start({ apiUrl: flaky.url, dataDir: dataDir });
     try {
       await h.initialize();
-      const { sessionId } = await h.newSession(project.path);
+      const { sessionId } = await h.newSession(f.ws);
       assert.equal((await h.prompt(sessionId, "hi")).stopReason, "end_turn");
       assert.equal(h.textOf(sessionId), "finally");
       assert.equal(flaky.requests.length, 3);
@@ -249,7 +243,7 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
     const closedPort = flaky.url;
     await flaky.close();
 
-    const noKey = AgentHarness.start({ dataDir: data.path, env: { ANTHROPIC_BASE_URL: closedPort } });
+    const noKey = AgentHarness.start({ dataDir: dataDir, env: { ANTHROPIC_BASE_URL: closedPort } });
     try {
       const init = await noKey.initialize();
       assert.deepEqual(
@@ -264,7 +258,7 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
         ["ANTHROPIC_API_KEY"],
       );
       await assert.rejects(
-        noKey.newSession(project.path),
+        noKey.newSession(f.ws),
         (e: acp.RequestError) => e.code === -32000 && /No Anthropic API key.*ANTHROPIC_API_KEY/s.test(e.message),
       );
       await assert.rejects(
@@ -279,13 +273,13 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
       await noKey.close();
     }
     const down = AgentHarness.start({
-      dataDir: data.path,
+      dataDir: dataDir,
       env: { ANTHROPIC_BASE_URL: closedPort, ANTHROPIC_API_KEY: "sk-ant-test", CCB_MAX_RETRIES: "2" },
     });
     try {
       await down.initialize();
       assert.deepEqual(await down.agent.request(acp.methods.agent.authenticate, { methodId: "anthropic-api-key" }), {});
-      const { sessionId } = await down.newSession(project.path);
+      const { sessionId } = await down.newSession(f.ws);
       await assert.rejects(
         down.prompt(sessionId, "hi"),
         (e: acp.RequestError) =>
@@ -302,10 +296,10 @@ describe("ccb acp: turns, cancellation, queueing, limits, model errors", () => {
     const refusing = await startFakeAnthropic({
       script: () => ({ status: 401, error: { type: "authentication_error", message: "invalid x-api-key" } }),
     });
-    const denied = AgentHarness.start({ apiUrl: refusing.url, dataDir: data.path });
+    const denied = AgentHarness.start({ apiUrl: refusing.url, dataDir: dataDir });
     try {
       await denied.initialize();
-      const { sessionId } = await denied.newSession(project.path);
+      const { sessionId } = await denied.newSession(f.ws);
       await assert.rejects(
         denied.prompt(sessionId, "hi"),
         (e: acp.RequestError) =>

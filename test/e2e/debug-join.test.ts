@@ -1,12 +1,9 @@
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { silentLogger } from "../../src/core/log.ts";
-import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
-import { type Chromium, launchChromium } from "../../src/platform/chromium.ts";
-import { tmpdirFixture } from "../helpers/tmp.ts";
-import { bootWorkbench, eventually, structured, text, type Workbench, writeLaunchJson } from "../helpers/workbench.ts";
+import { before, describe, it } from "node:test";
+import { e2e } from "../helpers/fixture.ts";
+import { eventually, structured, text, writeLaunchJson } from "../helpers/workbench.ts";
 
 /**
  * Joining a debug session the person started: real code-server with its JavaScript debugger behind
@@ -16,34 +13,32 @@ import { bootWorkbench, eventually, structured, text, type Workbench, writeLaunc
  * joins, joins, and reads the stack and a variable. A session of a program outside the workspace
  * cannot be joined.
  */
-const ws = tmpdirFixture({ prefix: "ccb-dbgjoin-ws-" });
-const home = tmpdirFixture({ prefix: "ccb-dbgjoin-home-" });
-const outside = tmpdirFixture({ prefix: "ccb-dbgjoin-outside-" });
-
-writeFileSync(
-  join(ws.path, "app.js"),
-  [
-    "function greet(name) {", // 1
-    '  const message = "hello " + name;', // 2
-    "  return message;", // 3
-    "}", // 4
-    'setInterval(() => greet("person"), 100);', // 5
-    "",
-  ].join("\n"),
-);
-writeFileSync(join(outside.path, "elsewhere.js"), "setInterval(() => {}, 100);\n");
-writeLaunchJson(ws.path, [
+const f = e2e({
+  prefix: "ccb-dbgjoin-",
+  dirs: ["outside"],
+  workbench: "serve",
+  person: true,
+  files: {
+    "app.js": [
+      "function greet(name) {", // 1
+      '  const message = "hello " + name;', // 2
+      "  return message;", // 3
+      "}", // 4
+      'setInterval(() => greet("person"), 100);', // 5
+      "",
+    ],
+  },
+});
+const outside = f.dir("outside");
+writeFileSync(join(outside, "elsewhere.js"), "setInterval(() => {}, 100);\n");
+writeLaunchJson(f.ws, [
   { name: "Person app", type: "node", request: "launch", program: "${workspaceFolder}/app.js" },
-  { name: "Elsewhere app", type: "node", request: "launch", program: join(outside.path, "elsewhere.js") },
+  { name: "Elsewhere app", type: "node", request: "launch", program: join(outside, "elsewhere.js") },
 ]);
-
-let wb: Workbench;
-let chromium: Chromium;
-let cdp: CdpSession;
 
 /** Evaluate in the person's workbench (the App page frames it, same origin). */
 async function inWorkbench<T>(expression: string): Promise<T> {
-  const r = (await cdp.send("Runtime.evaluate", {
+  const r = (await f.window.cdp.send("Runtime.evaluate", {
     expression: `(() => { const document = window.document.getElementById("wb").contentDocument; const window_ = window.document.getElementById("wb").contentWindow; return (${expression}); })()`,
     returnByValue: true,
   })) as { result: { value?: unknown }; exceptionDetails?: { text: string } };
@@ -54,25 +49,16 @@ async function inWorkbench<T>(expression: string): Promise<T> {
 /** A key as the person presses it (to the focused frame: the workbench). */
 async function press(key: string, code: string, keyCode: number, modifiers = 0): Promise<void> {
   const base = { key, code, windowsVirtualKeyCode: keyCode, nativeVirtualKeyCode: keyCode, modifiers };
-  await cdp.send("Input.dispatchKeyEvent", { type: "rawKeyDown", ...base });
-  await cdp.send("Input.dispatchKeyEvent", { type: "keyUp", ...base });
+  await f.window.cdp.send("Input.dispatchKeyEvent", { type: "rawKeyDown", ...base });
+  await f.window.cdp.send("Input.dispatchKeyEvent", { type: "keyUp", ...base });
 }
 
 async function sessions(): Promise<Array<Record<string, any>>> {
-  return structured(await wb.ok("debug_status")).sessions;
+  return structured(await f.wb.ok("debug_status")).sessions;
 }
 
 before(
   async () => {
-    wb = await bootWorkbench(ws.path, home.path);
-    const link = /open (http:\/\/127\.0\.0\.1:\d+\/app\?ccb_ott=[A-Za-z0-9_-]+)/.exec(wb.serve.stderr())?.[1];
-    assert.ok(link, "ccb printed a one-time /app link");
-    const served = wb.countLog(/bridge: extension host \d+ serves/);
-    chromium = await launchChromium({ url: link, log: silentLogger, width: 1280, height: 800 });
-    cdp = chromium.page;
-    await cdp.send("Runtime.enable");
-    // The person's window is focused: its extension host takes the serving role from the headless one.
-    await wb.waitLog(() => wb.countLog(/bridge: extension host \d+ serves/) > served, 300_000);
     await eventually(
       "the workbench is loaded in the person's window",
       async () =>
@@ -85,27 +71,19 @@ before(
     );
     await eventually(
       "the editor has read launch.json",
-      async () => (/"Person app"/.test(text(await wb.ok("debug_configurations"))) ? true : undefined),
+      async () => (/"Person app"/.test(text(await f.wb.ok("debug_configurations"))) ? true : undefined),
       120_000,
     );
   },
   { timeout: 700_000 },
 );
 
-after(async () => {
-  await chromium?.close();
-  await wb?.stop();
-  ws.cleanup();
-  home.cleanup();
-  outside.cleanup();
-});
-
 describe("joining a debug session the person started in the workbench", { timeout: 900_000 }, () => {
   let session = "";
 
   it("the person presses F5: the session is listed as theirs, and ccb's tools refuse it until joined", async () => {
     await inWorkbench(`(window_.focus(), document.querySelector(".monaco-workbench")?.focus(), true)`);
-    await cdp.send("Runtime.evaluate", { expression: `document.getElementById("wb").focus()` });
+    await f.window.cdp.send("Runtime.evaluate", { expression: `document.getElementById("wb").focus()` });
     await press("F5", "F5", 116);
     const theirs = await eventually(
       "the person's session in debug_status",
@@ -117,41 +95,41 @@ describe("joining a debug session the person started in the workbench", { timeou
     assert.equal(theirs.joined, false);
     assert.equal(theirs.request, "launch");
     assert.match(
-      text(await wb.ok("debug_status")),
+      text(await f.wb.ok("debug_status")),
       /"Person app" \(.* launch, session .*, running, the person's: debug_join/,
     );
 
-    const refused = await wb.call("debug_stack", { session });
+    const refused = await f.wb.call("debug_stack", { session });
     assert.equal(refused.isError, true);
     assert.match(text(refused), /PERMISSION_DENIED.*started by the person.*debug_join/s);
-    const byDefault = await wb.call("debug_evaluate", { expression: "1 + 1" });
+    const byDefault = await f.wb.call("debug_evaluate", { expression: "1 + 1" });
     assert.equal(byDefault.isError, true, "without a session id the person's session is not taken either");
     assert.match(text(byDefault), /No debug session ccb started or joined\. The person's: "Person app"/);
   });
 
   it("the agent joins it: stack and a variable of the person's program", async () => {
-    const joined = await wb.ok("debug_join", { session });
+    const joined = await f.wb.ok("debug_join", { session });
     assert.equal(structured(joined).joined, true);
     assert.match(text(joined), /Joined "Person app".*the person's, joined/);
     assert.equal((await sessions()).find((s) => s.id === session)?.joined, true);
 
-    await wb.ok("debug_set_breakpoints", { breakpoints: [{ path: "app.js", line: 3 }] });
-    const stop = await wb.ok("debug_wait", { session, seconds: 60 });
+    await f.wb.ok("debug_set_breakpoints", { breakpoints: [{ path: "app.js", line: 3 }] });
+    const stop = await f.wb.ok("debug_wait", { session, seconds: 60 });
     assert.equal(structured(stop).state, "stopped", text(stop));
     assert.equal(structured(stop).frame.path, "app.js");
     assert.equal(structured(stop).frame.line, 3);
-    const stack = await wb.ok("debug_stack", { session });
+    const stack = await f.wb.ok("debug_stack", { session });
     assert.match(text(stack), /#0 (global\.)?greet at app\.js:3/, text(stack));
-    const vars = await wb.ok("debug_variables", { session });
+    const vars = await f.wb.ok("debug_variables", { session });
     assert.match(text(vars), /name: string = 'person'/, text(vars));
     assert.match(text(vars), /message: string = 'hello person'/, text(vars));
-    const ev = await wb.ok("debug_evaluate", { session, expression: "message.toUpperCase()" });
+    const ev = await f.wb.ok("debug_evaluate", { session, expression: "message.toUpperCase()" });
     assert.equal(structured(ev).result, "'HELLO PERSON'");
     // The default session is now the joined one.
-    const byDefault = await wb.ok("debug_evaluate", { expression: "name.length" });
+    const byDefault = await f.wb.ok("debug_evaluate", { expression: "name.length" });
     assert.equal(structured(byDefault).result, "6");
-    await wb.ok("debug_clear_breakpoints", { all: true });
-    const end = await wb.ok("debug_stop", { session });
+    await f.wb.ok("debug_clear_breakpoints", { all: true });
+    const end = await f.wb.ok("debug_stop", { session });
     assert.equal(structured(end).session.state, "ended");
   });
 
@@ -165,7 +143,7 @@ describe("joining a debug session the person started in the workbench", { timeou
       30_000,
     );
     await press("a", "KeyA", 65, 2); // Ctrl+A: replace the palette's ">" prefix
-    await cdp.send("Input.insertText", { text: "debug Elsewhere app" });
+    await f.window.cdp.send("Input.insertText", { text: "debug Elsewhere app" });
     await eventually(
       "the palette offers the configuration",
       async () =>
@@ -183,11 +161,11 @@ describe("joining a debug session the person started in the workbench", { timeou
       120_000,
     );
     assert.equal(theirs.byCcb, false);
-    const join = await wb.call("debug_join", { session: theirs.id });
+    const join = await f.wb.call("debug_join", { session: theirs.id });
     assert.equal(join.isError, true);
     assert.match(text(join), /PATH_OUTSIDE_WORKSPACE.*"program" is outside the workspace/s);
-    assert.doesNotMatch(text(join), new RegExp(outside.path), "the outside path is not shown");
-    const still = await wb.call("debug_evaluate", { session: theirs.id, expression: "process.env" });
+    assert.doesNotMatch(text(join), new RegExp(outside), "the outside path is not shown");
+    const still = await f.wb.call("debug_evaluate", { session: theirs.id, expression: "process.env" });
     assert.equal(still.isError, true, "refused, not joined");
     assert.match(text(still), /PERMISSION_DENIED/);
     assert.equal((await sessions()).find((s) => s.id === theirs.id)?.joined, false);

@@ -1,25 +1,9 @@
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { createLogging } from "../../cli/logging.ts";
-import type { IdeServer } from "../../src/protocols/ide/ide.ts";
-import { artifactSource, keepArtifacts } from "../helpers/artifacts.ts";
-import { claudeDirs, makeClaudeDirs, type PtyProcess, stopClaude } from "../helpers/claude-session.ts";
-import {
-  type ClaudeDiffs,
-  claudeDiffs,
-  mainRequests,
-  startClaudeOnIde,
-  submitPrompt,
-  toolResultText,
-} from "../helpers/claude-turns.ts";
-import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
-import { startWorkbenchIde, type WorkbenchIde } from "../helpers/ide-workbench.ts";
-import { cursorInto, type Lens, type PersonPage } from "../helpers/person-page.ts";
-import { tmpdirFixture } from "../helpers/tmp.ts";
-
-keepArtifacts(import.meta.url);
+import { readFileSync } from "node:fs";
+import { describe, it } from "node:test";
+import { submitPrompt, toolResultText } from "../helpers/claude-turns.ts";
+import { e2e } from "../helpers/fixture.ts";
+import { cursorInto, type Lens } from "../helpers/person-page.ts";
 
 /**
  * Review per hunk, end to end: the real Claude Code CLI proposes two-hunk Edits through ccb's IDE
@@ -36,65 +20,36 @@ const LINES = (a: number, b: number, c: number, d: number, e: number) =>
   `export const a = ${a};\nexport const b = ${b};\nexport const c = ${c};\nexport const d = ${d};\nexport const e = ${e};\n`;
 
 describe("review per hunk: real claude CLI, real workbench, a real person's clicks", () => {
-  const tmp = tmpdirFixture({ prefix: "ccb-ide-hunks-" });
-  const dirs = claudeDirs(tmp.path);
-  const { ws, home, ctmp } = dirs;
-  const file = join(ws, "main.ts");
-  const main = mainRequests();
-  const { log } = createLogging({ level: process.env.CCB_TEST_LOG ?? "warn" });
-  let api: FakeAnthropic;
-  let w: WorkbenchIde;
-  let ide: IdeServer;
-  let claude: PtyProcess | undefined;
-  artifactSource("claude", () => ({ "screen.txt": claude?.output ?? "(not started)" }));
-  let claudePid: number | undefined;
-  let nextDiff: ClaudeDiffs;
+  const f = e2e({
+    prefix: "ccb-ide-hunks-",
+    files: { "main.ts": LINES(1, 2, 3, 4, 5) },
+    workbench: "ide",
+    claude: { allowedTools: ["Read"] },
+    model: (n) => {
+      const edit = (from: string, to: string) => ({
+        toolUses: [{ name: "Edit", input: { file_path: file, old_string: from, new_string: to } }],
+      });
+      if (n === 0) return { toolUses: [{ name: "Read", input: { file_path: file } }] };
+      // two hunks (a, e): the person keeps a's and rejects e's
+      if (n === 1) return edit(LINES(1, 2, 3, 4, 5), LINES(10, 2, 3, 4, 50));
+      // two hunks (b, e): the whole-file accept (control)
+      if (n === 2) return edit(LINES(10, 2, 3, 4, 5), LINES(10, 20, 3, 4, 50));
+      // two hunks (c, e): both rejected
+      if (n === 3) return edit(LINES(10, 20, 3, 4, 50), LINES(10, 20, 30, 4, 500));
+      return { text: "Done." };
+    },
+  });
+  const file = f.path("main.ts");
+  const main = f.main;
   /** What each openDiff answered claude (the IDE tool's result text), in order. */
-  const answers = (): readonly string[] => nextDiff.answers;
-
-  let person: PersonPage;
+  const answers = (): readonly string[] => f.diffs.answers;
+  const nextDiff = () => f.diffs();
   /** The lenses' texts, top to bottom. */
   const lensTexts = (v: Lens[]) => v.map((l) => l.text);
 
-  before(async () => {
-    makeClaudeDirs(dirs);
-    writeFileSync(file, LINES(1, 2, 3, 4, 5));
-    const edit = (from: string, to: string) => ({
-      toolUses: [{ name: "Edit", input: { file_path: file, old_string: from, new_string: to } }],
-    });
-    api = await startFakeAnthropic({
-      script: main.answer((n) => {
-        if (n === 0) return { toolUses: [{ name: "Read", input: { file_path: file } }] };
-        // two hunks (a, e): the person keeps a's and rejects e's
-        if (n === 1) return edit(LINES(1, 2, 3, 4, 5), LINES(10, 2, 3, 4, 50));
-        // two hunks (b, e): the whole-file accept (control)
-        if (n === 2) return edit(LINES(10, 2, 3, 4, 5), LINES(10, 20, 3, 4, 50));
-        // two hunks (c, e): both rejected
-        if (n === 3) return edit(LINES(10, 20, 3, 4, 50), LINES(10, 20, 30, 4, 500));
-        return { text: "Done." };
-      }),
-    });
-    w = await startWorkbenchIde({ workspace: ws, stateDir: join(tmp.path, "state"), lockDir: dirs.ideLocks, log });
-    ide = w.ide;
-    person = w.window.person;
-    nextDiff = claudeDiffs(ide, () => claude);
-  });
-
-  after(async () => {
-    if (claude) await stopClaude(claude, claudePid);
-    await w?.close();
-    await api?.close();
-    tmp.cleanup();
-  });
-
   it("accept one hunk and reject the other with the code lenses: disk and claude hold only the kept hunk", async () => {
-    ({ claude, pid: claudePid } = await startClaudeOnIde(ide, {
-      cwd: ws,
-      home,
-      tmp: ctmp,
-      apiUrl: api.url,
-      allowedTools: ["Read"],
-    }));
+    const claude = await f.startClaude();
+    const person = f.person;
     await claude.waitFor(/for shortcuts/);
     await submitPrompt(claude, "please change main.ts");
     await nextDiff();
@@ -124,6 +79,7 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
   });
 
   it("control: the whole-file accept keeps every hunk", async () => {
+    const person = f.person;
     await nextDiff();
     await person.untilLenses("the hunk code lenses", (v) => v.length === 4);
     await person.clickTitleAction("Accept proposed changes", () => answers().length === 2);
@@ -133,10 +89,12 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
   });
 
   it("rejecting every hunk (the one at the cursor, from the palette, then hunk 0's lens) answers DIFF_REJECTED; the file is unchanged", async () => {
+    const person = f.person;
+    const claude = f.claude;
     await nextDiff();
     const undecided = lensTexts(await person.untilLenses("the hunk code lenses", (v) => v.length === 4));
     const from = claude!.output.length;
-    const state = () => w.bridgeCall("editor.state", {});
+    const state = () => f.ide.bridgeCall("editor.state", {});
     // the cursor off every hunk decides nothing (the control is the same command on hunk 1, below)
     await cursorInto(person, String.raw`/const\sd\s=\s4/`, 3, state);
     await person.palette("Reject hunk at cursor");

@@ -1,28 +1,12 @@
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { createLogging } from "../../cli/logging.ts";
+import { describe, it } from "node:test";
 import { diffTitle } from "../../src/protocols/ide/diffs.ts";
-import type { IdeServer } from "../../src/protocols/ide/ide.ts";
-import { artifactSource, keepArtifacts } from "../helpers/artifacts.ts";
 import { bounded } from "../helpers/bounded.ts";
-import { claudeDirs, makeClaudeDirs, type PtyProcess, stopClaude } from "../helpers/claude-session.ts";
-import {
-  type ClaudeDiffs,
-  claudeDiffs,
-  mainRequests,
-  startClaudeOnIde,
-  submitPrompt,
-  toolResultText,
-} from "../helpers/claude-turns.ts";
-import { type FakeAnthropic, startFakeAnthropic } from "../helpers/fake-anthropic.ts";
-import { IdeClient, jsonOf, textsOf } from "../helpers/ide-client.ts";
-import { startWorkbenchIde, type WorkbenchIde } from "../helpers/ide-workbench.ts";
-import type { PersonPage } from "../helpers/person-page.ts";
-import { tmpdirFixture } from "../helpers/tmp.ts";
-
-keepArtifacts(import.meta.url);
+import { submitPrompt, toolResultText } from "../helpers/claude-turns.ts";
+import { e2e } from "../helpers/fixture.ts";
+import { jsonOf, textsOf } from "../helpers/ide-client.ts";
 
 /**
  * The real Claude Code CLI against the IDE server with a REAL workbench (code-server + the ccb
@@ -34,28 +18,33 @@ keepArtifacts(import.meta.url);
 const lastUserText = (body: any): string => JSON.stringify(body.messages.at(-1)?.content ?? "");
 
 describe("real claude CLI + real workbench through ccb's IDE server", () => {
-  const tmp = tmpdirFixture({ prefix: "ccb-ide-wb-" });
-  const dirs = claudeDirs(tmp.path);
-  const { ws, home, ctmp } = dirs;
-  const file = join(ws, "main.ts");
-  const bad = join(ws, "bad.json");
-  const main = mainRequests();
-  const { log } = createLogging({ level: process.env.CCB_TEST_LOG ?? "warn" });
-  let api: FakeAnthropic;
-  let w: WorkbenchIde;
-  let ide: IdeServer;
-  let person: PersonPage;
-  let claude: PtyProcess | undefined;
-  artifactSource("claude", () => ({ "screen.txt": claude?.output ?? "(not started)" }));
-  let claudePid: number | undefined;
-  let nextDiff: ClaudeDiffs;
+  const f = e2e({
+    prefix: "ccb-ide-wb-",
+    files: { "main.ts": "export const x = 1;\nexport const y = 5;\n", "bad.json": '{ "name": "ccb", , }\n' },
+    workbench: "ide",
+    claude: { allowedTools: ["mcp__ide__getDiagnostics", "Read"] },
+    model: (n) => {
+      if (n === 0) return { toolUses: [{ name: "mcp__ide__getDiagnostics", input: { uri: `file://${bad}` } }] };
+      if (n === 1) return { toolUses: [{ name: "Read", input: { file_path: file } }] };
+      if (n === 2)
+        return { toolUses: [{ name: "Edit", input: { file_path: file, old_string: "x = 1", new_string: "x = 2" } }] };
+      if (n === 3)
+        return { toolUses: [{ name: "Edit", input: { file_path: file, old_string: "y = 5", new_string: "y = 6" } }] };
+      return { text: "Done." };
+    },
+  });
+  const ws = f.ws;
+  const file = f.path("main.ts");
+  const bad = f.path("bad.json");
+  const main = f.main;
+  const nextDiff = () => f.diffs();
 
   /** Wait (polling the editor's tabs) until a diff tab titled `title` is visible in the workbench. */
   async function diffVisible(title: string): Promise<void> {
     const deadline = Date.now() + 120_000;
     let labels: string[] = [];
     while (Date.now() < deadline) {
-      const r = (await w.bridgeCall("editor.openEditors", {})) as { tabs: { label: string }[] };
+      const r = (await f.ide.bridgeCall("editor.openEditors", {})) as { tabs: { label: string }[] };
       labels = r.tabs.map((t) => t.label);
       if (labels.includes(title)) return;
       await new Promise((res) => setTimeout(res, 200));
@@ -63,55 +52,21 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
     throw new Error(`no tab titled ${title} within 120 s (tabs: ${JSON.stringify(labels)})`);
   }
 
-  before(async () => {
-    makeClaudeDirs(dirs);
-    writeFileSync(file, "export const x = 1;\nexport const y = 5;\n");
-    writeFileSync(bad, '{ "name": "ccb", , }\n');
-    api = await startFakeAnthropic({
-      script: main.answer((n) => {
-        if (n === 0) return { toolUses: [{ name: "mcp__ide__getDiagnostics", input: { uri: `file://${bad}` } }] };
-        if (n === 1) return { toolUses: [{ name: "Read", input: { file_path: file } }] };
-        if (n === 2)
-          return { toolUses: [{ name: "Edit", input: { file_path: file, old_string: "x = 1", new_string: "x = 2" } }] };
-        if (n === 3)
-          return { toolUses: [{ name: "Edit", input: { file_path: file, old_string: "y = 5", new_string: "y = 6" } }] };
-        return { text: "Done." };
-      }),
-    });
-    w = await startWorkbenchIde({ workspace: ws, stateDir: join(tmp.path, "state"), lockDir: dirs.ideLocks, log });
-    ide = w.ide;
-    person = w.window.person;
-    nextDiff = claudeDiffs(ide, () => claude);
-  });
-
-  after(async () => {
-    if (claude) await stopClaude(claude, claudePid);
-    await w?.close();
-    await api?.close();
-    tmp.cleanup();
-  });
-
   it("the workbench has real diagnostics for the broken JSON file", async () => {
     const seen = new Promise<void>((resolve) => {
-      const off = w.core.bridge.require().onEvent((e) => {
+      const off = f.ide.core.bridge.require().onEvent((e) => {
         if (e.type === "diagnosticsChanged" && (e.paths as string[]).includes(bad)) {
           off();
           resolve();
         }
       });
     });
-    await w.bridgeCall("editor.open", { path: bad });
+    await f.ide.bridgeCall("editor.open", { path: bad });
     await bounded(seen, 120_000, "diagnostics for bad.json from the workbench");
   });
 
   it("claude connects and a getDiagnostics turn carries the workbench's diagnostics into the next request", async () => {
-    ({ claude, pid: claudePid } = await startClaudeOnIde(ide, {
-      cwd: ws,
-      home,
-      tmp: ctmp,
-      apiUrl: api.url,
-      allowedTools: ["mcp__ide__getDiagnostics", "Read"],
-    }));
+    const claude = await f.startClaude();
     await claude.waitFor(/for shortcuts/);
     await submitPrompt(claude, "please fix main.ts");
     const second = await main.wait(1);
@@ -131,7 +86,7 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
       "export const x = 1;\nexport const y = 5;\n",
       "the IDE never writes the file",
     );
-    await person.clickTitleAction("Accept proposed changes", () => nextDiff.answers.length === 1);
+    await f.person.clickTitleAction("Accept proposed changes", () => f.diffs.answers.length === 1);
     const afterEdit = await main.wait(3);
     assert.match(toolResultText(afterEdit), /updated successfully/);
     assert.equal(readFileSync(file, "utf8"), "export const x = 2;\nexport const y = 5;\n");
@@ -140,82 +95,77 @@ describe("real claude CLI + real workbench through ccb's IDE server", () => {
   it("rejecting the next diff in the workbench leaves the file unchanged", async () => {
     await nextDiff();
     await diffVisible(diffTitle(file));
-    const from = claude!.output.length;
-    await person.clickTitleAction("Reject proposed changes", () => nextDiff.answers.length === 2);
-    await claude!.waitFor(/reject/i, from);
+    const from = f.claude!.output.length;
+    await f.person.clickTitleAction("Reject proposed changes", () => f.diffs.answers.length === 2);
+    await f.claude!.waitFor(/reject/i, from);
     assert.equal(readFileSync(file, "utf8"), "export const x = 2;\nexport const y = 5;\n");
   });
 
   it("a selection made in the workbench reaches the model's next request", async () => {
-    await w.bridgeCall("editor.open", { path: file });
-    const from = claude!.output.length;
-    await w.bridgeCall("editor.setSelection", {
+    await f.ide.bridgeCall("editor.open", { path: file });
+    const from = f.claude!.output.length;
+    await f.ide.bridgeCall("editor.setSelection", {
       path: file,
       selections: [{ anchor: { line: 0, character: 7 }, active: { line: 1, character: 12 } }],
     });
-    await claude!.waitFor(/2 lines selected/i, from);
-    const typed = await submitPrompt(claude!, "explain this");
+    await f.claude!.waitFor(/2 lines selected/i, from);
+    const typed = await submitPrompt(f.claude!, "explain this");
     const req = await main.wait(4);
-    await claude!.waitFor(/Done\./, typed);
+    await f.claude!.waitFor(/Done\./, typed);
     const text = lastUserText(req);
     assert.match(text, /const x = 2;\\nexport const/);
     assert.match(text, /main\.ts/);
   });
   it("'Send selection to Claude' in the workbench puts an @-mention into claude's prompt box", async () => {
-    const from = claude!.output.length;
-    await w.bridgeCall("commands.execute", { command: "ccb.sendSelection", args: [] });
-    await claude!.waitFor(/@main\.ts#L1-2/, from);
+    const from = f.claude!.output.length;
+    await f.ide.bridgeCall("commands.execute", { command: "ccb.sendSelection", args: [] });
+    await f.claude!.waitFor(/@main\.ts#L1-2/, from);
   });
 
   it("the other IDE tools answer from the real workbench (protocol client)", async () => {
-    const c = await IdeClient.connect(ide.port, ide.authToken);
-    try {
-      await c.handshake();
-      const sel = jsonOf(await c.call("getCurrentSelection"));
-      assert.equal(sel.success, true);
-      assert.equal(sel.filePath, file);
-      assert.equal(sel.text, "const x = 2;\nexport const");
-      assert.deepEqual(sel.selection, {
-        start: { line: 0, character: 7 },
-        end: { line: 1, character: 12 },
-        isEmpty: false,
-      });
-      assert.equal(jsonOf(await c.call("getLatestSelection")).text, "const x = 2;\nexport const");
+    const c = await f.ideClient();
+    const sel = jsonOf(await c.call("getCurrentSelection"));
+    assert.equal(sel.success, true);
+    assert.equal(sel.filePath, file);
+    assert.equal(sel.text, "const x = 2;\nexport const");
+    assert.deepEqual(sel.selection, {
+      start: { line: 0, character: 7 },
+      end: { line: 1, character: 12 },
+      isEmpty: false,
+    });
+    assert.equal(jsonOf(await c.call("getLatestSelection")).text, "const x = 2;\nexport const");
 
-      assert.deepEqual(textsOf(await c.call("openFile", { filePath: "bad.json", makeFrontmost: false })), [
-        JSON.stringify({ success: true, filePath: bad, languageId: "json", lineCount: 2 }),
-      ]);
-      const tabs = jsonOf(await c.call("getOpenEditors")).tabs;
-      const mainTab = tabs.find((t: any) => t.uri === `file://${file}`);
-      assert.ok(mainTab, "main.ts is open");
-      assert.equal(mainTab.label, "main.ts");
-      assert.equal(mainTab.languageId, "typescript");
-      assert.equal(typeof mainTab.isActive, "boolean");
+    assert.deepEqual(textsOf(await c.call("openFile", { filePath: "bad.json", makeFrontmost: false })), [
+      JSON.stringify({ success: true, filePath: bad, languageId: "json", lineCount: 2 }),
+    ]);
+    const tabs = jsonOf(await c.call("getOpenEditors")).tabs;
+    const mainTab = tabs.find((t: any) => t.uri === `file://${file}`);
+    assert.ok(mainTab, "main.ts is open");
+    assert.equal(mainTab.label, "main.ts");
+    assert.equal(mainTab.languageId, "typescript");
+    assert.equal(typeof mainTab.isActive, "boolean");
 
-      assert.deepEqual(jsonOf(await c.call("checkDocumentDirty", { filePath: file })), {
-        success: true,
-        filePath: file,
-        isDirty: false,
-        isUntitled: false,
-      });
-      const notOpen = join(ws, "never-opened.ts");
-      writeFileSync(notOpen, "x\n");
-      assert.deepEqual(jsonOf(await c.call("checkDocumentDirty", { filePath: notOpen })), {
-        success: false,
-        message: `Document not open: ${notOpen}`,
-      });
-      assert.equal(jsonOf(await c.call("saveDocument", { filePath: file })).success, true);
+    assert.deepEqual(jsonOf(await c.call("checkDocumentDirty", { filePath: file })), {
+      success: true,
+      filePath: file,
+      isDirty: false,
+      isUntitled: false,
+    });
+    const notOpen = join(ws, "never-opened.ts");
+    writeFileSync(notOpen, "x\n");
+    assert.deepEqual(jsonOf(await c.call("checkDocumentDirty", { filePath: notOpen })), {
+      success: false,
+      message: `Document not open: ${notOpen}`,
+    });
+    assert.equal(jsonOf(await c.call("saveDocument", { filePath: file })).success, true);
 
-      const all = jsonOf(await c.call("getDiagnostics"));
-      assert.ok(all.some((f: any) => f.uri === `file://${bad}` && f.diagnostics.length > 0));
+    const all = jsonOf(await c.call("getDiagnostics"));
+    assert.ok(all.some((d: any) => d.uri === `file://${bad}` && d.diagnostics.length > 0));
 
-      const code = await c.call("executeCode", { code: "print(1)" });
-      assert.equal(code.isError, true);
-      assert.match(textsOf(code)[0]!, /No active Jupyter notebook/);
+    const code = await c.call("executeCode", { code: "print(1)" });
+    assert.equal(code.isError, true);
+    assert.match(textsOf(code)[0]!, /No active Jupyter notebook/);
 
-      assert.deepEqual(textsOf(await c.call("closeAllDiffTabs")), ["CLOSED_0_DIFF_TABS"]);
-    } finally {
-      await c.close();
-    }
+    assert.deepEqual(textsOf(await c.call("closeAllDiffTabs")), ["CLOSED_0_DIFF_TABS"]);
   });
 });

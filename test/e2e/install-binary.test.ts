@@ -6,8 +6,8 @@ import { execFileSync } from "node:child_process";
 import { copyFileSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { compiledBinary, homeEnv, liveBridge } from "../helpers/install.ts";
-import { tmpdirFixture } from "../helpers/tmp.ts";
+import { compiledBinary, liveBridge } from "../helpers/install.ts";
+import { homeEnv, tmpdirFixture } from "../helpers/tmp.ts";
 
 describe("the compiled binary alone, outside the checkout", () => {
   const dir = tmpdirFixture({ prefix: "ccb-bin-alone-" });

@@ -13,8 +13,8 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { LIVE_FILE, LIVE_VERSION, liveRuntime } from "../fixtures/runtime/live.ts";
 import { repoRoot } from "../helpers/cli.ts";
-import { compiledBinary, homeEnv, liveBridge, peerBin, sha256File } from "../helpers/install.ts";
-import { tmpdirFixture } from "../helpers/tmp.ts";
+import { compiledBinary, liveBridge, peerBin, sha256File } from "../helpers/install.ts";
+import { homeEnv, tmpdirFixture } from "../helpers/tmp.ts";
 
 const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { name: string; version: string };
 

@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { after, describe, it } from "node:test";
 import { LIVE_FILE, LIVE_VERSION, liveRuntime } from "../fixtures/runtime/live.ts";
 import { repoRoot } from "../helpers/cli.ts";
-import { compiledBinary, homeEnv, liveBridge, sha256File } from "../helpers/install.ts";
-import { tmpdirFixture } from "../helpers/tmp.ts";
+import { compiledBinary, liveBridge, sha256File } from "../helpers/install.ts";
+import { homeEnv, tmpdirFixture } from "../helpers/tmp.ts";
 
 const version = (JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { version: string }).version;
 

@@ -8,6 +8,7 @@ import * as acp from "@agentclientprotocol/sdk";
 import { createHttpStream } from "@agentclientprotocol/sdk/experimental/http-client";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import WebSocket from "ws";
+import { type AcpCtx, acpTurn } from "../helpers/acp-turn.ts";
 import { repoRoot, spawnCcb } from "../helpers/cli.ts";
 import { pidAlive, stopProcess, until, waitForOutput } from "../helpers/process.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -62,38 +63,9 @@ function started(): number[] {
   return text.split("\n").filter(Boolean).map(Number);
 }
 
-type Ctx = Parameters<Parameters<ReturnType<typeof acp.client>["connectWith"]>[1]>[0];
-
 /** initialize + session/new + a prompt (with the agent's permission request), with the SDK's client. */
-async function turn(stream: acp.Stream, text = "hello", work?: (ctx: Ctx, sessionId: string) => Promise<void>) {
-  const updates: string[] = [];
-  return acp
-    .client({ name: "link-remote-test" })
-    .onRequest(acp.methods.client.session.requestPermission, () => ({
-      outcome: { outcome: "selected", optionId: "allow" },
-    }))
-    .onNotification(acp.methods.client.session.update, ({ params }) => {
-      if (params.update.sessionUpdate === "agent_message_chunk" && params.update.content.type === "text")
-        updates.push(params.update.content.text);
-    })
-    .connectWith(stream, async (ctx) => {
-      const init = await ctx.request(acp.methods.agent.initialize, {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        clientCapabilities: {},
-      });
-      const session = await ctx.request(acp.methods.agent.session.new, {
-        cwd: repoRoot,
-        mcpServers: [],
-        _meta: { permissionMode: "plan" },
-      });
-      const result = await ctx.request(acp.methods.agent.session.prompt, {
-        sessionId: session.sessionId,
-        prompt: [{ type: "text", text }],
-      });
-      await work?.(ctx, session.sessionId);
-      return { init, session, result, updates };
-    });
-}
+const turn = (stream: acp.Stream, text = "hello", work?: (ctx: AcpCtx, sessionId: string) => Promise<void>) =>
+  acpTurn(stream, { name: "link-remote-test", cwd: repoRoot, text, meta: { permissionMode: "plan" }, work });
 
 /** The SDK's fetch option, recording what the HTTP client sent and was answered. */
 function recordingFetch(log: { method: string; cookie: string | null; setCookie: string | null }[]): typeof fetch {

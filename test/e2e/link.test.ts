@@ -3,9 +3,9 @@ import type { ChildProcess } from "node:child_process";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import * as acp from "@agentclientprotocol/sdk";
 import { createWebSocketStream } from "@agentclientprotocol/sdk/experimental/ws-client";
 import WebSocket from "ws";
+import { acpTurn } from "../helpers/acp-turn.ts";
 import { repoRoot, spawnCcb } from "../helpers/cli.ts";
 import { pidAlive, stopProcess, until, waitForOutput } from "../helpers/process.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
@@ -48,35 +48,12 @@ function tryUpgrade(
 }
 
 /** A full ACP exchange through the link with the SDK's own WebSocket client. */
-async function promptThroughLink(url: string, headers: Record<string, string>, meta?: Record<string, unknown>) {
-  const updates: string[] = [];
-  const stream = createWebSocketStream(url, { WebSocket: WebSocket as never, headers });
-  return acp
-    .client({ name: "link-test" })
-    .onRequest(acp.methods.client.session.requestPermission, () => ({
-      outcome: { outcome: "selected", optionId: "allow" },
-    }))
-    .onNotification(acp.methods.client.session.update, ({ params }) => {
-      if (params.update.sessionUpdate === "agent_message_chunk" && params.update.content.type === "text")
-        updates.push(params.update.content.text);
-    })
-    .connectWith(stream, async (ctx) => {
-      const init = await ctx.request(acp.methods.agent.initialize, {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        clientCapabilities: {},
-      });
-      const session = await ctx.request(acp.methods.agent.session.new, {
-        cwd: repoRoot,
-        mcpServers: [],
-        ...(meta ? { _meta: meta } : {}),
-      });
-      const result = await ctx.request(acp.methods.agent.session.prompt, {
-        sessionId: session.sessionId,
-        prompt: [{ type: "text", text: "hello" }],
-      });
-      return { init, session, result, updates };
-    });
-}
+const promptThroughLink = (url: string, headers: Record<string, string>, meta?: Record<string, unknown>) =>
+  acpTurn(createWebSocketStream(url, { WebSocket: WebSocket as never, headers }), {
+    name: "link-test",
+    cwd: repoRoot,
+    ...(meta ? { meta } : {}),
+  });
 
 describe("ccb link", () => {
   const home = tmpdirFixture({ prefix: "ccb-link-home-" });

@@ -11,9 +11,9 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { runCcb } from "../helpers/cli.ts";
-import { homeEnv, peerBin } from "../helpers/install.ts";
+import { peerBin } from "../helpers/install.ts";
 import { cleanEnv } from "../helpers/serve.ts";
-import { tmpdirFixture } from "../helpers/tmp.ts";
+import { homeEnv, tmpdirFixture } from "../helpers/tmp.ts";
 import { bootWorkbench, text } from "../helpers/workbench.ts";
 
 const CS_VERSION = "4.139.1";

@@ -9,10 +9,9 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fixtureSet } from "../fixtures/runtime/archives.ts";
 import { ccbCommand, runCcb } from "../helpers/cli.ts";
-import { homeEnv } from "../helpers/install.ts";
 import { freePort, type LocalRegistry, startLocalRegistry } from "../helpers/local-registry.ts";
 import { cleanEnv } from "../helpers/serve.ts";
-import { tmpdirFixture } from "../helpers/tmp.ts";
+import { homeEnv, tmpdirFixture } from "../helpers/tmp.ts";
 import { TmuxPane } from "../helpers/tmux.ts";
 
 /** What a compiler and npm print during a native build: none of it may reach the person's terminal. */

@@ -1,47 +1,32 @@
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { after, describe, it } from "node:test";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { workspaceTools } from "../../src/tools/catalog.ts";
 import { spawnCcb } from "../helpers/cli.ts";
+import { e2e } from "../helpers/fixture.ts";
 import {
   cleanEnv,
   connectHttp,
-  type HttpServe,
   INITIALIZE,
   MCP_POST_HEADERS,
   rawRequest,
   rpcMessages,
-  startHttpServe,
   waitExit,
   waitForOutput,
 } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
 
 describe("ccb serve --http with the MCP SDK client", { timeout: 180_000 }, () => {
-  const dir = tmpdirFixture({ git: true });
-  let srv: HttpServe;
-  const clients: Client[] = [];
-
-  before(async () => {
-    srv = await startHttpServe(dir.path);
-  });
-  after(async () => {
-    for (const c of clients) await c.close().catch(() => {});
-    const code = await srv.stop();
-    dir.cleanup();
-    assert.equal(code, 0, "SIGTERM shuts the server down with exit 0");
-  });
+  const f = e2e({ git: true, http: {} });
 
   it("prints a 127.0.0.1 URL for port 0", () => {
-    assert.match(srv.base, /^http:\/\/127\.0\.0\.1:\d+$/);
-    assert.notEqual(new URL(srv.base).port, "0");
+    assert.match(f.http.base, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.notEqual(new URL(f.http.base).port, "0");
   });
 
   it("lists every registry tool over Streamable HTTP", async () => {
-    const client = await connectHttp(srv.url);
-    clients.push(client);
+    const client = await f.serveClient();
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(), workspaceTools.map((t) => t.name).sort());
     await assert.rejects(
@@ -51,7 +36,7 @@ describe("ccb serve --http with the MCP SDK client", { timeout: 180_000 }, () =>
   });
 
   it("/healthz reports ok, version and bridge status without auth", async () => {
-    const r = await rawRequest(`${srv.base}/healthz`);
+    const r = await rawRequest(`${f.http.base}/healthz`);
     assert.equal(r.status, 200);
     const body = JSON.parse(r.body) as { ok: boolean; version: string; bridge: { connected: boolean; reason: string } };
     assert.equal(body.ok, true);
@@ -61,22 +46,23 @@ describe("ccb serve --http with the MCP SDK client", { timeout: 180_000 }, () =>
   });
 
   it("keeps one session per client and ends a session on DELETE", async () => {
-    const a = new StreamableHTTPClientTransport(new URL(srv.url));
-    const b = new StreamableHTTPClientTransport(new URL(srv.url));
+    const a = new StreamableHTTPClientTransport(new URL(f.http.url));
+    const b = new StreamableHTTPClientTransport(new URL(f.http.url));
     const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
     const ca = new Client({ name: "a", version: "1" });
     const cb = new Client({ name: "b", version: "1" });
     await ca.connect(a);
     await cb.connect(b);
-    clients.push(cb);
+    f.defer(() => cb.close().catch(() => {}));
     assert.ok(a.sessionId && b.sessionId && a.sessionId !== b.sessionId);
-    const before = (JSON.parse((await rawRequest(`${srv.base}/healthz`)).body) as { sessions: number }).sessions;
+    const before = (JSON.parse((await rawRequest(`${f.http.base}/healthz`)).body) as { sessions: number }).sessions;
     const oldId = a.sessionId;
     await a.terminateSession();
     await ca.close();
-    const afterDelete = (JSON.parse((await rawRequest(`${srv.base}/healthz`)).body) as { sessions: number }).sessions;
+    const afterDelete = (JSON.parse((await rawRequest(`${f.http.base}/healthz`)).body) as { sessions: number })
+      .sessions;
     assert.equal(afterDelete, before - 1);
-    const r = await rawRequest(srv.url, {
+    const r = await rawRequest(f.http.url, {
       method: "POST",
       headers: { ...MCP_POST_HEADERS, "mcp-session-id": oldId, "mcp-protocol-version": "2025-06-18" },
       body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
@@ -88,18 +74,17 @@ describe("ccb serve --http with the MCP SDK client", { timeout: 180_000 }, () =>
   });
 
   it("answers malformed JSON with -32700 and keeps serving", async () => {
-    const r = await rawRequest(srv.url, { method: "POST", headers: MCP_POST_HEADERS, body: '{"jsonrpc":"2.0",' });
+    const r = await rawRequest(f.http.url, { method: "POST", headers: MCP_POST_HEADERS, body: '{"jsonrpc":"2.0",' });
     assert.equal(r.status, 400);
     assert.equal(rpcMessages(r.body)[0]?.error?.code, -32700);
-    const c = await connectHttp(srv.url);
-    clients.push(c);
+    const c = await f.serveClient();
     assert.ok((await c.listTools()).tools.length > 0);
   });
 
   it("answers bad params of a known method inside a session with -32602", async () => {
-    const init = await rawRequest(srv.url, { method: "POST", headers: MCP_POST_HEADERS, body: INITIALIZE });
+    const init = await rawRequest(f.http.url, { method: "POST", headers: MCP_POST_HEADERS, body: INITIALIZE });
     const sid = String(init.headers["mcp-session-id"]);
-    const r = await rawRequest(srv.url, {
+    const r = await rawRequest(f.http.url, {
       method: "POST",
       headers: { ...MCP_POST_HEADERS, "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" },
       body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: ["x"] } }),
@@ -107,14 +92,14 @@ describe("ccb serve --http with the MCP SDK client", { timeout: 180_000 }, () =>
     const e = rpcMessages(r.body)[0]?.error;
     assert.equal(e?.code, -32602);
     assert.match(e?.message ?? "", /Invalid params for tools\/call: name: /);
-    await rawRequest(srv.url, {
+    await rawRequest(f.http.url, {
       method: "DELETE",
       headers: { "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" },
     });
   });
 
   it("refuses a non-initialize request without a session id", async () => {
-    const r = await rawRequest(srv.url, {
+    const r = await rawRequest(f.http.url, {
       method: "POST",
       headers: MCP_POST_HEADERS,
       body: JSON.stringify({ jsonrpc: "2.0", id: 5, method: "tools/list" }),
@@ -124,7 +109,7 @@ describe("ccb serve --http with the MCP SDK client", { timeout: 180_000 }, () =>
   });
 
   it("serves initialize over a raw POST as an SSE or JSON response carrying a session id", async () => {
-    const r = await rawRequest(srv.url, { method: "POST", headers: MCP_POST_HEADERS, body: INITIALIZE });
+    const r = await rawRequest(f.http.url, { method: "POST", headers: MCP_POST_HEADERS, body: INITIALIZE });
     assert.equal(r.status, 200);
     assert.ok(r.headers["mcp-session-id"]);
     const msg = rpcMessages(r.body)[0] as { result: { serverInfo: { name: string } } };
@@ -132,8 +117,8 @@ describe("ccb serve --http with the MCP SDK client", { timeout: 180_000 }, () =>
   });
 
   it("404s unknown paths and 405s wrong methods on known ones", async () => {
-    assert.equal((await rawRequest(`${srv.base}/nothing-here`)).status, 404);
-    assert.equal((await rawRequest(`${srv.base}/healthz`, { method: "POST", body: "{}" })).status, 405);
+    assert.equal((await rawRequest(`${f.http.base}/nothing-here`)).status, 404);
+    assert.equal((await rawRequest(`${f.http.base}/healthz`, { method: "POST", body: "{}" })).status, 405);
   });
 });
 

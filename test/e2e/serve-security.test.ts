@@ -4,10 +4,10 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { generate } from "selfsigned";
 import { spawnCcb } from "../helpers/cli.ts";
+import { e2e } from "../helpers/fixture.ts";
 import {
   cleanEnv,
   connectHttp,
-  type HttpServe,
   INITIALIZE,
   MCP_POST_HEADERS,
   rawRequest,
@@ -20,23 +20,19 @@ import { tmpdirFixture } from "../helpers/tmp.ts";
 const TOKEN = "e2e-token-0123456789abcdef0123456789abcdef";
 
 describe("ccb serve --http security matrix", { timeout: 180_000 }, () => {
-  const dir = tmpdirFixture();
-  let srv: HttpServe;
-  let port: string;
-
-  before(async () => {
-    srv = await startHttpServe(dir.path, ["--allow-origin", "https://app.example.com", "--max-body-bytes", "65536"], {
-      CCB_AUTH_TOKEN: TOKEN,
-    });
-    port = new URL(srv.base).port;
+  const f = e2e({
+    http: {
+      args: ["--allow-origin", "https://app.example.com", "--max-body-bytes", "65536"],
+      env: { CCB_AUTH_TOKEN: TOKEN },
+    },
   });
-  after(async () => {
-    assert.equal(await srv.stop(), 0);
-    dir.cleanup();
+  let port: string;
+  before(() => {
+    port = new URL(f.http.base).port;
   });
 
   const post = (headers: Record<string, string>, body: string | Buffer = INITIALIZE) =>
-    rawRequest(srv.url, { method: "POST", headers: { ...MCP_POST_HEADERS, ...headers }, body });
+    rawRequest(f.http.url, { method: "POST", headers: { ...MCP_POST_HEADERS, ...headers }, body });
   const auth = { authorization: `Bearer ${TOKEN}` };
 
   it("missing bearer -> 401 with WWW-Authenticate", async () => {
@@ -55,16 +51,16 @@ describe("ccb serve --http security matrix", { timeout: 180_000 }, () => {
   });
 
   it("the right bearer works with the SDK client", async () => {
-    const client = await connectHttp(srv.url, auth);
+    const client = await connectHttp(f.http.url, auth);
     assert.ok((await client.listTools()).tools.length > 0);
     await client.close();
   });
 
   it("the token never appears in /healthz or on stderr", async () => {
-    const r = await rawRequest(`${srv.base}/healthz`);
+    const r = await rawRequest(`${f.http.base}/healthz`);
     assert.equal(r.status, 200);
     assert.ok(!r.body.includes(TOKEN));
-    assert.ok(!srv.stderr().includes(TOKEN));
+    assert.ok(!f.http.stderr().includes(TOKEN));
   });
 
   it("hostile Host headers are refused (DNS rebinding), loopback names with our port are accepted", async () => {
@@ -78,7 +74,7 @@ describe("ccb serve --http security matrix", { timeout: 180_000 }, () => {
       const r = await post({ ...auth, host });
       assert.equal(r.status, 403, host);
     }
-    const h = await rawRequest(`${srv.base}/healthz`, { headers: { host: "attacker.test" } });
+    const h = await rawRequest(`${f.http.base}/healthz`, { headers: { host: "attacker.test" } });
     assert.equal(h.status, 403, "/healthz checks Host too");
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST:${port}`]) {
       const r = await post({ ...auth, host });
@@ -110,7 +106,7 @@ describe("ccb serve --http security matrix", { timeout: 180_000 }, () => {
     const e = rpcMessages(r.body)[0]?.error;
     assert.equal(e?.code, -32600);
     assert.match(e?.message ?? "", /65536 bytes/);
-    const client = await connectHttp(srv.url, auth);
+    const client = await connectHttp(f.http.url, auth);
     assert.ok((await client.listTools()).tools.length > 0);
     await client.close();
   });

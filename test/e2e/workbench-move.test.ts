@@ -1,23 +1,18 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import { tmpdirFixture } from "../helpers/tmp.ts";
-import { bootWorkbench, eventually, text, type Workbench } from "../helpers/workbench.ts";
+import { e2e } from "../helpers/fixture.ts";
+import { eventually, text } from "../helpers/workbench.ts";
 
 /**
  * refactor_move end to end: `ccb serve --http` with a real code-server, its built-in TypeScript
  * extension (with the bridge's server plugin loaded) and the real bridge extension; an MCP client
  * calls the tools, and the project's own type check (`tsc --noEmit`) judges the result. Booted once.
  */
-const ws = tmpdirFixture({ prefix: "ccb-mv-ws-" });
-const outside = tmpdirFixture({ prefix: "ccb-mv-out-" });
-const home = tmpdirFixture({ prefix: "ccb-mv-home-" });
-let wb: Workbench;
-
 const files: Record<string, string> = {
   "tsconfig.json": JSON.stringify({
     compilerOptions: { strict: true, target: "ES2022", module: "ESNext", moduleResolution: "Bundler", noEmit: true },
@@ -40,11 +35,14 @@ const files: Record<string, string> = {
   "src/plain/p.ts": "export const p = 1;\n",
   "src/plain-user.ts": 'import { p } from "./plain/p";\n\nexport const q = p + 1;\n',
 };
-for (const [p, content] of Object.entries(files)) {
-  mkdirSync(join(ws.path, p, ".."), { recursive: true });
-  writeFileSync(join(ws.path, p), content);
-}
-const disk = (p: string) => readFileSync(join(ws.path, p), "utf8");
+const f = e2e({
+  prefix: "ccb-mv-",
+  dirs: ["outside"],
+  workbench: "serve",
+  setupTimeout: 300_000,
+  files,
+});
+const disk = f.read;
 const tscJs = join(dirname(createRequire(import.meta.url).resolve("typescript/package.json")), "lib/tsc.js");
 
 /**
@@ -55,26 +53,12 @@ function typeCheck(): Promise<{ ok: boolean; out: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [tscJs, "--noEmit", "-p", ws.path],
+      [tscJs, "--noEmit", "-p", f.ws],
       { encoding: "utf8", timeout: 120_000 },
       (err, stdout, stderr) => resolve({ ok: !err, out: `${stdout}${stderr}` }),
     );
   });
 }
-
-before(
-  async () => {
-    wb = await bootWorkbench(ws.path, home.path);
-  },
-  { timeout: 300_000 },
-);
-
-after(async () => {
-  await wb?.stop();
-  ws.cleanup();
-  outside.cleanup();
-  home.cleanup();
-});
 
 interface Preview {
   previewId: string;
@@ -87,7 +71,7 @@ const structured = <T>(r: { structuredContent?: unknown }) => r.structuredConten
 /** A preview once the TypeScript server has loaded the project and answers with `count` files. */
 async function preview(from: string, to: string, count: number): Promise<Preview & { text: string }> {
   return eventually(`move preview ${from} -> ${to} over ${count} files`, async () => {
-    const r = await wb.ok("refactor_move", { from, to });
+    const r = await f.wb.ok("refactor_move", { from, to });
     const s = structured<Preview>(r);
     return s.files.length === count ? { ...s, text: text(r) } : undefined;
   });
@@ -118,10 +102,10 @@ describe("refactor_move on a real workbench", { timeout: 900_000 }, () => {
     assert.match(p.text, /^\+import \{ PREFIX \} from "\.\.\/\.\.\/config";$/m, "the moved file's own import");
     // a preview writes nothing
     for (const [f, t] of Object.entries(before)) assert.equal(disk(f), t, `${f} unchanged by the preview`);
-    assert.equal(existsSync(join(ws.path, "src/text")), false);
+    assert.equal(existsSync(join(f.ws, "src/text")), false);
 
     // a stale previewId is refused whole
-    const stale = await wb.call("refactor_move", {
+    const stale = await f.wb.call("refactor_move", {
       from: "src/util/strings.ts",
       to: "src/text/core/strings.ts",
       apply: true,
@@ -129,17 +113,17 @@ describe("refactor_move on a real workbench", { timeout: 900_000 }, () => {
     });
     assert.equal(stale.isError, true, text(stale));
     assert.match(text(stale), /VERSION_CONFLICT/);
-    assert.ok(existsSync(join(ws.path, "src/util/strings.ts")));
+    assert.ok(existsSync(join(f.ws, "src/util/strings.ts")));
 
-    const r = await wb.ok("refactor_move", {
+    const r = await f.wb.ok("refactor_move", {
       from: "src/util/strings.ts",
       to: "src/text/core/strings.ts",
       apply: true,
       previewId: p.previewId,
     });
     assert.match(text(r), /Moved src\/util\/strings\.ts to src\/text\/core\/strings\.ts/, text(r));
-    assert.equal(existsSync(join(ws.path, "src/util/strings.ts")), false);
-    assert.ok(existsSync(join(ws.path, "src/text/core/strings.ts")));
+    assert.equal(existsSync(join(f.ws, "src/util/strings.ts")), false);
+    assert.ok(existsSync(join(f.ws, "src/text/core/strings.ts")));
     assert.match(disk("src/a.ts"), /from "\.\/text\/core\/strings"/);
     assert.match(disk("src/b.ts"), /from "\.\/text\/core\/strings"/);
     assert.match(disk("src/feature/c.ts"), /from "\.\.\/text\/core\/strings"/);
@@ -157,9 +141,9 @@ describe("refactor_move on a real workbench", { timeout: 900_000 }, () => {
     assert.equal(p.moved.kind, "folder");
     assert.deepEqual(p.files.map((f) => f.path).sort(), ["src/app.ts", "src/feature/e.ts"]);
     assert.match(p.text, /^ {2}R src\/lib\/ -> src\/numbers\/ \(moved\)$/m);
-    assert.ok(existsSync(join(ws.path, "src/lib/math.ts")), "a preview moves nothing");
-    await wb.ok("refactor_move", { from: "src/lib", to: "src/numbers", apply: true, previewId: p.previewId });
-    assert.equal(existsSync(join(ws.path, "src/lib")), false);
+    assert.ok(existsSync(join(f.ws, "src/lib/math.ts")), "a preview moves nothing");
+    await f.wb.ok("refactor_move", { from: "src/lib", to: "src/numbers", apply: true, previewId: p.previewId });
+    assert.equal(existsSync(join(f.ws, "src/lib")), false);
     assert.equal(disk("src/numbers/index.ts"), files["src/lib/index.ts"]);
     assert.match(disk("src/app.ts"), /from "\.\/numbers\/math"/);
     assert.match(disk("src/app.ts"), /from "\.\/numbers"/);
@@ -169,25 +153,29 @@ describe("refactor_move on a real workbench", { timeout: 900_000 }, () => {
   });
 
   it("refuses a path outside the workspace at either end, and an existing destination; nothing moves", async () => {
-    writeFileSync(join(outside.path, "x.ts"), "export const x = 1;\n");
-    const out = await wb.call("refactor_move", { from: "src/a.ts", to: join(outside.path, "a.ts"), apply: true });
+    writeFileSync(join(f.dir("outside"), "x.ts"), "export const x = 1;\n");
+    const out = await f.wb.call("refactor_move", { from: "src/a.ts", to: join(f.dir("outside"), "a.ts"), apply: true });
     assert.equal(out.isError, true, text(out));
     assert.match(text(out), /PATH_OUTSIDE_WORKSPACE/);
-    const up = await wb.call("refactor_move", { from: "src/a.ts", to: "../escaped.ts" });
+    const up = await f.wb.call("refactor_move", { from: "src/a.ts", to: "../escaped.ts" });
     assert.match(text(up), /PATH_OUTSIDE_WORKSPACE/);
-    const inward = await wb.call("refactor_move", { from: join(outside.path, "x.ts"), to: "src/x.ts", apply: true });
+    const inward = await f.wb.call("refactor_move", {
+      from: join(f.dir("outside"), "x.ts"),
+      to: "src/x.ts",
+      apply: true,
+    });
     assert.match(text(inward), /PATH_OUTSIDE_WORKSPACE/);
-    const taken = await wb.call("refactor_move", { from: "src/a.ts", to: "src/b.ts", apply: true });
+    const taken = await f.wb.call("refactor_move", { from: "src/a.ts", to: "src/b.ts", apply: true });
     assert.match(text(taken), /ALREADY_EXISTS/);
-    assert.ok(existsSync(join(ws.path, "src/a.ts")));
-    assert.equal(existsSync(join(outside.path, "a.ts")), false);
-    assert.ok(existsSync(join(outside.path, "x.ts")));
-    assert.equal(existsSync(join(ws.path, "src/x.ts")), false);
+    assert.ok(existsSync(join(f.ws, "src/a.ts")));
+    assert.equal(existsSync(join(f.dir("outside"), "a.ts")), false);
+    assert.ok(existsSync(join(f.dir("outside"), "x.ts")));
+    assert.equal(existsSync(join(f.ws, "src/x.ts")), false);
   });
 
   it("control: the plain move (fs_move) leaves the importers broken, and tsc says so", async () => {
     assert.ok((await typeCheck()).ok, "passes before");
-    await wb.ok("fs_move", { from: "src/plain/p.ts", to: "src/other/p.ts", createParents: true });
+    await f.wb.ok("fs_move", { from: "src/plain/p.ts", to: "src/other/p.ts", createParents: true });
     assert.match(disk("src/plain-user.ts"), /from "\.\/plain\/p"/, "fs_move updates no import");
     const tc = await typeCheck();
     assert.equal(tc.ok, false);

@@ -1,19 +1,15 @@
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { tmpdirFixture } from "../helpers/tmp.ts";
-import { bootWorkbench, eventually, text, type Workbench } from "../helpers/workbench.ts";
+import { describe, it } from "node:test";
+import { e2e } from "../helpers/fixture.ts";
+import { eventually, text } from "../helpers/workbench.ts";
 
 /**
  * The editor's refactor and navigation powers end to end: `ccb serve --http` with a real code-server,
  * its built-in TypeScript language features and the real bridge extension; an MCP client calls the
  * tools. Booted once for the file.
  */
-const ws = tmpdirFixture({ prefix: "ccb-rf-ws-" });
-const home = tmpdirFixture({ prefix: "ccb-rf-home-" });
-let wb: Workbench;
-
 const files: Record<string, string> = {
   "tsconfig.json": JSON.stringify({
     compilerOptions: {
@@ -51,11 +47,8 @@ const files: Record<string, string> = {
   "src/organize.ts": 'import { c, a } from "./util";\nimport { b } from "./util";\n\nexport const sum = a + c;\n',
   "src/ugly.ts": "export   function   ugly( x:number,y:number ){\nreturn x+y\n}\n",
 };
-for (const [p, content] of Object.entries(files)) {
-  mkdirSync(join(ws.path, p, ".."), { recursive: true });
-  writeFileSync(join(ws.path, p), content);
-}
-const disk = (p: string) => readFileSync(join(ws.path, p), "utf8");
+const f = e2e({ prefix: "ccb-rf-", workbench: "serve", setupTimeout: 300_000, files });
+const disk = f.read;
 /** The 1-based line and column of the first `needle` in a file on disk. */
 function find(p: string, needle: string): { line: number; column: number } {
   const lines = disk(p).split("\n");
@@ -64,19 +57,6 @@ function find(p: string, needle: string): { line: number; column: number } {
   return { line: line + 1, column: (lines[line] as string).indexOf(needle) + 1 };
 }
 
-before(
-  async () => {
-    wb = await bootWorkbench(ws.path, home.path);
-  },
-  { timeout: 300_000 },
-);
-
-after(async () => {
-  await wb?.stop();
-  ws.cleanup();
-  home.cleanup();
-});
-
 type Structured<T> = { structuredContent?: T };
 const structured = <T>(r: Structured<unknown>) => r.structuredContent as T;
 const at = (line: number, column: number) => ({ line, column });
@@ -84,7 +64,7 @@ const RENAME = { path: "src/shapes.ts", position: at(16, 17), newName: "sumOfAre
 
 async function preview(): Promise<{ previewId: string; files: Array<{ path: string }>; text: string }> {
   return eventually("rename preview over three files", async () => {
-    const r = await wb.ok("refactor_rename", RENAME);
+    const r = await f.wb.ok("refactor_rename", RENAME);
     const s = structured<{ previewId: string; files: Array<{ path: string }> }>(r);
     return s.files.length === 3 ? { ...s, text: text(r) } : undefined;
   });
@@ -92,7 +72,7 @@ async function preview(): Promise<{ previewId: string; files: Array<{ path: stri
 
 /** The unsaved buffer of src/main.ts (it must still have unsaved changes). */
 async function mainBuffer(): Promise<string> {
-  const st = await wb.ok("editor_state", { path: "src/main.ts" });
+  const st = await f.wb.ok("editor_state", { path: "src/main.ts" });
   const o = structured<{ overlays: Array<{ path: string; text: string; isDirty: boolean }> }>(st).overlays.find(
     (x) => x.path === "src/main.ts",
   );
@@ -103,8 +83,8 @@ async function mainBuffer(): Promise<string> {
 
 describe("refactor and navigation tools on a real workbench", { timeout: 900_000 }, () => {
   it("rename across three files with an import and a dirty buffer: preview, stale refused, read-only refused whole, apply", async () => {
-    await wb.ok("editor_open", { path: "src/main.ts" });
-    await wb.ok("editor_apply_edits", {
+    await f.wb.ok("editor_open", { path: "src/main.ts" });
+    await f.wb.ok("editor_apply_edits", {
       path: "src/main.ts",
       edits: [{ range: { start: at(1, 1), end: at(1, 1) }, newText: "// draft\n" }],
     });
@@ -121,12 +101,12 @@ describe("refactor and navigation tools on a real workbench", { timeout: 900_000
     await mainBuffer();
 
     // stale: a file changes after the preview
-    await wb.ok("editor_apply_edits", {
+    await f.wb.ok("editor_apply_edits", {
       path: "src/shapes.ts",
       edits: [{ range: { start: at(1, 1), end: at(1, 1) }, newText: "// v2\n" }],
       save: true,
     });
-    const stale = await wb.call("refactor_rename", {
+    const stale = await f.wb.call("refactor_rename", {
       ...RENAME,
       position: at(17, 17),
       apply: true,
@@ -139,14 +119,14 @@ describe("refactor and navigation tools on a real workbench", { timeout: 900_000
     await mainBuffer();
 
     // one read-only file: nothing is applied anywhere
-    chmodSync(join(ws.path, "src/report.ts"), 0o444);
+    chmodSync(join(f.ws, "src/report.ts"), 0o444);
     try {
-      const refused = await wb.call("refactor_rename", { ...RENAME, position: at(17, 17), apply: true });
+      const refused = await f.wb.call("refactor_rename", { ...RENAME, position: at(17, 17), apply: true });
       assert.equal(refused.isError, true, text(refused));
       assert.match(text(refused), /PERMISSION_DENIED/);
       assert.match(text(refused), /src\/report\.ts|report\.ts/);
     } finally {
-      chmodSync(join(ws.path, "src/report.ts"), 0o644);
+      chmodSync(join(f.ws, "src/report.ts"), 0o644);
     }
     assert.match(disk("src/shapes.ts"), /function totalArea/);
     assert.match(disk("src/report.ts"), /totalArea/);
@@ -154,13 +134,13 @@ describe("refactor and navigation tools on a real workbench", { timeout: 900_000
 
     // a fresh preview, applied with its id
     const p2 = await eventually("fresh preview", async () => {
-      const r = await wb.ok("refactor_rename", { ...RENAME, position: at(17, 17) });
+      const r = await f.wb.ok("refactor_rename", { ...RENAME, position: at(17, 17) });
       const s = structured<{ previewId: string; files: unknown[] }>(r);
       return s.files.length === 3 ? s : undefined;
     });
     assert.notEqual(p2.previewId, p1.previewId);
     await mainBuffer();
-    const done = await wb.ok("refactor_rename", {
+    const done = await f.wb.ok("refactor_rename", {
       ...RENAME,
       position: at(17, 17),
       apply: true,
@@ -190,42 +170,42 @@ describe("refactor and navigation tools on a real workbench", { timeout: 900_000
   });
 
   it('the "add missing import" quick fix, listed then applied by id', async () => {
-    await wb.ok("editor_open", { path: "src/needs-import.ts" });
+    await f.wb.ok("editor_open", { path: "src/needs-import.ts" });
     const fix = await eventually("add-import quick fix", async () => {
-      const r = await wb.ok("refactor_code_actions", { path: "src/needs-import.ts", kind: "quickfix" });
+      const r = await f.wb.ok("refactor_code_actions", { path: "src/needs-import.ts", kind: "quickfix" });
       const list = structured<{ actions: Array<{ id: string; title: string; kind?: string }> }>(r).actions;
       return list.find((a) => /Add import from "\.\/shapes"/.test(a.title));
     });
     assert.equal(fix.kind, "quickfix");
-    const r = await wb.ok("refactor_apply_code_action", { id: fix.id });
+    const r = await f.wb.ok("refactor_apply_code_action", { id: fix.id });
     assert.match(text(r), /^\+import \{ Circle \} from "\.\/shapes";$/m);
     assert.equal(
       disk("src/needs-import.ts"),
       'import { Circle } from "./shapes";\n\nexport const c = new Circle(1);\n',
     );
-    const again = await wb.call("refactor_apply_code_action", { id: fix.id });
+    const again = await f.wb.call("refactor_apply_code_action", { id: fix.id });
     assert.equal(again.isError, true, "an id listed before the change is stale");
     assert.match(text(again), /VERSION_CONFLICT/);
   });
 
   it('the "remove unused" quick fix', async () => {
-    await wb.ok("editor_open", { path: "src/unused.ts" });
+    await f.wb.ok("editor_open", { path: "src/unused.ts" });
     const fix = await eventually("remove-unused quick fix", async () => {
-      const r = await wb.ok("refactor_code_actions", {
+      const r = await f.wb.ok("refactor_code_actions", {
         path: "src/unused.ts",
         range: { start: at(4, 9), end: at(4, 20) },
       });
       const list = structured<{ actions: Array<{ id: string; title: string }> }>(r).actions;
       return list.find((a) => /Remove unused declaration for: 'unusedLocal'/.test(a.title));
     });
-    await wb.ok("refactor_apply_code_action", { id: fix.id });
+    await f.wb.ok("refactor_apply_code_action", { id: fix.id });
     assert.doesNotMatch(disk("src/unused.ts"), /unusedLocal/);
     assert.match(disk("src/unused.ts"), /return new Square\(1\)\.area\(\);/);
   });
 
   it("organize imports drops the unused import and sorts the rest", async () => {
     const r = await eventually("organize imports", async () => {
-      const res = await wb.ok("refactor_source_action", { path: "src/organize.ts" });
+      const res = await f.wb.ok("refactor_source_action", { path: "src/organize.ts" });
       return disk("src/organize.ts") !== files["src/organize.ts"] ? res : undefined;
     });
     assert.match(text(r), /Organize Imports|organizeImports/i);
@@ -234,7 +214,7 @@ describe("refactor and navigation tools on a real workbench", { timeout: 900_000
 
   it("format uses the workspace's settings (2-space indent)", async () => {
     const r = await eventually("format", async () => {
-      const res = await wb.ok("refactor_format", { path: "src/ugly.ts" });
+      const res = await f.wb.ok("refactor_format", { path: "src/ugly.ts" });
       return disk("src/ugly.ts") !== files["src/ugly.ts"] ? res : undefined;
     });
     assert.match(text(r), /^--- a\/src\/ugly\.ts$/m);
@@ -244,7 +224,7 @@ describe("refactor and navigation tools on a real workbench", { timeout: 900_000
 
   it("call hierarchy, two levels of callers", async () => {
     const r = await eventually("call hierarchy", async () => {
-      const res = await wb.ok("language_call_hierarchy", { path: "src/calls.ts", position: at(1, 17), depth: 2 });
+      const res = await f.wb.ok("language_call_hierarchy", { path: "src/calls.ts", position: at(1, 17), depth: 2 });
       return structured<{ roots: unknown[] }>(res).roots.length ? res : undefined;
     });
     type N = { name: string; path: string; children: N[] };
@@ -254,14 +234,14 @@ describe("refactor and navigation tools on a real workbench", { timeout: 900_000
     assert.equal(roots[0]?.children[0]?.children[0]?.name, "top");
     assert.equal(roots[0]?.children[0]?.path, "src/calls.ts");
     assert.match(text(r), /^leaf \(Function.*\n {2}mid \(Function.* src\/calls\.ts:4:\d+ — calls at 5:\d+\n {4}top /m);
-    const one = await wb.ok("language_call_hierarchy", { path: "src/calls.ts", position: at(1, 17), depth: 1 });
+    const one = await f.wb.ok("language_call_hierarchy", { path: "src/calls.ts", position: at(1, 17), depth: 1 });
     assert.deepEqual(structured<{ roots: N[] }>(one).roots[0]?.children[0]?.children, [], "depth bounds the tree");
   });
 
   it("implementations of an interface", async () => {
     const shape = find("src/shapes.ts", "Shape {");
     const r = await eventually("implementations", async () => {
-      const res = await wb.ok("language_implementations", { path: "src/shapes.ts", position: shape });
+      const res = await f.wb.ok("language_implementations", { path: "src/shapes.ts", position: shape });
       return structured<{ locations: unknown[] }>(res).locations.length >= 2 ? res : undefined;
     });
     const square = find("src/shapes.ts", "Square implements");
@@ -271,7 +251,7 @@ describe("refactor and navigation tools on a real workbench", { timeout: 900_000
   });
 
   it("vscode_execute_command: a provider command with a path argument answers with workspace paths, applies nothing", async () => {
-    const r = await wb.ok("vscode_execute_command", {
+    const r = await f.wb.ok("vscode_execute_command", {
       command: "vscode.executeDocumentRenameProvider",
       args: [{ $type: "uri", path: "src/calls.ts" }, { $type: "position", line: 0, character: 16 }, "leaf2"],
       waitSeconds: 30,
@@ -285,21 +265,24 @@ describe("refactor and navigation tools on a real workbench", { timeout: 900_000
       ["src/calls.ts"],
     );
     assert.equal(result.files[0]?.edits.length, 2);
-    assert.doesNotMatch(text(r), new RegExp(ws.path), "no absolute paths");
+    assert.doesNotMatch(text(r), new RegExp(f.ws), "no absolute paths");
     assert.equal(disk("src/calls.ts"), files["src/calls.ts"]);
   });
 
   it("vscode_execute_command: a command that opens a picker ends with TIMEOUT and the picker closed", async () => {
-    await wb.ok("editor_open", { path: "src/calls.ts" });
-    const r = await wb.call("vscode_execute_command", { command: "workbench.action.debug.start", waitSeconds: 3 });
+    await f.wb.ok("editor_open", { path: "src/calls.ts" });
+    const r = await f.wb.call("vscode_execute_command", { command: "workbench.action.debug.start", waitSeconds: 3 });
     assert.equal(r.isError, true, text(r));
     assert.match(text(r), /TIMEOUT/);
     assert.match(text(r), /waiting for input/);
     // the same command, asked for at once, times out again instead of stacking pickers: the first
     // command's late close (inside its quiet window) does not close the second one's picker
-    const again = await wb.call("vscode_execute_command", { command: "workbench.action.debug.start", waitSeconds: 3 });
+    const again = await f.wb.call("vscode_execute_command", {
+      command: "workbench.action.debug.start",
+      waitSeconds: 3,
+    });
     assert.match(text(again), /TIMEOUT/);
     // and the workbench still answers
-    await wb.ok("editor_state");
+    await f.wb.ok("editor_state");
   });
 });

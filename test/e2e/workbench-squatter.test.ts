@@ -8,7 +8,7 @@ import { repoRoot } from "../helpers/cli.ts";
 import { OtherAccount } from "../helpers/other-account.ts";
 import { type StdioPeer, spawnStdioPeer } from "../helpers/serve.ts";
 import { tmpdirFixture } from "../helpers/tmp.ts";
-import { envOf, eventually, recordOf, type ToolResult, text } from "../helpers/workbench.ts";
+import { envOf, eventually, hostsGone, recordOf, type ToolResult, text } from "../helpers/workbench.ts";
 
 /**
  * A front end never presents the share secret to a listener it has not authenticated, attacked as
@@ -52,26 +52,6 @@ after(() => {
   other?.remove();
   scripts.cleanup();
 });
-
-/** Wait until no workbench host of this home runs (they stop a grace period after the last front end left). */
-async function hostsGone(home: string): Promise<void> {
-  await eventually(
-    "the workbench hosts stopped",
-    () => {
-      for (const n of readdirSync("/proc").filter((x) => /^\d+$/.test(x))) {
-        try {
-          const cmd = readFileSync(`/proc/${n}/cmdline`, "latin1");
-          const env = readFileSync(`/proc/${n}/environ`, "latin1");
-          if (cmd.includes("workbench\0host") && env.includes(home)) return undefined;
-        } catch {
-          // gone
-        }
-      }
-      return true;
-    },
-    120_000,
-  );
-}
 
 function procState(pid: number): string | undefined {
   try {

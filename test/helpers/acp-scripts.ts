@@ -16,6 +16,22 @@ export function lastUserText(body: any): string {
 }
 
 /**
+ * A model scripted by the newest prompt's text: `onPrompt(prompt)` answers it, and once tools have
+ * answered, `onResults(results)` does (side requests get "Title").
+ */
+export function byPrompt(
+  onResults: (results: ReturnType<typeof lastToolResults>) => Reply,
+  onPrompt: (prompt: string) => Reply,
+): Script {
+  return ({ body }): Reply => {
+    if (isSideRequest(body)) return { text: "Title" };
+    const results = lastToolResults(body);
+    if (results.length > 0) return onResults(results);
+    return onPrompt(lastUserText(body));
+  };
+}
+
+/**
  * A model that answers a prompt with the tool calls `plan(promptText)` returns (if any), and once
  * its tools have answered, with `final` text.
  */
@@ -23,11 +39,11 @@ export function toolThenText(
   plan: (prompt: string) => ToolUseReply[] | undefined,
   final: (results: ReturnType<typeof lastToolResults>) => string = () => "Done.",
 ): Script {
-  return ({ body }): Reply => {
-    if (isSideRequest(body)) return { text: "Title" };
-    const results = lastToolResults(body);
-    if (results.length > 0) return { text: final(results) };
-    const uses = plan(lastUserText(body));
-    return uses && uses.length > 0 ? { toolUses: uses } : { text: "No tools needed." };
-  };
+  return byPrompt(
+    (results) => ({ text: final(results) }),
+    (prompt) => {
+      const uses = plan(prompt);
+      return uses && uses.length > 0 ? { toolUses: uses } : { text: "No tools needed." };
+    },
+  );
 }

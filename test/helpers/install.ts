@@ -14,19 +14,6 @@ export function compiledBinary(): string {
 
 export const sha256File = (p: string): string => createHash("sha256").update(readFileSync(p)).digest("hex");
 
-/** Environment that confines ccb (and npm/pnpm/bun) state to `home`. */
-export function homeEnv(home: string): Record<string, string> {
-  for (const d of ["state", "cache", "config", "data"]) mkdirSync(join(home, d), { recursive: true });
-  return {
-    HOME: home,
-    XDG_STATE_HOME: join(home, "state"),
-    XDG_CACHE_HOME: join(home, "cache"),
-    XDG_CONFIG_HOME: join(home, "config"),
-    XDG_DATA_HOME: join(home, "data"),
-    npm_config_cache: join(home, "npm-cache"),
-  };
-}
-
 /**
  * Run `command` (an installed ccb, outside the checkout) as `ccb serve --http` with code-server (or
  * `opts.runtimeArgs`: [] runs what ccb finds itself) and headless Chromium, from `cwd`, and prove the bridge is live: a file opened through the editor

@@ -8,7 +8,7 @@ import { OtherAccount } from "./other-account.ts";
 import { codeServerArgs } from "./peers.ts";
 import { type StdioPeer, spawnStdioPeer } from "./serve.ts";
 import { tmpdirFixture } from "./tmp.ts";
-import { bridgeConfigs, envOf, eventually, recordOf, type ToolResult } from "./workbench.ts";
+import { bridgeConfigs, envOf, eventually, hostsGone, recordOf, type ToolResult } from "./workbench.ts";
 
 /**
  * The person's workbench stays theirs, attacked as another local account (useradd, runuser):
@@ -214,24 +214,4 @@ export function describeProcScan(rt: { name: string; args: (dir: string) => stri
       }
     });
   });
-}
-
-/** Wait until no workbench host of this home runs (they stop a grace period after the last front end left). */
-async function hostsGone(home: string): Promise<void> {
-  await eventually(
-    "the workbench hosts stopped",
-    () => {
-      for (const n of readdirSync("/proc").filter((x) => /^\d+$/.test(x))) {
-        try {
-          const cmd = readFileSync(`/proc/${n}/cmdline`, "latin1");
-          const env = readFileSync(`/proc/${n}/environ`, "latin1");
-          if (cmd.includes("workbench\0host") && env.includes(home)) return undefined;
-        } catch {
-          // gone
-        }
-      }
-      return true;
-    },
-    120_000,
-  );
 }

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -39,6 +39,31 @@ async function processesGone(path: string, timeoutMs = 30_000): Promise<number[]
   }
 }
 
+/** `git init` at `path` (branch main, a test author), away from the user's git config. */
+export function gitInit(path: string): void {
+  const env = { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" };
+  execFileSync("git", ["init", "-q", "-b", "main", path], { env });
+  execFileSync("git", ["-C", path, "config", "user.email", "test@example.com"], { env });
+  execFileSync("git", ["-C", path, "config", "user.name", "ccb test"], { env });
+}
+
+/**
+ * The environment that confines what runs to a private `home`: HOME and the XDG folders under it
+ * (made now), npm's cache there too, Chromium where the test run has it.
+ */
+export function homeEnv(home: string): Record<string, string> {
+  for (const d of ["state", "cache", "config", "data"]) mkdirSync(join(home, d), { recursive: true });
+  return {
+    HOME: home,
+    XDG_STATE_HOME: join(home, "state"),
+    XDG_CACHE_HOME: join(home, "cache"),
+    XDG_CONFIG_HOME: join(home, "config"),
+    XDG_DATA_HOME: join(home, "data"),
+    npm_config_cache: join(home, "npm-cache"),
+    ...(process.env.CHROME_PATH ? { CHROME_PATH: process.env.CHROME_PATH } : {}),
+  };
+}
+
 /** A real temporary directory (optionally a git repo) removed on dispose: `await using dir = tmpdir()`. */
 export function tmpdirFixture(options: { git?: boolean; prefix?: string } = {}): {
   path: string;
@@ -49,12 +74,7 @@ export function tmpdirFixture(options: { git?: boolean; prefix?: string } = {}):
   cleanupAfterProcesses(): Promise<void>;
 } {
   const path = realpathSync(mkdtempSync(join(tmpdir(), options.prefix ?? "ccb-test-")));
-  if (options.git) {
-    const env = { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" };
-    execFileSync("git", ["init", "-q", "-b", "main", path], { env });
-    execFileSync("git", ["-C", path, "config", "user.email", "test@example.com"], { env });
-    execFileSync("git", ["-C", path, "config", "user.name", "ccb test"], { env });
-  }
+  if (options.git) gitInit(path);
   const cleanup = () => rmSync(path, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   const cleanupAfterProcesses = async () => {
     const left = await processesGone(path);

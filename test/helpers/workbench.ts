@@ -5,7 +5,9 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { pidAlive } from "../../src/core/pid.ts";
 import { artifactSource, saveArtifacts, stateLogs } from "./artifacts.ts";
 import { codeServerArgs } from "./peers.ts";
+
 import { connectHttp, type HttpServe, spawnHttpServe } from "./serve.ts";
+import { homeEnv } from "./tmp.ts";
 
 /** Spawn `ccb serve --http --port 0 ...` (workbench on) and wait for the URL it prints on stderr. */
 export function startWorkbenchServe(
@@ -59,7 +61,6 @@ export async function bootWorkbench(
   extraArgs: string[] = [],
   opts: { env?: Record<string, string>; headers?: Record<string, string>; runtimeArgs?: string[] } = {},
 ): Promise<Workbench> {
-  for (const d of ["state", "cache", "config", "data"]) mkdirSync(join(home, d), { recursive: true });
   // CI runs the same suite on OpenVSCode Server from the runtime cache (.github/workflows/openvscode-e2e.yml:
   // CCB_E2E_RUNTIME=openvscode, CCB_CACHE_DIR filled by `ccb runtime fetch`).
   const openvscode = process.env.CCB_E2E_RUNTIME === "openvscode";
@@ -68,13 +69,8 @@ export async function bootWorkbench(
     workspace,
     [...runtimeArgs, "--headless-client", "--log-level", "debug", ...extraArgs],
     {
-      HOME: home,
-      XDG_STATE_HOME: join(home, "state"),
-      XDG_CACHE_HOME: join(home, "cache"),
-      XDG_CONFIG_HOME: join(home, "config"),
-      XDG_DATA_HOME: join(home, "data"),
       // Defaults: as root, ccb runs Chromium as an unprivileged account with its sandbox on.
-      ...(process.env.CHROME_PATH ? { CHROME_PATH: process.env.CHROME_PATH } : {}),
+      ...homeEnv(home),
       ...(process.env.CCB_CACHE_DIR ? { CCB_CACHE_DIR: process.env.CCB_CACHE_DIR } : {}),
       // A workbench test run under other levers: CCB_E2E_TUNING=+one-process becomes ccb's CCB_WORKBENCH_TUNING.
       ...(process.env.CCB_E2E_TUNING ? { CCB_WORKBENCH_TUNING: process.env.CCB_E2E_TUNING } : {}),
@@ -241,15 +237,30 @@ export function backupsHolding(stateDir: string, needle: string): string[] {
 
 /** A front end's environment confined to `home` (its XDG folders), with a 5 s workbench grace. */
 export function envOf(home: string): Record<string, string> {
-  return {
-    HOME: home,
-    XDG_STATE_HOME: join(home, "state"),
-    XDG_CACHE_HOME: join(home, "cache"),
-    XDG_CONFIG_HOME: join(home, "config"),
-    XDG_DATA_HOME: join(home, "data"),
-    CCB_WORKBENCH_GRACE: "5",
-    ...(process.env.CHROME_PATH ? { CHROME_PATH: process.env.CHROME_PATH } : {}),
-  };
+  return { ...homeEnv(home), CCB_WORKBENCH_GRACE: "5" };
+}
+
+/**
+ * Wait until no workbench host process of `home` runs (read from /proc: its command line and its
+ * environment); they stop a grace period after the last front end left.
+ */
+export async function hostsGone(home: string): Promise<void> {
+  await eventually(
+    "the workbench hosts stopped",
+    () => {
+      for (const n of readdirSync("/proc").filter((x) => /^\d+$/.test(x))) {
+        try {
+          const cmd = readFileSync(`/proc/${n}/cmdline`, "latin1");
+          const env = readFileSync(`/proc/${n}/environ`, "latin1");
+          if (cmd.includes("workbench\0host") && env.includes(home)) return undefined;
+        } catch {
+          // gone
+        }
+      }
+      return true;
+    },
+    120_000,
+  );
 }
 
 /** The shared-workbench record published under `home`'s state folder. */
