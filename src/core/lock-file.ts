@@ -10,7 +10,7 @@ import { pidAlive } from "./pid.ts";
  * record lock, the runtime fetcher's install lock): a fully written temp file gets a second name,
  * `lockPath`, with link() — EEXIST while another holder has it. The file records pid, host and a
  * random token. A lock is abandoned when its holder is gone (same host, dead pid), when it carries
- * this process's pid but a token this process does not hold (an earlier run whose pid was reused),
+ * this process's pid but a token this process did not write (an earlier run whose pid was reused),
  * or when it was not touched for `staleMs` (a holder with `heartbeatMs` touches it while it holds
  * it); an abandoned lock is moved aside and removed, but only if it is still the file judged so.
  * Release removes the lock only if it is still ours (same token).
@@ -37,12 +37,17 @@ interface LockContent {
   token: string;
 }
 
-/** Tokens of the locks this process holds: a lock with our pid and another token is not ours. */
-const heldTokens = new Set<string>();
+/**
+ * Every token this process writes starts with this: a lock with our pid and a token without it is an
+ * earlier run's (its pid reused). Not "a token we hold now": a waiter reads a lock's content, and by
+ * the time it judges it the holder may have released it, so a live lock (the next holder's, by then)
+ * was moved aside and two waiters of this process held it at once.
+ */
+const PROCESS_NONCE = randomBytes(8).toString("hex");
 
 /** Acquire the lock file at `lockPath` (its folder must exist and be private); returns the release function. */
 export async function acquireLockFile(lockPath: string, o: LockFileOptions): Promise<() => Promise<void>> {
-  const token = randomBytes(12).toString("hex");
+  const token = `${PROCESS_NONCE}${randomBytes(8).toString("hex")}`;
   const tmp = `${lockPath}.${token}`;
   const content: LockContent & { createdAt: string } = {
     pid: process.pid,
@@ -58,7 +63,6 @@ export async function acquireLockFile(lockPath: string, o: LockFileOptions): Pro
       throwIfAborted(o.signal);
       try {
         await link(tmp, lockPath);
-        heldTokens.add(token);
         return held(lockPath, token, o.heartbeatMs);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
@@ -95,7 +99,6 @@ function held(lockPath: string, token: string, heartbeatMs: number | undefined):
     if (released) return;
     released = true;
     clearInterval(beat);
-    heldTokens.delete(token);
     // Only remove the lock if it is still ours (a stale-lock breaker may have replaced it).
     if ((await readLock(lockPath))?.token === token) await unlink(lockPath).catch(() => undefined);
   };
@@ -131,7 +134,8 @@ async function inspect(lockPath: string, staleMs: number): Promise<Inspection> {
   const c = await readLock(lockPath);
   if (!c || !Number.isInteger(c.pid) || c.pid <= 0) return { stale: false, pid: 0 }; // garbage gets old, then it is stale
   if (c.host === hostname()) {
-    if (c.pid === process.pid ? !heldTokens.has(c.token) : !pidAlive(c.pid)) return { stale: true, ino: st.ino };
+    if (c.pid === process.pid ? !c.token.startsWith(PROCESS_NONCE) : !pidAlive(c.pid))
+      return { stale: true, ino: st.ino };
   }
   return { stale: false, pid: c.pid };
 }

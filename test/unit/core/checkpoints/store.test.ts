@@ -120,7 +120,7 @@ test("two stores of one workspace (two processes) share one history without losi
   assert.equal(files.length, 10, JSON.stringify(list.map((c) => [c.client, c.files])));
   assert.equal(new Set(files).size, 10);
   const store = readFileSync(join(one.store.dir, "root-0.git", "ccb-state.json"), "utf8");
-  assert.ok(JSON.parse(store).count >= 10);
+  assert.ok(JSON.parse(store).count >= 10, `${store} ${JSON.stringify(list.map((c) => [c.client, c.files]))}`);
 });
 
 test("undo takes back one agent's changes, keeps the others', refuses a same-line conflict, and is undoable", async () => {
