@@ -24,6 +24,27 @@ const ROW_AT = (re: RegExp) =>
 const ACTION_AT = (re: RegExp, action: string) =>
   `(() => { const re = new RegExp(${JSON.stringify(re.source)}, ${JSON.stringify(re.flags)}); const r = [...document.querySelectorAll(".monaco-list-row[aria-label]")].find((e) => re.test(e.getAttribute("aria-label"))); if (!r) return null; const a = [...r.querySelectorAll(".actions .action-label")].find((e) => (e.getAttribute("aria-label") || "").startsWith(${JSON.stringify(action)})); if (!a) return null; const b = a.getBoundingClientRect(); return b.width > 0 ? { x: b.x + b.width / 2, y: b.y + b.height / 2 } : null; })()`;
 
+/** The label of the first row whose label matches, or null. */
+const LABEL_OF = (re: RegExp) =>
+  `(() => { const re = new RegExp(${JSON.stringify(re.source)}, ${JSON.stringify(re.flags)}); const r = [...document.querySelectorAll(".monaco-list-row[aria-label]")].find((e) => re.test(e.getAttribute("aria-label"))); return r ? r.getAttribute("aria-label") : null; })()`;
+
+/**
+ * Whether a confirmation dialog is about the change set a row shows, as a person reads it: its
+ * agent, its tool, its time and (an undo's) its files. Rows move when the view is refreshed (a
+ * record pushed, a new row on top), so a click can land on another row's action: the dialog says so.
+ */
+function dialogIsAbout(dialog: string, rowLabel: string): boolean {
+  const m = /^change set \S+ by (.+?): (\S+)/.exec(rowLabel);
+  if (!m) return false;
+  const [, agent, tool] = m as unknown as [string, string, string];
+  if (!dialog.includes(agent) || !dialog.includes(tool)) return false;
+  const time = /\d{1,2}:\d{2}:\d{2}(\s?[AP]M)?/.exec(rowLabel)?.[0];
+  if (time && !dialog.includes(time)) return false;
+  const files = /files (.+)$/.exec(rowLabel)?.[1];
+  if (files && /Takes back/.test(dialog)) return files.split(", ").every((f) => dialog.includes(f));
+  return true;
+}
+
 export interface ChangesView {
   /** The view's rows (their accessible labels), top to bottom. */
   rows(): Promise<string[]>;
@@ -72,13 +93,25 @@ export function changesView(person: PersonPage, cdp: CdpSession): ChangesView {
             5_000,
           )
           .catch(() => null);
-        if (at) {
+        const label = await person.evaluate<string | null>(LABEL_OF(re));
+        if (at && label) {
           await person.click(at.x, at.y);
           // a click lost to a row drawn anew under it: the person sees no dialog and clicks again
           const asked = await person
             .until<string | null>("the dialog", DIALOG_TEXT, (v) => !!v, 5_000)
             .catch(() => null);
-          if (asked) return;
+          if (asked && dialogIsAbout(asked, label)) return;
+          if (asked) {
+            // the click landed on another row's action (the rows moved): the person reads the
+            // dialog, cancels it, and clicks the row they meant
+            const cancel = await person.until<{ x: number; y: number } | null>(
+              "the dialog's Cancel",
+              BUTTON("Cancel"),
+              (v) => !!v,
+            );
+            await person.click(cancel!.x, cancel!.y);
+            await person.until<string | null>("the dialog gone", DIALOG_TEXT, (v) => v === null, 30_000);
+          }
         }
         // the row moved under the mouse (the view was refreshed): hover it again, as a person would
         if (Date.now() > deadline) throw new Error(`TIMEOUT no "${action}" shown on the row ${re}`);
