@@ -46,10 +46,18 @@ export interface PersonPage {
   palette(title: string): Promise<void>;
 }
 
-const LENSES = `[...document.querySelectorAll(".monaco-diff-editor .editor.modified .codelens-decoration > a, .monaco-diff-editor .editor.modified .codelens-decoration > span")]
+/**
+ * The lenses, read after the editor's next rendered frame: Monaco inserts a lens's widgets in one
+ * frame and moves them to their line in a later one, so a read in between saw all four lenses of a
+ * two-hunk review on one row (CI: "Accept, Accept, Reject, Reject"). The frame wait is bounded (a
+ * page that draws no frames still answers), and untilLenses asks for two equal reads in a row.
+ */
+const LENSES = `(async () => {
+  await new Promise((r) => { requestAnimationFrame(() => requestAnimationFrame(r)); setTimeout(r, 1000); });
+  return [...document.querySelectorAll(".monaco-diff-editor .editor.modified .codelens-decoration > a, .monaco-diff-editor .editor.modified .codelens-decoration > span")]
   .map((a) => { const r = a.getBoundingClientRect(); return { text: a.textContent.trim(), tooltip: a.getAttribute("title") ?? "", x: r.x + r.width / 2, y: r.y + r.height / 2, w: r.width }; })
   .filter((l) => l.w > 0 && l.text !== "|").sort((p, q) => p.y - q.y || p.x - q.x)
-  .map(({ text, tooltip, x, y }) => ({ text, tooltip, x, y }))`;
+  .map(({ text, tooltip, x, y }) => ({ text, tooltip, x, y })); })()`;
 
 /** What a person sees that could explain a wait that timed out: dialogs, notifications, tabs. */
 const SCENE = `(() => { const t = (sel) => [...document.querySelectorAll(sel)].map((e) => (e.getAttribute("aria-label") || e.textContent || "").trim().slice(0, 200)).filter(Boolean);
@@ -92,8 +100,21 @@ export function personPage(cdp: CdpSession): PersonPage {
     await cdp.send("Input.dispatchKeyEvent", { type: "keyDown", ...common, ...(opts.text ? { text: opts.text } : {}) });
     await cdp.send("Input.dispatchKeyEvent", { type: "keyUp", ...common });
   };
-  const untilLenses = (what: string, ok: (v: Lens[]) => boolean, timeoutMs?: number) =>
-    until<Lens[]>(what, LENSES, ok, timeoutMs);
+  /** `ok` on a layout that held: the same lenses at the same places in two reads in a row. */
+  const untilLenses = (what: string, ok: (v: Lens[]) => boolean, timeoutMs?: number) => {
+    let previous = "";
+    return until<Lens[]>(
+      what,
+      LENSES,
+      (v) => {
+        const now = JSON.stringify(v);
+        const held = now === previous;
+        previous = now;
+        return held && ok(v);
+      },
+      timeoutMs,
+    );
+  };
   return {
     evaluate,
     until,

@@ -371,7 +371,8 @@ export class DiffManager implements vscode.FileSystemProvider {
     if (!this.#texts.has(uri.toString())) throw vscode.FileSystemError.NoPermissions(uri);
     const d = this.#byUri(uri);
     // Saving a proposal under review accepts it: the person's decision, refused during a model command.
-    if (d && refusedForModel("saving (accepting) the proposal")) throw vscode.FileSystemError.NoPermissions(uri);
+    if (d && refusedForModel("saving (accepting) the proposal", "write"))
+      throw vscode.FileSystemError.NoPermissions(uri);
     this.#texts.set(uri.toString(), content);
     this.#emitter.fire([{ type: vscode.FileChangeType.Changed, uri }]);
     if (d) setTimeout(() => this.#finishFrom(uri, "accepted"), 0);

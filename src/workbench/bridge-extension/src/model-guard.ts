@@ -16,6 +16,10 @@ import * as vscode from "vscode";
  * settles, so it cannot wait for the person's next Enter), and a command that has not settled after
  * BOUND_MS (it waits on the person: a save dialog, a quick input) has its picker closed; if it then
  * still has not settled (a modal dialog, a slow command) it no longer blocks the person's decisions.
+ * Its picker may not have been shown yet at the bound (under load, Save As resolved its folder over
+ * the remote connection and showed its file input after the close, where it then waited for the
+ * person's keys), so while it stays unsettled, up to its own wait, the quick input is closed again
+ * every SETTLE_MS: a command the model left waiting owns no picker, however late it shows one.
  * A decision such a released command runs itself later is not refused: the tool never lets the model
  * chain one (runCommands and ccb.* are refused before the workbench sees them).
  */
@@ -28,6 +32,8 @@ export const BOUND_MS = 3000;
 interface Running {
   command: string;
   released: boolean;
+  /** Until when its caller waits for it: a write it causes (a save) is refused until then, even released. */
+  until: number;
   /** Order of start: the quick input is one widget, and the newest model command's picker is the one shown. */
   seq: number;
 }
@@ -55,9 +61,16 @@ async function closeQuickInput(me: Running): Promise<void> {
   );
 }
 
-/** Run a command the model asked for; person-only decisions are refused until it settles (bounded), and SETTLE_MS after. */
-export async function asModelCommand<T>(run: () => Thenable<T>, command = "a command the model asked for"): Promise<T> {
-  const me: Running = { command, released: false, seq: ++started };
+/**
+ * Run a command the model asked for; person-only decisions are refused until it settles (bounded), and
+ * SETTLE_MS after. `waitMs` is how long its caller waits for it: a picker it shows is closed until then.
+ */
+export async function asModelCommand<T>(
+  run: () => Thenable<T>,
+  command = "a command the model asked for",
+  waitMs = BOUND_MS + SETTLE_MS,
+): Promise<T> {
+  const me: Running = { command, released: false, until: Date.now() + waitMs, seq: ++started };
   running.add(me);
   let settled = false;
   const bound = setTimeout(async () => {
@@ -66,9 +79,14 @@ export async function asModelCommand<T>(run: () => Thenable<T>, command = "a com
     await closeQuickInput(me);
     await sleep(SETTLE_MS);
     if (settled) return;
-    // ... and if it still waits (a modal dialog, a slow command), the person's decisions are theirs again.
+    // ... and if it still waits (a modal dialog, a slow command), the person's decisions are theirs again;
     me.released = true;
     logLine(`${command} has not settled after ${BOUND_MS / 1000} s: it no longer holds back the person's decisions`);
+    // a picker it shows late is still closed, until it settles or its caller stops waiting.
+    while (!settled && Date.now() < me.until && started === me.seq) {
+      await closeQuickInput(me);
+      await sleep(SETTLE_MS);
+    }
   }, BOUND_MS);
   try {
     return await run();
@@ -87,10 +105,17 @@ export async function asModelCommand<T>(run: () => Thenable<T>, command = "a com
   }
 }
 
-/** True (logged, and said in the status bar) when a person-only decision must be refused now. */
-export function refusedForModel(decision: string): boolean {
-  const blocking = [...running].some((r) => !r.released);
-  if (!blocking && Date.now() >= quietAt) return false;
+/**
+ * True (logged, and said in the status bar) when a person-only decision must be refused now. A
+ * `write` (saving the proposal, which accepts it) is what a slow save the model asked for does
+ * itself once it lands: under load `workbench.action.files.save` took longer than BOUND_MS and its
+ * write accepted the review after the release. So a write stays refused while any model command
+ * runs, released or not, up to its caller's wait; the person's buttons and lenses still decide.
+ */
+export function refusedForModel(decision: string, kind: "decision" | "write" = "decision"): boolean {
+  const now = Date.now();
+  const blocking = [...running].some((r) => !r.released || (kind === "write" && now < r.until));
+  if (!blocking && now >= quietAt) return false;
   logLine(`refused ${decision}: a command the model asked for is running (review decisions are the person's)`);
   vscode.window.setStatusBarMessage(
     `ccb: ${decision} was not done: the model was running a command. Review decisions are yours; do it again.`,

@@ -293,7 +293,7 @@ async function loadDocuments(args: readonly unknown[]): Promise<void> {
 export async function executeBounded(command: string, args: unknown[], waitMs: number): Promise<unknown> {
   await loadDocuments(args);
   // Until it settles (even past waitMs), the person's review decisions are refused (model-guard.ts).
-  const run = asModelCommand(() => vscode.commands.executeCommand(command, ...args));
+  const run = asModelCommand(() => vscode.commands.executeCommand(command, ...args), command, waitMs);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = Symbol("expired");
   const timeout = new Promise<typeof expired>((resolve) => {
