@@ -2,14 +2,14 @@
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-// Builds the VS Code bridge extension (src/workbench/bridge-extension) with the shared bridge
+// Builds the VS Code bridge extension (extension/) with the shared bridge
 // contract bundled in, as an unpacked extension folder the launcher copies into the runtime's
 // extensions dir: dist/bridge-extension/<publisher>.<name>-<version>/{package.json,extension.js}.
 // Imported by scripts/build.mjs; also runnable alone.
 import { build } from "esbuild";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const src = join(root, "src/workbench/bridge-extension");
+const src = join(root, "extension");
 const manifest = JSON.parse(readFileSync(join(src, "package.json"), "utf8"));
 const TSSERVER_PLUGIN = "ccb-tsserver-plugin";
 const folder = `${manifest.publisher}.${manifest.name}-${manifest.version}`;

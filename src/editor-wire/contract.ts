@@ -1,6 +1,6 @@
 /**
  * The bridge contract: the ONE module of message schemas shared by ccb's bridge server
- * (src/workbench/bridge-server.ts) and the VS Code bridge extension (bridge-extension/), bundled
+ * (src/workbench/bridge-server.ts) and the VS Code bridge extension (extension/), bundled
  * into both. Every frame is validated with these schemas on both sides.
  *
  * Conventions: paths are absolute file-system paths (the server resolves and confines them before
@@ -43,7 +43,7 @@ export const CLOSE_SHUTDOWN = 4000;
  * A command argument or result as tagged JSON, so commands that need VS Code types (all provider
  * commands) can be called: {"$type":"uri","path":"/abs"} (or "uri" for other schemes) |
  * {"$type":"position",...} | {"$type":"range",...} | {"$type":"location",...}; anything else is
- * plain JSON. The extension converts the tags (bridge-extension/src/convert.ts).
+ * plain JSON. The extension converts the tags (extension/src/convert.ts).
  */
 export const JsonValue: z.ZodType<unknown> = z.lazy(() =>
   z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(JsonValue), z.record(z.string(), JsonValue)]),

@@ -35,7 +35,7 @@ const CCB_COMMANDS_FOR_THE_MODEL = new Set(["ccb.terminals.list", "ccb.terminal.
 /**
  * ccb's commands belong to the person (a diff review's accept and reject are their decisions), and
  * runCommands would run them in a list: refused before the workbench sees them. The extension
- * refuses the decisions by every other route too (bridge-extension/src/model-guard.ts).
+ * refuses the decisions by every other route too (extension/src/model-guard.ts).
  */
 function refuseThePersonsCommands(command: string): void {
   const id = command.trim().toLowerCase();

@@ -16,7 +16,7 @@ import type { BridgeConnection, BridgeServer } from "./bridge-server.ts";
 import type { AttachedPeer } from "./share/protocol.ts";
 
 /**
- * The ccb side of the person's "Agent changes" view (bridge-extension/src/checkpoints-view.ts): who
+ * The ccb side of the person's "Agent changes" view (extension/src/checkpoints-view.ts): who
  * is at the workbench now and the workspace's recent change sets, each with its files before and
  * after, and the person's undo or restore of one. Every workbench tab's extension host asks here (a
  * shared workbench's tabs all reach the ccb process that runs it), and the answers come from the

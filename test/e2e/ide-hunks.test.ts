@@ -12,7 +12,7 @@ import { cursorInto, type Lens } from "../helpers/person-page.ts";
  * (CDP mouse events on the lens), run "Reject hunk at cursor" from the command palette (CDP keys),
  * or click the title bar's "Accept proposed changes". The file on disk and what claude reads hold
  * exactly the hunks kept; all rejected is DIFF_REJECTED; the whole-file accept is unchanged
- * (control). (A hunk number that is no hunk deciding nothing: test/unit/workbench/hunks.test.ts; a
+ * (control). (A hunk number that is no hunk deciding nothing: test/unit/extension/hunks.test.ts; a
  * command cannot be given one from the workbench's UI.)
  */
 

@@ -2,7 +2,7 @@ import type { CdpSession } from "../../src/platform/cdp-pipe.ts";
 import type { PersonPage } from "./person-page.ts";
 
 /**
- * The person's "Agent changes" view (bridge-extension/src/checkpoints-view.ts) as a person sees it in
+ * The person's "Agent changes" view (extension/src/checkpoints-view.ts) as a person sees it in
  * a real Chromium: its rows read from the page by their accessible labels, acted on only with mouse
  * events (a hover shows a row's inline actions, a click runs one) and the modal dialog's buttons.
  */

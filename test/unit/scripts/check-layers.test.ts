@@ -1,6 +1,6 @@
 // scripts/check-layers.mjs passes on the repository, and fails on the imports it exists to stop, each
 // planted in a copy of the tree: the wire (src/editor-wire) reaching up or into a package other than zod,
-// the bridge extension reaching past the wire, ccb reaching into the extension, an import circle.
+// the bridge extension (extension/) reaching past the wire, ccb reaching into the extension, an import circle.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
@@ -20,10 +20,10 @@ describe("check-layers", () => {
     assert.equal(r.status, 0, r.stderr);
   });
 
-  /** One copy of src/ and cli/; planted() appends a line to one file of it, checks, and puts the file back. */
+  /** One copy of src/, cli/ and extension/; planted() appends a line to one file of it, checks, and puts the file back. */
   const copy = tmpdirFixture({ prefix: "ccb-layers-" });
   before(() => {
-    for (const d of ["src", "cli"])
+    for (const d of ["src", "cli", "extension"])
       cpSync(join(repoRoot, d), join(copy.path, d), { recursive: true, filter: (p) => !p.includes("node_modules") });
   });
   after(() => copy.cleanup());
@@ -44,8 +44,9 @@ describe("check-layers", () => {
     const down = [
       ["src/core/errors.ts", 'import "../editor-wire/contract.ts";'],
       ["src/platform/cdp-pipe.ts", 'import { PendingCalls } from "../editor-wire/pending.ts";'],
-      ["src/workbench/bridge-extension/src/convert.ts", 'import "../../../editor-wire/contract-shapes.ts";'],
-      ["src/workbench/bridge-extension/src/convert.ts", 'import "../../review/hunks.ts";'],
+      ["extension/src/convert.ts", 'import "../../src/editor-wire/contract-shapes.ts";'],
+      ["extension/src/convert.ts", 'import "./review/hunks.mts";'],
+      ["extension/src/review/hunks.mts", 'import "../../../src/editor-wire/contract-shapes.ts";'],
     ] as const;
     for (const [file, line] of down) {
       const r = planted(file, line);
@@ -74,27 +75,45 @@ describe("check-layers", () => {
     ],
     [
       "the extension imports the core",
-      "src/workbench/bridge-extension/src/extension.ts",
-      'import { CcbError } from "../../../core/errors.ts";',
-      /bridge-extension\/src\/extension\.ts imports src\/core\/errors\.ts \(src\/workbench\/bridge-extension may import only/,
+      "extension/src/extension.ts",
+      'import { CcbError } from "../../src/core/errors.ts";',
+      /extension\/src\/extension\.ts imports src\/core\/errors\.ts \(extension may import only src\/editor-wire\)/,
     ],
     [
       "the extension imports the workbench it runs in",
-      "src/workbench/bridge-extension/src/diff.ts",
-      'import type { BridgeServer } from "../../bridge-server.ts";',
-      /diff\.ts imports src\/workbench\/bridge-server\.ts/,
+      "extension/src/diff.ts",
+      'import type { BridgeServer } from "../../src/workbench/bridge-server.ts";',
+      /extension\/src\/diff\.ts imports src\/workbench\/bridge-server\.ts/,
     ],
     [
       "the review code imports the core",
-      "src/workbench/review/hunks.ts",
-      'export { CcbError } from "../../core/errors.ts";',
-      /src\/workbench\/review\/hunks\.ts imports src\/core\/errors\.ts/,
+      "extension/src/review/hunks.mts",
+      'export { CcbError } from "../../../src/core/errors.ts";',
+      /extension\/src\/review\/hunks\.mts imports src\/core\/errors\.ts \(extension may import only src\/editor-wire\)/,
+    ],
+    [
+      "the review code imports the bottom of ccb (util)",
+      "extension/src/review/hunk-review.mts",
+      'import "../../../src/util/secrets.ts";',
+      /extension\/src\/review\/hunk-review\.mts imports src\/util\/secrets\.ts \(extension may import only/,
+    ],
+    [
+      "the extension imports a file outside every unit",
+      "extension/src/move.ts",
+      'import "../../test/helpers/cli.ts";',
+      /extension\/src\/move\.ts imports test\/helpers\/cli\.ts \(extension may import only/,
     ],
     [
       "ccb imports the extension",
       "src/workbench/bridge-server.ts",
-      'import("./bridge-extension/src/convert.ts");',
-      /src\/workbench\/bridge-server\.ts imports src\/workbench\/bridge-extension\/src\/convert\.ts/,
+      'import("../../extension/src/convert.ts");',
+      /src\/workbench\/bridge-server\.ts imports extension\/src\/convert\.ts \(src\/workbench → extension\)/,
+    ],
+    [
+      "the cli imports the extension's review code",
+      "cli/main.ts",
+      'import type { HunkReview } from "../extension/src/review/hunk-review.mts";',
+      /cli\/main\.ts imports extension\/src\/review\/hunk-review\.mts \(cli → extension\)/,
     ],
     [
       "a circle inside the wire",

@@ -188,7 +188,7 @@ describe("the runtime's Node with the lever's environment", () => {
 
   test("an extension host or tsserver killed by SIGTERM/SIGKILL has written its cache (flushCompileCacheSoon); without it, nothing", async () => {
     const h = home();
-    const helper = join(root, "src/workbench/bridge-extension/src/compile-cache.ts");
+    const helper = join(root, "extension/src/compile-cache.ts");
     const mod = join(h, "big.cjs");
     writeFileSync(mod, `module.exports = function f() { return ${JSON.stringify("y".repeat(2000))}; };\n`);
     const script = (flush: boolean) =>

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { HunkReview } from "../../../src/workbench/review/hunk-review.ts";
-import { computeHunks, type LineEdit, shiftRange, splitLines } from "../../../src/workbench/review/hunks.ts";
+import { HunkReview } from "../../../extension/src/review/hunk-review.mts";
+import { computeHunks, type LineEdit, shiftRange, splitLines } from "../../../extension/src/review/hunks.mts";
 
 /** original with hunk i's proposed lines taken where keep[i], its original lines elsewhere. */
 function mix(original: string, proposed: string, keep: (i: number) => boolean): string {

@@ -1,5 +1,5 @@
 import * as vscode from "vscode";
-import type { ServerMethod, ServerParamsOf, ServerResultOf } from "../../../editor-wire/contract.ts";
+import type { ServerMethod, ServerParamsOf, ServerResultOf } from "../../src/editor-wire/contract.ts";
 
 export interface ServerCaller {
   request<M extends ServerMethod>(method: M, params: ServerParamsOf<M>): Promise<ServerResultOf<M>>;

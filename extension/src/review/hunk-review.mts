@@ -1,4 +1,4 @@
-import { computeHunks, type Hunk, type LineEdit, type LineRange, shiftRange } from "./hunks.ts";
+import { computeHunks, type Hunk, type LineEdit, type LineRange, shiftRange } from "./hunks.mts";
 
 export type HunkState = "undecided" | "accepted" | "rejected";
 

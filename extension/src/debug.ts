@@ -8,8 +8,8 @@ import type {
   debugMethods,
   ParamsOf,
   ResultOf,
-} from "../../../editor-wire/contract.ts";
-import { CONFIG_PATH_FIELDS } from "../../../editor-wire/contract-debug.ts";
+} from "../../src/editor-wire/contract.ts";
+import { CONFIG_PATH_FIELDS } from "../../src/editor-wire/contract-debug.ts";
 import { BridgeError, uriPath } from "./convert.ts";
 
 /**

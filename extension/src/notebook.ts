@@ -1,5 +1,5 @@
 import * as vscode from "vscode";
-import type { ResultOf } from "../../../editor-wire/contract.ts";
+import type { ResultOf } from "../../src/editor-wire/contract.ts";
 
 type Result = ResultOf<"notebook.executeCode">;
 

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import * as vscode from "vscode";
-import type { DocumentOverlay, ExtensionMethod, ParamsOf, ResultOf } from "../../../editor-wire/contract.ts";
+import type { DocumentOverlay, ExtensionMethod, ParamsOf, ResultOf } from "../../src/editor-wire/contract.ts";
 import { askToInstall } from "./consent.ts";
 import {
   BridgeError,

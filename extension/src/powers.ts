@@ -9,7 +9,7 @@ import type {
   ParamsOf,
   PlannedFile,
   ResultOf,
-} from "../../../editor-wire/contract.ts";
+} from "../../src/editor-wire/contract.ts";
 import { BridgeError, location, range, symbolKind, toPos, toRange, uriPath } from "./convert.ts";
 import { asModelCommand } from "./model-guard.ts";
 

@@ -18,8 +18,8 @@ import {
   type ServerParamsOf,
   type ServerResultOf,
   serverMethods,
-} from "../../../editor-wire/contract.ts";
-import { PendingCalls } from "../../../editor-wire/pending.ts";
+} from "../../src/editor-wire/contract.ts";
+import { PendingCalls } from "../../src/editor-wire/pending.ts";
 import { CheckpointsView } from "./checkpoints-view.ts";
 import { flushCompileCacheSoon } from "./compile-cache.ts";
 import { trackPersonWindow } from "./consent.ts";

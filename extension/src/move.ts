@@ -2,7 +2,7 @@ import { constants } from "node:fs";
 import { access, lstat } from "node:fs/promises";
 import { dirname, sep } from "node:path";
 import * as vscode from "vscode";
-import type { ParamsOf, PlannedFile, ResultOf } from "../../../editor-wire/contract.ts";
+import type { ParamsOf, PlannedFile, ResultOf } from "../../src/editor-wire/contract.ts";
 import { BridgeError, toRange } from "./convert.ts";
 import { type Confine, finish, openDoc, plannedFile, sha256, writable } from "./powers.ts";
 

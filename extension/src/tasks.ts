@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { homedir } from "node:os";
 import { basename, isAbsolute, join } from "node:path";
 import * as vscode from "vscode";
-import type { ParamsOf, ResultOf, TaskInfo, TaskRunInfo, taskMethods } from "../../../editor-wire/contract.ts";
+import type { ParamsOf, ResultOf, TaskInfo, TaskRunInfo, taskMethods } from "../../src/editor-wire/contract.ts";
 import { BridgeError, diagnostic, uriPath } from "./convert.ts";
 
 /**

@@ -7,7 +7,7 @@ import type {
   Range,
   Severity,
   SymbolNodeT,
-} from "../../../editor-wire/contract.ts";
+} from "../../src/editor-wire/contract.ts";
 
 /** Conversions between VS Code objects and the contract's plain JSON (zero-based, absolute paths). */
 

@@ -6,7 +6,7 @@ import type {
   ServerMethod,
   ServerParamsOf,
   ServerResultOf,
-} from "../../../editor-wire/contract.ts";
+} from "../../src/editor-wire/contract.ts";
 import { BridgeError } from "./convert.ts";
 import { refusedForModel } from "./model-guard.ts";
 

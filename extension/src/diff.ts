@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import * as vscode from "vscode";
-import type { ParamsOf, ResultOf } from "../../../editor-wire/contract.ts";
-import { HunkReview } from "../../review/hunk-review.ts";
+import type { ParamsOf, ResultOf } from "../../src/editor-wire/contract.ts";
 import { refusedForModel } from "./model-guard.ts";
+import { HunkReview } from "./review/hunk-review.mts";
 
 type DiffResult = ResultOf<"diff.open">;
 
