@@ -197,21 +197,31 @@ describe("the runtime's Node with the lever's environment", () => {
        // loaded after the entry module (Node writes the entry's own graph once it has run), as an extension is
        setTimeout(() => require(${JSON.stringify(mod)}), 200);
        setInterval(() => {}, 1000);`;
-    const entries = async (flush: boolean) => {
+    // Both run side by side until the flushing one has written more than the other (the flush is
+    // 3 s after the helper loaded, which under load came after a fixed 3.8 s kill: CI-like load, 3 of
+    // 5), then both are killed at once; a flush that never comes fails here after 60 s.
+    const start = (flush: boolean) => {
       const dir = join(h, flush ? "with" : "without");
       const child = spawn(node24(), ["--input-type=module", "-e", script(flush)], {
         env: { PATH: process.env.PATH ?? "/bin", NODE_COMPILE_CACHE: dir },
         stdio: "ignore",
       });
-      await sleep(3_800);
-      child.kill("SIGKILL"); // from outside: Node's own process.kill(process.pid) writes the cache first
-      await once(child, "exit");
-      return readdirSync(dir).flatMap((tag) => readdirSync(join(dir, tag)));
+      const exited = once(child, "exit");
+      const entries = () =>
+        existsSync(dir) ? readdirSync(dir).flatMap((tag) => readdirSync(join(dir, tag))) : ([] as string[]);
+      return { child, exited, entries };
     };
-    const [withFlush, without] = await Promise.all([entries(true), entries(false)]);
+    const withFlush = start(true);
+    const without = start(false);
+    const deadline = Date.now() + 60_000;
+    while (withFlush.entries().length <= without.entries().length && Date.now() < deadline) await sleep(200);
+    // from outside: Node's own process.kill(process.pid) writes the cache first
+    for (const c of [withFlush, without]) c.child.kill("SIGKILL");
+    await Promise.all([withFlush.exited, without.exited]);
+    const [w, wo] = [withFlush.entries(), without.entries()];
     assert.ok(
-      withFlush.length > without.length,
-      `the later module's entry written before the kill (${withFlush.length} vs ${without.length} entries)`,
+      w.length > wo.length,
+      `the later module's entry written before the kill (${w.length} vs ${wo.length} entries)`,
     );
   });
 });
