@@ -301,6 +301,7 @@ export class DiffManager implements vscode.FileSystemProvider {
     const target = uri ?? activeProposedUri();
     const d = target ? this.#byUri(target) : undefined;
     if (!d) return false;
+    diffLog(`review ${d.id}: ${outcome} as a whole${uri ? "" : " (the active diff)"}`);
     if (outcome === "accepted") {
       const doc = vscode.workspace.textDocuments.find((t) => t.uri.toString() === d.proposedUri.toString());
       const text = doc ? doc.getText() : new TextDecoder().decode(this.#texts.get(d.proposedUri.toString()));
@@ -375,6 +376,7 @@ export class DiffManager implements vscode.FileSystemProvider {
       throw vscode.FileSystemError.NoPermissions(uri);
     this.#texts.set(uri.toString(), content);
     this.#emitter.fire([{ type: vscode.FileChangeType.Changed, uri }]);
+    if (d) diffLog(`review ${d.id}: the proposal was saved`);
     if (d) setTimeout(() => this.#finishFrom(uri, "accepted"), 0);
   }
   delete(): void {}
