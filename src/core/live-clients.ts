@@ -22,6 +22,8 @@ export interface LiveClient {
 const MAX = 120;
 /** At most this many are listed (a flood of sessions does not grow what goes to every tab). */
 const MAX_CLIENTS = 200;
+/** Clients known only by their requests kept at once (a flood of names evicts the oldest). */
+const MAX_KEYED = 1000;
 
 function clean(v: string): string {
   const line = v.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, " ").trim();
@@ -31,6 +33,7 @@ function clean(v: string): string {
 export class LiveClients {
   readonly #clients = new Set<LiveClient>();
   readonly #listeners = new Set<() => void>();
+  readonly #keyed = new Map<string, { leave: () => void; timer?: NodeJS.Timeout }>();
 
   /** A client connected; the returned function removes it (idempotent). */
   add(c: { frontEnd: string; client: string; session?: string | undefined }): () => void {
@@ -45,6 +48,35 @@ export class LiveClients {
     return () => {
       if (this.#clients.delete(entry)) this.#emit();
     };
+  }
+
+  /**
+   * A client known by its requests rather than by a connection (an MCP 2026-07-28 client, which
+   * sends no `initialize`): listed from its first request under `key`, and gone at `end(key)` or,
+   * with `idleMs`, after that long without another request (a stateless HTTP client has no
+   * connection whose end says it left). At most MAX_KEYED are kept: the oldest goes first.
+   */
+  seen(key: string, c: { frontEnd: string; client: string; session?: string | undefined }, idleMs?: number): void {
+    let e = this.#keyed.get(key);
+    if (!e) {
+      if (this.#keyed.size >= MAX_KEYED) this.end(this.#keyed.keys().next().value as string);
+      e = { leave: this.add(c) };
+      this.#keyed.set(key, e);
+    }
+    if (idleMs !== undefined) {
+      clearTimeout(e.timer);
+      e.timer = setTimeout(() => this.end(key), idleMs);
+      e.timer.unref();
+    }
+  }
+
+  /** The client seen under `key` left (idempotent). */
+  end(key: string): void {
+    const e = this.#keyed.get(key);
+    if (!e) return;
+    clearTimeout(e.timer);
+    this.#keyed.delete(key);
+    e.leave();
   }
 
   list(): LiveClient[] {

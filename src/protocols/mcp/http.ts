@@ -85,7 +85,7 @@ export class McpHttpEndpoint {
   constructor(gateway: Gateway, options: McpHttpOptions) {
     this.#options = options;
     this.#maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-    this.#modern = createMcpHandler(() => this.#server(), {
+    this.#modern = createMcpHandler(() => this.#server({ idleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS }), {
       legacy: "reject",
       maxRequestBodySize: this.#maxBody,
       onerror: (err) => options.log.debug(`mcp (2026-07-28): ${err.message}`),
@@ -122,13 +122,14 @@ export class McpHttpEndpoint {
     await Promise.allSettled([this.#modern.close(), ...all.map((s) => s.transport.close())]);
   }
 
-  /** One MCP server, for a legacy session or for one stateless-era request. */
-  #server(): Server {
+  /** One MCP server, for a legacy session or for one stateless-era request (`perRequest`). */
+  #server(perRequest?: { idleMs: number }): Server {
     return createMcpServer({
       core: this.#options.core,
       log: this.#options.log,
       app: this.#options.app,
       ...(this.#options.tools ? { tools: this.#options.tools } : {}),
+      ...(perRequest ? { perRequest } : {}),
     });
   }
 

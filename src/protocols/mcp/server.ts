@@ -40,6 +40,11 @@ export interface McpServerOptions {
   log?: Logger;
   /** The MCP App of a `ccb serve` configured with a workbench (its resource, and vscode_open linked to it). */
   app?: AppState | undefined;
+  /**
+   * This server answers one stateless request (2026-07-28 over HTTP): its client is listed among
+   * the connected ones while it keeps making requests, until `idleMs` without one.
+   */
+  perRequest?: { idleMs: number };
 }
 
 const INSTRUCTIONS =
@@ -87,30 +92,49 @@ export function createMcpServer(options: McpServerOptions): Server {
   /** This serving unit's id: the session of a stdio connection, which has no session id of its own. */
   const unit = randomBytes(6).toString("hex");
   // Named among the clients connected to this process (the person's "Agent changes" view) from its
-  // initialize until its connection closes. A 2026-07-28 request has no initialize: it is named in
-  // the checkpoints it makes, not as connected.
+  // initialize until its connection closes. A 2026-07-28 client sends no initialize: it is named by
+  // its requests' clientInfo, from its first request until its connection closes (stdio) or, over
+  // stateless HTTP, until it has made none for `perRequest.idleMs`.
+  const live = liveClientsOf(options.core);
   let leave: (() => void) | undefined;
   server.oninitialized = () => {
     leave?.();
     const name = server.getClientVersion()?.name;
-    leave = liveClientsOf(options.core).add({
+    leave = live.add({
       frontEnd: "mcp",
       client: name || "unnamed MCP client",
       session: server.transport?.sessionId ?? unit,
     });
   };
-  server.onclose = () => leave?.();
+  const connectionKey = `mcp ${unit}`;
+  server.onclose = () => {
+    leave?.();
+    live.end(connectionKey);
+  };
+  const seen = (ctx: ServerContext) => {
+    if (!ctx.mcpReq.envelope) return;
+    const caller = callerOf(server, ctx, unit);
+    if (options.perRequest)
+      live.seen(
+        `mcp http ${caller.client}\u0000${caller.identity ?? ""}`,
+        { frontEnd: "mcp", client: caller.client },
+        options.perRequest.idleMs,
+      );
+    else live.seen(connectionKey, { frontEnd: "mcp", client: caller.client, session: unit });
+  };
 
   if (app) registerWorkbenchApp(server, app);
   const linked = app ? list.map(linkAppTool) : list;
-  server.setRequestHandler("tools/list", (_request, ctx) => ({
-    tools: app && offersApp(ctx) ? linked : list,
-  }));
+  server.setRequestHandler("tools/list", (_request, ctx) => {
+    seen(ctx);
+    return { tools: app && offersApp(ctx) ? linked : list };
+  });
 
   // The SDK checks every tools/call against the spec's schema (after the edge did: stdio.ts,
   // http.ts); the params schema below is the one further check, the tool's own arguments.
   server.setRequestHandler("tools/call", { params: toolCall(catalog) }, async (call, ctx): Promise<CallToolResult> => {
     const { name, def, parsed } = call;
+    seen(ctx);
     if (!def) {
       throw new ProtocolError(
         RpcCode.InvalidParams,
