@@ -107,9 +107,9 @@ export async function asModelCommand<T>(
 
 /**
  * True (logged, and said in the status bar) when a person-only decision must be refused now. A
- * `write` (saving the proposal, which accepts it) is what a slow save the model asked for does
- * itself once it lands: under load `workbench.action.files.save` took longer than BOUND_MS and its
- * write accepted the review after the release. So a write stays refused while any model command
+ * `write` (saving the proposal, which accepts it) is what a save the model asked for does itself
+ * when it lands, and a save that outlived BOUND_MS (released: its save participants are slow, or it
+ * waits on a dialog) would land after the release. So a write stays refused while any model command
  * runs, released or not, up to its caller's wait; the person's buttons and lenses still decide.
  */
 export function refusedForModel(decision: string, kind: "decision" | "write" = "decision"): boolean {

@@ -26,8 +26,9 @@ keepArtifacts(import.meta.url);
  * workbench.action.acceptSelectedQuickOpenItem), through a command palette opened by the model
  * (closed before the person's next Enter), and saving the proposal after typing into it; and a model
  * command that waits on the person (Save As, up to 110 s) locking them out of their review (its input
- * is closed and it stops blocking after a few seconds). Controls: the person's clicks and palette
- * decide; a harmless command runs.
+ * is closed and it stops blocking after a few seconds); and a person's own typing in the proposal,
+ * which the web workbench's default auto save would have saved (accepted) a second later. Controls:
+ * the person's clicks, palette and Ctrl+S decide; a harmless command runs.
  */
 
 const LINES = (a: number, e: number) =>
@@ -237,6 +238,27 @@ describe("review decisions are the person's: the model's commands cannot decide 
     await person.clickTitleAction("Accept proposed changes", () => review.outcome !== undefined);
     await answered(review);
     assert.equal(review.outcome, `FILE_SAVED\n${PROPOSED}`);
+  });
+
+  it("the person's own typing in the proposal decides nothing until they save it (no auto save of a proposal)", async () => {
+    // A web workbench auto-saves after 1 s by default, and a save of the proposal accepts it: ccb's
+    // settings keep auto save to the workspace's files. Three auto-save delays pass, then the person saves.
+    const review = await openReview();
+    await cursorTo(String.raw`/const\sc\s=\s3/`, 2);
+    for (const ch of "// mine ") await person.key(ch === " " ? " " : ch, "", 0, { text: ch });
+    await person.until<boolean>(
+      "the person's text in the proposal",
+      `[...document.querySelectorAll(".monaco-diff-editor .editor.modified .view-line")].some((e) => e.textContent.replace(/\\u00a0/g, " ").includes("// mine"))`,
+      (v) => v,
+      30_000,
+    );
+    await new Promise((r) => setTimeout(r, 3000));
+    assert.equal(review.outcome, undefined, "the review is still open");
+    assert.equal(readFileSync(file, "utf8"), LINES(1, 5), "the file is unchanged");
+    // control: the person saves (Ctrl+S): that accepts, with their text
+    await person.key("s", "KeyS", 83, { modifiers: 2 });
+    await answered(review);
+    assert.match(review.outcome ?? "", /^FILE_SAVED\n[^]*\/\/ mine /);
   });
 
   it("saving the proposal after the model typed into it accepts nothing", async () => {

@@ -46,6 +46,11 @@ const CCB_SETTINGS: Record<string, unknown> = {
   // A clean first screen: the workspace's files, no runtime-bundled AI chat panel (Claude is the agent here).
   "chat.disableAIFeatures": true,
   "workbench.secondarySideBar.defaultVisibility": "hidden",
+  // A web workbench auto-saves after 1 s by default (desktop VS Code does not), and saving a proposal
+  // under review accepts it: a person's (or the model's) first keystroke in a proposal accepted the
+  // review a second later. Auto save keeps working for the workspace's files; a proposal
+  // (`ccb-proposed:`, outside every workspace folder) is saved only when someone saves it.
+  "files.autoSaveWorkspaceFilesOnly": true,
 };
 
 /**
