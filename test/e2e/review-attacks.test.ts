@@ -258,7 +258,7 @@ describe("review decisions are the person's: the model's commands cannot decide 
     // control: the person saves (Ctrl+S): that accepts, with their text
     await person.key("s", "KeyS", 83, { modifiers: 2 });
     await answered(review);
-    assert.match(review.outcome ?? "", /^FILE_SAVED\n[^]*\/\/ mine /);
+    assert.match(review.outcome ?? "", /^FILE_SAVED\n[\s\S]*\/\/ mine /);
   });
 
   it("saving the proposal after the model typed into it accepts nothing", async () => {
