@@ -34,6 +34,8 @@ export interface Core {
    * lease, the detached host). A new claim revokes the previous writer.
    */
   claimEditor(holder: string): EditorWriter;
+  /** Run `fn` first when the core is disposed (work a service queued and must finish: checkpoints' queued records). */
+  onDispose(fn: () => Promise<void>): void;
   dispose(): Promise<void>;
 }
 
@@ -50,6 +52,7 @@ export function createCore(options: CoreOptions): Core {
   const workspace = new Workspace(options.roots);
   const terminals = new TerminalSlot(new TerminalManager(workspace, log.child("terminal")));
   const bridge = new BridgeSlot();
+  const disposers: Array<() => Promise<void>> = [];
   return {
     workspace,
     files: new FileService(workspace),
@@ -74,7 +77,11 @@ export function createCore(options: CoreOptions): Core {
         releaseTerminals: (remote) => terminals.release(remote),
       };
     },
+    onDispose(fn) {
+      disposers.push(fn);
+    },
     async dispose() {
+      for (const fn of disposers.splice(0)) await fn().catch((err: unknown) => log.warn(`dispose: ${String(err)}`));
       await terminals.local.dispose();
     },
   };

@@ -48,7 +48,7 @@ export class Checkpoints {
     return next;
   }
 
-  /** Records queued by this process, done. */
+  /** Records queued by this process, done (a clean shutdown waits for them: `checkpointsOf`). */
   idle(): Promise<void> {
     return this.#queue.then(() => undefined);
   }
@@ -88,13 +88,30 @@ export class Checkpoints {
     try {
       return await run();
     } finally {
-      // Awaited: a change made right after the call returns (by the person, another agent) must not
-      // land in this call's record. One `ls-files` when nothing changed, limited to the named paths
-      // when there are some (bench/checkpoints.bench.ts).
-      await this.enqueue(() =>
-        this.store.record("end", a, { later: def.lingers === true, ...(paths ? { paths } : {}) }),
-      ).catch((e) => this.failed(e));
+      // Before the answer: a change made right after the call returns (by the person, another
+      // agent) must not land in this call's record. A call that named its paths captures them
+      // (read in Node, no git process) and its commit is queued: the next record of this process
+      // waits for it, and any other process's commits it first (store.ts, capture). Otherwise the
+      // record is taken here: a scan taken later could not tell the call's changes from anyone's.
+      if (!paths || !(await this.capture(a))) {
+        await this.enqueue(() =>
+          this.store.record("end", a, { later: def.lingers === true, ...(paths ? { paths } : {}) }),
+        ).catch((e) => this.failed(e));
+      }
     }
+  }
+
+  /** Capture a named call's after-record now and queue its commit; false when it must be recorded at once. */
+  private async capture(a: Attribution): Promise<boolean> {
+    let captured: boolean;
+    try {
+      captured = await this.store.capture(a);
+    } catch (e) {
+      this.log.debug(`checkpoint capture: ${e instanceof Error ? e.message : String(e)}`);
+      return false;
+    }
+    if (captured) void this.enqueue(() => this.store.settle()).catch((e) => this.failed(e));
+    return captured;
   }
 
   private attribution(tool: string, caller: Caller | undefined): Attribution {
@@ -258,6 +275,9 @@ export function checkpointsOf(core: Core, options: CheckpointOptions = {}): Chec
             core.log.child("checkpoints"),
           );
     stores.set(core, c);
+    // A clean shutdown commits the records still queued (a kill leaves them to the next record: store.ts, capture).
+    const queued = c;
+    if (queued) core.onDispose(() => queued.idle());
   }
   return c ?? undefined;
 }

@@ -70,6 +70,14 @@ interface Pending {
   a: Attribution;
   until: number;
   paths?: Record<string, string[]>;
+  /**
+   * The call has answered: its named paths as they were then (per root, `[rel, "<mode> <oid>" or
+   * null]`, their blobs written), waiting for their commit (`capture`, `settle`). Whoever records
+   * next, in any process, commits it first.
+   */
+  done?: Record<string, [string, string | null][]>;
+  /** When it answered (its checkpoint's time). */
+  doneAt?: number;
 }
 
 /** How long a call that named its paths may stay pending (a process that died mid-call frees its paths then). */
@@ -197,7 +205,7 @@ export class CheckpointStore {
   ): Promise<Checkpoint[]> {
     await this.ready();
     return this.locked(async () => {
-      const calls = await this.readPending();
+      const calls = await this.settleLocked();
       const mine = calls.find((c) => c.a.call === a.call);
       const others = calls.filter((c) => c !== mine);
       const unnamed = others.filter((c) => !c.paths);
@@ -231,6 +239,85 @@ export class CheckpointStore {
       if (kind !== "flush" || calls.length !== rest.length) await this.writePending(rest);
       return out;
     });
+  }
+
+  /**
+   * The after-record of call `a`, which named its paths, taken on its answer path without a git
+   * process: under the lock, its paths (those its start decided on) are read as they are now
+   * through the same `O_NOFOLLOW` handles (stage.ts, `snapshot`), their blobs written, and their
+   * entries kept in `pending.json` as the call's `done`; `settle` (queued by the caller) or any
+   * record of any process commits them later, with the call's attribution and this time. What
+   * anyone changes after this, on these paths or elsewhere, is not in the call's record. False
+   * when it cannot be captured so (the call is not pending with named paths, a path is a
+   * directory, a store that is not SHA-1): the caller records `end` then.
+   */
+  async capture(a: Attribution): Promise<boolean> {
+    await this.ready();
+    if (!this.repos.every((r) => sha1Store(r.gitDir))) return false;
+    return this.locked(async () => {
+      const calls = await this.readPending();
+      const mine = calls.find((c) => c.a.call === a.call && !c.done);
+      if (!mine?.paths) return false;
+      const done: Record<string, [string, string | null][]> = {};
+      for (const [root, rels] of Object.entries(mine.paths)) {
+        const repo = this.repos.find((r) => r.root === root);
+        if (!repo) return false;
+        const entries: [string, string | null][] = [];
+        for (const rel of new Set(rels)) {
+          const s = snapshot(repo, rel, this.maxFileBytes);
+          if (s === "dir") return false;
+          entries.push([rel, entryKey(s)]);
+        }
+        done[root] = entries;
+      }
+      mine.done = done;
+      mine.doneAt = Date.now();
+      // Never dropped by age: it is a record already made, only its commit is to come.
+      mine.until = Number.MAX_SAFE_INTEGER;
+      await this.writePending(calls);
+      return true;
+    });
+  }
+
+  /** Commit every captured after-record (`capture`) not committed yet, by any process; the checkpoints made. */
+  async settle(): Promise<Checkpoint[]> {
+    if ((await lstat(join(this.dir, "pending.json")).catch(() => undefined)) === undefined) return [];
+    await this.ready();
+    const out: Checkpoint[] = [];
+    await this.locked(() => this.settleLocked(out));
+    return out;
+  }
+
+  /**
+   * Holding the lock: commit the captured after-records in the order their calls answered (each
+   * from its captured entries, not from the work tree), then the pending calls left. A record that
+   * cannot be committed (git failed) is dropped with a warning: its changes go to the next scan.
+   */
+  private async settleLocked(out: Checkpoint[] = []): Promise<Pending[]> {
+    const calls = await this.readPending();
+    const done = calls.filter((c) => c.done).sort((x, y) => (x.doneAt ?? 0) - (y.doneAt ?? 0));
+    if (done.length === 0) return calls;
+    for (const [i, c] of done.entries()) {
+      try {
+        for (const [root, entries] of Object.entries(c.done ?? {})) {
+          const repo = this.repos.find((r) => r.root === root);
+          const captured = entries.map(([rel, e]) => parseEntry(rel, e));
+          if (!repo || captured.some((s) => s === undefined)) continue;
+          const made = await this.commitRoot(repo, c.a, {
+            captured: captured as Staged[],
+            time: new Date(c.doneAt ?? Date.now()),
+            // The blobs of the records still to commit are in no index or commit yet: no gc now.
+            keepLoose: i < done.length - 1,
+          });
+          if (made) out.push(made);
+        }
+      } catch (e) {
+        this.log.warn(`checkpoint of call ${c.a.call} not committed: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+    const rest = calls.filter((c) => !c.done);
+    await this.writePending(rest);
+    return rest;
   }
 
   /** `paths` per root, relative (`/`); undefined when there are none or one is not strictly inside a root (scan it all then). */
@@ -342,7 +429,16 @@ export class CheckpointStore {
   private async commitRoot(
     repo: ShadowRepo,
     a: Attribution,
-    scope: { only?: readonly string[]; exclude?: readonly string[] },
+    scope: {
+      only?: readonly string[];
+      exclude?: readonly string[];
+      /** A captured after-record (`capture`): these entries, not the work tree. */
+      captured?: readonly Staged[];
+      /** The checkpoint's time (default now). */
+      time?: Date;
+      /** Start no gc (`prune`) in this record. */
+      keepLoose?: boolean;
+    },
   ): Promise<Checkpoint | undefined> {
     const state = await this.readState(repo);
     const sig = await indexSig(repo);
@@ -354,16 +450,24 @@ export class CheckpointStore {
     let tip = clean ?? (await this.tip(repo, state.seg));
     // The store's first commit holds the workspace as it was found (all of it): a hidden base, nobody's change.
     const only = tip ? scope.only : undefined;
-    const named = only && clean ? await this.lookNamed(repo, only, scope.exclude ?? [], known) : "scan";
+    const named = scope.captured
+      ? await this.lookCaptured(repo, scope.captured, known)
+      : only && clean
+        ? await this.lookNamed(repo, only, scope.exclude ?? [], known)
+        : "scan";
     let staged: Staged[];
     let files: string[] | undefined;
     if (named !== "scan") {
-      if (named.changed.length === 0) return this.finish(repo, state, known, tip);
-      state.tip = undefined;
-      await this.writeState(repo, state);
+      // (A captured record on an index that may hold more than the tip goes on: write-tree tells.)
+      if (named.changed.length === 0 && clean) return this.finish(repo, state, known, tip);
+      if (!tip) a = { ...a, phase: "base", tool: "", call: "" };
       staged = named.changed;
-      await repo.git(["update-index", "-z", "--index-info"], { input: indexInfo(staged) });
-      if (named.exact) files = staged.map((e) => e.rel).sort();
+      if (staged.length > 0) {
+        state.tip = undefined;
+        await this.writeState(repo, state);
+        await repo.git(["update-index", "-z", "--index-info"], { input: indexInfo(staged) });
+      }
+      if (named.exact && clean) files = staged.map((e) => e.rel).sort();
     } else {
       const refresh = !only && (state.unstat ?? 0) >= REFRESH_AFTER;
       const changed = await this.changedPaths(repo, only, scope.exclude, refresh);
@@ -389,9 +493,9 @@ export class CheckpointStore {
       const base = await this.commitTree(repo, tip.tree, undefined, { ...a, phase: "base", tool: "", call: "" });
       await repo.git(["update-ref", segRef(state.seg), base, ""]);
       tip = { commit: base, tree: tip.tree };
-      await this.prune(repo, state.seg);
+      if (!scope.keepLoose) await this.prune(repo, state.seg);
     }
-    const time = new Date();
+    const time = scope.time ?? new Date();
     const commit = await this.commitTree(repo, tree, tip?.commit, a, time);
     await repo.git(["update-ref", segRef(state.seg), commit, tip?.commit ?? ""]);
     state.count += 1;
@@ -462,6 +566,47 @@ export class CheckpointStore {
       changed = changed.filter((s) => !added.includes(s) || listed.has(s.rel));
     }
     return { changed, exact: !changed.some((s) => added.includes(s)) };
+  }
+
+  /**
+   * A captured after-record's entries that differ from the index (what `lookNamed` does with
+   * entries read now). A path that is a directory in the index, and is a file or gone in the
+   * capture, also loses the entries below it.
+   */
+  private async lookCaptured(
+    repo: ShadowRepo,
+    captured: readonly Staged[],
+    known: Map<string, string | null>,
+  ): Promise<{ changed: Staged[]; exact: boolean }> {
+    const unknown = captured.map((s) => s.rel).filter((r) => !known.has(r));
+    const below: Staged[] = [];
+    if (unknown.length > 0) {
+      let r = await repo.git(["ls-files", "-z", "-s", "--", ...unknown], { allowFail: true });
+      // A path beyond what is a symlink in the work tree now: the whole index, filtered here.
+      if (r.code !== 0) r = await repo.git(["ls-files", "-z", "-s"]);
+      const want = new Set(unknown);
+      const found = new Map<string, string>();
+      for (const rec of r.stdout.toString("utf8").split("\0")) {
+        const m = /^(\d{6}) ([0-9a-f]{40,64}) \d\t(.+)$/s.exec(rec);
+        if (!m) continue;
+        const path = m[3] as string;
+        if (want.has(path)) found.set(path, `${m[1]} ${m[2]}`);
+        else if (unknown.some((u) => path.startsWith(`${u}/`))) below.push({ rel: path, mode: null });
+      }
+      for (const u of unknown) setKnown(known, u, found.get(u) ?? null);
+    }
+    let changed = captured.filter((s) => entryKey(s) !== known.get(s.rel));
+    const added = changed.filter((s) => s.mode !== null && known.get(s.rel) === null);
+    if (added.length > 0) {
+      // Recorded when git would add it (not ignored, not in a nested repository). One that is gone
+      // from the work tree by now is not listed: its creation and its removal are both left out.
+      const r = await repo.git(["ls-files", "-z", "-o", "--exclude-standard", "--", ...added.map((s) => s.rel)], {
+        allowFail: true,
+      });
+      const listed = new Set(r.code === 0 ? r.stdout.toString("utf8").split("\0") : []);
+      changed = changed.filter((s) => !added.includes(s) || listed.has(s.rel));
+    }
+    return { changed: [...below, ...changed], exact: below.length === 0 && !changed.some((s) => added.includes(s)) };
   }
 
   private async commitTree(
@@ -580,6 +725,13 @@ export class CheckpointStore {
 async function indexSig(repo: ShadowRepo): Promise<string | undefined> {
   const st = await lstat(join(repo.gitDir, "index"), { bigint: true }).catch(() => undefined);
   return st && `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+}
+
+/** A captured entry ("<mode> <oid>" or null) as staged; undefined when it is not one. */
+function parseEntry(rel: string, e: string | null): Staged | undefined {
+  if (e === null) return { rel, mode: null };
+  const m = /^(100644|100755|120000) ([0-9a-f]{40})$/.exec(e);
+  return m ? { rel, mode: m[1] as "100644" | "100755" | "120000", oid: m[2] as string } : undefined;
 }
 
 function setKnown(known: Map<string, string | null>, rel: string, entry: string | null): void {

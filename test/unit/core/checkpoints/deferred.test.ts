@@ -115,6 +115,7 @@ test("another process recording before the queued record lands commits it first,
   await one.around(fsWrite([a]), AGENT, async () => writeFileSync(a, "agent\n"));
   assert.equal(queued(one.store).length, 1);
   writeFileSync(join(root, "b.txt"), "person b\n");
+  writeFileSync(a, "person a\n");
   await two.flush(); // a listing in the other process: it finds the captured record and commits it
   await one.idle(); // this process's queued commit then finds nothing left to do
   const h = await history(two.store);
@@ -122,7 +123,7 @@ test("another process recording before the queued record lands commits it first,
     h.map(({ client, files, lines }) => ({ client, files, lines })),
     [
       { client: "agent", files: ["a.txt"], lines: ["-a0", "+agent"] },
-      { client: "outside ccb", files: ["b.txt"], lines: ["+person b"] },
+      { client: "outside ccb", files: ["a.txt", "b.txt"], lines: ["-agent", "+person a", "+person b"] },
     ],
   );
 });

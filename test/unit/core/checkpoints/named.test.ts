@@ -135,6 +135,7 @@ test("a named call that changed nothing asks git nothing; one that changed a fil
   writeFileSync(join(root, "a.txt"), "one\n");
   await cps.around(fw(root, "x.txt"), B, async () => writeFileSync(join(root, "x.txt"), "x\n")); // the base
   await cps.around(fw(root, "a.txt"), A, async () => writeFileSync(join(root, "a.txt"), "two\n"));
+  await cps.idle(); // its queued commit
   let calls: string[] = [];
   const seen = () => calls; // read through a call: the assertions below do not narrow it
   const git = ShadowRepo.prototype.git;
@@ -144,8 +145,11 @@ test("a named call that changed nothing asks git nothing; one that changed a fil
   };
   try {
     await cps.around(fw(root, "a.txt"), A, async () => writeFileSync(join(root, "a.txt"), "two\n"));
+    await cps.idle();
     assert.deepEqual(seen(), [], "the same content again: nothing to record");
     await cps.around(fw(root, "a.txt"), A, async () => writeFileSync(join(root, "a.txt"), "three\n"));
+    assert.deepEqual(seen(), [], "the answer waited for no git process: its commit is queued");
+    await cps.idle();
     assert.deepEqual(seen(), ["update-index", "write-tree", "commit-tree", "update-ref"]);
     // positive control: a call that does not name its paths asks git what changed
     calls = [];
@@ -162,6 +166,7 @@ test("a commit by another writer of the store (an older ccb) voids the cached ti
   const { root, cps } = setup();
   await cps.around(fw(root, "x.txt"), B, async () => writeFileSync(join(root, "x.txt"), "x\n")); // the base
   await cps.around(fw(root, "a.txt"), A, async () => writeFileSync(join(root, "a.txt"), "one\n"));
+  await cps.idle(); // its queued commit (the older ccb below takes no lock)
   // An older ccb records b.txt its way (update-index, write-tree, commit-tree, update-ref), keeping
   // the state file's fields it does not know as it found them.
   const repo = cps.store.repos[0]!;
