@@ -2,11 +2,12 @@
 // workspace, against a plain `git add -A && git commit` of the same tree (its own GIT_DIR) in the
 // same run: by a full scan (a flush, a command's effects) and by the named path alone (what
 // fs_write/fs_delete/fs_move do); and what the recording adds to one tool call that changes one file.
-// Run: node --import tsx bench/checkpoints.bench.ts   (BENCH_N=…, BENCH_FILES=…, BENCH_CALLS=…)
+// Run: node --import tsx bench/checkpoints.bench.ts   (BENCH_N=…, BENCH_FILES=…, BENCH_CALLS=…, CCB_BENCH_BASE=…)
 import { execFile, execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { Checkpoints, checkpointsOf } from "../src/core/checkpoints/index.ts";
@@ -67,13 +68,15 @@ console.log(`first record of ${FILES} files: ccb ${fmt(ccbFirst)} | plain git ad
 
 let i = 0;
 const change = () => writeFileSync(join(ws, "d7", "f7.txt"), `change ${i++}\n`);
-async function time(fn: () => Promise<unknown>): Promise<number[]> {
+/** `fn`'s times after a one-file change each; `after`, untimed, between rounds. */
+async function time(fn: () => Promise<unknown>, after?: () => Promise<unknown>): Promise<number[]> {
   const out: number[] = [];
   for (let k = 0; k < N + 2; k++) {
     change();
     const s = performance.now();
     await fn();
     if (k >= 2) out.push(performance.now() - s); // two warm-up rounds
+    await after?.();
   }
   return out;
 }
@@ -98,11 +101,16 @@ console.log(
   `checkpoint after a one-file change (${FILES} files), path named (start+end): ccb p50 ${fmt(named.p50)} p99 ${fmt(named.p99)} | ratio p50 ${ratio(named.p50, plain.p50)}`,
 );
 // A tool call that writes one file, with and without the records around it: naming its path as the
-// kernel does for fs_write, and not (a tool that does not name its paths: two full scans).
+// kernel does for fs_write (until its answer; its queued commit awaited between rounds), and not (a
+// tool that does not name its paths: two full scans).
 const bare = summarize(await time(async () => {}));
 const around = summarize(
-  await time(() =>
-    cps.around({ name: "fs_write", annotations: { readOnlyHint: false }, paths: [target] }, who, async () => change()),
+  await time(
+    () =>
+      cps.around({ name: "fs_write", annotations: { readOnlyHint: false }, paths: [target] }, who, async () =>
+        change(),
+      ),
+    () => cps.idle(),
   ),
 );
 const aroundFull = summarize(
@@ -114,27 +122,53 @@ console.log(
 
 // An fs_write as an agent makes it (an MCP client in the same process, the kernel's runTool), on a
 // core with checkpoints and on one with `CCB_CHECKPOINTS=off`, in a small workspace and in the
-// large one; blocks of calls alternate between the two.
-async function mcpClient(root: string, checkpoints: boolean) {
-  const core = createCore({ roots: [root] });
+// large one; blocks of calls alternate between them. Two pacings: back to back (the next call at
+// once, so it waits for any record the previous one queued) and paced (between calls, untimed, the
+// records queued are awaited: an agent's turn between its calls). CCB_BENCH_BASE=<a checkout of
+// another commit, its node_modules linked>: the same calls through that tree's core, server and
+// checkpoints too (e.g. the commit before a change), blocks alternating with this tree's, one store.
+// Printed as ratios: on/off within a tree, and this tree's "on" to the base's.
+type Impl = {
+  name: string;
+  createCore: typeof createCore;
+  checkpointsOf: typeof checkpointsOf;
+  createMcpServer: typeof createMcpServer;
+};
+const here: Impl = { name: "this tree", createCore, checkpointsOf, createMcpServer };
+async function baseImpl(dir: string): Promise<Impl> {
+  const src = (p: string) => pathToFileURL(join(dir, "src", p)).href;
+  return {
+    name: `base ${dir}`,
+    createCore: (await import(src("core/core.ts"))).createCore,
+    checkpointsOf: (await import(src("core/checkpoints/index.ts"))).checkpointsOf,
+    createMcpServer: (await import(src("protocols/mcp/server.ts"))).createMcpServer,
+  };
+}
+const impls = [here, ...(process.env.CCB_BENCH_BASE ? [await baseImpl(process.env.CCB_BENCH_BASE)] : [])];
+
+async function mcpClient(impl: Impl, root: string, checkpoints: boolean) {
+  const core = impl.createCore({ roots: [root] });
   // The same store folder as `cps` above: the large workspace's store has its base already.
-  if (checkpoints) await checkpointsOf(core, { baseDir: join(tmp, "state") })?.flush();
+  const cp = checkpoints ? impl.checkpointsOf(core, { baseDir: join(tmp, "state") }) : undefined;
+  if (checkpoints) await cp?.flush();
   else {
     process.env.CCB_CHECKPOINTS = "off";
-    if (checkpointsOf(core)) throw new Error("CCB_CHECKPOINTS=off did not turn checkpoints off");
+    if (impl.checkpointsOf(core)) throw new Error("CCB_CHECKPOINTS=off did not turn checkpoints off");
     delete process.env.CCB_CHECKPOINTS;
   }
-  const server = createMcpServer({ core, log: silentLogger });
+  const server = impl.createMcpServer({ core, log: silentLogger });
   const [x, y] = InMemoryTransport.createLinkedPair();
   await server.connect(x);
   const client = new Client({ name: "bench", version: "0" });
   await client.connect(y);
-  return { client, close: () => client.close().then(() => core.dispose()) };
+  return { client, idle: () => cp?.idle() ?? Promise.resolve(), close: () => client.close().then(() => core.dispose()) };
 }
-async function callLatency(root: string, rel: string): Promise<{ on: number; off: number }> {
-  const on = await mcpClient(root, true);
-  const off = await mcpClient(root, false);
-  const samples = { on: [] as number[], off: [] as number[] };
+type Row = { impl: string; paced: boolean; on: number; off: number };
+async function callLatency(root: string, rel: string): Promise<Row[]> {
+  const clients = [];
+  for (const impl of impls)
+    clients.push({ impl, on: await mcpClient(impl, root, true), off: await mcpClient(impl, root, false) });
+  const samples = new Map<string, number[]>();
   let n = 0;
   const call = async (c: Client) => {
     const s = performance.now();
@@ -145,26 +179,49 @@ async function callLatency(root: string, rel: string): Promise<{ on: number; off
     return performance.now() - s;
   };
   for (let block = 0; block < 4; block++)
-    for (const k of block % 2 ? (["off", "on"] as const) : (["on", "off"] as const))
-      for (let j = 0; j < CALLS + 1; j++) {
-        const ms = await call((k === "on" ? on : off).client);
-        if (j >= 1) samples[k].push(ms);
-      }
-  await on.close();
-  await off.close();
-  return { on: summarize(samples.on).p50, off: summarize(samples.off).p50 };
+    for (const paced of [false, true])
+      for (const c of block % 2 ? [...clients].reverse() : clients)
+        for (const k of block % 2 ? (["off", "on"] as const) : (["on", "off"] as const)) {
+          const key = `${c.impl.name}|${paced}|${k}`;
+          for (let j = 0; j < CALLS + 1; j++) {
+            const ms = await call(c[k].client);
+            if (j >= 1) samples.set(key, [...(samples.get(key) ?? []), ms]);
+            if (paced) await c[k].idle();
+          }
+          // The next block (another tree's core on the same store) starts with nothing queued.
+          await c[k].idle();
+        }
+  for (const c of clients) {
+    await c.on.close();
+    await c.off.close();
+  }
+  const p50 = (key: string) => summarize(samples.get(key) ?? []).p50;
+  return impls.flatMap((impl) =>
+    [false, true].map((paced) => ({
+      impl: impl.name,
+      paced,
+      on: p50(`${impl.name}|${paced}|on`),
+      off: p50(`${impl.name}|${paced}|off`),
+    })),
+  );
 }
 const small = join(tmp, "small");
 mkdirSync(small);
 for (let f = 0; f < 100; f++) writeFileSync(join(small, `f${f}.txt`), `file ${f}\n`);
 const callSmall = await callLatency(small, "f7.txt");
 const callLarge = await callLatency(ws, "d7/f7.txt");
-console.log(
-  `fs_write over MCP, 100 files: checkpoints on p50 ${fmt(callSmall.on)} | off ${fmt(callSmall.off)} | ratio ${ratio(callSmall.on, callSmall.off)}`,
-);
-console.log(
-  `fs_write over MCP, ${FILES} files: checkpoints on p50 ${fmt(callLarge.on)} | off ${fmt(callLarge.off)} | ratio ${ratio(callLarge.on, callLarge.off)}`,
-);
+for (const [label, rows] of [
+  ["100 files", callSmall],
+  [`${FILES} files`, callLarge],
+] as const)
+  for (const r of rows) {
+    const base = rows.find((b) => b.impl !== here.name && b.paced === r.paced);
+    console.log(
+      `fs_write over MCP, ${label}, ${r.paced ? "paced" : "back to back"}, ${r.impl}: checkpoints on p50 ${fmt(r.on)} | off ${fmt(r.off)} | on/off ${ratio(r.on, r.off)}${
+        base && r.impl === here.name ? ` | on vs the base's on ${ratio(r.on, base.on)}` : ""
+      }`,
+    );
+  }
 rmSync(tmp, { recursive: true, force: true });
 console.log(
   JSON.stringify({
@@ -180,11 +237,7 @@ console.log(
     namedP50Ratio: named.p50 / plain.p50,
     toolCallNamedP50: around.p50,
     toolCallFullScanP50: aroundFull.p50,
-    fsWriteSmallOnP50: callSmall.on,
-    fsWriteSmallOffP50: callSmall.off,
-    fsWriteSmallRatio: callSmall.on / callSmall.off,
-    fsWriteLargeOnP50: callLarge.on,
-    fsWriteLargeOffP50: callLarge.off,
-    fsWriteLargeRatio: callLarge.on / callLarge.off,
+    fsWriteSmall: callSmall.map((r) => ({ ...r, ratio: r.on / r.off })),
+    fsWriteLarge: callLarge.map((r) => ({ ...r, ratio: r.on / r.off })),
   }),
 );
