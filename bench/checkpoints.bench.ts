@@ -161,7 +161,11 @@ async function mcpClient(impl: Impl, root: string, checkpoints: boolean) {
   await server.connect(x);
   const client = new Client({ name: "bench", version: "0" });
   await client.connect(y);
-  return { client, idle: () => cp?.idle() ?? Promise.resolve(), close: () => client.close().then(() => core.dispose()) };
+  return {
+    client,
+    idle: () => cp?.idle() ?? Promise.resolve(),
+    close: () => client.close().then(() => core.dispose()),
+  };
 }
 type Row = { impl: string; paced: boolean; on: number; off: number };
 async function callLatency(root: string, rel: string): Promise<Row[]> {
