@@ -395,18 +395,28 @@ export class CheckpointStore {
     return out;
   }
 
+  /** Each repository's state file as this process last read or wrote it (every record reads it first, under the lock). */
+  readonly #stateText = new Map<string, string>();
+
   private async readState(repo: ShadowRepo): Promise<RepoState> {
     try {
-      const s = JSON.parse(await readFile(join(repo.gitDir, "ccb-state.json"), "utf8")) as RepoState;
+      const text = await readFile(join(repo.gitDir, "ccb-state.json"), "utf8");
+      this.#stateText.set(repo.gitDir, text);
+      const s = JSON.parse(text) as RepoState;
       if (Number.isInteger(s.seg) && Number.isInteger(s.count)) return s;
     } catch {
       // first use
     }
+    this.#stateText.delete(repo.gitDir);
     return { seg: 1, count: 0 };
   }
 
+  /** Write the state file, unless it holds this already (a record that found nothing to do). */
   private async writeState(repo: ShadowRepo, state: RepoState): Promise<void> {
-    await writeFile(join(repo.gitDir, "ccb-state.json"), JSON.stringify(state), { mode: 0o600 });
+    const text = JSON.stringify(state);
+    if (this.#stateText.get(repo.gitDir) === text) return;
+    await writeFile(join(repo.gitDir, "ccb-state.json"), text, { mode: 0o600 });
+    this.#stateText.set(repo.gitDir, text);
   }
 
   private async tip(repo: ShadowRepo, seg: number): Promise<{ commit: string; tree: string } | undefined> {
