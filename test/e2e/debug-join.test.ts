@@ -116,8 +116,8 @@ describe("joining a debug session the person started in the workbench", { timeou
     await f.wb.ok("debug_set_breakpoints", { breakpoints: [{ path: "app.js", line: 3 }] });
     const stop = await f.wb.ok("debug_wait", { session, seconds: 60 });
     assert.equal(structured(stop).state, "stopped", text(stop));
-    assert.equal(structured(stop).frame.path, "app.js");
-    assert.equal(structured(stop).frame.line, 3);
+    assert.equal(structured(stop).frame.path, "app.js", text(stop));
+    assert.equal(structured(stop).frame.line, 3, text(stop));
     const stack = await f.wb.ok("debug_stack", { session });
     assert.match(text(stack), /#0 (global\.)?greet at app\.js:3/, text(stack));
     const vars = await f.wb.ok("debug_variables", { session });

@@ -70,11 +70,15 @@ describe("review per hunk: real claude CLI, real workbench, a real person's clic
     console.error(`claude's tool result after the per-hunk review: ${JSON.stringify(result)}`);
     assert.doesNotMatch(result, /= 50;/, "the rejected hunk is not in what the model reads");
     assert.match(result, /user modified your proposed changes/, "claude tells the model its proposal was changed");
-    // the tab closed by itself
-    await person.until<number>(
+    // the tab closed by itself. Claude proposes the next change as soon as it has read this answer,
+    // and that tab has the same title (CI: the next one was open before this one's close was seen):
+    // this review's tab is gone when no more than one proposal tab is open and no diff shows this
+    // review's original (a = 1).
+    await person.until<{ tabs: number; mine: boolean }>(
       "the diff tab closed",
-      `document.querySelectorAll(".monaco-diff-editor").length`,
-      (v) => v === 0,
+      `({ tabs: [...document.querySelectorAll(".tabs-container .tab")].filter((t) => (t.getAttribute("aria-label") ?? t.textContent ?? "").includes("proposed by Claude")).length,
+          mine: [...document.querySelectorAll(".monaco-diff-editor .editor.original .view-line")].some((e) => e.textContent.replace(/\u00a0/g, " ").trim() === "export const a = 1;") })`,
+      (v) => v.tabs <= 1 && !v.mine,
     );
   });
 
