@@ -221,8 +221,13 @@ describe("another local account against the person's workbench session (real Chr
     await eventually("the probe ran", async () =>
       (await evaluate<string>("document.title")) === "probed" ? true : undefined,
     );
+    // The attacker's process reports each request on its stdout (another account, a pipe): under
+    // load its lines came after the page's title (CI: 0 of 5 read at that moment). Wait for them.
     const asked = ["/session.json", "/app", "/ide/", "/", "/__ccb/app"];
-    const got = seen.slice(before).filter((s) => asked.includes(s.path));
+    const reported = () => seen.slice(before).filter((s) => asked.includes(s.path));
+    const got = await eventually("the attacker reported every probe", () =>
+      reported().length >= asked.length ? reported() : undefined,
+    );
     assert.equal(got.length, asked.length, JSON.stringify(got));
     assert.deepEqual(
       got.filter((s) => s.cookie.includes(value) || s.cookie.includes(cookieName)).map((s) => s.path),
@@ -235,10 +240,10 @@ describe("another local account against the person's workbench session (real Chr
     await eventually("the control probe ran", async () =>
       (await evaluate<string>("document.title")) === "probed" ? true : undefined,
     );
-    assert.ok(
-      seen.slice(mark).some((s) => s.path === `/ide/${key}/x` && s.cookie.includes(`${cookieName}=${value}`)),
-      "the probe sees a cookie when one is sent",
+    const control = await eventually("the attacker reported the control probe", () =>
+      seen.slice(mark).find((s) => s.path === `/ide/${key}/x`),
     );
+    assert.ok(control.cookie.includes(`${cookieName}=${value}`), "the probe sees a cookie when one is sent");
   });
 
   it("framing refused: a page on another loopback port frames the App page and the workbench; the gateway's own page may (positive control)", async () => {
