@@ -568,11 +568,8 @@ export class CheckpointStore {
     const added = changed.filter((s) => s.mode !== null && known.get(s.rel) === null);
     if (added.length > 0) {
       // A path new to the store is recorded when git would add it: not ignored.
-      const r = await repo.git(["ls-files", "-z", "-o", "--exclude-standard", "--", ...added.map((s) => s.rel)], {
-        allowFail: true,
-      });
-      if (r.code !== 0) return "scan";
-      const listed = new Set(r.stdout.toString("utf8").split("\0"));
+      const listed = await addable(repo, added);
+      if (!listed) return "scan";
       changed = changed.filter((s) => !added.includes(s) || listed.has(s.rel));
     }
     return { changed, exact: !changed.some((s) => added.includes(s)) };
@@ -610,10 +607,7 @@ export class CheckpointStore {
     if (added.length > 0) {
       // Recorded when git would add it (not ignored, not in a nested repository). One that is gone
       // from the work tree by now is not listed: its creation and its removal are both left out.
-      const r = await repo.git(["ls-files", "-z", "-o", "--exclude-standard", "--", ...added.map((s) => s.rel)], {
-        allowFail: true,
-      });
-      const listed = new Set(r.code === 0 ? r.stdout.toString("utf8").split("\0") : []);
+      const listed = (await addable(repo, added)) ?? new Set<string>();
       changed = changed.filter((s) => !added.includes(s) || listed.has(s.rel));
     }
     return { changed: [...below, ...changed], exact: below.length === 0 && !changed.some((s) => added.includes(s)) };
@@ -803,4 +797,12 @@ function matches(c: Checkpoint, f: CheckpointFilter): boolean {
 /** A fresh id for one tool call. */
 export function newCallId(): string {
   return randomBytes(6).toString("hex");
+}
+
+/** Which of `added` git would add (untracked, not ignored, not in a nested repository); undefined when git could not say. */
+async function addable(repo: ShadowRepo, added: readonly Staged[]): Promise<Set<string> | undefined> {
+  const r = await repo.git(["ls-files", "-z", "-o", "--exclude-standard", "--", ...added.map((s) => s.rel)], {
+    allowFail: true,
+  });
+  return r.code === 0 ? new Set(r.stdout.toString("utf8").split("\0")) : undefined;
 }
