@@ -14,13 +14,17 @@ import type { HeadlessClient } from "./headless-client.ts";
  *   request unanswered for `headlessGraceMs` (a hung renderer; a page starved of CPU answers late,
  *   and a late answer keeps it: replacing it would only cost a page load on a machine that is
  *   already busy), and when no host answers for `headlessGraceMs` while the runtime runs (e.g. its
- *   page is on a runtime that restarted). Replacements back off from 1 s to 30 s while nothing
- *   answers.
+ *   page is on a runtime that restarted). An extension host the runtime launched and that has
+ *   not exited counts as one on its way for up to `hostStartMs`: on a starved machine a host takes
+ *   longer than the grace from its launch to ccb's extension (seen: 31 s at load 34), and replacing
+ *   its page then threw away a start that was about to serve. Replacements back off from 1 s to
+ *   30 s while nothing answers.
  */
 export const HEALTH = {
   probeIntervalMs: 2_500,
   probeTimeoutMs: 6_000,
   headlessGraceMs: 30_000,
+  hostStartMs: 120_000,
   backoffMinMs: 1_000,
   backoffMaxMs: 30_000,
 };
@@ -137,6 +141,8 @@ export class HeadlessKeeper {
   /** The DevTools request the page has not answered yet, and since when (Date.now()). */
   #cdp: { client: HeadlessClient; since: number; open: boolean } | undefined;
   #startedAt = 0;
+  /** Extension hosts the runtime launched that have neither exited nor been followed by an answer: pid -> launched at. */
+  readonly #hostsStarting = new Map<number, number>();
   #timer: NodeJS.Timeout | undefined;
   #watch: NodeJS.Timeout;
   #busy: Promise<void> = Promise.resolve();
@@ -178,6 +184,22 @@ export class HeadlessKeeper {
   /** The page made progress (it loaded, its extension host started): the no-answer grace counts from here. */
   progress(): void {
     if (this.#client) this.#startedAt = Math.max(this.#startedAt, Date.now());
+  }
+
+  /** The runtime launched an extension host (a page's, this client's or a person's): one is on its way. */
+  hostLaunched(pid: number): void {
+    this.#hostsStarting.set(pid, Date.now());
+    this.progress();
+  }
+
+  /** An extension host process exited: it will not answer (the grace counts from the last progress). */
+  hostExited(pid: number): void {
+    this.#hostsStarting.delete(pid);
+  }
+
+  /** The runtime exited: every host it launched went with it (it logs no exit for them). */
+  runtimeExited(): void {
+    this.#hostsStarting.clear();
   }
 
   /** Reload the client's page now (the runtime restarted: its page cannot resume on the new server). */
@@ -317,9 +339,16 @@ export class HeadlessKeeper {
       );
       return;
     }
-    // The editor: some host must have answered since this client opened, within the grace.
+    // The editor: some host must have answered since this client opened, within the grace, unless
+    // a host the runtime launched is still starting (alive, unanswered, for at most hostStartMs).
+    for (const [pid, at] of this.#hostsStarting)
+      if (answer > at || now - at > t.hostStartMs) this.#hostsStarting.delete(pid);
     const snap = this.o.probe.snapshot();
-    if (snap.responsive === 0 && now - Math.max(this.#startedAt, answer) > t.headlessGraceMs)
+    if (
+      snap.responsive === 0 &&
+      this.#hostsStarting.size === 0 &&
+      now - Math.max(this.#startedAt, answer) > t.headlessGraceMs
+    )
       this.#later(`no extension host answered for ${Math.round(t.headlessGraceMs / 1000)} s`);
   }
 

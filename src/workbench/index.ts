@@ -31,7 +31,7 @@ import {
   type WorkbenchHttp,
 } from "./routes.ts";
 import type { RuntimeOptions } from "./runtime-flags.ts";
-import { runtimeStep, Timeline } from "./timeline.ts";
+import { extensionHostEvent, runtimeStep, Timeline } from "./timeline.ts";
 import { headlessChromiumFlags, serverNodeFlags, type Tuning, workbenchTuning } from "./tuning.ts";
 
 export type { WorkbenchHttp } from "./routes.ts";
@@ -474,6 +474,9 @@ class Workbench implements WorkbenchHandle {
       log: this.#log.child("runtime"),
       env: runtimeEnv(this.#env, tuning, this.#log),
       onOutput: (line) => {
+        const host = extensionHostEvent(line);
+        if (host?.event === "launched") this.#keeper?.hostLaunched(host.pid);
+        else if (host) this.#keeper?.hostExited(host.pid);
         const step = runtimeStep(line);
         if (!step) return;
         this.#timeline.mark(step);
@@ -492,7 +495,10 @@ class Workbench implements WorkbenchHandle {
       this.#runtimeStarts++;
       this.#timeline.mark("runtime up");
       if (this.#runtimeStarts > 1 && this.#tuning["quick-heal"]) this.#keeper?.reloadNow("the runtime restarted");
-    } else if (s === "crashed") this.#timeline.restart("the runtime exited");
+    } else if (s === "crashed") {
+      this.#timeline.restart("the runtime exited");
+      this.#keeper?.runtimeExited();
+    }
     this.#refreshReason();
     if (s === "running")
       this.#o.editor.setWorkbench({

@@ -50,6 +50,17 @@ const RUNTIME_STEPS: [RegExp, string][] = [
   [/\[ExtensionHostConnection\].*Launched Extension Host Process/, "extension host launched"],
 ];
 
+/**
+ * An extension host process the runtime launched or saw exit (VS Code's server logs both with the
+ * host's pid: `[ExtensionHostConnection] <pid> Launched Extension Host Process.`, `... exited with code`).
+ */
+export function extensionHostEvent(line: string): { pid: number; event: "launched" | "exited" } | undefined {
+  const m =
+    /\[ExtensionHostConnection\].*?<(\d+)> (Launched Extension Host Process|Extension Host Process exited)/.exec(line);
+  if (!m) return undefined;
+  return { pid: Number(m[1]), event: m[2]?.startsWith("Launched") ? "launched" : "exited" };
+}
+
 /** The step a line of the runtime's output marks, if any. */
 export function runtimeStep(line: string): string | undefined {
   for (const [re, step] of RUNTIME_STEPS) if (re.test(line)) return step;

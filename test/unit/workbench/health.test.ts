@@ -249,6 +249,57 @@ describe("the headless keeper's no-answer grace", () => {
     return opened;
   }
 
+  /** A keeper whose runtime launched an extension host at its start; `exit` says when it exits (never when undefined). */
+  async function launched(
+    exitAfterMs: number | undefined,
+    hostStartMs = 5_000,
+    gone: "host" | "runtime" = "host",
+  ): Promise<number> {
+    let opened = 0;
+    const quietProbe = {
+      lastAnswerAt: 0,
+      snapshot: () => ({ responsive: 0, hosts: 0, lastProbeMs: null, sinceAnswerMs: null }),
+    };
+    const keeper = new HeadlessKeeper({
+      open: () => {
+        opened++;
+        return Promise.resolve(fakeClient(async () => 1));
+      },
+      running: () => true,
+      probe: quietProbe as unknown as BridgeProbe,
+      log: silentLogger,
+      onChange: () => undefined,
+      timing: {
+        ...HEALTH,
+        probeIntervalMs: 20,
+        probeTimeoutMs: 200,
+        headlessGraceMs: 150,
+        backoffMinMs: 10,
+        hostStartMs,
+      },
+    });
+    await keeper.start();
+    keeper.hostLaunched(4242);
+    const exit =
+      exitAfterMs === undefined
+        ? undefined
+        : setTimeout(() => (gone === "host" ? keeper.hostExited(4242) : keeper.runtimeExited()), exitAfterMs);
+    await new Promise((r) => setTimeout(r, 700));
+    clearTimeout(exit);
+    await keeper.close();
+    return opened;
+  }
+
+  test("an extension host the runtime launched keeps its page past the grace while it starts; one that exits (or whose runtime does), or starts for longer than hostStartMs, does not", async () => {
+    assert.equal(await launched(undefined), 1, "a host on its way (alive, not yet answering) keeps the page");
+    assert.ok((await launched(100)) > 1, "control: the host exited, so the grace replaces the page");
+    assert.ok(
+      (await launched(100, 5_000, "runtime")) > 1,
+      "the runtime exited (it logs no exit for its hosts): replaced",
+    );
+    assert.ok((await launched(undefined, 200)) > 1, "control: a host starting for longer than hostStartMs does not");
+  });
+
   test("a page still making progress (loaded, its extension host launched) is not replaced; one that stalls is", async () => {
     assert.equal(await run(true), 1, "progress keeps the page that is still starting");
     assert.ok((await run(false)) > 1, "control: without progress the grace replaces it");

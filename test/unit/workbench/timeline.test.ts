@@ -4,7 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import type { Logger } from "../../../src/core/log.ts";
-import { followTimeline, runtimeStep, Timeline, timelineStep } from "../../../src/workbench/timeline.ts";
+import {
+  extensionHostEvent,
+  followTimeline,
+  runtimeStep,
+  Timeline,
+  timelineStep,
+} from "../../../src/workbench/timeline.ts";
 import { headlessChromiumFlags, LEVERS, serverNodeFlags, workbenchTuning } from "../../../src/workbench/tuning.ts";
 
 function recorder(): { log: Logger; lines: string[]; levels: string[] } {
@@ -34,6 +40,27 @@ describe("the start's timeline", () => {
       undefined,
     );
     assert.equal(runtimeStep("HTTP server listening on /tmp/x.sock"), undefined);
+  });
+
+  test("reads an extension host's launch and exit, with its pid, from the runtime's lines", () => {
+    assert.deepEqual(
+      extensionHostEvent(
+        "[21:03:21] [<unknown>][df7e2600][ExtensionHostConnection] <13553> Launched Extension Host Process.",
+      ),
+      { pid: 13553, event: "launched" },
+    );
+    assert.deepEqual(
+      extensionHostEvent(
+        "[21:09:02] [<unknown>][df7e2600][ExtensionHostConnection] <13553> Extension Host Process exited with code: 0, signal: null.",
+      ),
+      { pid: 13553, event: "exited" },
+    );
+    assert.equal(
+      extensionHostEvent(
+        "[21:03:34] [<unknown>][df7e2600][ExtensionHostConnection] <13553> [reconnection-grace-time] Extension host: read VSCODE_RECONNECTION_GRACE_TIME=10800000ms (10800s)",
+      ),
+      undefined,
+    );
   });
 
   test("logs each step once per start at info level, and again after a restart, counted from the fault", () => {
