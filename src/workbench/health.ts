@@ -108,6 +108,11 @@ export class BridgeProbe {
       });
   }
 
+  /** A window was reported gone (windowGone) within the last probe timeout and interval. */
+  get windowRecentlyGone(): boolean {
+    return Date.now() <= this.#goneUntil;
+  }
+
   /**
    * A window is known to be gone (ccb's headless Chromium exited): probe every host now, and a host
    * that misses this probe (or one already under way) also gives up the calls waiting on it, which

@@ -29,6 +29,8 @@ export class IdlePark implements Reopener {
   #parking: Promise<void> | undefined;
   #waking: Promise<void> | undefined;
   #lastBusy = "";
+  /** The host that served last (active). */
+  #served: BridgeConnection | undefined;
   #closed = false;
   readonly #offActive: () => void;
 
@@ -57,15 +59,27 @@ export class IdlePark implements Reopener {
   }
 
   /**
-   * The window that served while ccb's client was closed (a person's tab) stopped serving (it left,
-   * or it stopped answering: a closed tab's extension host lingers for the runtime's reconnection
-   * grace) while calls wait on it: reopen now, not once those calls have waited out their own
-   * timeouts and been retried (a minute each, found by workbench-park under load).
+   * The window that served while ccb's client was closed (a person's tab) left while calls wait on
+   * it (its host disconnected, or a page's socket closed and the host then missed its probe: a closed
+   * tab's extension host lingers for the runtime's reconnection grace): reopen now, not once those
+   * calls have waited out their own timeouts and been retried (a minute each, found by
+   * workbench-park under load). A host that only missed a probe while its window is still there is
+   * slow, not gone (a starved machine: workbench-park at load 40 reopened ccb's whole client for a
+   * person's tab that answered seconds later): its calls wait for it, and if it never answers, their
+   * retry reopens the client (wake).
    */
   #onActive(active: BridgeConnection | undefined): void {
+    const served = this.#served;
+    if (active) this.#served = active;
     if (active || this.#closed || this.#parking || this.#waking || this.o.keeper.state !== "parked") return;
     const waiting = this.o.bridge.calls.inFlight;
     if (waiting === 0) return;
+    if (served && this.o.bridge.connections.includes(served) && !this.o.probe.windowRecentlyGone) {
+      this.o.log.info(
+        `headless client: the window that served is slow to answer (it missed a probe) with ${waiting} call(s) waiting; they wait for it`,
+      );
+      return;
+    }
     this.o.log.info(`headless client: the window that served stopped with ${waiting} call(s) waiting; reopening`);
     this.wake().catch(() => undefined); // the reason is the bridge's
   }

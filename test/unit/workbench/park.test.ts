@@ -84,7 +84,8 @@ function rig(o: { holds?: () => Promise<unknown>; idleMs?: number; wakeTimeoutMs
       setTimeout(() => bridge.connect({ responsive: true, seq: 2 } as unknown as BridgeConnection), 50);
     },
   };
-  const probe = { windowGone: () => undefined };
+  /** windowRecentlyGone: a page's socket closed within the probe's window (a tab closed), set by a test. */
+  const probe = { windowGone: () => undefined, windowRecentlyGone: false };
   let changes = 0;
   const park = new IdlePark({
     bridge: bridge as unknown as BridgeServer,
@@ -96,7 +97,7 @@ function rig(o: { holds?: () => Promise<unknown>; idleMs?: number; wakeTimeoutMs
     wakeTimeoutMs: o.wakeTimeoutMs ?? 5_000,
     onChange: () => changes++,
   });
-  return { park, bridge, keeper, lines, changes: () => changes };
+  return { park, bridge, keeper, probe, lines, changes: () => changes };
 }
 
 describe("IdlePark: when ccb's headless client closes while idle", () => {
@@ -182,6 +183,7 @@ describe("IdlePark: when ccb's headless client closes while idle", () => {
     r.bridge.active = person;
     r.bridge.calls = { inFlight: 1, lastAt: Date.now() }; // a call waits on the person's host
     (person as { responsive: boolean }).responsive = false; // its tab closed: the probe went unanswered
+    r.probe.windowRecentlyGone = true; // (its page's socket closed)
     const fresh = { responsive: true, seq: 10 } as unknown as BridgeConnection;
     let failedWhenServed = -1;
     r.keeper.unpark = async () => {
@@ -199,6 +201,29 @@ describe("IdlePark: when ccb's headless client closes while idle", () => {
     await r.park.wake();
     assert.equal(failedWhenServed, 0, "nothing given up before another window serves");
     assert.deepEqual(r.bridge.failed, [person], "then the calls on the host that stopped answering are given up");
+    r.park.close();
+  });
+
+  it("a person's tab that only missed a probe (its window still there: a starved machine) keeps its waiting call: nothing reopens", async () => {
+    const r = rig();
+    await sleep(700);
+    assert.equal(r.keeper.parks, 1);
+    const person = { responsive: true, seq: 9 } as unknown as BridgeConnection;
+    r.bridge.connect(person); // the person's tab serves
+    r.bridge.calls = { inFlight: 1, lastAt: Date.now() }; // a call waits on the person's host
+    (person as { responsive: boolean }).responsive = false; // slow: the probe went unanswered, no page closed
+    r.bridge.lose();
+    await sleep(20);
+    assert.equal(r.keeper.unparks, 0, "not reopened for a window that is only slow");
+    assert.ok(r.lines.some((l) => /slow to answer .* 1 call\(s\) waiting; they wait for it/.test(l)));
+    assert.deepEqual(r.bridge.failed, [], "its call is not given up");
+    // The same with its page's socket closed (the tab is gone): control, reopened at once.
+    r.bridge.active = person;
+    r.probe.windowRecentlyGone = true;
+    r.bridge.lose();
+    await sleep(0);
+    assert.equal(r.keeper.unparks, 1, "control: a window that is gone reopens ccb's client at once");
+    await r.park.wake();
     r.park.close();
   });
 
