@@ -88,6 +88,18 @@ const HIDDEN_PAGE_SCRIPT = `(() => {
   Document.prototype.hasFocus = function hasFocus() { return false; };
 })();`;
 
+/** How long the page's server may take to answer the first navigation. */
+const PAGE_ANSWER_MS = 60_000;
+
+/** The origin of a URL, for logs and errors (its path and query may carry a one-time token). */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "(not a URL)";
+  }
+}
+
 export function findChromium(explicit?: string, env: NodeJS.ProcessEnv = process.env): string {
   const candidates = [
     explicit,
@@ -183,12 +195,14 @@ export async function launchChromium(o: ChromiumOptions): Promise<Chromium> {
     closing ??= (async () => {
       const pid = child.pid;
       if (pid && child.exitCode === null && child.signalCode === null) {
+        o.log.debug(`stopping Chromium ${pid} (SIGTERM to its process group)`);
         try {
           process.kill(-pid, "SIGTERM");
         } catch {
           // gone
         }
         const t = setTimeout(() => {
+          o.log.debug(`Chromium ${pid} did not exit within 3 s of SIGTERM: SIGKILL`);
           try {
             process.kill(-pid, "SIGKILL");
           } catch {
@@ -199,9 +213,11 @@ export async function launchChromium(o: ChromiumOptions): Promise<Chromium> {
         clearTimeout(t);
       }
       removeProfile();
+      o.log.debug("Chromium stopped, its profile removed");
     })();
     return closing;
   };
+  let pageError: CcbError | undefined;
   try {
     if (!child.pid) throw new Error("spawn failed");
     const cdp = new CdpPipe(child.stdio[3] as Writable, child.stdio[4] as Readable);
@@ -212,6 +228,7 @@ export async function launchChromium(o: ChromiumOptions): Promise<Chromium> {
           throw new Error(`Chromium exited: ${stderrTail.trim().split("\n").slice(-3).join(" ")}`);
         }),
       ]);
+    o.log.debug("waiting for Chromium's first page (DevTools over its pipe)");
     const page = await orExit(cdp.attachFirstPage());
     await page.send("Page.enable");
     if (o.hidden) await page.send("Page.addScriptToEvaluateOnNewDocument", { source: HIDDEN_PAGE_SCRIPT });
@@ -221,7 +238,29 @@ export async function launchChromium(o: ChromiumOptions): Promise<Chromium> {
       page.on("Page.loadEventFired", () => onLoad());
     }
     const url = await orExit(o.url);
-    await page.send("Page.navigate", { url });
+    // Page.navigate answers once the page's server answered: a server that takes the connection
+    // and never answers would hold the caller forever, silently.
+    const origin = originOf(url);
+    o.log.debug(`opening the page at ${origin}: waiting for its first answer`);
+    let timer: NodeJS.Timeout | undefined;
+    const nav = (await orExit(
+      Promise.race([
+        page.send("Page.navigate", { url }),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            pageError = new CcbError(
+              "TIMEOUT",
+              `The page at ${origin} did not answer within ${PAGE_ANSWER_MS / 1000} s.`,
+              { hint: "Check that its server is up and answers at that address (e.g. with curl), then start again." },
+            );
+            reject(pageError);
+          }, PAGE_ANSWER_MS);
+        }),
+      ]).finally(() => clearTimeout(timer)),
+    )) as { errorText?: string };
+    // A page that could not be reached shows Chromium's error page (what a viewer then sees): say why here too.
+    if (nav.errorText) o.log.warn(`the page at ${origin} did not open: ${nav.errorText}`);
+    o.log.debug(`the page at ${origin} answered`);
     return {
       pid: child.pid,
       uid: drop?.uid ?? process.getuid?.() ?? -1,
@@ -234,6 +273,7 @@ export async function launchChromium(o: ChromiumOptions): Promise<Chromium> {
     };
   } catch (err) {
     await stop();
+    if (err === pageError) throw err;
     throw new CcbError("RUNTIME_UNAVAILABLE", `Chromium did not start: ${(err as Error).message}`, {
       hint: `Check that ${chromePath} starts${drop ? " as the unprivileged account (CCB_CHROMIUM_USER)" : ""}.`,
       cause: err,

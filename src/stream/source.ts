@@ -71,8 +71,11 @@ export async function startStreamSource(o: StreamSourceOptions): Promise<StreamS
     endpoint,
     async close() {
       endpoint.close();
-      await screencast.close();
+      // The browser is stopped at once, not after its answer to Page.stopScreencast: a busy or wedged
+      // Chromium would otherwise hold the shutdown (its pipe closing ends that call).
+      const stopped = screencast.close();
       await chromium.close();
+      await stopped;
     },
   };
 }

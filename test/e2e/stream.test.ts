@@ -6,8 +6,10 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import WebSocket from "ws";
+import { artifactSource, keptBefore } from "../helpers/artifacts.ts";
 import { spawnCcb } from "../helpers/cli.ts";
-import { pidAlive, stopProcess, until, waitForOutput } from "../helpers/process.ts";
+import { exitOf, Output } from "../helpers/proc-output.ts";
+import { pidAlive, stopProcess, until } from "../helpers/process.ts";
 
 const PAGE = `<!doctype html><html><body style="margin:0">
 <button id="b" style="position:absolute;left:0;top:0;width:400px;height:200px">click me</button>
@@ -51,32 +53,41 @@ describe("ccb stream (real headless Chromium)", () => {
       else waiters.push({ pred, resolve });
     });
 
-  before(async () => {
-    page = createServer((req, res) => {
-      const url = new URL(req.url ?? "/", "http://x");
-      if (url.pathname === "/event") {
-        const e = Object.fromEntries(url.searchParams);
-        events.push(e);
-        for (const w of [...waiters])
-          if (w.pred(e)) {
-            waiters.splice(waiters.indexOf(w), 1);
-            w.resolve(e);
-          }
-        res.end("ok");
-        return;
-      }
-      res.writeHead(200, { "content-type": "text/html" }).end(PAGE);
-    });
-    page.listen(0, "127.0.0.1");
-    await once(page, "listening");
-    const pagePort = (page.address() as AddressInfo).port;
-    stream = spawnCcb(["stream", "--url", `http://127.0.0.1:${pagePort}/`, "--port", "0"]);
-    const info = await waitForOutput(stream, /chromium pid (\d+), profile (\S+)/, { timeoutMs: 60_000 });
-    chromiumPid = Number(info[1]);
-    profile = info[2] as string;
-    const m = await waitForOutput(stream, /viewer (http:\/\/\S+)/, { timeoutMs: 60_000 });
-    viewerUrl = new URL(m[1] as string);
-  });
+  before(
+    keptBefore(async () => {
+      page = createServer((req, res) => {
+        const url = new URL(req.url ?? "/", "http://x");
+        if (url.pathname === "/event") {
+          const e = Object.fromEntries(url.searchParams);
+          events.push(e);
+          for (const w of [...waiters])
+            if (w.pred(e)) {
+              waiters.splice(waiters.indexOf(w), 1);
+              w.resolve(e);
+            }
+          res.end("ok");
+          return;
+        }
+        res.writeHead(200, { "content-type": "text/html" }).end(PAGE);
+      });
+      page.listen(0, "127.0.0.1");
+      await once(page, "listening");
+      const pagePort = (page.address() as AddressInfo).port;
+      // At debug level its stderr names each start-up step (and carries Chromium's own stderr): a failed
+      // test keeps it (.cache/test-artifacts/stream/...), so the step it stopped at is on record.
+      stream = spawnCcb(["stream", "--url", `http://127.0.0.1:${pagePort}/`, "--port", "0", "--log-level", "debug"]);
+      const stderr = new Output(stream.stderr);
+      artifactSource("ccb-stream", () => ({ "stderr.log": stderr.text }));
+      // Both lines are matched in everything read so far (on a busy machine they arrive in one chunk,
+      // and a wait that looked only at the chunks after the first match never saw the viewer line),
+      // each up to its newline (a chunk may end inside the URL).
+      const info = await stderr.waitFor(/chromium pid (\d+), profile (\S+)\n/);
+      chromiumPid = Number(info[1]);
+      profile = info[2] as string;
+      const m = await stderr.waitFor(/viewer (http:\/\/\S+)\n/);
+      viewerUrl = new URL(m[1] as string);
+    }),
+  );
 
   after(async () => {
     await stopProcess(stream);
@@ -170,8 +181,13 @@ describe("ccb stream (real headless Chromium)", () => {
   it("stops Chromium and removes its profile on shutdown", async () => {
     assert.equal(pidAlive(chromiumPid), true);
     assert.equal(existsSync(profile), true);
-    assert.equal(await stopProcess(stream), 0);
-    await until(() => !pidAlive(chromiumPid), "chromium to exit");
+    // Waits for the real exit (ccb bounds its own shutdown: Chromium gets SIGKILL 3 s after SIGTERM),
+    // not stopProcess(), whose SIGKILL after 5 s turned a slow but clean shutdown under load into
+    // exit code null. ccb exits only after Chromium has exited and its profile is gone.
+    const exited = exitOf(stream);
+    stream.kill("SIGTERM");
+    assert.deepEqual(await exited, { code: 0, signal: null });
+    assert.equal(pidAlive(chromiumPid), false);
     assert.equal(existsSync(profile), false);
   });
 });
