@@ -1,37 +1,62 @@
 import type { ChildProcess } from "node:child_process";
 
-/** Wait until a child's stderr (or stdout) matches, returning the match; fails with the output so far. */
+/** Everything a child wrote to one of its streams, and how far the waits have read (see waitForOutput). */
+const outputs = new WeakMap<NodeJS.ReadableStream, { text: string; cursor: number }>();
+
+function tap(stream: NodeJS.ReadableStream): { text: string; cursor: number } {
+  let out = outputs.get(stream);
+  if (!out) {
+    const o = { text: "", cursor: 0 };
+    stream.on("data", (d: Buffer | string) => {
+      o.text += d.toString();
+    });
+    outputs.set(stream, o);
+    out = o;
+  }
+  return out;
+}
+
+/**
+ * Wait until a child's stderr (or stdout) matches, returning the match; fails with the output so far.
+ * Each wait reads on from the end of the previous wait's match on that stream, through everything
+ * the child wrote since (kept from the first wait on): two lines that arrive in one chunk are both
+ * seen by two waits in a row (a wait that listened only for chunks after the call lost the second
+ * line when a busy test read its pipe late: stream.test's CI failure, ledger).
+ */
 export function waitForOutput(
   child: ChildProcess,
   pattern: RegExp,
   options: { stream?: "stderr" | "stdout"; timeoutMs?: number } = {},
 ): Promise<RegExpMatchArray> {
   const stream = options.stream === "stdout" ? child.stdout : child.stderr;
+  if (!stream) return Promise.reject(new Error(`the child has no ${options.stream ?? "stderr"} pipe`));
+  const out = tap(stream);
   return new Promise((resolve, reject) => {
-    let seen = "";
-    const onData = (d: Buffer | string) => {
-      seen += d.toString();
-      const m = seen.match(pattern);
-      if (m) {
-        cleanup();
-        resolve(m);
-      }
+    const rest = () => out.text.slice(out.cursor);
+    const check = () => {
+      const m = rest().match(pattern);
+      if (!m) return;
+      out.cursor += (m.index ?? 0) + m[0].length;
+      cleanup();
+      resolve(m);
     };
     const onExit = (code: number | null) => {
+      check();
       cleanup();
-      reject(new Error(`process exited (${code}) before ${pattern}; output:\n${seen}`));
+      reject(new Error(`process exited (${code}) before ${pattern}; output:\n${rest()}`));
     };
     const timer = setTimeout(() => {
       cleanup();
-      reject(new Error(`timed out waiting for ${pattern}; output:\n${seen}`));
+      reject(new Error(`timed out waiting for ${pattern}; output:\n${rest()}`));
     }, options.timeoutMs ?? 30_000);
     const cleanup = () => {
       clearTimeout(timer);
-      stream?.off("data", onData);
+      stream.off("data", check);
       child.off("exit", onExit);
     };
-    stream?.on("data", onData);
+    stream.on("data", check); // after tap's listener: the text already holds this chunk
     child.on("exit", onExit);
+    check();
   });
 }
 
