@@ -21,7 +21,10 @@ import { BridgeError, uriPath } from "./convert.ts";
 
 const OUTPUT_LIMIT = 1_000_000;
 const CCB_ID = "__ccbId";
-/** Every request to an adapter answers within this, or the call answers TIMEOUT. */
+/**
+ * A request to a member that is not stopped (a running program, a launcher) answers within this, or
+ * the call answers TIMEOUT: such an adapter may hold a request forever.
+ */
 const DAP_TIMEOUT_MS = 10_000;
 /** A global evaluate while nothing is paused: after this, "not paused yet". */
 const RUNNING_EVAL_MS = 5_000;
@@ -100,6 +103,27 @@ function frameOf(f: DapFrame): DebugFrame {
 
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}…` : s);
 
+/**
+ * The debug log (the "ccb bridge" output channel, kept with a failed test's artifacts): every
+ * session's start, and every stop, continue, step, pause and breakpoint the adapter was asked for
+ * or reported, by whoever drove it (the person's UI or ccb), so a stop can be traced to its cause.
+ */
+let debugLog: (line: string) => void = () => undefined;
+export function setDebugLog(log: (line: string) => void): void {
+  debugLog = log;
+}
+const logDebug = (line: string) => debugLog(`${new Date().toISOString()} debug: ${line}`);
+const CONTROL_REQUESTS = [
+  "continue",
+  "next",
+  "stepIn",
+  "stepOut",
+  "stepBack",
+  "reverseContinue",
+  "restartFrame",
+  "goto",
+];
+
 export class DebugBridge implements vscode.Disposable {
   readonly #sessions = new Map<string, Tracked>();
   readonly #roots = new Map<string, Root>();
@@ -134,6 +158,9 @@ export class DebugBridge implements vscode.Disposable {
     const root = this.#rootOf(s);
     const t: Tracked = { session: s, rootId: root.id, state: "running", stoppedAt: 0, threaded: false };
     this.#sessions.set(s.id, t);
+    logDebug(
+      `session ${s.id} "${s.name}" (${s.type}) tracked, root ${root.id}${s.parentSession ? `, parent ${s.parentSession.id}` : ""}`,
+    );
     if (!this.#roots.has(root.id)) {
       const byCcb = typeof root.configuration[CCB_ID] === "string";
       this.#roots.set(root.id, {
@@ -157,21 +184,31 @@ export class DebugBridge implements vscode.Disposable {
       const root = this.#roots.get(t.rootId);
       if (root) for (const w of [...root.waiters]) w();
     };
+    const who = `session ${session.id} "${session.name}"`;
     return {
-      onWillReceiveMessage: (m: { type?: string; command?: string }) => {
-        if (
-          m.type === "request" &&
-          ["continue", "next", "stepIn", "stepOut", "stepBack", "reverseContinue", "restartFrame", "goto"].includes(
-            m.command ?? "",
-          )
-        ) {
+      onWillReceiveMessage: (m: { type?: string; command?: string; arguments?: Record<string, unknown> }) => {
+        if (m.type !== "request") return;
+        const command = m.command ?? "";
+        if (command === "pause" || command === "setBreakpoints" || CONTROL_REQUESTS.includes(command))
+          logDebug(`${who} asked ${command} ${JSON.stringify(m.arguments ?? {})}`);
+        if (CONTROL_REQUESTS.includes(command)) {
           t.state = "running";
           notify();
         }
       },
-      onDidSendMessage: (m: { type?: string; event?: string; body?: Record<string, unknown> }) => {
+      onDidSendMessage: (m: {
+        type?: string;
+        event?: string;
+        command?: string;
+        success?: boolean;
+        body?: Record<string, unknown>;
+      }) => {
+        if (m.type === "response" && m.command === "setBreakpoints")
+          logDebug(`${who} answered setBreakpoints ${m.success ? JSON.stringify(m.body ?? {}) : "(failed)"}`);
         if (m.type !== "event") return;
         const body = m.body ?? {};
+        if (["stopped", "continued", "breakpoint", "terminated", "exited"].includes(m.event ?? ""))
+          logDebug(`${who} event ${m.event} ${JSON.stringify(body)}`);
         switch (m.event) {
           case "thread":
             if (body.reason === "started") t.threaded = true;
@@ -370,10 +407,19 @@ export class DebugBridge implements vscode.Disposable {
     });
   }
 
-  /** One DAP request, bounded: an adapter that does not answer within `timeoutMs` gives TIMEOUT, not a hung call. */
-  async #dap<T>(t: Tracked, command: string, args: Record<string, unknown>, timeoutMs = DAP_TIMEOUT_MS): Promise<T> {
+  /**
+   * One DAP request. To a member that is not stopped it is bounded (`bound`, default 10 s): an adapter that does
+   * not answer gives TIMEOUT, not a hung call (js-debug's launcher never answers an evaluate). A
+   * member stopped on a thread answers what is asked about it (stack, scopes, variables, an evaluate
+   * in a frame, a step), however long a busy extension host takes to carry it: that request is bounded
+   * only by the server's bound for the whole call (contract-debug.ts), not by a guess here that a
+   * starved window (the person's, opening the stopped file) outlasts.
+   */
+  async #dap<T>(t: Tracked, command: string, args: Record<string, unknown>, bound?: number): Promise<T> {
+    const timeoutMs = bound ?? (t.state === "stopped" ? undefined : DAP_TIMEOUT_MS);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<never>((_, reject) => {
+      if (timeoutMs === undefined) return;
       timer = setTimeout(
         () =>
           reject(
@@ -389,6 +435,7 @@ export class DebugBridge implements vscode.Disposable {
     try {
       return (await Promise.race([Promise.resolve(t.session.customRequest(command, args)), late])) as T;
     } catch (err) {
+      logDebug(`session ${t.session.id}: ${command} failed: ${(err as Error).message}`);
       if (err instanceof BridgeError) throw err;
       throw new BridgeError("BRIDGE_ERROR", `The debugger refused ${command}: ${(err as Error).message}`);
     } finally {
@@ -406,19 +453,16 @@ export class DebugBridge implements vscode.Disposable {
     return first.id;
   }
 
+  /** The top frame of the member's stopped thread; a failed request throws (its reason is the answer). */
   async #topFrame(t: Tracked): Promise<DebugFrame | undefined> {
     if (t.threadId === undefined) return undefined;
-    try {
-      const r = await this.#dap<{ stackFrames: DapFrame[] }>(t, "stackTrace", {
-        threadId: t.threadId,
-        startFrame: 0,
-        levels: 1,
-      });
-      const f = r.stackFrames[0];
-      return f ? frameOf(f) : undefined;
-    } catch {
-      return undefined;
-    }
+    const r = await this.#dap<{ stackFrames: DapFrame[] }>(t, "stackTrace", {
+      threadId: t.threadId,
+      startFrame: 0,
+      levels: 1,
+    });
+    const f = r.stackFrames[0];
+    return f ? frameOf(f) : undefined;
   }
 
   async #variables(
@@ -583,9 +627,13 @@ export class DebugBridge implements vscode.Disposable {
           if (t.reason) out.reason = t.reason;
           if (t.description) out.description = t.description;
           if (t.threadId !== undefined) out.threadId = t.threadId;
-          const frame = await this.#topFrame(t);
+          // Where it stopped, best effort: the person may have continued it since (its reason is logged).
+          const frame = await this.#topFrame(t).catch(() => undefined);
           if (frame) out.frame = frame;
-        }
+          logDebug(
+            `wait on ${root.id}: stopped (${t.reason}) in session ${t.session.id}, thread ${t.threadId}, at ${frame ? `${frame.path ?? frame.source}:${frame.line}:${frame.column}` : "(no frame)"}`,
+          );
+        } else logDebug(`wait on ${root.id}: ${state}`);
         return out;
       },
       "debug.stack": async (p) => {

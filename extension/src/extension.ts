@@ -24,7 +24,7 @@ import { CheckpointsView } from "./checkpoints-view.ts";
 import { flushCompileCacheSoon } from "./compile-cache.ts";
 import { trackPersonWindow } from "./consent.ts";
 import { BridgeError, range, uriPath } from "./convert.ts";
-import { DebugBridge } from "./debug.ts";
+import { DebugBridge, setDebugLog } from "./debug.ts";
 import { DiffManager, PROPOSED_SCHEME, setDiffLog } from "./diff.ts";
 import { baseHandlers, type Handlers, setUserExtensionsDir } from "./handlers.ts";
 import { setModelGuardLog } from "./model-guard.ts";
@@ -73,6 +73,7 @@ class BridgeClient implements vscode.Disposable {
   constructor(private readonly context: vscode.ExtensionContext) {
     setModelGuardLog((line) => this.#out.appendLine(line));
     setDiffLog((line) => this.#out.appendLine(line));
+    setDebugLog((line) => this.#out.appendLine(line));
     this.#diffs = new DiffManager((id) => this.#event({ type: "diffClosed", id }));
     this.#terminals = new SharedTerminals(this);
     const resolve = async (path: string) => (await this.request("workspace.resolve", { path })).path;

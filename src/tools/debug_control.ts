@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineTool } from "./kernel.ts";
-import { DEBUG_RUN, SessionInput, WaitSecondsInput, waitView } from "./shared/debug.ts";
+import { DEBUG_RUN, SessionInput, waitCallTimeoutMs, WaitSecondsInput, waitView } from "./shared/debug.ts";
 import { callBridge } from "./shared/editor.ts";
 
 const ACTIONS = {
@@ -33,10 +33,13 @@ export default defineTool({
       ...(args.session ? { session: args.session } : {}),
       ...(args.threadId !== undefined ? { threadId: args.threadId } : {}),
     });
-    const w = await callBridge(ctx, "debug.wait", {
-      session: r.session.id,
-      timeoutMs: Math.round((args.seconds ?? 10) * 1000),
-    });
+    const waitMs = Math.round((args.seconds ?? 10) * 1000);
+    const w = await callBridge(
+      ctx,
+      "debug.wait",
+      { session: r.session.id, timeoutMs: waitMs },
+      { timeoutMs: waitCallTimeoutMs(waitMs) },
+    );
     const view = waitView(ctx.core, w);
     return { text: `${args.action}: ${view.text}`, structured: { action: args.action, ...view.structured } };
   },

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { confineJoinedSession } from "../core/editor/debug-confine.ts";
 import { defineTool } from "./kernel.ts";
-import { DEBUG_RUN, sessionLine, waitView } from "./shared/debug.ts";
+import { DEBUG_RUN, sessionLine, waitCallTimeoutMs, waitView } from "./shared/debug.ts";
 import { callBridge } from "./shared/editor.ts";
 
 export default defineTool({
@@ -22,7 +22,15 @@ export default defineTool({
     ctx.core.bridge.require();
     const d = await callBridge(ctx, "debug.describe", { session: args.session });
     if (d.session.byCcb) {
-      const where = waitView(ctx.core, await callBridge(ctx, "debug.wait", { session: args.session, timeoutMs: 0 }));
+      const where = waitView(
+        ctx.core,
+        await callBridge(
+          ctx,
+          "debug.wait",
+          { session: args.session, timeoutMs: 0 },
+          { timeoutMs: waitCallTimeoutMs(0) },
+        ),
+      );
       return {
         text: `ccb started this session already; the debug tools take it.\n${where.text}`,
         structured: { joined: false, ...where.structured },
@@ -30,7 +38,10 @@ export default defineTool({
     }
     await confineJoinedSession(ctx.core.workspace, d.paths);
     const j = await callBridge(ctx, "debug.join", { session: args.session });
-    const where = waitView(ctx.core, await callBridge(ctx, "debug.wait", { session: j.session.id, timeoutMs: 0 }));
+    const where = waitView(
+      ctx.core,
+      await callBridge(ctx, "debug.wait", { session: j.session.id, timeoutMs: 0 }, { timeoutMs: waitCallTimeoutMs(0) }),
+    );
     return {
       text: `Joined ${sessionLine(j.session)}: the debug tools take session ${j.session.id} now.\n${where.text}`,
       structured: { joined: true, ...where.structured },

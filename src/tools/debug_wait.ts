@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineTool, READ_ONLY } from "./kernel.ts";
-import { SessionInput, WaitSecondsInput, waitView } from "./shared/debug.ts";
+import { SessionInput, WaitSecondsInput, waitCallTimeoutMs, waitView } from "./shared/debug.ts";
 import { callBridge } from "./shared/editor.ts";
 
 export default defineTool({
@@ -15,10 +15,13 @@ export default defineTool({
   needsBridge: true,
   async execute(args, ctx) {
     ctx.core.bridge.require();
-    const r = await callBridge(ctx, "debug.wait", {
-      ...(args.session ? { session: args.session } : {}),
-      timeoutMs: Math.round((args.seconds ?? 10) * 1000),
-    });
+    const waitMs = Math.round((args.seconds ?? 10) * 1000);
+    const r = await callBridge(
+      ctx,
+      "debug.wait",
+      { ...(args.session ? { session: args.session } : {}), timeoutMs: waitMs },
+      { timeoutMs: waitCallTimeoutMs(waitMs) },
+    );
     return waitView(ctx.core, r);
   },
 });

@@ -1,7 +1,13 @@
 import { basename } from "node:path";
 import { z } from "zod";
 import type { Core } from "../../core/core.ts";
-import type { DebugFrame, DebugSessionInfo, DebugVariableT, WaitResult } from "../../editor-wire/contract.ts";
+import {
+  type DebugFrame,
+  type DebugSessionInfo,
+  type DebugVariableT,
+  extensionMethods,
+  type WaitResult,
+} from "../../editor-wire/contract.ts";
 import type { ToolAnnotations } from "../kernel.ts";
 import { displayPath } from "./editor.ts";
 
@@ -94,6 +100,14 @@ export function waitView(core: Core, w: WaitResult) {
       exitCode: w.exitCode,
     },
   };
+}
+
+/**
+ * The bound of a debug.wait call: its wait, then as long as debug.stack may take for the stopped
+ * thread's top frame (the extension no longer bounds a request to a stopped member).
+ */
+export function waitCallTimeoutMs(waitMs: number): number {
+  return waitMs + extensionMethods["debug.stack"].timeoutMs;
 }
 
 export const WaitSecondsInput = z

@@ -13,8 +13,9 @@ export function callBridge<M extends EditorMethod>(
   ctx: ToolContext,
   method: M,
   params: EditorMethods[M]["params"],
+  options: { timeoutMs?: number } = {},
 ): Promise<EditorMethods[M]["result"]> {
-  return ctx.core.bridge.call(method, params, { signal: ctx.signal });
+  return ctx.core.bridge.call(method, params, { signal: ctx.signal, ...options });
 }
 
 /**
