@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineTool } from "./kernel.ts";
-import { DEBUG_RUN, SessionInput, waitCallTimeoutMs, WaitSecondsInput, waitView } from "./shared/debug.ts";
+import { DEBUG_RUN, SessionInput, WaitSecondsInput, waitCallTimeoutMs, waitView } from "./shared/debug.ts";
 import { callBridge } from "./shared/editor.ts";
 
 const ACTIONS = {
