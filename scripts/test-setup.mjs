@@ -1,7 +1,7 @@
 // What `scripts/test.mjs` (npm test) and `scripts/soak.mjs` (npm run test:soak) share: the test files a
 // filter names, the Debian packages checked, the peers provisioned, the build, and the test runner's
 // command line and environment.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -81,6 +81,25 @@ export function setupPeers() {
     console.error("scripts/setup-peers.sh failed: the test peers could not be installed (see above).");
     process.exit(p.status ?? 1);
   }
+}
+
+/**
+ * setupPeers in the background (a full `npm test`: the unit tests, which start no peer, run while the
+ * peers install; most of that install is one core compiling code-server's native modules, and the
+ * machine has two). Resolves when the peers are ready; rejects with the exit status when they could
+ * not be installed.
+ */
+export function setupPeersInBackground() {
+  if (process.env.CCB_SKIP_PEERS) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const p = spawn("bash", [join(root, "scripts/setup-peers.sh")], { stdio: "inherit", cwd: root, env: cleanEnv });
+    p.on("error", (err) => reject(Object.assign(err, { status: 1 })));
+    p.on("close", (code, signal) => {
+      if (code === 0) return resolve();
+      console.error("scripts/setup-peers.sh failed: the test peers could not be installed (see above).");
+      reject(Object.assign(new Error(`setup-peers exited ${code ?? signal}`), { status: code ?? 1 }));
+    });
+  });
 }
 
 /** `node scripts/<script>` with the clean environment; exits with its status when it fails. */

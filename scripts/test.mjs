@@ -10,7 +10,8 @@
 // `npm run test:soak` (scripts/soak.mjs) runs chosen files many times, optionally under load.
 // Scheduling: the files run as separate test runners, CCB_TEST_JOBS (default 2, the CI machine's cores)
 // at a time, longest first (test/durations.json), at most CCB_TEST_WORKBENCH_JOBS (default 1) of them
-// a file with a real workbench or browser while other files wait; the unit tests are one runner. Each file's output is
+// a file with a real workbench or browser while other files wait; the unit tests are one runner, and
+// start while the peers install (they start no peer; every other file waits for the peers). Each file's output is
 // printed whole when it ends; the run ends with each file's time (also in .cache/test-durations.json).
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -24,7 +25,7 @@ import {
   isWorkbenchFile,
   root,
   runScript,
-  setupPeers,
+  setupPeersInBackground,
   testEnv,
   testFiles,
   testRunnerArgs,
@@ -45,9 +46,11 @@ if (process.argv.includes("--debian-packages")) {
   process.stdout.write(`${debianPackages().join(" ")}\n`);
   process.exit(0);
 }
+let peersReady = Promise.resolve();
 if (!unit) {
   checkDebian();
-  setupPeers();
+  peersReady = setupPeersInBackground();
+  peersReady.catch(() => undefined); // awaited by the scheduler; a failure stops the run there
 }
 build();
 
@@ -94,7 +97,7 @@ const counts = (out) =>
  * first, at most `CCB_TEST_WORKBENCH_JOBS` workbench files at once while other files wait (then any
  * number). Returns the exit status.
  */
-async function runScheduled(list) {
+async function runScheduled(list, peersReady) {
   const slots = jobsFrom("CCB_TEST_JOBS", 2);
   const workbenchSlots = jobsFrom("CCB_TEST_WORKBENCH_JOBS", 1);
   const known = expectedSeconds();
@@ -115,7 +118,13 @@ async function runScheduled(list) {
       .filter((f) => !f.startsWith("test/unit/"))
       .map((f) => ({ name: f, files: [f], workbench: isWorkbenchFile(f), seconds: known[f] ?? 10 })),
   ].sort((a, b) => b.seconds - a.seconds);
-  if (jobs.length === 1) return runTests(jobs[0].files, jobs[0].env ?? {});
+  if (jobs.length === 1) {
+    if (jobs[0].name !== "test/unit") await peersReady.catch((err) => process.exit(err.status ?? 1));
+    return runTests(jobs[0].files, jobs[0].env ?? {});
+  }
+  // The unit tests start no peer: they run while the peers install; every other file waits for them.
+  let peers = false;
+  const mayStart = (job) => peers || job.name === "test/unit";
 
   const started = Date.now();
   const done = [];
@@ -164,8 +173,8 @@ async function runScheduled(list) {
         // run alone on a machine with a core to spare for the run's last minutes).
         const wb = [...running].filter((j) => j.workbench).length;
         const wbLimit = pending.some((j) => !j.workbench) ? workbenchSlots : Math.max(workbenchSlots, slots);
-        const first = pending.findIndex((j) => j.workbench && wb < wbLimit);
-        const i = first >= 0 ? first : pending.findIndex((j) => !j.workbench);
+        const first = pending.findIndex((j) => j.workbench && wb < wbLimit && mayStart(j));
+        const i = first >= 0 ? first : pending.findIndex((j) => !j.workbench && mayStart(j));
         if (i < 0) break;
         const [job] = pending.splice(i, 1);
         running.add(job);
@@ -175,6 +184,16 @@ async function runScheduled(list) {
         });
       }
     };
+    peersReady.then(
+      () => {
+        peers = true;
+        next();
+      },
+      (err) => {
+        for (const c of children) c.kill("SIGTERM");
+        process.exit(err.status ?? 1);
+      },
+    );
     next();
   });
 
@@ -199,7 +218,7 @@ async function runScheduled(list) {
 const full = filters.length === 0 && !process.env.CCB_TEST_BIN && !unit;
 if ((full || files.some((f) => f.includes("install-"))) && !process.env.CCB_COMPILED_BIN) runScript("compile.mjs");
 
-let status = unit ? runTests(files, unitEnv()) : await runScheduled(files);
+let status = unit ? runTests(files, unitEnv()) : await runScheduled(files, peersReady);
 
 // The full run also proves the other runtimes: the smoke suite against the Bun-compiled binary
 // (CCB_TEST_BIN) and under Deno (CCB_TEST_RUNTIME=deno: `deno run -A dist/node/main.mjs`).
