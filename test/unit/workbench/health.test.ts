@@ -223,38 +223,11 @@ function fakeClient(evaluate: () => Promise<unknown>) {
 }
 
 describe("the headless keeper's no-answer grace", () => {
-  /** A keeper over a client that never gets an extension host to answer; `progress` is called every 40 ms when set. */
-  async function run(progress: boolean): Promise<number> {
-    let opened = 0;
-    const quietProbe = {
-      lastAnswerAt: 0,
-      snapshot: () => ({ responsive: 0, hosts: 0, lastProbeMs: null, sinceAnswerMs: null }),
-    };
-    const keeper = new HeadlessKeeper({
-      open: () => {
-        opened++;
-        return Promise.resolve(fakeClient(async () => 1));
-      },
-      running: () => true,
-      probe: quietProbe as unknown as BridgeProbe,
-      log: silentLogger,
-      onChange: () => undefined,
-      timing: { ...HEALTH, probeIntervalMs: 20, probeTimeoutMs: 200, headlessGraceMs: 150, backoffMinMs: 10 },
-    });
-    await keeper.start();
-    const tick = progress ? setInterval(() => keeper.progress(), 40) : undefined;
-    await new Promise((r) => setTimeout(r, 700));
-    clearInterval(tick);
-    await keeper.close();
-    return opened;
-  }
-
-  /** A keeper whose runtime launched an extension host at its start; `exit` says when it exits (never when undefined). */
-  async function launched(
-    exitAfterMs: number | undefined,
-    hostStartMs = 5_000,
-    gone: "host" | "runtime" = "host",
-  ): Promise<number> {
+  /**
+   * A keeper over a client that never gets an extension host to answer, run for 700 ms with `during`
+   * acting on it (its stop function called at the end); returns how many clients it opened.
+   */
+  async function quiet(during: (k: HeadlessKeeper) => () => void, hostStartMs = HEALTH.hostStartMs): Promise<number> {
     let opened = 0;
     const quietProbe = {
       lastAnswerAt: 0,
@@ -279,16 +252,30 @@ describe("the headless keeper's no-answer grace", () => {
       },
     });
     await keeper.start();
-    keeper.hostLaunched(4242);
-    const exit =
-      exitAfterMs === undefined
-        ? undefined
-        : setTimeout(() => (gone === "host" ? keeper.hostExited(4242) : keeper.runtimeExited()), exitAfterMs);
+    const stop = during(keeper);
     await new Promise((r) => setTimeout(r, 700));
-    clearTimeout(exit);
+    stop();
     await keeper.close();
     return opened;
   }
+
+  /** `progress` is called every 40 ms when set. */
+  const run = (progress: boolean) =>
+    quiet((k) => {
+      const tick = progress ? setInterval(() => k.progress(), 40) : undefined;
+      return () => clearInterval(tick);
+    });
+
+  /** The runtime launched an extension host at the keeper's start; it (or its runtime) exits after `exitAfterMs` (never when undefined). */
+  const launched = (exitAfterMs: number | undefined, hostStartMs = 5_000, gone: "host" | "runtime" = "host") =>
+    quiet((k) => {
+      k.hostLaunched(4242);
+      const exit =
+        exitAfterMs === undefined
+          ? undefined
+          : setTimeout(() => (gone === "host" ? k.hostExited(4242) : k.runtimeExited()), exitAfterMs);
+      return () => clearTimeout(exit);
+    }, hostStartMs);
 
   test("an extension host the runtime launched keeps its page past the grace while it starts; one that exits (or whose runtime does), or starts for longer than hostStartMs, does not", async () => {
     assert.equal(await launched(undefined), 1, "a host on its way (alive, not yet answering) keeps the page");
