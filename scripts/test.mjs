@@ -159,7 +159,7 @@ async function runScheduled(list, peersReady) {
         process.stdout.write(
           `\n━━ ${job.name}: ${ok ? "passed" : `FAILED (${code ?? signal})`}, ${seconds} s ━━\n${out}`,
         );
-        done.push({ ...job, ok, seconds, counts: counts(out) });
+        done.push({ ...job, ok, seconds, counts: counts(out), failures: ok ? "" : failingTests(out) });
         resolve();
       });
     });
@@ -211,13 +211,28 @@ async function runScheduled(list, peersReady) {
   console.error(
     `\nnpm test: ${total("tests")} tests, ${total("pass")} passed, ${total("fail")} failed, ${total("cancelled")} cancelled, ${total("skipped")} skipped; ${done.length} runners in ${Math.round((Date.now() - started) / 1000)} s${failed.length ? `; failed: ${failed.map((j) => j.name).join(", ")}` : ""}`,
   );
+  failureReport = failed.map((j) => `\n━━ ${j.name}: what failed ━━\n${j.failures}`).join("");
   return failed.length === 0 ? 0 : 1;
+}
+
+/**
+ * The runner's own "failing tests" section (each failed test with its error), without the stack
+ * frames of Node's internals; what it printed when it ended with no such section (a crash, a
+ * timeout), its last lines.
+ */
+function failingTests(out) {
+  const at = out.lastIndexOf("✖ failing tests:");
+  const text = at >= 0 ? out.slice(at) : out.split("\n").slice(-60).join("\n");
+  const lines = text.split("\n").filter((l) => !/^\s+at (node:|async node:|.*\(node:)/.test(l));
+  return lines.length > 200 ? `${lines.slice(0, 200).join("\n")}\n... (${lines.length - 200} more lines above in its output)` : lines.join("\n");
 }
 
 // The install tests and the full run's second pass need the compiled binary: compile it first.
 const full = filters.length === 0 && !process.env.CCB_TEST_BIN && !unit;
 if ((full || files.some((f) => f.includes("install-"))) && !process.env.CCB_COMPILED_BIN) runScript("compile.mjs");
 
+/** The failed tests and their errors, printed last: the end of a long run's output is what is read first. */
+let failureReport = "";
 let status = unit ? runTests(files, unitEnv()) : await runScheduled(files, peersReady);
 
 // The full run also proves the other runtimes: the smoke suite against the Bun-compiled binary
@@ -231,4 +246,5 @@ if (full) {
     status = runTests(smoke, { CCB_TEST_RUNTIME: "deno" }) || status;
   }
 }
+if (failureReport) console.error(`\n== the failed tests again, with their errors ==${failureReport}`);
 process.exit(status);
