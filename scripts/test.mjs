@@ -224,7 +224,9 @@ function failingTests(out) {
   const at = out.lastIndexOf("✖ failing tests:");
   const text = at >= 0 ? out.slice(at) : out.split("\n").slice(-60).join("\n");
   const lines = text.split("\n").filter((l) => !/^\s+at (node:|async node:|.*\(node:)/.test(l));
-  return lines.length > 200 ? `${lines.slice(0, 200).join("\n")}\n... (${lines.length - 200} more lines above in its output)` : lines.join("\n");
+  return lines.length > 200
+    ? `${lines.slice(0, 200).join("\n")}\n... (${lines.length - 200} more lines above in its output)`
+    : lines.join("\n");
 }
 
 // The install tests and the full run's second pass need the compiled binary: compile it first.
