@@ -31,7 +31,7 @@ const MAX_LINES = 30;
 const REPORTED = new Set<Diagnostic["severity"]>(["error", "warning", "information"]);
 
 /** Why a diagnostics list may be stale. */
-export type Unsettled = { busyMs: number } | { startingMs: number; languages: string[] };
+export type Unsettled = { busyMs: number } | { startingMs: number; languages: string[] } | { notShownMs: number };
 
 /**
  * `path:line:col severity: message [source code]` lines (1-based positions), capped; paths relative
@@ -64,7 +64,9 @@ export function diagnosticsText(
       ? ""
       : "busyMs" in unsettled
         ? ` (the language servers had not reported on the edit within ${unsettled.busyMs} ms: this list may be stale)`
-        : ` (the language server for ${unsettled.languages.join(", ")} was still starting after ${unsettled.startingMs} ms: this list may be stale)`;
+        : "notShownMs" in unsettled
+          ? ` (the editor did not hold the edited text within ${unsettled.notShownMs} ms: this list may be stale)`
+          : ` (the language server for ${unsettled.languages.join(", ")} was still starting after ${unsettled.startingMs} ms: this list may be stale)`;
   if (total === 0) return `Diagnostics: none reported for ${names}${caveat}.`;
   const more = total > lines.length ? `\n... and ${total - lines.length} more` : "";
   return `Diagnostics of ${names} from the editor's language servers${caveat}:\n${lines.join("\n")}${more}`;
@@ -195,15 +197,22 @@ export class LiveEditor implements EditFeedback {
     const since = new Map<string, number>();
     const expected = new Map(files.map((f) => [f.path, f.text]));
     const stale = new Set<string>();
+    /** What happened when (ms after t0), for the debug line: how near each bound an edit came. */
+    const timeline: string[] = [];
+    const mark = (what: string) => timeline.push(`${what} ${Math.round(performance.now() - t0)}`);
     let wake: () => void = () => undefined;
     const off = bridge.onEvent((e) => {
       if (e.type === "documentChanged" && typeof e.path === "string" && expected.has(e.path)) {
         stale.add(e.path);
         since.set(e.path, 0);
+        mark("buffer changed");
         wake();
       } else if (e.type === "diagnosticsChanged" && Array.isArray(e.paths)) {
         for (const p of e.paths as unknown[])
-          if (typeof p === "string" && since.has(p)) since.set(p, (since.get(p) ?? 0) + 1);
+          if (typeof p === "string" && since.has(p)) {
+            since.set(p, (since.get(p) ?? 0) + 1);
+            mark("diagnostics changed");
+          }
         wake();
       }
     });
@@ -228,7 +237,11 @@ export class LiveEditor implements EditFeedback {
         if (!NO_SERVER.has(shown.languageId)) waitFor.set(f.path, shown.languageId);
         await check(f.path);
       }
-      let deadline = t0 + this.timing.maxMs;
+      // The bounds count from here, once the editor has shown the files: opening a file in a busy
+      // editor (the first file of a language activates its extension) is not the language servers'
+      // time to report (a fresh workbench on a busy machine took 8 s to open the first TypeScript
+      // file, and the edit's list came back "may be stale" before its server was asked anything).
+      let deadline = performance.now() + this.timing.maxMs;
       let quietSince = performance.now();
       let currentSince: number | undefined;
       /** When the language servers of the edited files were up (undefined: not asked yet). */
@@ -246,7 +259,10 @@ export class LiveEditor implements EditFeedback {
         }
         const allCurrent = [...waitFor.keys()].every((p) => current.has(p));
         if (!allCurrent) currentSince = undefined;
-        else currentSince ??= now;
+        else if (currentSince === undefined) {
+          currentSince = now;
+          mark("buffers hold the edit");
+        }
         if (currentSince !== undefined && readyAt === undefined) {
           const starting = await this.ready(bridge, waitFor, signal);
           if (starting.length > 0) {
@@ -254,6 +270,7 @@ export class LiveEditor implements EditFeedback {
             break;
           }
           readyAt = performance.now();
+          mark("servers up");
           deadline = Math.max(deadline, readyAt + this.timing.maxMs);
           continue;
         }
@@ -275,11 +292,13 @@ export class LiveEditor implements EditFeedback {
           wake = done;
         });
       }
-      if (!settled && !unsettled) unsettled = { busyMs: this.timing.maxMs };
+      if (!settled && !unsettled)
+        unsettled = currentSince === undefined ? { notShownMs: this.timing.maxMs } : { busyMs: this.timing.maxMs };
       const ms = Math.round(performance.now() - t0);
       this.log.debug(
         `diagnostics of ${files.length} edited file(s) ${settled ? "settled" : "not settled"} after ${ms} ms` +
-          (readyAt === undefined ? "" : ` (language servers up after ${Math.round(readyAt - t0)} ms)`),
+          (readyAt === undefined ? "" : ` (language servers up after ${Math.round(readyAt - t0)} ms)`) +
+          `; timeline (ms): ${timeline.join(", ") || "nothing"}`,
       );
       const diagnostics = await Promise.all(
         files.map(async (f) => (await callEditor(bridge, "diagnostics.get", { path: f.path }, { signal })).files),

@@ -29,7 +29,7 @@ const allowOnce = (p: acp.RequestPermissionRequest): acp.RequestPermissionRespon
 const why = (agent: { stderr: string } | undefined, result: string) =>
   `${result}\n${(agent?.stderr ?? "")
     .split("\n")
-    .filter((l) => /share|bridge|diagnostics|live editor|workbench/.test(l))
+    .filter((l) => /share|bridge|diagnostics|language|live editor|workbench/.test(l))
     .join("\n")}`;
 
 /** The agent's log level: info (what the assertions read), or debug with ACP_TEST_LOG=debug (settle times). */
@@ -366,7 +366,8 @@ describe("ccb --acp --workbench starts and publishes the workbench of its folder
         XDG_STATE_HOME: join(home.path, "state"),
         XDG_CACHE_HOME: join(home.path, "cache"),
         XDG_DATA_HOME: join(home.path, "data"),
-        CCB_LOG_LEVEL: LOG_LEVEL,
+        // debug: a failed check prints how long the language server took and when the list settled
+        CCB_LOG_LEVEL: "debug",
         // the workbench host stops as soon as the agent, its last front end, left
         CCB_WORKBENCH_GRACE: "0",
         ...(process.env.CHROME_PATH ? { CHROME_PATH: process.env.CHROME_PATH } : {}),
@@ -392,13 +393,19 @@ describe("ccb --acp --workbench starts and publishes the workbench of its folder
       // project): that first edit waits for it, so its result already carries warm.ts's type error
       assert.equal((await h.prompt(sessionId, "warm")).stopReason, "end_turn");
       const first = toolResultText(api, 1);
-      assert.match(first, /^Edited .*warm\.ts/);
-      assert.match(first, /src\/warm\.ts:1:\d+ error: Type 'number' is not assignable to type 'string'\./);
-      assert.doesNotMatch(first, /may be stale/);
-      assert.equal((await h.prompt(sessionId, "break")).stopReason, "end_turn");
+      assert.match(first, /^Edited .*warm\.ts/, why(h, first));
       assert.match(
-        toolResultText(api, 2),
+        first,
+        /src\/warm\.ts:1:\d+ error: Type 'number' is not assignable to type 'string'\./,
+        why(h, first),
+      );
+      assert.doesNotMatch(first, /may be stale/, why(h, first));
+      assert.equal((await h.prompt(sessionId, "break")).stopReason, "end_turn");
+      const broken = toolResultText(api, 2);
+      assert.match(
+        broken,
         /src\/app\.ts:1:\d+ error: Type 'string' is not assignable to type 'number'\./,
+        why(h, broken),
       );
       assert.equal((await h.prompt(sessionId, "fix")).stopReason, "end_turn");
       const fixed = toolResultText(api, 3);

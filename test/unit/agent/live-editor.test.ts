@@ -157,3 +157,65 @@ describe("the live editor when the workbench goes away during an edit's diagnost
     assert.equal(asked, 1);
   });
 });
+
+/**
+ * The settle bounds count from when the editor has shown the edited files, not from the edit: a
+ * fresh workbench on a busy machine took 8 s to open the first TypeScript file (its extension
+ * activating), and the first edit's list came back "may be stale" before its language server was
+ * asked anything (acp-live-editor, CI).
+ */
+describe("the live editor's settle bounds", () => {
+  const ws = tmpdirFixture({ prefix: "ccb-live-settle-" });
+  after(() => ws.cleanup());
+  const path = join(ws.path, "a.ts");
+  const timing = { quietMs: 20, idleMs: 60, maxMs: 200, startMs: 2_000 };
+
+  /** A TypeScript file's editor: `open` answers after `openMs`; the buffer holds `buffer`. */
+  const tsBridge = (openMs: number, buffer: string): EditorBridge => ({
+    async call(method) {
+      switch (method) {
+        case "editor.open":
+          await new Promise((r) => setTimeout(r, openMs));
+          return {
+            path,
+            uri: `file://${path}`,
+            languageId: "typescript",
+            version: 2,
+            isDirty: false,
+            isUntitled: false,
+            lineCount: 1,
+            selections: [],
+            visibleRanges: [],
+          };
+        case "document.read":
+          return { path, version: 2, isDirty: false, languageId: "typescript", text: buffer };
+        case "language.ready":
+          return { languageId: "typescript", activated: [], semantic: true, ms: 1 };
+        case "diagnostics.get":
+          return { files: [{ path, diagnostics: [{ range, severity: "error", message: "a type error" }] }] };
+        default:
+          throw new Error(`unexpected ${method}`);
+      }
+    },
+    onEvent: () => () => undefined,
+  });
+  const edit = (bridge: EditorBridge) => {
+    const core = createCore({ roots: [ws.path] });
+    core.claimEditor("test").set(bridge);
+    return new LiveEditor(core, ws.path, silentLogger, timing).afterEdit(
+      [{ path, text: "x\n" }],
+      new AbortController().signal,
+    );
+  };
+
+  it("an editor slower to open the file than the whole settle bound: the list settles, not marked stale", async () => {
+    const text = (await edit(tsBridge(timing.maxMs + 150, "x\n"))) ?? "";
+    assert.match(text, /a\.ts:1:1 error: a type error/);
+    assert.doesNotMatch(text, /may be stale/);
+  });
+
+  it("control: an editor whose buffer never holds the edit (the person's unsaved typing): marked stale, and says why", async () => {
+    const text = (await edit(tsBridge(0, "the person's unsaved text\n"))) ?? "";
+    assert.match(text, /the editor did not hold the edited text within 200 ms: this list may be stale/);
+  });
+});
