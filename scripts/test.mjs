@@ -225,7 +225,7 @@ function failingTests(out) {
   const text = at >= 0 ? out.slice(at) : out.split("\n").slice(-60).join("\n");
   const lines = text.split("\n").filter((l) => !/^\s+at (node:|async node:|.*\(node:)/.test(l));
   return lines.length > 200
-    ? `${lines.slice(0, 200).join("\n")}\n... (${lines.length - 200} more lines above in its output)`
+    ? `${lines.slice(0, 200).join("\n")}\n... (${lines.length - 200} more lines: the file's whole output is above)`
     : lines.join("\n");
 }
 
