@@ -120,7 +120,7 @@ async function runScheduled(list, peersReady) {
   ].sort((a, b) => b.seconds - a.seconds);
   if (jobs.length === 1) {
     if (jobs[0].name !== "test/unit") await peersReady.catch((err) => process.exit(err.status ?? 1));
-    return runTests(jobs[0].files, jobs[0].env ?? {});
+    return { status: runTests(jobs[0].files, jobs[0].env ?? {}), failures: "" };
   }
   // The unit tests start no peer: they run while the peers install; every other file waits for them.
   let peers = false;
@@ -211,8 +211,10 @@ async function runScheduled(list, peersReady) {
   console.error(
     `\nnpm test: ${total("tests")} tests, ${total("pass")} passed, ${total("fail")} failed, ${total("cancelled")} cancelled, ${total("skipped")} skipped; ${done.length} runners in ${Math.round((Date.now() - started) / 1000)} s${failed.length ? `; failed: ${failed.map((j) => j.name).join(", ")}` : ""}`,
   );
-  failureReport = failed.map((j) => `\n━━ ${j.name}: what failed ━━\n${j.failures}`).join("");
-  return failed.length === 0 ? 0 : 1;
+  return {
+    status: failed.length === 0 ? 0 : 1,
+    failures: failed.map((j) => `\n━━ ${j.name}: what failed ━━\n${j.failures}`).join(""),
+  };
 }
 
 /**
@@ -233,9 +235,10 @@ function failingTests(out) {
 const full = filters.length === 0 && !process.env.CCB_TEST_BIN && !unit;
 if ((full || files.some((f) => f.includes("install-"))) && !process.env.CCB_COMPILED_BIN) runScript("compile.mjs");
 
-/** The failed tests and their errors, printed last: the end of a long run's output is what is read first. */
-let failureReport = "";
-let status = unit ? runTests(files, unitEnv()) : await runScheduled(files, peersReady);
+/** The failed tests and their errors (`failures`), printed last: the end of a long run's output is what is read first. */
+let { status, failures } = unit
+  ? { status: runTests(files, unitEnv()), failures: "" }
+  : await runScheduled(files, peersReady);
 
 // The full run also proves the other runtimes: the smoke suite against the Bun-compiled binary
 // (CCB_TEST_BIN) and under Deno (CCB_TEST_RUNTIME=deno: `deno run -A dist/node/main.mjs`).
@@ -248,5 +251,5 @@ if (full) {
     status = runTests(smoke, { CCB_TEST_RUNTIME: "deno" }) || status;
   }
 }
-if (failureReport) console.error(`\n== the failed tests again, with their errors ==${failureReport}`);
+if (failures) console.error(`\n== the failed tests again, with their errors ==${failures}`);
 process.exit(status);

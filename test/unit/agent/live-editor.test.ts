@@ -16,6 +16,19 @@ import { tmpdirFixture } from "../../helpers/tmp.ts";
 
 const range = { start: { line: 0, character: 0 }, end: { line: 0, character: 1 } };
 
+/** The editor's answer to `editor.open` for `path`, a file of `languageId`. */
+const shown = (path: string, languageId: string) => ({
+  path,
+  uri: `file://${path}`,
+  languageId,
+  version: 2,
+  isDirty: false,
+  isUntitled: false,
+  lineCount: 1,
+  selections: [],
+  visibleRanges: [],
+});
+
 /** A bridge that answers like a workbench holding `text` at `path`; `fail(method, n)` may throw for the n-th call of a method. */
 function scriptedBridge(
   path: string,
@@ -31,17 +44,7 @@ function scriptedBridge(
       if (err) throw err;
       switch (method) {
         case "editor.open":
-          return {
-            path,
-            uri: `file://${path}`,
-            languageId: "plaintext", // no language server to wait for: the diagnostics are read at once
-            version: 2,
-            isDirty: false,
-            isUntitled: false,
-            lineCount: 1,
-            selections: [],
-            visibleRanges: [],
-          };
+          return shown(path, "plaintext"); // no language server to wait for: the diagnostics are read at once
         case "document.read":
           return { path, version: 2, isDirty: false, languageId: "plaintext", text };
         case "diagnostics.get":
@@ -176,17 +179,7 @@ describe("the live editor's settle bounds", () => {
       switch (method) {
         case "editor.open":
           await new Promise((r) => setTimeout(r, openMs));
-          return {
-            path,
-            uri: `file://${path}`,
-            languageId: "typescript",
-            version: 2,
-            isDirty: false,
-            isUntitled: false,
-            lineCount: 1,
-            selections: [],
-            visibleRanges: [],
-          };
+          return shown(path, "typescript");
         case "document.read":
           return { path, version: 2, isDirty: false, languageId: "typescript", text: buffer };
         case "language.ready":
