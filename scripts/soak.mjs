@@ -11,7 +11,7 @@ import { spawn } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, readdirSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { basename, join, relative } from "node:path";
-import { build, checkDebian, root, setupPeers, testEnv, testFiles, testRunnerArgs } from "./test-setup.mjs";
+import { build, checkDebian, compileFor, root, setupPeers, testEnv, testFiles, testRunnerArgs } from "./test-setup.mjs";
 
 const argv = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -55,6 +55,7 @@ if (files.length === 0) {
 checkDebian();
 setupPeers();
 build();
+compileFor(files);
 
 const stamp = new Date().toISOString().replace(/[:.]/g, "-");
 const out = join(root, ".cache/soak", stamp);

@@ -112,6 +112,14 @@ export function runScript(script) {
   if (b.status !== 0) process.exit(b.status ?? 1);
 }
 
+/**
+ * The install tests (and `npm test`'s full run, for its second pass) need the Bun-compiled binary
+ * dist/ccb: compile it, unless CCB_COMPILED_BIN names one.
+ */
+export function compileFor(files, { full = false } = {}) {
+  if ((full || files.some((f) => f.includes("install-"))) && !process.env.CCB_COMPILED_BIN) runScript("compile.mjs");
+}
+
 /** The build the tests run against (dist/), unless CCB_SKIP_BUILD is set. */
 export function build() {
   if (!process.env.CCB_SKIP_BUILD) runScript("build.mjs");

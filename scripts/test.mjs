@@ -20,11 +20,11 @@ import { join } from "node:path";
 import {
   build,
   checkDebian,
+  compileFor,
   debianPackages,
   expectedSeconds,
   isWorkbenchFile,
   root,
-  runScript,
   setupPeersInBackground,
   testEnv,
   testFiles,
@@ -233,7 +233,7 @@ function failingTests(out) {
 
 // The install tests and the full run's second pass need the compiled binary: compile it first.
 const full = filters.length === 0 && !process.env.CCB_TEST_BIN && !unit;
-if ((full || files.some((f) => f.includes("install-"))) && !process.env.CCB_COMPILED_BIN) runScript("compile.mjs");
+compileFor(files, { full });
 
 /** The failed tests and their errors (`failures`), printed last: the end of a long run's output is what is read first. */
 let { status, failures } = unit

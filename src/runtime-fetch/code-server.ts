@@ -189,14 +189,24 @@ interface NpmRun {
   log: InstallLog;
   /** Told each line of npm's output (both streams). */
   onLine?: ((line: string) => void) | undefined;
+  /**
+   * npm's stderr goes into its stdout pipe (`2>&1`), so the log keeps the order in which npm and the
+   * build scripts wrote, as a terminal shows it: read from two pipes, the order between them is
+   * whichever the event loop read first, and a compiler's last words (stderr) could be logged
+   * before the build's earlier output (stdout) and fall out of the tail a failure shows. For the
+   * steps whose stdout is their answer (`pack --json`, `config get`), not merged. npm has already
+   * run unmerged (the pack comes first), so a missing npm is reported there.
+   */
+  merged?: boolean;
 }
 
 /** Run npm with its output in the install log; resolves to its stdout. A failure says the log's tail. */
-function runNpm(r: NpmRun): Promise<string> {
+export function runNpm(r: NpmRun): Promise<string> {
   const { args, o, log } = r;
   log.section(`npm ${args.join(" ")}`);
   return new Promise((resolve, reject) => {
-    const child = spawn("npm", args, { cwd: r.cwd, env: r.env, stdio: ["ignore", "pipe", "pipe"], signal: o.signal });
+    const [cmd, argv] = r.merged ? ["sh", ["-c", 'exec npm "$@" 2>&1', "npm", ...args]] : ["npm", args];
+    const child = spawn(cmd, argv, { cwd: r.cwd, env: r.env, stdio: ["ignore", "pipe", "pipe"], signal: o.signal });
     let stdout = "";
     const partial = { out: "", err: "" };
     const lines = (which: "out" | "err", text: string) => {
@@ -299,7 +309,7 @@ async function install(
   const quiet = ["--no-audit", "--no-fund", "--no-update-notifier"];
   const base = npmEnv(l.env);
   const npm = (args: string[], env: Record<string, string> = base, onLine?: (line: string) => void) =>
-    runNpm({ args, cwd: tmp, env, o, log: installLog, onLine });
+    runNpm({ args, cwd: tmp, env, o, log: installLog, onLine, merged: args[0] === "install" });
   // 1. The two tarballs, checked against the pins before anything of them runs.
   const pins = [node, l.pin.codeServer];
   const names = pins.map((p) => `${p.name}@${p.version}`).join(" and ");
