@@ -95,9 +95,10 @@ const counts = (out) =>
 /**
  * Every file in a test runner of its own (the unit tests in one), `CCB_TEST_JOBS` at a time, longest
  * first, at most `CCB_TEST_WORKBENCH_JOBS` workbench files at once while other files wait (then any
- * number). Returns the exit status.
+ * number); `extra` runners (a set of files under another runtime) are scheduled with them. Returns the
+ * exit status and the failed tests' report.
  */
-async function runScheduled(list, peersReady) {
+async function runScheduled(list, peersReady, extra = []) {
   const slots = jobsFrom("CCB_TEST_JOBS", 2);
   const workbenchSlots = jobsFrom("CCB_TEST_WORKBENCH_JOBS", 1);
   const known = expectedSeconds();
@@ -117,6 +118,7 @@ async function runScheduled(list, peersReady) {
     ...list
       .filter((f) => !f.startsWith("test/unit/"))
       .map((f) => ({ name: f, files: [f], workbench: isWorkbenchFile(f), seconds: known[f] ?? 10 })),
+    ...extra.map((job) => ({ ...job, workbench: false, seconds: job.files.reduce((t, f) => t + (known[f] ?? 10), 0) })),
   ].sort((a, b) => b.seconds - a.seconds);
   if (jobs.length === 1) {
     if (jobs[0].name !== "test/unit") await peersReady.catch((err) => process.exit(err.status ?? 1));
@@ -236,20 +238,27 @@ const full = filters.length === 0 && !process.env.CCB_TEST_BIN && !unit;
 compileFor(files, { full });
 
 /** The failed tests and their errors (`failures`), printed last: the end of a long run's output is what is read first. */
-let { status, failures } = unit
-  ? { status: runTests(files, unitEnv()), failures: "" }
-  : await runScheduled(files, peersReady);
-
 // The full run also proves the other runtimes: the smoke suite against the Bun-compiled binary
-// (CCB_TEST_BIN) and under Deno (CCB_TEST_RUNTIME=deno: `deno run -A dist/node/main.mjs`).
-if (full) {
-  const smoke = files.filter((f) => f.includes("smoke"));
-  if (smoke.length > 0) {
-    console.error("\n== smoke suite against the compiled binary dist/ccb ==");
-    status = runTests(smoke, { CCB_TEST_BIN: process.env.CCB_COMPILED_BIN ?? join(root, "dist/ccb") }) || status;
-    console.error("\n== smoke suite under Deno (deno run -A dist/node/main.mjs) ==");
-    status = runTests(smoke, { CCB_TEST_RUNTIME: "deno" }) || status;
-  }
-}
+// (CCB_TEST_BIN) and under Deno (CCB_TEST_RUNTIME=deno: `deno run -A dist/node/main.mjs`), each a
+// runner scheduled beside the files (not after them, with a core idle).
+const smoke = full ? files.filter((f) => f.includes("smoke")) : [];
+const otherRuntimes =
+  smoke.length === 0
+    ? []
+    : [
+        {
+          name: "smoke suite against the compiled binary dist/ccb",
+          files: smoke,
+          env: { CCB_TEST_BIN: process.env.CCB_COMPILED_BIN ?? join(root, "dist/ccb") },
+        },
+        {
+          name: "smoke suite under Deno (deno run -A dist/node/main.mjs)",
+          files: smoke,
+          env: { CCB_TEST_RUNTIME: "deno" },
+        },
+      ];
+const { status, failures } = unit
+  ? { status: runTests(files, unitEnv()), failures: "" }
+  : await runScheduled(files, peersReady, otherRuntimes);
 if (failures) console.error(`\n== the failed tests again, with their errors ==${failures}`);
 process.exit(status);
