@@ -233,11 +233,10 @@ function failingTests(out) {
     : lines.join("\n");
 }
 
-// The install tests and the full run's second pass need the compiled binary: compile it first.
+// The install tests and the full run's smoke suite against the binary need it compiled: compile it first.
 const full = filters.length === 0 && !process.env.CCB_TEST_BIN && !unit;
 compileFor(files, { full });
 
-/** The failed tests and their errors (`failures`), printed last: the end of a long run's output is what is read first. */
 // The full run also proves the other runtimes: the smoke suite against the Bun-compiled binary
 // (CCB_TEST_BIN) and under Deno (CCB_TEST_RUNTIME=deno: `deno run -A dist/node/main.mjs`), each a
 // runner scheduled beside the files (not after them, with a core idle).
@@ -257,6 +256,7 @@ const otherRuntimes =
           env: { CCB_TEST_RUNTIME: "deno" },
         },
       ];
+/** The failed tests and their errors (`failures`), printed last: the end of a long run's output is what is read first. */
 const { status, failures } = unit
   ? { status: runTests(files, unitEnv()), failures: "" }
   : await runScheduled(files, peersReady, otherRuntimes);
