@@ -113,7 +113,7 @@ export function runScript(script) {
 }
 
 /**
- * The install tests (and `npm test`'s full run, for its second pass) need the Bun-compiled binary
+ * The install tests (and `npm test`'s full run, for its smoke suite against it) need the Bun-compiled binary
  * dist/ccb: compile it, unless CCB_COMPILED_BIN names one.
  */
 export function compileFor(files, { full = false } = {}) {
