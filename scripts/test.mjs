@@ -102,6 +102,8 @@ async function runScheduled(list, peersReady, extra = []) {
   const slots = jobsFrom("CCB_TEST_JOBS", 2);
   const workbenchSlots = jobsFrom("CCB_TEST_WORKBENCH_JOBS", 1);
   const known = expectedSeconds();
+  /** A runner's expected seconds: its files' times in the last full run (`unknown` for a file not in it). */
+  const secondsOf = (files, unknown = 10) => files.reduce((t, f) => t + (known[f] ?? unknown), 0);
   const units = list.filter((f) => f.startsWith("test/unit/"));
   const jobs = [
     ...(units.length > 0
@@ -110,15 +112,15 @@ async function runScheduled(list, peersReady, extra = []) {
             name: "test/unit",
             files: units,
             workbench: false,
-            seconds: units.reduce((t, f) => t + (known[f] ?? 1), 0),
+            seconds: secondsOf(units, 1),
             env: unitEnv(),
           },
         ]
       : []),
     ...list
       .filter((f) => !f.startsWith("test/unit/"))
-      .map((f) => ({ name: f, files: [f], workbench: isWorkbenchFile(f), seconds: known[f] ?? 10 })),
-    ...extra.map((job) => ({ ...job, workbench: false, seconds: job.files.reduce((t, f) => t + (known[f] ?? 10), 0) })),
+      .map((f) => ({ name: f, files: [f], workbench: isWorkbenchFile(f), seconds: secondsOf([f]) })),
+    ...extra.map((job) => ({ ...job, workbench: false, seconds: secondsOf(job.files) })),
   ].sort((a, b) => b.seconds - a.seconds);
   if (jobs.length === 1) {
     if (jobs[0].name !== "test/unit") await peersReady.catch((err) => process.exit(err.status ?? 1));
